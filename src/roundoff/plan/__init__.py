@@ -1,0 +1,1 @@
+"""roundoff.plan"""

@@ -1,0 +1,113 @@
+"""Policy data: one backend's precision rules as frozen, declarative values.
+
+A Policy says, for a program whose tensors are stored in a low-precision format (bf16, fp16, fp8),
+in which dtype each op computes, where results are rounded back to the storage dtype, whether
+``a*b + c`` is contracted into one correctly rounded FMA, and how matmuls and reductions accumulate.
+Decisions derived from it are pure functions of (node, policy): see ``roundoff.plan``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from roundoff.ops.classes import OpClass
+
+
+class ComputePrecision(enum.Enum):
+    """Dtype an op computes in when its operands are stored in a low-precision format."""
+
+    OPMATH = "opmath"  # upcast to fp32 (torch's at::opmath_type), compute, round per `rounding`
+    STORAGE = "storage"  # operands rounded to the storage dtype, result rounded to it at once
+
+
+class RoundingPoint(enum.Enum):
+    """Where an opmath result is rounded back to its storage dtype."""
+
+    EVERY_OP = "every_op"  # eager PyTorch: after every op
+    FUSION_BOUNDARY = "fusion_boundary"  # only where a value leaves a fused kernel; user casts dropped
+    FUSION_BOUNDARY_HONOR_CASTS = "fusion_boundary_honor_casts"  # as above, but user-written casts kept
+
+
+class FusionModel(enum.Enum):
+    """How the backend groups ops into kernels (see ``roundoff.plan.fusion`` for the exact model)."""
+
+    NONE = "none"  # one kernel per op (eager)
+    POINTWISE = "pointwise"  # pointwise chains and reduction prologues fuse; extern ops stand alone
+
+
+class FmaContraction(enum.Enum):
+    """Whether a multiply feeding an add/sub in the same kernel becomes one FMA."""
+
+    NEVER = "never"
+    WITHIN_FUSION = "within_fusion"
+
+
+class ScalarMixing(enum.Enum):
+    """How a Python scalar operand meets a low-precision tensor."""
+
+    OPMATH_UNROUNDED = "opmath_unrounded"  # torch: the scalar enters the fp32 computation unrounded
+    ROUND_TO_STORAGE = "round_to_storage"  # JAX weak types / XLA: scalar rounded to bf16 first
+
+
+@dataclass(frozen=True)
+class OpOverride:
+    """Per-op (or per-node) exceptions to a policy; None leaves the policy's choice in force.
+
+    `round_result`: True forces the result to be rounded to its storage dtype even inside a fused
+    kernel; False keeps it in the compute dtype for its consumers in the same kernel.
+    `contract_fma`: for an add/sub that is an FMA candidate, force (True) or forbid (False) contraction.
+    """
+
+    compute: ComputePrecision | None = None
+    round_result: bool | None = None
+    contract_fma: bool | None = None
+
+    def is_empty(self) -> bool:
+        return self.compute is None and self.round_result is None and self.contract_fma is None
+
+
+def _frozen(mapping: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One backend's numerics. All fields are plain data; see the enums above for meanings.
+
+    `storage`: None keeps the program's own dtypes; a format name (``"fp32"``, ``"fp64"``) promotes
+    every floating-point tensor of the program to that format (the fp32 and fp64 reference runs).
+    `matmul_input`: None computes matmul-like ops on operands as stored; a format name rounds
+    (autocast-style downcast) or upcasts the operands to that format first.
+    `matmul_accumulate` / `reduction_accumulate`: format the accumulation is modelled in; the result
+    is rounded once to the output's storage dtype.
+    `op_overrides` keys are aten names, an overload (``"aten.mul.Tensor"``) or a packet (``"aten.mul"``);
+    `node_overrides` keys are stable node ids from ``roundoff.capture``.
+    """
+
+    name: str
+    description: str
+    source: str
+    compute: Mapping[OpClass, ComputePrecision]
+    rounding: RoundingPoint
+    fusion: FusionModel
+    fma: FmaContraction
+    scalars: ScalarMixing = ScalarMixing.OPMATH_UNROUNDED
+    storage: str | None = None
+    matmul_input: str | None = None
+    matmul_accumulate: str = "fp32"
+    reduction_accumulate: str = "fp32"
+    decompositions: tuple[str, ...] = ()
+    op_overrides: Mapping[str, OpOverride] = field(default_factory=dict)
+    node_overrides: Mapping[str, OpOverride] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compute", _frozen(self.compute))
+        object.__setattr__(self, "op_overrides", _frozen(self.op_overrides))
+        object.__setattr__(self, "node_overrides", _frozen(self.node_overrides))
+        object.__setattr__(self, "decompositions", tuple(self.decompositions))
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.rounding, self.fusion, self.fma, self.storage))
