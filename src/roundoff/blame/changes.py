@@ -1,0 +1,165 @@
+"""The decision space blame searches: one candidate change per plan decision that can be flipped.
+
+A change names one node of a Plan and the `OpOverride` that flips one of its precision decisions:
+
+- ``UPCAST``: the node computes in the storage dtype (operands and result rounded to bf16/fp16);
+  the change computes it in opmath fp32 instead, as eager PyTorch does.
+- ``ROUND``: the node keeps its result in the compute dtype for consumers in the same kernel; the
+  change rounds it to the storage dtype as it is produced (eager's per-op rounding).
+- ``KEEP_FP32``: the node's result is rounded to the storage dtype; the change keeps it in the
+  compute dtype instead (more precision than eager; offered only when the reference is the oracle).
+- ``NO_FMA``: the add/sub is contracted with a multiply into one FMA; the change computes the
+  product rounded and then the add/sub, as eager does.
+
+A set of changes applied to a policy is the policy with those node overrides merged in (a change
+overrides only the field it flips; an existing override of the same node keeps its other fields).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+import torch
+
+from roundoff.capture.program import Program, node_id
+from roundoff.plan.model import NodeDecision, Plan
+from roundoff.policy.model import ComputePrecision, OpOverride, Policy
+
+LOW_PRECISION = frozenset(
+    {torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2}
+)
+
+
+class ChangeKind(enum.Enum):
+    """Which decision a change flips (see the module docstring)."""
+
+    UPCAST = "upcast"
+    ROUND = "round"
+    KEEP_FP32 = "keep_fp32"
+    NO_FMA = "no_fma"
+
+
+class Reference(enum.Enum):
+    """What the fixed program must agree with: the real eager run, or the fp64 oracle."""
+
+    EAGER = "eager"
+    ORACLE = "oracle"
+
+    @classmethod
+    def parse(cls, value: Reference | str) -> Reference:
+        if isinstance(value, Reference):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            raise ValueError(
+                f"unknown reference {value!r}: pass 'eager' (agree with real eager PyTorch) "
+                "or 'oracle' (agree with the fp64 run)"
+            ) from None
+
+
+@dataclass(frozen=True, order=True)
+class Change:
+    """One flipped decision: `kind` at node `node_id` (position `index` in graph order)."""
+
+    index: int
+    node_id: str
+    kind: ChangeKind
+    op: str
+    source: str | None = None
+
+    @property
+    def override(self) -> OpOverride:
+        """The per-node override that makes this change."""
+        if self.kind is ChangeKind.UPCAST:
+            return OpOverride(compute=ComputePrecision.OPMATH)
+        if self.kind is ChangeKind.ROUND:
+            return OpOverride(round_result=True)
+        if self.kind is ChangeKind.KEEP_FP32:
+            return OpOverride(round_result=False)
+        return OpOverride(contract_fma=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind.value}@{self.node_id}"
+
+
+def _is_low(dtype: torch.dtype | None) -> bool:
+    return dtype in LOW_PRECISION
+
+
+def _changes_for(index: int, d: NodeDecision, reference: Reference, outputs: set[str]) -> list[Change]:
+    found: list[ChangeKind] = []
+    if d.fma is not None and d.fma.contracted:
+        found.append(ChangeKind.NO_FMA)  # FMA contraction matters in fp32 programs too
+    if _is_low(d.storage_dtype) and d.op_class.computes:
+        if _is_low(d.compute_dtype):
+            found.append(ChangeKind.UPCAST)
+        elif d.compute_dtype is not None:
+            if reference is Reference.EAGER and not d.rounds_result:
+                found.append(ChangeKind.ROUND)
+            if reference is Reference.ORACLE and d.rounds_result and d.node_id not in outputs:
+                found.append(ChangeKind.KEEP_FP32)
+    return [Change(index, d.node_id, k, d.op, d.source) for k in found]
+
+
+def output_ids(program: Program) -> set[str]:
+    """Ids of the nodes whose values are graph outputs (always rounded to storage)."""
+    flat: list[torch.fx.Node] = []
+    for n in program.nodes():
+        if n.op == "output":
+            torch.fx.node.map_arg(n.args, flat.append)
+    return {node_id(x) for x in flat}
+
+
+def candidate_changes(plan: Plan, reference: Reference | str = Reference.EAGER) -> tuple[Change, ...]:
+    """Every decision of `plan` that can be flipped toward `reference`, in graph (topological) order.
+
+    Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
+    Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate -> kept fp32), NO_FMA.
+    Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
+    """
+    ref = Reference.parse(reference)
+    outputs = output_ids(plan.program)
+    changes: list[Change] = []
+    for index, n in enumerate(plan.program.nodes()):
+        d = plan.decisions.get(node_id(n))
+        if d is not None:
+            changes.extend(_changes_for(index, d, ref, outputs))
+    return tuple(changes)
+
+
+def merge_overrides(
+    base: Mapping[str, OpOverride], changes: Iterable[Change]
+) -> dict[str, OpOverride]:
+    """`base` node overrides with each change's flipped field set (other fields kept)."""
+    merged = dict(base)
+    for c in changes:
+        cur = merged.get(c.node_id, OpOverride())
+        o = c.override
+        merged[c.node_id] = OpOverride(
+            compute=o.compute if o.compute is not None else cur.compute,
+            round_result=o.round_result if o.round_result is not None else cur.round_result,
+            contract_fma=o.contract_fma if o.contract_fma is not None else cur.contract_fma,
+        )
+    return merged
+
+
+def apply_changes(policy: Policy, changes: Iterable[Change]) -> Policy:
+    """`policy` with the node overrides of `changes` merged into its own."""
+    return replace(policy, node_overrides=merge_overrides(policy.node_overrides, changes))
+
+
+def downstream(program: Program, roots: Iterable[str]) -> frozenset[str]:
+    """Ids of `roots` and every node that (transitively) uses one of them."""
+    dirty: set[str] = set(roots)
+    for n in program.nodes():
+        if node_id(n) in dirty:
+            continue
+        flat: list[torch.fx.Node] = []
+        torch.fx.node.map_arg((n.args, n.kwargs), flat.append)
+        if any(node_id(x) in dirty for x in flat):
+            dirty.add(node_id(n))
+    return frozenset(dirty)
