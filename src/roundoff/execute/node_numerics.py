@@ -1,0 +1,216 @@
+"""How one FX node is evaluated under a plan (emulated numerics) or under the fp64 oracle.
+
+Numeric contract of `PlanNumerics.evaluate` for a call_function node with decision ``d``:
+
+1. Operands are read from the producers' values. A producer's value is re-rounded (RNE, via
+   ``roundoff.numerics.round_to``) to the producer's storage format when ``d.rounded_inputs`` names
+   it, or, with ``fresh=True`` (oracle inputs, for local error), also when the producer itself
+   rounds its result. Values of narrow formats (bf16, fp16, fp8) are held in fp32 containers.
+2. Tensor operands are rounded to ``d.input_format`` when set, and to ``d.compute_dtype`` when that
+   is a narrow format (STORAGE compute); Python-float operands are rounded to ``d.scalar_format``
+   when set (from their fp64 value, correctly rounded). Float ``dtype`` arguments (``_to_copy``,
+   ``full``, ``sum(dtype=)``, ...) are rewritten to the container dtype, so a cast computes nothing
+   and rounds only when the plan says so.
+3. The op runs in the container dtype (fp32, or fp64 for fp64 programs). A contracted FMA site is
+   computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
+   reads them) and the other addend. Transcendental ops may run through another backend's kernel
+   (`TranscendentalImpl`), so implementation differences can be told apart from policy differences.
+4. The result is rounded to the compute format (STORAGE compute) and then, when ``d.rounds_result``,
+   to the storage format. NaN, inf, -0.0 and subnormals are whatever torch's fp32 op and
+   ``round_to`` make of them (round_to matches torch's casts bit for bit, overflow to inf).
+
+`OracleNumerics` holds every float value in fp64, ignores casts and rounds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.fx
+from torch.fx.node import map_aggregate
+
+from roundoff.capture.program import NODE_ID
+from roundoff.execute.formats import NARROW, container_dtype, format_name, is_float
+from roundoff.execute.transcendental import TranscendentalImpl
+from roundoff.ops.classes import OpClass
+from roundoff.plan.model import NodeDecision, Plan
+
+Read = Callable[[torch.fx.Node], Any]
+_aten = torch.ops.aten
+
+
+def _rewrite_dtypes(obj: Any, to: torch.dtype) -> Any:
+    """Replace every floating torch.dtype in `obj` (args/kwargs) by `to`."""
+    return map_aggregate(obj, lambda a: to if isinstance(a, torch.dtype) and a.is_floating_point else a)
+
+
+def storage_of(node: torch.fx.Node) -> torch.dtype | tuple | None:
+    """The program's dtype of `node`'s value (a tuple for multi-output nodes), from meta["val"]."""
+    val = node.meta.get("val")
+    if isinstance(val, (tuple, list)):
+        return tuple(v.dtype if isinstance(v, torch.Tensor) else None for v in val)
+    return val.dtype if isinstance(val, torch.Tensor) else None
+
+
+def round_value(value: Any, dtype: Any) -> Any:
+    """Round a (possibly tuple) container value to `dtype`'s format; exact for wide formats."""
+    from roundoff.numerics import round_to
+
+    if isinstance(value, (tuple, list)):
+        dts = dtype if isinstance(dtype, tuple) else (dtype,) * len(value)
+        return type(value)(round_value(v, d) for v, d in zip(value, dts))
+    if is_float(value) and isinstance(dtype, torch.dtype) and dtype in NARROW:
+        return round_to(value, format_name(dtype))
+    return value
+
+
+def _round_scalar(x: float, fmt: str) -> float:
+    from roundoff.numerics import round_to
+
+    return float(round_to(torch.tensor(x, dtype=torch.float64), fmt))
+
+
+class OracleNumerics:
+    """Every float value in fp64 (inputs upcast exactly), casts ignored, nothing rounded."""
+
+    dtype = torch.float64
+
+    def load_input(self, node: torch.fx.Node, value: Any) -> Any:
+        return value.to(self.dtype) if is_float(value) else value
+
+    def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
+        def conv(a: Any) -> Any:
+            return a.to(self.dtype) if is_float(a) else a
+
+        args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
+        kwargs = map_aggregate(torch.fx.node.map_arg(node.kwargs, read), conv)
+        return node.target(*_rewrite_dtypes(args, self.dtype), **_rewrite_dtypes(kwargs, self.dtype))
+
+    def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
+        return value
+
+
+class PlanNumerics:
+    """Evaluates nodes the way `plan` says its backend does (see the module docstring)."""
+
+    def __init__(self, plan: Plan, transcendentals: TranscendentalImpl | None = None) -> None:
+        self.plan = plan
+        self.transcendentals = transcendentals
+        self._nodes = {n.meta.get(NODE_ID): n for n in plan.program.graph.nodes}
+        self.transcendental_nodes = 0
+
+    # -- decisions ------------------------------------------------------------------------------
+    def decision(self, node: torch.fx.Node) -> NodeDecision | None:
+        return self.plan.decisions.get(node.meta.get(NODE_ID, ""))
+
+    def storage(self, node: torch.fx.Node) -> Any:
+        d = self.decision(node)
+        if d is not None and d.storage_dtype is not None:
+            return d.storage_dtype
+        return storage_of(node)
+
+    def _compute(self, node: torch.fx.Node, d: NodeDecision | None) -> torch.dtype:
+        dt = d.compute_dtype if d is not None and d.compute_dtype is not None else None
+        if dt is None:
+            st = self.storage(node)
+            dt = st if isinstance(st, torch.dtype) else torch.float32
+        return container_dtype(dt) if dt.is_floating_point else torch.float32
+
+    # -- placeholder / output ---------------------------------------------------------------------
+    def load_input(self, node: torch.fx.Node, value: Any) -> Any:
+        if not is_float(value):
+            return value
+        st = self.storage(node)
+        st = st if isinstance(st, torch.dtype) else value.dtype
+        return round_value(value.to(container_dtype(st)), st)
+
+    def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
+        st = self.storage(node)
+        if is_float(value) and isinstance(st, torch.dtype) and st.is_floating_point:
+            return value.to(st)
+        return value
+
+    # -- call_function ----------------------------------------------------------------------------
+    def _reader(self, d: NodeDecision | None, read: Read, fresh: bool) -> Read:
+        rounded = d.rounded_inputs if d is not None else frozenset()
+
+        def arg(p: torch.fx.Node) -> Any:
+            v = read(p)
+            pd = self.decision(p)
+            want = p.meta.get(NODE_ID) in rounded or (fresh and (p.op == "placeholder" or (pd is not None and pd.rounds_result)))
+            return round_value(v, self.storage(p)) if want else v
+
+        return arg
+
+    def operands(self, node: torch.fx.Node, read: Read, fresh: bool) -> tuple[tuple, dict]:
+        """`node`'s args and kwargs as its computation sees them (steps 1-2 of the contract)."""
+        d = self.decision(node)
+        cdt = self._compute(node, d)
+        arg = self._reader(d, read, fresh)
+        fmts = [f for f in (d.input_format if d else None,) if f]
+        if d is not None and d.compute_dtype in NARROW:
+            fmts.append(format_name(d.compute_dtype))
+        scalar_fmt = d.scalar_format if d is not None else None
+
+        def prep(a: Any) -> Any:
+            from roundoff.numerics import round_to
+
+            if is_float(a):
+                a = a.to(cdt)
+                for f in fmts:
+                    a = round_to(a, f)
+                return a
+            if isinstance(a, float) and scalar_fmt:
+                return _round_scalar(a, scalar_fmt)
+            if isinstance(a, torch.dtype) and a.is_floating_point:
+                return cdt
+            return a
+
+        args = map_aggregate(torch.fx.node.map_arg(node.args, arg), prep)
+        kwargs = map_aggregate(torch.fx.node.map_arg(node.kwargs, arg), prep)
+        return args, kwargs
+
+    def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
+        d = self.decision(node)
+        args, kwargs = self.operands(node, read, fresh)
+        if d is not None and d.fma is not None and d.fma.contracted:
+            out = self._fma(node, d, args, kwargs, read, fresh)
+        elif (
+            self.transcendentals is not None
+            and d is not None
+            and d.op_class is OpClass.POINTWISE_TRANSCENDENTAL
+        ):
+            self.transcendental_nodes += 1
+            out = self.transcendentals(node.target, args, kwargs)
+        else:
+            out = node.target(*args, **kwargs)
+        if d is not None and d.compute_dtype in NARROW:
+            out = round_value(out, d.compute_dtype)
+        if d is not None and d.rounds_result:
+            out = round_value(out, self.storage(node))
+        return out
+
+    def _fma(self, node: torch.fx.Node, d: NodeDecision, args: tuple, kwargs: dict, read: Read, fresh: bool) -> Any:
+        """``fma(a, b, ±c)`` for an add/sub whose operand `d.fma.operand` is the product ``a*b``."""
+        from roundoff.numerics import fma
+
+        site = d.fma
+        if node.target not in (_aten.add.Tensor, _aten.sub.Tensor) or kwargs.get("alpha", 1) != 1:
+            raise ValueError(
+                f"FMA site at node {site.node_id} ({node.target}) is not a plain add/sub; "
+                "roundoff contracts only aten.add.Tensor / aten.sub.Tensor without alpha"
+            )
+        mul = self._nodes[site.mul_id]
+        (a, b), _ = self.operands(mul, read, fresh)
+        c = args[1 - site.operand]
+        cdt = self._compute(node, d)
+        a, b, c = (t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt) for t in (a, b, c))
+        if node.target is _aten.sub.Tensor:
+            if site.operand == 0:
+                c = -c
+            else:
+                a = -a
+        a, b, c = (t.contiguous() for t in torch.broadcast_tensors(a.to(cdt), b.to(cdt), c.to(cdt)))
+        return fma(a, b, c)

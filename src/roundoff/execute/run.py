@@ -1,0 +1,80 @@
+"""Public entry points: emulated run of a plan, fp64 oracle run, and the real eager run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from roundoff.capture.program import Program
+from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
+from roundoff.execute.transcendental import TranscendentalImpl
+from roundoff.plan.model import Plan
+
+
+def _check_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
+    inputs = tuple(inputs)
+    if len(inputs) != len(program.input_names):
+        raise ValueError(
+            f"program {program.name!r} takes {len(program.input_names)} inputs "
+            f"({', '.join(program.input_names)}), got {len(inputs)}; pass one tensor per input"
+        )
+    for name, x, ex in zip(program.input_names, inputs, program.example_inputs):
+        if isinstance(ex, torch.Tensor) and (
+            not isinstance(x, torch.Tensor) or x.dtype != ex.dtype or tuple(x.shape) != tuple(ex.shape)
+        ):
+            got = f"{x.dtype} {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(
+                f"input {name!r} of program {program.name!r}: expected {ex.dtype} {tuple(ex.shape)}, "
+                f"got {got}; pass inputs like the example inputs it was captured with"
+            )
+    return inputs
+
+
+def plan_numerics(plan: Plan, transcendentals: str | TranscendentalImpl = "eager") -> PlanNumerics:
+    """The emulator side for `plan`; ``transcendentals="inductor"`` uses Inductor's kernels."""
+    impl = transcendentals if isinstance(transcendentals, TranscendentalImpl) else TranscendentalImpl(transcendentals)
+    return PlanNumerics(plan, None if impl.name == "eager" else impl)
+
+
+def run_plan(
+    plan: Plan, inputs: Sequence[Any], *, transcendentals: str | TranscendentalImpl = "eager"
+) -> tuple[torch.Tensor, ...]:
+    """Outputs of `plan.program` with the plan's numerics emulated, in their storage dtypes."""
+    inputs = _check_inputs(plan.program, inputs)
+    (out,) = Lockstep(plan.program, [plan_numerics(plan, transcendentals)]).run_inputs(inputs)
+    return tuple(out)
+
+
+def run_oracle(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, ...]:
+    """Outputs of `program` with every float value in fp64 (inputs upcast exactly, casts ignored)."""
+    inputs = _check_inputs(program, inputs)
+    (out,) = Lockstep(program, [OracleNumerics()]).run_inputs(inputs)
+    return tuple(out)
+
+
+def run_eager(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, ...]:
+    """The real eager PyTorch run of the captured graph."""
+    inputs = _check_inputs(program, inputs)
+    with torch.no_grad():
+        return tuple(program.graph_module(*inputs))
+
+
+def run_keep(
+    plan: Plan,
+    inputs: Sequence[Any],
+    *,
+    transcendentals: str | TranscendentalImpl = "eager",
+    initial_env: dict | None = None,
+) -> tuple[tuple[torch.Tensor, ...], dict]:
+    """Like `run_plan`, but also return the environment {node: (value,)} of every node.
+
+    Pass (a copy of) that environment, minus the nodes a change can affect, as `initial_env` to
+    re-run only the rest (partial evaluation; blame uses this).
+    """
+    inputs = _check_inputs(plan.program, inputs)
+    ls = Lockstep(plan.program, [plan_numerics(plan, transcendentals)], keep=True)
+    (out,) = ls.run_inputs(inputs, initial_env=dict(initial_env) if initial_env else None)
+    return tuple(out), ls.env

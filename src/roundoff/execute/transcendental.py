@@ -1,0 +1,54 @@
+"""Which implementation evaluates a transcendental op (exp, log, tanh, ...).
+
+Eager CPU and Inductor CPU evaluate fp32 ``exp`` etc. with different kernels (``exp`` differs in
+~10% of elements by 1 ulp). That is an *implementation* difference, not a precision-policy one. To
+compare policies bit for bit, the emulator can evaluate each transcendental node with the target
+backend's own fp32 kernel: `TranscendentalImpl("inductor")` runs the op alone through
+``torch.compile`` (one compiled function per op, argument shapes and constants, cached).
+`TranscendentalImpl("eager")` is plain eager (the default when no impl is given).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+IMPLEMENTATIONS = ("eager", "inductor")
+_TENSOR = "<tensor>"  # placeholder for a tensor argument in the cache key
+
+
+class TranscendentalImpl:
+    """Callable ``(target, args, kwargs) -> value`` evaluating one transcendental op."""
+
+    def __init__(self, name: str = "eager") -> None:
+        if name not in IMPLEMENTATIONS:
+            raise ValueError(f"unknown transcendental implementation {name!r}; accepted: {IMPLEMENTATIONS}")
+        self.name = name
+        self._cache: dict[tuple, Callable[..., Any]] = {}
+
+    def __call__(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        if self.name == "eager":
+            return target(*args, **kwargs)
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        consts = tuple(_TENSOR if isinstance(a, torch.Tensor) else a for a in args)
+        key = (
+            target,
+            consts,
+            tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
+            tuple((t.shape, t.dtype, t.stride(), t.device) for t in tensors),
+        )
+        fn = self._cache.get(key)
+        if fn is None:
+            fn = self._cache[key] = _compile_one(target, consts, dict(kwargs))
+        return fn(*tensors)
+
+
+def _compile_one(target: Any, consts: tuple, kwargs: dict) -> Callable[..., Any]:
+    def one_op(*tensors: torch.Tensor) -> Any:
+        it = iter(tensors)
+        args = [next(it) if c is _TENSOR else c for c in consts]
+        return target(*args, **kwargs)
+
+    return torch.compile(one_op, dynamic=False, fullgraph=True)
