@@ -1,0 +1,81 @@
+"""The check report as ONE self-contained HTML page (no network at view time).
+
+The page inlines plotly.js from the installed ``plotly`` package and draws, from a schema-valid report
+document (``roundoff.report.json_report``): the verdict, bits of error per node along the graph (one
+line per policy), outputs, the NaN/Inf origin, hazards, the kernel groups, blame results when
+present, and the plan's trace. Non-finite errors (a node whose value is inf/NaN where fp64 is finite)
+are drawn at a ceiling two bits above the largest finite error and labelled as such in the hover text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from roundoff.report.json_report import number
+from roundoff.report.terminal import fmt_num
+
+
+@lru_cache(maxsize=1)
+def _plotlyjs() -> str:
+    from plotly.offline import get_plotlyjs
+
+    # A literal "</script>" inside the inlined library would end the <script> element early.
+    return get_plotlyjs().replace("</script", "<\\/script")
+
+
+@lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    text = resources.files("roundoff.report").joinpath("templates/report.html.j2").read_text("utf-8")
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(text)
+
+
+def plot_series(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per policy: x = node ids in graph order, y = bits of error (non-finite at a ceiling)."""
+    finite = [
+        b for run in document["runs"] for n in run["nodes"]
+        if (b := number(n["metrics"]["bits"])) is not None and math.isfinite(b)
+    ]
+    ceiling = (max(finite) if finite else 0.0) + 2.0
+    series = []
+    for run in document["runs"]:
+        xs, ys, texts = [], [], []
+        for n in run["nodes"]:
+            bits = number(n["metrics"]["bits"])
+            if bits is None:
+                continue
+            label = f"{n['id']} {n['op']}" + (f" ({n['source']})" if n["source"] else "")
+            if not math.isfinite(bits):
+                label += f" - error is {fmt_num(bits)}"
+                bits = ceiling
+            xs.append(n["id"])
+            ys.append(bits)
+            texts.append(label)
+        series.append({"name": run["policy"], "x": xs, "y": ys, "text": texts})
+    return series
+
+
+def _ref(ref: dict[str, Any] | None) -> str:
+    if ref is None:
+        return "none"
+    where = f" at {ref['source']}" if ref.get("source") else ""
+    return f"{ref['op']} ({ref['id']}){where}"
+
+
+def render_html(document: dict[str, Any]) -> str:
+    """The full page for `document`; the caller writes it to a file."""
+    plot_json = json.dumps({"series": plot_series(document)}, allow_nan=False)
+    return _template().render(
+        doc=document,
+        num=fmt_num,
+        ref=_ref,
+        plotlyjs=Markup(_plotlyjs()),
+        plot_json=Markup(plot_json.replace("</", "<\\/")),
+    )

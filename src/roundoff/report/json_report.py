@@ -1,0 +1,267 @@
+"""The roundoff check report as JSON: a documented, versioned schema (`SCHEMA`, `SCHEMA_VERSION`).
+
+A report document is a plain dict; the terminal and HTML renderers read the same document, so what a
+machine sees through ``--json`` is exactly what a person sees. Shape (version 1)::
+
+    {
+      "schema_version": 1,              # bumped on any incompatible change
+      "roundoff_version": "0.1.0",
+      "target": "zoo:fma-cancel",       # what was checked (SCRIPT:FUNCTION or zoo:NAME)
+      "against": "eager",               # reference: "eager", "oracle" (fp64) or a policy name
+      "verdict": "diverges",            # worst verdict over all runs: "ok" | "diverges"
+      "runs": [{                        # one per --policy
+        "policy": "inductor-gpu",
+        "verdict": "ok" | "diverges",
+        "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier"}],
+                                        # PyTorch's rule (torch._dynamo.utils.same): RMSE of this run
+                                        # vs fp64 <= multiplier * RMSE of the reference vs fp64
+        "first_divergent": node | null, # node: {"id", "op", "source"}
+        "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
+        "nodes": [{"id", "op", "op_class", "source", "group", "verdict",
+                   "metrics": {"max_ulp", "bits", "max_abs", "max_rel", "mismatch",
+                               "sqnr_db", "nan", "inf", "local_bits", "inherited_bits"}}],
+        "hazards": [{"kind", "node", "source", "message"}],
+        "groups": [{"id", "kind", "nodes": [ids]}],      # the plan's kernels
+        "notes": [str],                 # e.g. "reductions are not bit-exact: bounded against fp64"
+        "trace": str | null,            # the plan as a runnable-Python trace
+        "blame": null | {"changes": [{"node", "change", "source", "explanation"}],
+                         "evaluations": int, "overrides_toml": str}
+      }]
+    }
+
+Numbers: every metric is a JSON number or null (not measured); non-finite values, which JSON
+cannot hold, are the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (see `jsonable`). Errors are in
+the metric's own unit: `max_ulp` in units in the last place of the node's storage format, `bits`
+as log2(1 + ulp), `sqnr_db` in decibels, `mismatch` as a fraction of elements in [0, 1].
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_NUM = {
+    "anyOf": [
+        {"type": "number"},
+        {"type": "null"},
+        {"enum": ["inf", "-inf", "nan"]},
+    ]
+}
+_NODE_REF = {
+    "anyOf": [
+        {"type": "null"},
+        {
+            "type": "object",
+            "required": ["id", "op", "source"],
+            "properties": {
+                "id": {"type": "string"},
+                "op": {"type": "string"},
+                "source": {"type": ["string", "null"]},
+                "explanation": {"type": ["string", "null"]},
+            },
+        },
+    ]
+}
+_VERDICT = {"enum": ["ok", "diverges"]}
+METRIC_KEYS = (
+    "max_ulp", "bits", "max_abs", "max_rel", "mismatch", "sqnr_db", "nan", "inf",
+    "local_bits", "inherited_bits",
+)
+
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "roundoff check report",
+    "type": "object",
+    "required": ["schema_version", "roundoff_version", "target", "against", "verdict", "runs"],
+    "additionalProperties": False,
+    "properties": {
+        "schema_version": {"const": SCHEMA_VERSION},
+        "roundoff_version": {"type": "string"},
+        "target": {"type": "string"},
+        "against": {"type": "string"},
+        "verdict": _VERDICT,
+        "runs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["policy", "verdict", "outputs", "first_divergent", "nan_origin",
+                             "nodes", "hazards", "groups", "notes", "trace", "blame"],
+                "additionalProperties": False,
+                "properties": {
+                    "policy": {"type": "string"},
+                    "verdict": _VERDICT,
+                    "outputs": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["name", "verdict", "rmse", "ref_rmse", "multiplier"],
+                            "properties": {
+                                "name": {"type": "string"},
+                                "verdict": _VERDICT,
+                                "rmse": _NUM,
+                                "ref_rmse": _NUM,
+                                "multiplier": _NUM,
+                            },
+                        },
+                    },
+                    "first_divergent": _NODE_REF,
+                    "nan_origin": _NODE_REF,
+                    "nodes": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["id", "op", "op_class", "source", "group", "verdict",
+                                         "metrics"],
+                            "properties": {
+                                "id": {"type": "string"},
+                                "op": {"type": "string"},
+                                "op_class": {"type": ["string", "null"]},
+                                "source": {"type": ["string", "null"]},
+                                "group": {"type": ["integer", "null"]},
+                                "verdict": _VERDICT,
+                                "metrics": {
+                                    "type": "object",
+                                    "required": list(METRIC_KEYS),
+                                    "additionalProperties": False,
+                                    "properties": {k: _NUM for k in METRIC_KEYS},
+                                },
+                            },
+                        },
+                    },
+                    "hazards": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["kind", "node", "source", "message"],
+                            "properties": {
+                                "kind": {"type": "string"},
+                                "node": {"type": ["string", "null"]},
+                                "source": {"type": ["string", "null"]},
+                                "message": {"type": "string"},
+                            },
+                        },
+                    },
+                    "groups": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["id", "kind", "nodes"],
+                            "properties": {
+                                "id": {"type": "integer"},
+                                "kind": {"type": "string"},
+                                "nodes": {"type": "array", "items": {"type": "string"}},
+                            },
+                        },
+                    },
+                    "notes": {"type": "array", "items": {"type": "string"}},
+                    "trace": {"type": ["string", "null"]},
+                    "blame": {
+                        "anyOf": [
+                            {"type": "null"},
+                            {
+                                "type": "object",
+                                "required": ["changes", "evaluations", "overrides_toml"],
+                                "properties": {
+                                    "changes": {"type": "array", "items": {"type": "object"}},
+                                    "evaluations": {"type": "integer"},
+                                    "overrides_toml": {"type": "string"},
+                                },
+                            },
+                        ]
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def jsonable(x: float | int | None) -> float | int | str | None:
+    """`x` as a JSON value: numbers unchanged, None as null, inf/-inf/NaN as strings."""
+    if x is None or isinstance(x, bool):
+        return None if x is None else int(x)
+    if isinstance(x, int):
+        return x
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def number(x: float | int | str | None) -> float | None:
+    """Inverse of `jsonable` for renderers: a float (inf/nan included) or None."""
+    if x is None:
+        return None
+    return float(x)
+
+
+def worst_verdict(verdicts: list[str]) -> str:
+    """``"diverges"`` if any verdict diverges, else ``"ok"`` (an empty list is ``"ok"``)."""
+    return "diverges" if "diverges" in verdicts else "ok"
+
+
+def dumps(document: dict[str, Any]) -> str:
+    """The document as strict JSON text (``allow_nan=False``: a stray float inf raises, not leaks)."""
+    return json.dumps(document, indent=2, allow_nan=False, sort_keys=False)
+
+
+def metrics(**values: float | int | None) -> dict[str, Any]:
+    """A node's metrics dict with every key of the schema (missing ones null), values made jsonable."""
+    unknown = set(values) - set(METRIC_KEYS)
+    if unknown:
+        raise ValueError(f"unknown metric(s) {sorted(unknown)}; known: {', '.join(METRIC_KEYS)}")
+    return {k: jsonable(values.get(k)) for k in METRIC_KEYS}
+
+
+def output_entry(
+    name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None
+) -> dict[str, Any]:
+    """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64)."""
+    return {"name": name, "verdict": verdict, "rmse": jsonable(rmse),
+            "ref_rmse": jsonable(ref_rmse), "multiplier": jsonable(multiplier)}
+
+
+def node_ref(node_id: str, op: str, source: str | None, explanation: str | None = None) -> dict:
+    """A reference to one node (first divergent node, NaN/Inf origin)."""
+    return {"id": node_id, "op": op, "source": source, "explanation": explanation}
+
+
+def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -> dict[str, Any]:
+    """One run's entry; the run verdict is the worst output verdict. `rest` fills optional keys."""
+    run: dict[str, Any] = {
+        "policy": policy,
+        "verdict": worst_verdict([o["verdict"] for o in outputs]),
+        "outputs": outputs,
+        "first_divergent": None,
+        "nan_origin": None,
+        "nodes": nodes,
+        "hazards": [],
+        "groups": [],
+        "notes": [],
+        "trace": None,
+        "blame": None,
+    }
+    unknown = set(rest) - set(run)
+    if unknown:
+        raise ValueError(f"unknown run key(s) {sorted(unknown)}; known: {', '.join(run)}")
+    run.update(rest)
+    return run
+
+
+def make_document(target: str, against: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A version-1 report document; its verdict is the worst over `runs`."""
+    from roundoff import __version__
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "roundoff_version": __version__,
+        "target": target,
+        "against": against,
+        "verdict": worst_verdict([r["verdict"] for r in runs]),
+        "runs": runs,
+    }

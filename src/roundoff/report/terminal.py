@@ -1,0 +1,192 @@
+"""Terminal rendering with rich: tables built from report documents and library records.
+
+Every function returns a rich renderable; only ``roundoff.cli`` prints. Colour and styles come out
+only on a TTY (rich's `Console` decides when `force_terminal` is unset), so piped output and CI logs
+are plain text. Numbers are shown with 4 significant digits; non-finite values as inf/-inf/nan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+from rich.console import Group, RenderableType
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from roundoff.report.json_report import number
+
+VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red"}
+
+
+def fmt_num(x: Any, digits: int = 4) -> str:
+    """A metric for a table cell: ``-`` for None, ``inf``/``nan`` as words, else `digits` sig. figs."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, str) and x not in ("inf", "-inf", "nan"):
+        return x
+    v = number(x) if isinstance(x, str) else float(x)
+    assert v is not None
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    return f"{v:.{digits}g}"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, torch.dtype):
+        return str(value).removeprefix("torch.")
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, float):
+        return fmt_num(value, 6)
+    if isinstance(value, (tuple, list, frozenset)):
+        return ", ".join(_cell(v) for v in value)
+    return "-" if value is None else str(value)
+
+
+def records_table(title: str, records: Sequence[Any], skip: Iterable[str] = ()) -> Table:
+    """A table with one row per dataclass record and one column per (non-skipped) field."""
+    table = Table(title=title, title_justify="left")
+    if not records:
+        return table
+    names = [f.name for f in dataclasses.fields(records[0]) if f.name not in set(skip)]
+    for name in names:
+        table.add_column(name.replace("_", " "), overflow="fold")
+    for rec in records:
+        table.add_row(*(_cell(getattr(rec, n)) for n in names))
+    return table
+
+
+def formats_table(formats: Sequence[Any]) -> Table:
+    """The floating-point formats roundoff knows, every constant as the format record states it."""
+    return records_table("Floating-point formats", formats)
+
+
+def policies_table(policies: Sequence[Any]) -> Table:
+    """Presets: name, one-line description and the source (release, PR, config) each follows."""
+    table = Table(title="Precision policies", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("description")
+    table.add_column("source", overflow="fold")
+    for p in policies:
+        table.add_row(p.name, p.description, p.source)
+    return table
+
+
+def key_values(title: str, rows: Sequence[tuple[str, str]]) -> Table:
+    """A two-column table of labelled values (used by the FMA demo)."""
+    table = Table(title=title, title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    for k, v in rows:
+        table.add_row(k, v)
+    return table
+
+
+def verdict_text(verdict: str) -> Text:
+    return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
+
+
+def verdict_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
+    """Summary of several checks: (workload, policy, verdict, finding) per row."""
+    table = Table(title="Verdicts", title_justify="left")
+    for col in ("workload", "policy", "verdict", "finding"):
+        table.add_column(col, overflow="fold")
+    for workload, policy, verdict, finding in rows:
+        table.add_row(workload, policy, verdict_text(verdict), finding)
+    return table
+
+
+def _node_ref(ref: dict[str, Any] | None) -> str:
+    if ref is None:
+        return "none"
+    where = f" at {ref['source']}" if ref.get("source") else ""
+    return f"{ref['op']} ({ref['id']}){where}"
+
+
+def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
+    """The `top` nodes with the most bits of error (non-finite first), diverging nodes before others."""
+
+    def key(node: dict[str, Any]) -> tuple[int, float]:
+        m = node["metrics"]
+        bad = (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
+        bits = number(m.get("bits"))
+        bits = -1.0 if bits is None or math.isnan(bits) else bits
+        return (1 if node["verdict"] == "diverges" or bad else 0, bits)
+
+    return sorted(run["nodes"], key=key, reverse=True)[:top]
+
+
+def nodes_table(run: dict[str, Any], top: int = 10) -> Table:
+    """The worst nodes of one run with their source lines and metrics."""
+    table = Table(title=f"Worst nodes under {run['policy']}", title_justify="left")
+    for col in ("node", "op", "source", "bits", "max ulp", "max rel", "local", "inherited",
+                "nan/inf", "verdict"):
+        table.add_column(col, overflow="fold")
+    for node in worst_nodes(run, top):
+        m = node["metrics"]
+        table.add_row(
+            node["id"], node["op"], node["source"] or "-", fmt_num(m["bits"]),
+            fmt_num(m["max_ulp"]), fmt_num(m["max_rel"]), fmt_num(m["local_bits"]),
+            fmt_num(m["inherited_bits"]), f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
+            verdict_text(node["verdict"]),
+        )
+    return table
+
+
+def outputs_table(run: dict[str, Any]) -> Table:
+    """Per-output verdict by PyTorch's rule: RMSE vs fp64 against multiplier x reference RMSE."""
+    table = Table(title=f"Outputs under {run['policy']}", title_justify="left")
+    for col in ("output", "rmse vs fp64", "reference rmse", "multiplier", "verdict"):
+        table.add_column(col)
+    for out in run["outputs"]:
+        table.add_row(out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"]),
+                      fmt_num(out["multiplier"]), verdict_text(out["verdict"]))
+    return table
+
+
+def run_report(run: dict[str, Any], top: int = 10) -> Group:
+    """One policy's section: verdict, outputs, worst nodes, NaN/Inf origin, hazards, notes."""
+    parts: list[RenderableType] = [
+        Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"])),
+        outputs_table(run),
+        nodes_table(run, top),
+        Text(f"first divergent node: {_node_ref(run['first_divergent'])}"),
+        Text(f"NaN/Inf origin: {_node_ref(run['nan_origin'])}"),
+    ]
+    origin = run["nan_origin"]
+    if origin and origin.get("explanation"):
+        parts.append(Text(f"  {origin['explanation']}"))
+    for h in run["hazards"]:
+        where = f" at {h['source']}" if h.get("source") else ""
+        parts.append(Text(f"hazard [{h['kind']}] {h['node'] or ''}{where}: {h['message']}",
+                          style="yellow"))
+    for note in run["notes"]:
+        parts.append(Text(f"note: {note}", style="dim"))
+    return Group(*parts)
+
+
+def check_report(document: dict[str, Any], top: int = 10) -> Group:
+    """The whole `roundoff check` report for a terminal, from a schema-valid document."""
+    head = Text.assemble(
+        ("roundoff check ", "bold"), document["target"], f" against {document['against']}: ",
+        verdict_text(document["verdict"]),
+    )
+    return Group(head, *(run_report(r, top) for r in document["runs"]))
+
+
+def progress_bar(transient: bool = True) -> Progress:
+    """A progress bar for steps that take seconds (rich hides it when the output is not a TTY)."""
+    return Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+        transient=transient,
+    )

@@ -1,0 +1,85 @@
+"""The HTML report is one self-contained page that loads in a real headless Chromium.
+
+The browser test needs Debian's chromium (/usr/bin/chromium) and Python playwright (no downloaded
+browser); it skips with a reason where either is absent. The screenshot is kept as an artefact under
+$ROUNDOFF_ARTIFACTS when set, else in pytest's tmp dir.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from roundoff.report.html import plot_series, render_html
+
+CHROMIUM = os.environ.get("ROUNDOFF_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def test_page_is_self_contained(sample_document):
+    page = render_html(sample_document)
+    # No network at view time: no external scripts, stylesheets or images.
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)\s*=", page), "repro: render_html(doc)"
+    assert "Plotly.newPlot" in page and len(page) > 1_000_000  # plotly.js is inlined
+    for text in ("inductor-gpu", "model.py:12", "fma_cancellation", "contract_fma = false",
+                 "exp of the FMA-kept rounding error"):
+        assert text in page, f"{text!r} missing; repro: render_html(sample_document)"
+
+
+def test_user_text_is_escaped(sample_document):
+    sample_document["target"] = "<script>alert(1)</script>.py:f"
+    page = render_html(sample_document)
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_nonfinite_errors_are_plotted_at_a_ceiling_above_the_finite_ones(sample_document):
+    gpu, eager = plot_series(sample_document)
+    assert gpu["x"] == ["n2", "n3", "n4"] and eager["name"] == "eager"
+    assert gpu["y"][2] == pytest.approx(30.2 + 2.0) and "inf" in gpu["text"][2]
+
+
+@pytest.mark.browser
+def test_page_loads_in_headless_chromium(sample_document, tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    page_path = tmp_path / "report.html"
+    page_path.write_text(render_html(sample_document), encoding="utf-8")
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(page_path.as_uri(), wait_until="load")
+            page.wait_for_selector("#error-plot .main-svg", timeout=15_000)
+            traces = page.locator("#error-plot .scatterlayer .trace").count()
+            verdict = page.locator("#verdict").inner_text()
+            node_rows = page.locator("section.run table.nodes tr").count()
+            groups = page.locator("table.groups").count()
+            hazards = page.locator("table.hazards tr.hazard").count()
+            shot = tmp_path / "report.png"
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    keep = os.environ.get("ROUNDOFF_ARTIFACTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "report.png")
+    assert errors == [], f"console errors: {errors}; repro: open {page_path}"
+    assert [u for u in requests if not u.startswith("file:")] == [], "page fetched the network"
+    assert traces == 2, f"expected one plot line per policy, got {traces}; open {page_path}"
+    assert verdict == "diverges"
+    assert node_rows == 2 * (3 + 1)  # two runs, three nodes each, plus header rows
+    assert groups == 1 and hazards == 1
+    assert shot.stat().st_size > 10_000

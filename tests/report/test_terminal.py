@@ -1,0 +1,40 @@
+"""Terminal rendering: plain text off a TTY, colour on one; the worst nodes come first."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from roundoff.report.terminal import check_report, fmt_num, worst_nodes
+
+
+def _render(renderable, tty: bool) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=160, force_terminal=tty, color_system="standard" if tty else None,
+            highlight=False).print(renderable)
+    return buf.getvalue()
+
+
+def test_report_off_a_tty_is_plain_text_with_the_findings(sample_document):
+    text = _render(check_report(sample_document), tty=False)
+    assert "\x1b[" not in text, "ANSI escapes in piped output; repro: check_report(doc) to a file"
+    for needle in ("zoo:fma-cancel", "diverges", "aten.sub.Tensor (n3) at model.py:12",
+                   "NaN/Inf origin: aten.exp.default (n4)", "hazard [fma_cancellation]",
+                   "note: reductions"):
+        assert needle in text, f"{needle!r} not in report:\n{text}"
+
+
+def test_report_on_a_tty_is_coloured(sample_document):
+    assert "\x1b[" in _render(check_report(sample_document), tty=True)
+
+
+def test_worst_nodes_puts_nonfinite_and_diverging_nodes_first(sample_document):
+    run = sample_document["runs"][0]
+    assert [n["id"] for n in worst_nodes(run, 3)] == ["n4", "n3", "n2"]
+    assert [n["id"] for n in worst_nodes(run, 1)] == ["n4"]
+
+
+def test_fmt_num_spells_out_missing_and_nonfinite_values():
+    assert [fmt_num(x) for x in (None, "inf", "-inf", "nan", 3, 0.000123456)] == [
+        "-", "inf", "-inf", "nan", "3", "0.0001235"]
