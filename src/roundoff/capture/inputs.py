@@ -1,0 +1,135 @@
+"""Validate and name a capture's inputs: user arguments, module parameters and buffers, cotangents."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from roundoff.capture.errors import CaptureError
+
+
+@dataclass(frozen=True)
+class CaptureInputs:
+    """The flat graph inputs of a capture, in graph order: user arguments, then (for an ``nn.Module``)
+    parameters and buffers by qualified name, then cotangents (only with ``backward`` and given
+    cotangents). `wants_grad[i]` says whether the gradient w.r.t. input i is a graph output."""
+
+    tensors: tuple[torch.Tensor, ...]
+    names: tuple[str, ...]
+    wants_grad: tuple[bool, ...]
+    num_user: int
+    num_state: int  # parameters + buffers
+    num_cotangents: int
+
+
+def definition_source(fn: Callable[..., Any]) -> str | None:
+    """``"file.py:LINE"`` where `fn` (or a module's forward) is defined, if Python knows."""
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        filename = inspect.getsourcefile(target)  # type: ignore[arg-type]
+        _, line = inspect.getsourcelines(target)  # type: ignore[arg-type]
+    except (TypeError, OSError):
+        return None
+    return f"{filename.rsplit('/', 1)[-1]}:{line}" if filename else None
+
+
+def _argument_names(fn: Callable[..., Any], count: int) -> list[str]:
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        params = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names: list[str] = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and len(names) < count:
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            break
+    names += [f"arg{i}" for i in range(len(names), count)]
+    return names
+
+
+def _is_float(t: torch.Tensor) -> bool:
+    return t.is_floating_point()
+
+
+def collect_inputs(
+    fn: Callable[..., Any],
+    example_inputs: Sequence[Any],
+    backward: bool,
+    cotangents: Sequence[torch.Tensor] | torch.Tensor | None,
+) -> CaptureInputs:
+    """Check the example inputs (tensors only, at least one floating point) and lay out graph inputs."""
+    if not callable(fn):
+        raise CaptureError(
+            f"got {type(fn).__name__}; pass a function or torch.nn.Module",
+            construct="capture target is not callable",
+        )
+    for i, x in enumerate(example_inputs):
+        if not isinstance(x, torch.Tensor):
+            raise CaptureError(
+                f"example input {i} is {type(x).__name__} ({x!r:.60}); every example input must be a "
+                "torch.Tensor (wrap Python numbers with torch.tensor(...), or close over them in fn)",
+                construct="non-tensor example input",
+            )
+    user = [x.detach() for x in example_inputs]
+    names = _argument_names(fn, len(user))
+    wants = [bool(backward and x.requires_grad and _is_float(x)) for x in example_inputs]
+    state: list[torch.Tensor] = []
+    if isinstance(fn, torch.nn.Module):
+        for qual, p in fn.named_parameters():
+            state.append(p.detach())
+            names.append(qual)
+            wants.append(bool(backward and p.requires_grad and _is_float(p)))
+        for qual, b in fn.named_buffers():
+            state.append(b.detach())
+            names.append(qual)
+            wants.append(False)
+    if not any(_is_float(t) for t in user + state):
+        kinds = ", ".join(str(t.dtype) for t in user) or "none"
+        raise CaptureError(
+            f"example inputs have dtypes [{kinds}]; roundoff studies floating-point rounding, so at least "
+            "one input (or module parameter) must be a floating-point tensor",
+            construct="no floating-point input",
+        )
+    if backward and not any(wants):
+        raise CaptureError(
+            "backward=True but no floating-point input requires grad; call .requires_grad_() on the "
+            "inputs to differentiate (module parameters count automatically)",
+            construct="nothing to differentiate",
+        )
+    cots = _cotangent_list(cotangents, backward)
+    names += [f"cotangent{i}" for i in range(len(cots))]
+    wants += [False] * len(cots)
+    return CaptureInputs(
+        tensors=tuple(user + state + cots),
+        names=tuple(names),
+        wants_grad=tuple(wants),
+        num_user=len(user),
+        num_state=len(state),
+        num_cotangents=len(cots),
+    )
+
+
+def _cotangent_list(
+    cotangents: Sequence[torch.Tensor] | torch.Tensor | None, backward: bool
+) -> list[torch.Tensor]:
+    if cotangents is None:
+        return []
+    if not backward:
+        raise CaptureError(
+            "cotangents were given with backward=False; pass backward=True or drop cotangents",
+            construct="cotangents without backward",
+        )
+    cots = [cotangents] if isinstance(cotangents, torch.Tensor) else list(cotangents)
+    for i, c in enumerate(cots):
+        if not isinstance(c, torch.Tensor):
+            raise CaptureError(
+                f"cotangent {i} is {type(c).__name__}; pass one tensor per floating-point output",
+                construct="non-tensor cotangent",
+            )
+    return [c.detach() for c in cots]

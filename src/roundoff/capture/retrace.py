@@ -1,0 +1,146 @@
+"""Re-trace a captured graph (to decompose or functionalize it) while keeping stable ids and sources.
+
+Each node of the old graph is run by an ``fx.Interpreter`` under make_fx; the aten nodes that one old
+node's ``run_node`` appends to the new graph are labelled with that old node (the same node-counting
+trick as `roundoff.capture.sources`, independent of which meta keys a torch release copies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+import torch.fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from roundoff.capture.errors import CaptureError
+from roundoff.capture.program import NODE_ID, NODE_SOURCE
+from roundoff.capture.sources import _current_graph, label_new_nodes
+
+ORIGIN = "roundoff_origin"  # transient: the old node a new node was made from
+
+
+class _OriginInterpreter(torch.fx.Interpreter):
+    def run_node(self, n: torch.fx.Node) -> Any:
+        graph = _current_graph()
+        start = len(graph.nodes)
+        out = super().run_node(n)
+        label_new_nodes(graph, start, ORIGIN, n)
+        return out
+
+
+def trace_fake(f: Callable[..., Any], inputs: Sequence[torch.Tensor], table: Mapping[Any, Any] | None = None
+               ) -> torch.fx.GraphModule:
+    """make_fx with fake tensors (so data-dependent control flow fails instead of being baked in)."""
+    return make_fx(f, decomposition_table=table, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)
+
+
+def retrace(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[torch.Tensor],
+    *,
+    decomposition_table: Mapping[Any, Any] | None = None,
+    functionalize: bool = False,
+) -> torch.fx.GraphModule:
+    """Re-trace `gm`; every new node gets ``meta[ORIGIN]`` = the old node it came from (placeholders and
+    the output node pair up by position). Nodes no old node made (functionalization's trailing
+    ``copy_`` into mutated inputs) have no ORIGIN."""
+    interp = _OriginInterpreter(gm)
+    f: Callable[..., Any] = interp.run
+    if functionalize:
+        f = torch.func.functionalize(f, remove="mutations")
+    new = trace_fake(f, example_inputs, decomposition_table)
+    old_ph = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    new_ph = [n for n in new.graph.nodes if n.op == "placeholder"]
+    for old, fresh in zip(old_ph, new_ph):
+        fresh.meta[ORIGIN] = old
+    new.graph.output_node().meta[ORIGIN] = gm.graph.output_node()
+    _pair_constants(gm, new)
+    return new
+
+
+def _pair_constants(old: torch.fx.GraphModule, new: torch.fx.GraphModule) -> None:
+    """A constant tensor (get_attr) is created lazily by its first consumer; pair it with the old
+    get_attr node holding the same tensor object instead."""
+    by_tensor = {
+        id(getattr(old, str(n.target), None)): n for n in old.graph.nodes if n.op == "get_attr"
+    }
+    for n in new.graph.nodes:
+        if n.op == "get_attr":
+            match = by_tensor.get(id(getattr(new, str(n.target), None)))
+            if match is not None:
+                n.meta[ORIGIN] = match
+
+
+def copy_sources_from_origin(gm: torch.fx.GraphModule) -> None:
+    """Give each new node its origin's source line and drop the ORIGIN label."""
+    for n in gm.graph.nodes:
+        origin = n.meta.pop(ORIGIN, None)
+        n.meta[NODE_SOURCE] = origin.meta.get(NODE_SOURCE) if origin is not None else None
+
+
+def assign_rewritten_ids(gm: torch.fx.GraphModule) -> None:
+    """Stable ids after a rewrite: a node that is the only node made from old node ``n7`` and has
+    n7's target keeps ``"n7"``; otherwise the nodes made from n7 get ``"n7.0"``, ``"n7.1"``, ... in graph
+    order, all with n7's source. Nodes without an origin (not expected) get ``"x0"``, ``"x1"``, ..."""
+    groups: dict[str, list[torch.fx.Node]] = {}
+    origins: dict[str, torch.fx.Node] = {}
+    orphans = 0
+    for n in gm.graph.nodes:
+        origin = n.meta.pop(ORIGIN, None)
+        if origin is None:
+            n.meta[NODE_ID] = f"x{orphans}"
+            n.meta[NODE_SOURCE] = None
+            orphans += 1
+            continue
+        old_id = origin.meta[NODE_ID]
+        groups.setdefault(old_id, []).append(n)
+        origins[old_id] = origin
+        n.meta[NODE_SOURCE] = origin.meta.get(NODE_SOURCE)
+    for old_id, nodes in groups.items():
+        origin = origins[old_id]
+        if len(nodes) == 1 and (nodes[0].op, nodes[0].target) == (origin.op, origin.target):
+            nodes[0].meta[NODE_ID] = old_id
+        elif len(nodes) == 1 and nodes[0].op in ("placeholder", "output"):
+            nodes[0].meta[NODE_ID] = old_id
+        else:
+            for k, n in enumerate(nodes):
+                n.meta[NODE_ID] = f"{old_id}.{k}"
+
+
+def _inductor_table() -> Mapping[Any, Any]:
+    from torch._inductor.decomposition import select_decomp_table
+
+    return select_decomp_table()
+
+
+def _core_aten_table() -> Mapping[Any, Any]:
+    from torch._decomp import core_aten_decompositions
+
+    return core_aten_decompositions()
+
+
+DECOMPOSITION_SETS: Mapping[str, Callable[[], Mapping[Any, Any]]] = {
+    "inductor": _inductor_table,
+    "core_aten": _core_aten_table,
+}
+"""Decomposition tables by name: ``"inductor"`` is the table Inductor applies before lowering
+(``torch._inductor.decomposition.select_decomp_table()``); ``"core_aten"`` is
+``torch._decomp.core_aten_decompositions()``. Values are zero-argument factories (building a table
+imports Inductor, which is slow, so it happens only when asked)."""
+
+
+def decomposition_table(names: Sequence[str]) -> dict[Any, Any]:
+    """The union of the named tables (a later name wins where two decompose the same op)."""
+    if isinstance(names, str):
+        raise TypeError(f"names must be a sequence of table names, got the string {names!r}; wrap it: [{names!r}]")
+    table: dict[Any, Any] = {}
+    for name in names:
+        if name not in DECOMPOSITION_SETS:
+            raise CaptureError(
+                f"unknown decomposition set {name!r}; known: {', '.join(sorted(DECOMPOSITION_SETS))}",
+                construct="unknown decomposition set",
+            )
+        table.update(DECOMPOSITION_SETS[name]())
+    return table

@@ -1,0 +1,89 @@
+"""Rewrites of a Program that keep stable ids: decomposition and common-subexpression elimination."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.capture.errors import CaptureError
+from roundoff.capture.program import NODE_ID, Program
+from roundoff.capture.retrace import assign_rewritten_ids, decomposition_table, retrace
+
+
+def decompose(program: Program, names: Sequence[str]) -> Program:
+    """`program` re-traced with the union of the named decomposition tables (`DECOMPOSITION_SETS`).
+
+    Ids survive: a node left as it was keeps its id; the nodes that decomposing node ``n7`` produced
+    get ``"n7.0"``, ``"n7.1"``, ... and n7's source line. Inputs, outputs and their order are unchanged.
+    Decompositions may compute differently (e.g. a softmax written as exp/sum/div, or with an fp32
+    upcast inside), so values can change in the last bits; with no names the program is returned as is.
+    """
+    table = decomposition_table(names)
+    if not table:
+        return program
+    try:
+        gm = retrace(program.graph_module, program.example_inputs, decomposition_table=table)
+    except Exception as exc:  # a decomposition that fails on this graph: name it, no tracer traceback
+        raise CaptureError(
+            f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}",
+            construct=f"decomposition {list(names)} failed",
+        ) from None
+    assign_rewritten_ids(gm)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    return dataclasses.replace(program, graph_module=gm)
+
+
+def _is_pure(n: torch.fx.Node) -> bool:
+    if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
+        return False
+    if n.target._schema.is_mutable:
+        return False
+    return torch.Tag.nondeterministic_seeded not in n.target.tags
+
+
+def _freeze(arg: Any) -> Any:
+    """A hashable key for an FX argument (nodes by identity); raises TypeError if not hashable."""
+    if isinstance(arg, (list, tuple)):
+        return (type(arg).__name__, tuple(_freeze(a) for a in arg))
+    if isinstance(arg, dict):
+        return ("dict", tuple(sorted((k, _freeze(v)) for k, v in arg.items())))
+    if isinstance(arg, float):
+        return ("float", arg.hex()) if arg == arg else ("float", "nan")  # keep -0.0 apart from 0.0
+    hash(arg)
+    return (type(arg).__name__, arg)
+
+
+def eliminate_common_subexpressions(program: Program) -> tuple[Program, dict[str, str]]:
+    """Merge identical pure nodes (same op, same inputs, same arguments), as Inductor's CSE does.
+
+    Returns the new program and ``{removed id: kept id}``; the kept node is the first in graph order
+    and keeps its id and source. Random and in-place ops are never merged. Values are unchanged: merged
+    nodes compute the same thing from the same inputs.
+    """
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    seen: dict[Any, torch.fx.Node] = {}
+    removed: dict[str, str] = {}
+    for n in program.graph.nodes:
+        if _is_pure(n):
+            try:
+                mapped = torch.fx.map_arg((n.args, n.kwargs), lambda a: env[a])  # inputs after merging
+                key = (n.target, _freeze(mapped))
+            except TypeError:
+                key = None
+            if key is not None and key in seen:
+                env[n] = seen[key]
+                removed[n.meta[NODE_ID]] = seen[key].meta[NODE_ID]
+                continue
+            env[n] = graph.node_copy(n, lambda a: env[a])
+            if key is not None:
+                seen[key] = env[n]
+        else:
+            env[n] = graph.node_copy(n, lambda a: env[a])
+    gm = torch.fx.GraphModule(program.graph_module, graph)
+    return dataclasses.replace(program, graph_module=gm), removed
