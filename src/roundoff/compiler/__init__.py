@@ -1,1 +1,32 @@
-"""roundoff.compiler"""
+"""roundoff.compiler: enforce a precision policy on Inductor (``roundoff.compile``), checking mode."""
+
+from roundoff.compiler.backend import BACKEND_NAME, compile, make_backend, register
+from roundoff.compiler.checking import Checker, OutputCheck, compare_outputs
+from roundoff.compiler.errors import (
+    RoundoffCompileError,
+    RoundoffDivergenceError,
+    RoundoffDivergenceWarning,
+    RoundoffEnforcementWarning,
+    RoundoffPlacementError,
+)
+from roundoff.compiler.settings import InductorSettings, has_config, inductor_settings
+
+register()
+
+__all__ = [
+    "BACKEND_NAME",
+    "Checker",
+    "InductorSettings",
+    "OutputCheck",
+    "RoundoffCompileError",
+    "RoundoffDivergenceError",
+    "RoundoffDivergenceWarning",
+    "RoundoffEnforcementWarning",
+    "RoundoffPlacementError",
+    "compare_outputs",
+    "compile",
+    "has_config",
+    "inductor_settings",
+    "make_backend",
+    "register",
+]

@@ -1,0 +1,193 @@
+"""The "roundoff" torch.compile backend and ``roundoff.compile``.
+
+The backend is Inductor (``compile_fx``) with the policy's config patches (``settings``) applied
+around the whole compilation and again around each inner (forward/backward) compile, which may run
+lazily at the first backward call; the policy's overrides are placed on the aten graphs there
+(``rewrite``). Nothing global is changed. When overrides are placed, AOTAutograd's cache is off
+for that compilation (its key is taken before the rewrite).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import torch
+
+from roundoff.compiler.checking import Checker
+from roundoff.compiler.errors import RoundoffEnforcementWarning, RoundoffPlacementError
+from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys
+from roundoff.compiler.settings import InductorSettings, inductor_settings
+from roundoff.policy.model import Policy
+
+BACKEND_NAME = "roundoff"
+
+
+def resolve_policy(policy: Policy | str) -> Policy:
+    """A Policy object, or a preset name / TOML path resolved by ``roundoff.policy.get_policy``."""
+    if isinstance(policy, Policy):
+        return policy
+    if not isinstance(policy, str):
+        raise TypeError(f"policy must be a roundoff Policy or a preset name/TOML path, got {policy!r}")
+    from roundoff.policy import get_policy
+
+    return get_policy(policy)
+
+
+def _device_type(example_inputs: Any) -> str:
+    for x in example_inputs:
+        if isinstance(x, torch.Tensor) and x.device.type != "cpu":
+            return x.device.type
+    return "cpu"
+
+
+@contextlib.contextmanager
+def _patched(settings: InductorSettings, no_autograd_cache: bool) -> Iterator[None]:
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(inductor_config.patch(dict(settings.patches)))
+        if no_autograd_cache and hasattr(functorch_config, "enable_autograd_cache"):
+            stack.enter_context(functorch_config.patch({"enable_autograd_cache": False}))
+        yield
+
+
+def make_backend(
+    policy: Policy,
+    node_keys: Callable[[], Mapping[str, tuple[NodeKey, int]]] | None = None,
+    placements: list[str] | None = None,
+) -> Callable[..., Any]:
+    """A torch.compile backend enforcing `policy`. `node_keys` supplies the placement keys of the
+    policy's node overrides (see ``rewrite.program_keys``); it is called at compile time."""
+    if policy.node_overrides and node_keys is None:
+        raise RoundoffPlacementError(
+            f"policy {policy.name!r} has node overrides ({', '.join(policy.node_overrides)}); their ids "
+            f"refer to a capture of your callable, so use roundoff.compile(fn, policy=...) rather than "
+            f"backend='roundoff'"
+        )
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **_: Any) -> Any:
+        from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+        settings = inductor_settings(policy, _device_type(example_inputs))
+        for item in settings.unenforced:
+            warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2)
+        keys = node_keys() if policy.node_overrides else {}
+        placer = OverridePlacer(policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts)
+        state = {"graphs": 0, "backward_pending": False}
+
+        def inner(graph: torch.fx.GraphModule, inputs: Any, **kwargs: Any) -> Any:
+            with _patched(settings, not placer.empty):
+                if not placer.empty:
+                    placed = placer.apply(graph)
+                    if placements is not None:
+                        placements.extend(placed)
+                    is_bw = bool(kwargs.get("is_backward"))
+                    state["backward_pending"] = not is_bw and not kwargs.get("is_inference", True)
+                    if not state["backward_pending"]:
+                        placer.finish()
+                return compile_fx_inner(graph, inputs, **kwargs)
+
+        with _patched(settings, not placer.empty):
+            return compile_fx(gm, example_inputs, inner_compile=inner)
+
+    return backend
+
+
+def _registered_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Mapping | None = None,
+                        **_: Any) -> Any:
+    """``torch.compile(m, backend="roundoff", options={"policy": "eager"})``."""
+    options = dict(options or {})
+    policy = resolve_policy(options.pop("policy", "eager"))
+    if options:
+        raise ValueError(f"backend 'roundoff' accepts options {{'policy': ...}} only, got {sorted(options)}")
+    return make_backend(policy)(gm, example_inputs)
+
+
+def register() -> None:
+    """Register the "roundoff" backend with torch._dynamo (idempotent)."""
+    from torch._dynamo.backends.registry import _BACKENDS, register_backend
+
+    if BACKEND_NAME not in _BACKENDS:
+        register_backend(name=BACKEND_NAME)(_registered_backend)
+
+
+def compile(
+    model_or_fn: Callable[..., Any],
+    policy: Policy | str = "eager",
+    check: str | None = None,
+    sample_every: int = 100,
+    **torch_compile_kwargs: Any,
+) -> Callable[..., Any]:
+    """``torch.compile(model_or_fn, ...)`` with Inductor enforcing `policy`.
+
+    Returns what torch.compile returns when `check` is None and the policy has no node overrides;
+    otherwise a wrapper (for a module: an ``nn.Module`` sharing the original's parameters) that
+    captures the callable on its first call to place node overrides, and, with `check` "warn" or
+    "raise", compares every `sample_every`-th call (the first included) with eager and fp64 runs
+    (see ``roundoff.compiler.checking``).
+    """
+    if not callable(model_or_fn):
+        raise TypeError(f"roundoff.compile expects a callable or nn.Module, got {type(model_or_fn).__name__}")
+    if "backend" in torch_compile_kwargs:
+        raise ValueError("roundoff.compile sets the backend itself; pass policy=... instead of backend=...")
+    pol = resolve_policy(policy)
+    checker_args = (check, sample_every)
+    Checker(model_or_fn, model_or_fn, *checker_args)  # validates check / sample_every up front
+    if check is None and not pol.node_overrides:
+        return torch.compile(model_or_fn, backend=make_backend(pol), **torch_compile_kwargs)
+    return _Compiled(model_or_fn, pol, check, sample_every, torch_compile_kwargs).wrapper()
+
+
+class _Compiled:
+    """State behind a roundoff.compile wrapper: lazy capture for node keys, then a Checker."""
+
+    def __init__(self, fn: Callable, policy: Policy, check: str | None, sample_every: int,
+                 kwargs: dict) -> None:
+        self.fn, self.policy = fn, policy
+        self.keys: Mapping[str, tuple[NodeKey, int]] | None = None
+        self.placements: list[str] = []
+        compiled = torch.compile(fn, backend=make_backend(policy, self._node_keys, self.placements), **kwargs)
+        self.checker = Checker(fn, compiled, check, sample_every)
+
+    def _node_keys(self) -> Mapping[str, tuple[NodeKey, int]]:
+        if self.keys is None:
+            raise RoundoffPlacementError("internal: node keys requested before the first call captured them")
+        return self.keys
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.keys is None and self.policy.node_overrides:
+            from roundoff.capture import capture
+
+            if kwargs:
+                raise RoundoffPlacementError("node overrides need positional tensor inputs to capture the callable")
+            program = capture(self.fn, *args)
+            self.keys = program_keys(program, self.policy.node_overrides)
+        return self.checker(*args, **kwargs)
+
+    def wrapper(self) -> Callable[..., Any]:
+        if isinstance(self.fn, torch.nn.Module):
+            return _CompiledModule(self.fn, self)
+
+        @functools.wraps(self.fn)
+        def compiled(*args: Any, **kwargs: Any) -> Any:
+            return self(*args, **kwargs)
+
+        compiled.roundoff_state = self  # type: ignore[attr-defined]
+        return compiled
+
+
+class _CompiledModule(torch.nn.Module):
+    """nn.Module face of a roundoff.compile wrapper; `_orig_mod` holds the user's module."""
+
+    def __init__(self, module: torch.nn.Module, state: _Compiled) -> None:
+        super().__init__()
+        self._orig_mod = module
+        object.__setattr__(self, "_roundoff", state)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._roundoff(*args, **kwargs)

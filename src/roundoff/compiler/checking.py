@@ -1,0 +1,138 @@
+"""Checking mode: on sampled calls, run the reference beside the compiled program.
+
+Reference (chosen, not configurable): the user's callable run eagerly on the same inputs, plus an
+fp64 run (floating-point arguments, and a module's floating-point parameters and buffers, upcast
+exactly to fp64; tensors captured by closure stay as they are). The verdict per floating-point
+output is PyTorch's own accuracy rule, ``torch._dynamo.utils.same(eager, compiled, fp64_ref)``:
+RMSE of the compiled output against fp64 within a multiplier of eager's RMSE (NaN/inf must match
+eager's). Between samples a call costs one counter increment and a modulo.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from roundoff.compiler.errors import RoundoffDivergenceError, RoundoffDivergenceWarning
+
+CHECK_MODES = (None, "warn", "raise")
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """One output of one sampled call: PyTorch's verdict and the metrics behind it.
+
+    RMSEs are against the fp64 run; `mismatch_fraction` counts elements whose bits differ from eager
+    (NaN == NaN); `nonfinite` is (compiled, eager) counts of NaN/inf elements.
+    """
+
+    name: str
+    passed: bool
+    rmse_compiled: float
+    rmse_eager: float
+    mismatch_fraction: float
+    max_abs_diff: float
+    nonfinite: tuple[int, int]
+
+    def describe(self) -> str:
+        return (
+            f"{self.name}: rmse vs fp64 compiled={self.rmse_compiled:.3g} eager={self.rmse_eager:.3g}, "
+            f"{self.mismatch_fraction:.1%} elements differ from eager (max |diff| {self.max_abs_diff:.3g}), "
+            f"non-finite compiled={self.nonfinite[0]} eager={self.nonfinite[1]}"
+        )
+
+
+def _rmse(x: torch.Tensor, ref64: torch.Tensor) -> float:
+    d = x.double() - ref64.double()
+    return math.sqrt(torch.mean(d * d).item()) if d.numel() else 0.0
+
+
+def _same(ref: torch.Tensor, res: torch.Tensor, ref64: torch.Tensor) -> bool:
+    from torch._dynamo.utils import same
+
+    quiet = logging.getLogger("roundoff.compiler.quiet")
+    return bool(same(ref, res, fp64_ref=ref64, equal_nan=True, log_error=quiet.debug))
+
+
+def compare_outputs(compiled: Any, eager: Any, fp64: Any) -> tuple[OutputCheck, ...]:
+    """Verdict and metrics for every floating-point tensor leaf of the outputs (pytree order)."""
+    leaves_c, _ = pytree.tree_flatten(compiled)
+    leaves_e, _ = pytree.tree_flatten(eager)
+    leaves_64, _ = pytree.tree_flatten(fp64)
+    checks = []
+    for i, (c, e, r) in enumerate(zip(leaves_c, leaves_e, leaves_64)):
+        if not (isinstance(c, torch.Tensor) and c.is_floating_point()):
+            continue
+        c, e, r = c.detach(), e.detach(), r.detach()
+        diff = (c.double() - e.double()).abs()
+        differs = (c != e) & ~(c.isnan() & e.isnan())
+        finite = diff[torch.isfinite(diff)]
+        checks.append(
+            OutputCheck(
+                name=f"output[{i}]" if len(leaves_c) > 1 else "output",
+                passed=_same(e, c, r),
+                rmse_compiled=_rmse(c, r),
+                rmse_eager=_rmse(e, r),
+                mismatch_fraction=differs.float().mean().item() if c.numel() else 0.0,
+                max_abs_diff=finite.max().item() if finite.numel() else 0.0,
+                nonfinite=(int((~torch.isfinite(c)).sum()), int((~torch.isfinite(e)).sum())),
+            )
+        )
+    return tuple(checks)
+
+
+def _to64(x: Any) -> Any:
+    return x.detach().double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
+def run_fp64(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """`fn` on fp64 copies of the arguments (and of a module's parameters and buffers)."""
+    args64, kwargs64 = pytree.tree_map(_to64, (args, kwargs))
+    if isinstance(fn, torch.nn.Module):
+        state = {k: _to64(v) for k, v in {**dict(fn.named_parameters()), **dict(fn.named_buffers())}.items()}
+        return torch.func.functional_call(fn, state, args64, kwargs64)
+    return fn(*args64, **kwargs64)
+
+
+class Checker:
+    """Wraps a compiled callable; every `sample_every`-th call (the first included) is checked."""
+
+    def __init__(self, original: Callable, compiled: Callable, mode: str | None, sample_every: int) -> None:
+        if mode not in CHECK_MODES:
+            raise ValueError(f"check={mode!r} is not accepted; use None, 'warn' or 'raise'")
+        if not isinstance(sample_every, int) or sample_every < 1:
+            raise ValueError(f"sample_every={sample_every!r} must be a positive int (1 checks every call)")
+        self.original, self.compiled, self.mode, self.sample_every = original, compiled, mode, sample_every
+        self.calls = 0
+        self.history: list[tuple[int, tuple[OutputCheck, ...]]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        out = self.compiled(*args, **kwargs)
+        if self.mode is not None and (self.calls - 1) % self.sample_every == 0:
+            self._check(out, args, kwargs)
+        return out
+
+    def _check(self, out: Any, args: tuple, kwargs: dict) -> None:
+        with torch.no_grad():
+            eager = self.original(*args, **kwargs)
+            fp64 = run_fp64(self.original, args, kwargs)
+        checks = compare_outputs(out, eager, fp64)
+        self.history.append((self.calls, checks))
+        failed = [c for c in checks if not c.passed]
+        if not failed:
+            return
+        message = (
+            f"roundoff.compile: call {self.calls} diverges from eager under torch._dynamo.utils.same "
+            f"(fp64 reference): " + "; ".join(c.describe() for c in failed)
+        )
+        if self.mode == "raise":
+            raise RoundoffDivergenceError(message, tuple(checks))
+        warnings.warn(RoundoffDivergenceWarning(message), stacklevel=3)

@@ -1,0 +1,236 @@
+"""Graph rewrites for what Inductor settings cannot express: per-node overrides on aten graphs.
+
+Placement (how a stable roundoff id reaches the graph the backend receives): ``roundoff.compile``
+captures the user's callable with ``roundoff.capture`` on the first call's inputs, the same capture
+``roundoff check`` and ``roundoff blame`` use, so ids mean the same thing. Each overridden node is
+keyed by (aten overload, source ``file:line``, occurrence among nodes with that overload and line,
+in graph order). The backend receives AOTAutograd's forward (and later backward) aten graphs; their
+nodes carry the user's stack trace, from which the same key is built. A key found in no graph, or a
+key whose (overload, line) group has a different size in the two graphs (a decomposition split or
+merged it), raises ``RoundoffPlacementError``: an override is never placed on a guess.
+
+Rewrite ``keep_unrounded`` (``OpOverride(round_result=False)``): the node computes from operands
+upcast to fp32 and returns fp32, so its direct consumers read the unrounded opmath value; each
+floating-point consumer's result is cast back to the dtype it had, and a graph output is rounded to
+its original dtype. Under ``emulate_precision_casts`` Inductor honours exactly these casts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import torch
+import torch.fx
+
+from roundoff.compiler.errors import RoundoffPlacementError
+from roundoff.policy.model import ComputePrecision, OpOverride
+
+_LOW_PRECISION = (torch.bfloat16, torch.float16)
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+@dataclass(frozen=True)
+class NodeKey:
+    """Where a node is in user code: aten overload, ``basename:line``, occurrence index."""
+
+    op: str
+    source: str | None
+    occurrence: int
+
+
+def _normalize_source(source: str | None) -> str | None:
+    if not source:
+        return None
+    path, _, line = source.rpartition(":")
+    return f"{os.path.basename(path)}:{line}"
+
+
+def stack_source(node: torch.fx.Node) -> str | None:
+    """``basename:line`` of the innermost user frame in `node`'s stack trace, if any."""
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    frames = _FRAME.findall(trace)
+    if not frames:
+        return None
+    path, line = frames[-1]
+    return f"{os.path.basename(path)}:{line}"
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    return str(node.target)
+
+
+def keys_by_node(nodes: Iterable[torch.fx.Node], source_of) -> dict[torch.fx.Node, NodeKey]:
+    """Key every call_function node by (op, source, occurrence) in graph order."""
+    seen: dict[tuple[str, str | None], int] = {}
+    keys = {}
+    for node in nodes:
+        if node.op != "call_function":
+            continue
+        group = (_op_name(node), source_of(node))
+        keys[node] = NodeKey(group[0], group[1], seen.get(group, 0))
+        seen[group] = seen.get(group, 0) + 1
+    return keys
+
+
+def group_sizes(keys: Iterable[NodeKey]) -> dict[tuple[str, str | None], int]:
+    sizes: dict[tuple[str, str | None], int] = {}
+    for key in keys:
+        sizes[(key.op, key.source)] = sizes.get((key.op, key.source), 0) + 1
+    return sizes
+
+
+def program_keys(program, node_ids: Iterable[str]) -> dict[str, tuple[NodeKey, int]]:
+    """Key of each id in `node_ids` within a roundoff Program, with the size of its key group."""
+    from roundoff.capture.program import NODE_ID, NODE_SOURCE
+
+    keys = keys_by_node(program.graph.nodes, lambda n: _normalize_source(n.meta.get(NODE_SOURCE)))
+    by_id = {node.meta.get(NODE_ID): key for node, key in keys.items()}
+    sizes = group_sizes(keys.values())
+    out = {}
+    for nid in node_ids:
+        if nid not in by_id:
+            known = ", ".join(sorted(i for i in by_id if i)[:8])
+            raise RoundoffPlacementError(
+                f"node override {nid!r} names no computing node of the captured program "
+                f"(ids look like {known}, ...); run `roundoff trace` to see the ids"
+            )
+        key = by_id[nid]
+        if key.source is None:
+            raise RoundoffPlacementError(
+                f"node override {nid!r} ({key.op}) has no source line in the capture, so it cannot "
+                f"be placed on the compiled graph; key the override by op instead (op_overrides)"
+            )
+        out[nid] = (key, sizes[(key.op, key.source)])
+    return out
+
+
+def _float_dtype(node: torch.fx.Node) -> torch.dtype | None:
+    val = node.meta.get("val")
+    return val.dtype if isinstance(val, torch.Tensor) and val.is_floating_point() else None
+
+
+def _cast(graph: torch.fx.Graph, value: torch.fx.Node, dtype: torch.dtype) -> torch.fx.Node:
+    node = graph.call_function(torch.ops.prims.convert_element_type.default, (value, dtype))
+    node.meta.update({k: v for k, v in value.meta.items() if k in ("stack_trace", "seq_nr")})
+    val = value.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        node.meta["val"] = val.to(dtype)
+    return node
+
+
+def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    """Rewrite `node` to compute and return fp32; consumers' results are cast back (see module)."""
+    dtype = _float_dtype(node)
+    if dtype not in _LOW_PRECISION:
+        return
+    with graph.inserting_before(node):
+        args = [
+            _cast(graph, a, torch.float32) if isinstance(a, torch.fx.Node) and _float_dtype(a) in _LOW_PRECISION else a
+            for a in node.args
+        ]
+    node.args = tuple(args)
+    if isinstance(node.meta.get("val"), torch.Tensor):
+        node.meta["val"] = node.meta["val"].to(torch.float32)
+    for user in list(node.users):
+        if user.op == "output":
+            with graph.inserting_after(node):
+                rounded = _cast(graph, node, dtype)
+            user.replace_input_with(node, rounded)
+            continue
+        user_dtype = _float_dtype(user)
+        if user_dtype is None:
+            continue
+        with graph.inserting_after(user):
+            back = _cast(graph, user, user_dtype)
+        user.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
+
+
+def _matches_op(name: str, node: torch.fx.Node) -> bool:
+    full = _op_name(node)
+    return full == name or full.rsplit(".", 1)[0] == name
+
+
+def check_override(label: str, override: OpOverride, emulates_casts: bool) -> bool:
+    """Whether `override` needs the keep_unrounded rewrite; raise if it cannot be enforced."""
+    if override.contract_fma is True or (override.contract_fma is False and not emulates_casts):
+        raise RoundoffPlacementError(
+            f"override {label}: contract_fma={override.contract_fma} cannot be set per node in "
+            f"Inductor (contraction is a per-kernel Triton/C++ flag); drop it or change the policy's fma"
+        )
+    forces_rounding = override.round_result is True or override.compute is ComputePrecision.STORAGE
+    if forces_rounding and not emulates_casts:
+        raise RoundoffPlacementError(
+            f"override {label}: a kept rounding needs per-op rounding (rounding=every_op); under "
+            f"fusion-boundary rounding Inductor elides it"
+        )
+    if override.round_result is False and not emulates_casts:
+        return False  # fusion-boundary policies already keep fused intermediates unrounded
+    return override.round_result is False
+
+
+class OverridePlacer:
+    """Places a policy's op and node overrides on the aten graphs one compilation produces.
+
+    `node_keys` maps stable ids to their (key, group size) from ``program_keys``. ``apply`` is
+    called once per aten graph; ``finish`` raises for ids that no graph held.
+    """
+
+    def __init__(
+        self,
+        op_overrides: Mapping[str, OpOverride],
+        node_overrides: Mapping[str, OpOverride],
+        node_keys: Mapping[str, tuple[NodeKey, int]],
+        emulates_casts: bool,
+    ) -> None:
+        self.op_rewrites = [n for n, o in op_overrides.items() if check_override(f"op {n!r}", o, emulates_casts)]
+        self.node_rewrites = {
+            nid: node_keys[nid]
+            for nid, o in node_overrides.items()
+            if check_override(f"node {nid!r}", o, emulates_casts)
+        }
+        self.placed: dict[str, str] = {}
+
+    @property
+    def empty(self) -> bool:
+        return not self.op_rewrites and not self.node_rewrites
+
+    def apply(self, gm: torch.fx.GraphModule) -> list[str]:
+        """Rewrite `gm` in place; return a line per placed override."""
+        keys = keys_by_node(gm.graph.nodes, stack_source)
+        sizes = group_sizes(keys.values())
+        by_key = {key: node for node, key in keys.items()}
+        targets: list[tuple[str, torch.fx.Node]] = []
+        for nid, (key, size) in self.node_rewrites.items():
+            if nid in self.placed or key not in by_key:
+                continue
+            if sizes[(key.op, key.source)] != size:
+                raise RoundoffPlacementError(
+                    f"node override {nid!r}: {key.op} at {key.source} occurs {size}x in the capture but "
+                    f"{sizes[(key.op, key.source)]}x in the compiled graph, so occurrence "
+                    f"{key.occurrence} is ambiguous; split the line or use an op override"
+                )
+            targets.append((nid, by_key[key]))
+        for name in self.op_rewrites:
+            targets += [(f"op {name}", n) for n in keys if _matches_op(name, n)]
+        for label, node in targets:
+            keep_unrounded(gm.graph, node)
+            self.placed[label] = f"{label} -> {node.name} ({_op_name(node)})"
+        if targets:
+            gm.graph.lint()
+            gm.recompile()
+        return [self.placed[label] for label, _ in targets]
+
+    def finish(self) -> None:
+        missing = [nid for nid in self.node_rewrites if nid not in self.placed]
+        if missing:
+            detail = ", ".join(f"{nid} ({k.op} at {k.source}#{k.occurrence})" for nid, (k, _) in
+                               ((m, self.node_rewrites[m]) for m in missing))
+            raise RoundoffPlacementError(
+                f"node overrides not found in any compiled graph: {detail}; the op may have been "
+                f"decomposed or fused away by Inductor's pre-lowering passes"
+            )

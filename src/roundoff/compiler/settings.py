@@ -1,0 +1,101 @@
+"""Inductor settings that enforce a Policy, detected on the installed torch (2.9 to 2.13).
+
+Mapping (each knob only where ``torch._inductor.config`` has it; nothing is assumed by version):
+
+- ``rounding=EVERY_OP`` (eager): ``emulate_precision_casts=True``. Inductor then keeps every
+  low-precision op's downcast/upcast pair, so each result is rounded (RNE) to its storage dtype as
+  eager does, and Triton's FP fusion (FMA contraction by ptxas) is turned off with it. Where present,
+  ``eager_numerics.division_rounding`` (IEEE ``div_rn`` instead of Triton's approximate divide),
+  ``eager_numerics.disable_ftz`` (keep subnormals as eager CUDA does) and
+  ``eager_numerics.use_pytorch_libdevice`` are switched on too; ``numerics="strict"`` where a
+  ``numerics`` mode exists. Per-op ``compute=STORAGE`` is the same thing here: one correctly rounded
+  bf16/fp16 ``+ - * / sqrt`` equals the fp32 result rounded once (fp32 has >= 2p+2 bits).
+- ``rounding=FUSION_BOUNDARY``: Inductor's own behaviour, ``emulate_precision_casts=False``.
+- ``rounding=FUSION_BOUNDARY_HONOR_CASTS``: not expressible (Inductor keeps user casts only under
+  ``emulate_precision_casts``, which also rounds every op); enforced as FUSION_BOUNDARY with a warning.
+- ``fma``: on CPU ``cpp.enable_floating_point_contract_flag`` = ``"off"`` (NEVER) or ``"fast"``
+  (WITHIN_FUSION). On GPU contraction follows ``not emulate_precision_casts`` (Inductor passes
+  ``enable_fp_fusion`` to Triton itself, so ``TRITON_DEFAULT_FP_FUSION`` has no effect); a policy
+  asking for NEVER with fusion-boundary rounding, or WITHIN_FUSION with per-op rounding, is enforced
+  as far as it can be and the rest is listed in `unenforced` (and warned about by the backend).
+
+All of this is applied with ``torch._inductor.config.patch`` around one compilation; global config
+is never changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from roundoff.policy.model import FmaContraction, Policy, RoundingPoint
+
+
+@dataclass(frozen=True)
+class InductorSettings:
+    """Config patches for one compilation and the parts of the policy they cannot express."""
+
+    patches: Mapping[str, Any] = field(default_factory=dict)
+    unenforced: tuple[str, ...] = ()
+    emulates_casts: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "patches", MappingProxyType(dict(self.patches)))
+
+
+def has_config(name: str) -> bool:
+    """Whether the installed ``torch._inductor.config`` has the (dotted) option `name`."""
+    import torch._inductor.config as config
+
+    obj: Any = config
+    for part in name.split("."):
+        try:
+            obj = getattr(obj, part)
+        except (AttributeError, RuntimeError):
+            return False
+    return True
+
+
+_EAGER_NUMERICS = (
+    "eager_numerics.division_rounding",
+    "eager_numerics.disable_ftz",
+    "eager_numerics.use_pytorch_libdevice",
+)
+_CPP_CONTRACT = "cpp.enable_floating_point_contract_flag"
+
+
+def inductor_settings(policy: Policy, device_type: str) -> InductorSettings:
+    """The Inductor config patches enforcing `policy` for tensors on `device_type` ("cpu", "cuda")."""
+    if not isinstance(policy, Policy):
+        raise TypeError(f"inductor_settings expects a roundoff Policy, got {type(policy).__name__}")
+    patches: dict[str, Any] = {}
+    unenforced: list[str] = []
+    per_op = policy.rounding is RoundingPoint.EVERY_OP
+    if policy.rounding is RoundingPoint.FUSION_BOUNDARY_HONOR_CASTS:
+        unenforced.append(
+            "rounding=fusion_boundary_honor_casts: Inductor keeps user casts only with "
+            "emulate_precision_casts, which rounds every op; enforced as fusion_boundary"
+        )
+    if has_config("emulate_precision_casts"):
+        patches["emulate_precision_casts"] = per_op
+    elif per_op:
+        unenforced.append("rounding=every_op: this torch has no emulate_precision_casts")
+    if per_op:
+        patches.update({name: True for name in _EAGER_NUMERICS if has_config(name)})
+        if has_config("numerics"):
+            patches["numerics"] = "strict"
+    contract = policy.fma is FmaContraction.WITHIN_FUSION
+    if device_type == "cpu":
+        if has_config(_CPP_CONTRACT):
+            patches[_CPP_CONTRACT] = "fast" if contract and not per_op else "off"
+        if contract and per_op:
+            unenforced.append("fma=within_fusion with every_op rounding: no fused kernel to contract in")
+    elif contract == per_op:
+        want = "within_fusion" if contract else "never"
+        unenforced.append(
+            f"fma={want} on {device_type}: Inductor ties Triton FP fusion to emulate_precision_casts "
+            f"(fusion on exactly when per-op rounding is off)"
+        )
+    return InductorSettings(patches=patches, unenforced=tuple(unenforced), emulates_casts=per_op)
