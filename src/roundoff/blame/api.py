@@ -1,0 +1,137 @@
+"""`blame(program, policy, inputs)`: the smallest set of decision changes that removes a divergence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import torch
+
+from roundoff.blame.changes import Change, Reference, apply_changes, candidate_changes, merge_overrides
+from roundoff.blame.evaluate import Evaluator
+from roundoff.blame.explain import explain
+from roundoff.blame.repro import ReproError, repro_script
+from roundoff.blame.result import BlameResult, BlameStatus
+from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
+from roundoff.capture.program import Program
+from roundoff.policy.model import Policy
+
+SEARCHES = ("ddmin", "prefix", "prefix-linear")
+
+
+def _resolve_policy(policy: Policy | str) -> Policy:
+    if isinstance(policy, Policy):
+        return policy
+    if isinstance(policy, str):
+        from roundoff.policy import get_policy
+
+        return get_policy(policy)
+    raise TypeError(
+        f"policy must be a roundoff Policy or a preset name (str), got {type(policy).__name__}; "
+        "see `roundoff policies` for the names"
+    )
+
+
+def _policy_toml(policy: Policy) -> str | None:
+    from roundoff.policy import policy_to_toml
+
+    return policy_to_toml(policy)
+
+
+def _search(name: str, changes: Sequence[Change], ev: Evaluator) -> SearchOutcome[Change]:
+    if name == "ddmin":
+        return ddmin(changes, ev.fixes)
+    if name in ("prefix", "prefix-linear"):
+        return prefix_search(changes, ev.fixes, bisect=name == "prefix")
+    raise ValueError(f"unknown search {name!r}; choose one of {', '.join(SEARCHES)}")
+
+
+def blame(
+    program: Program,
+    policy: Policy | str,
+    inputs: Sequence[torch.Tensor] | None = None,
+    *,
+    against: Reference | str = Reference.EAGER,
+    tol: float = 1e-4,
+    search: str = "ddmin",
+    transcendentals: str = "eager",
+    incremental: bool = True,
+    repro: bool = True,
+) -> BlameResult:
+    """Find a 1-minimal set of per-node decision changes that brings `program` within tolerance.
+
+    Runs `program` emulated under `policy` (preset name or Policy) on `inputs` (default: the
+    program's example inputs); the verdict is PyTorch's `same` rule against `against` ("eager": the
+    real eager run; "oracle": the fp64 run) with `tol`. `search` is "ddmin" (1-minimal set) or the
+    Polygraphy-style baselines "prefix" (bisect the shortest topological prefix) and
+    "prefix-linear" (scan for it). With `repro`, the result holds a standalone repro.py text.
+    """
+    if search not in SEARCHES:
+        raise ValueError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
+    if not isinstance(program, Program):
+        raise TypeError(
+            f"program must be a roundoff Program (from roundoff.capture.capture), got "
+            f"{type(program).__name__}"
+        )
+    pol = _resolve_policy(policy)
+    ref = Reference.parse(against)
+    args = tuple(program.example_inputs if inputs is None else inputs)
+    ev = Evaluator(
+        program, pol, args, reference=ref, tol=tol,
+        transcendentals=transcendentals, incremental=incremental,
+    )
+    candidates = candidate_changes(ev.base_plan, ref)
+    outcome = _search(search, candidates, ev)
+    found = outcome.changes or ()
+    if outcome.none_fix:
+        status = BlameStatus.ALREADY_OK
+    elif outcome.changes is None:
+        status = BlameStatus.NO_FIX
+    else:
+        status = BlameStatus.FIXED
+    fixed_policy = replace(
+        apply_changes(pol, found),
+        name=f"{pol.name}+blame",
+        description=f"{pol.name} with the {len(found)} node override(s) roundoff blame found "
+        f"against {ref.value} for {program.name}",
+    )
+    notes: list[str] = []
+    repro_text = None
+    if repro and status is BlameStatus.FIXED:
+        try:
+            repro_text = repro_script(
+                program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol,
+                title=f"{program.name} under {pol.name} against {ref.value}",
+                notes=tuple(explain(c, program, ev.base_plan) for c in found),
+            )
+        except ReproError as exc:
+            notes.append(f"no repro script: {exc}")
+    if status is BlameStatus.NO_FIX:
+        notes.append(
+            f"all {len(candidates)} candidate changes together still diverge: the divergence is not "
+            "a placement decision this policy controls (e.g. an implementation difference)"
+        )
+    cost = ev.cost()
+    return BlameResult(
+        program=program.name,
+        policy=pol.name,
+        reference=ref.value,
+        search=search,
+        status=status,
+        changes=tuple(found),
+        explanations=tuple(explain(c, program, ev.base_plan) for c in found),
+        candidates=len(candidates),
+        evaluations=outcome.evaluations,
+        nodes_recomputed=cost.nodes_recomputed,
+        nodes_full=cost.nodes_full,
+        ok_before=outcome.none_fix,
+        ok_after=status is not BlameStatus.NO_FIX,
+        policy_toml=_policy_toml(fixed_policy),
+        repro=repro_text,
+        notes=tuple(notes),
+    )
+
+
+def overrides_of(result: BlameResult) -> dict:
+    """The node overrides of `result`'s changes (to merge into a policy by hand)."""
+    return merge_overrides({}, result.changes)

@@ -1,0 +1,120 @@
+"""Evaluating a change set: re-plan, re-run only what the change can affect, and judge the outputs.
+
+A change at node n can alter only n's value and the values of nodes downstream of n. So the
+evaluator runs the unchanged plan once keeping every node's value, and for each change set it
+re-plans, finds the nodes whose decision differs from the base plan (normally exactly the changed
+nodes), and re-runs the graph from an ``initial_env`` holding the cached value of every node not
+downstream of one of them (FX Interpreter partial evaluation). It counts nodes recomputed against
+nodes a full run would compute, so the saving is measured, not assumed.
+
+The verdict is PyTorch's own accuracy rule, `torch._dynamo.utils.same` (RMSE against the fp64 run,
+with its multiplier), applied to every float output: against the real eager run of the same graph,
+or against the fp64 oracle rounded to the output's dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from roundoff.blame.changes import Change, Reference, apply_changes, downstream
+from roundoff.blame.repro_runtime import verdict
+from roundoff.capture.program import Program, node_id
+from roundoff.plan.model import Plan
+from roundoff.policy.model import Policy
+
+
+def _make_plan(program: Program, policy: Policy) -> Plan:
+    from roundoff.plan import plan
+
+    return plan(program, policy)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the search cost: distinct change sets run, and nodes recomputed versus a full rerun."""
+
+    evaluations: int
+    nodes_recomputed: int
+    nodes_full: int
+
+    @property
+    def saved_fraction(self) -> float:
+        return 1.0 - self.nodes_recomputed / self.nodes_full if self.nodes_full else 0.0
+
+
+class Evaluator:
+    """`fixes(changes)`: does `policy` with `changes` bring `program` within tolerance?"""
+
+    def __init__(
+        self,
+        program: Program,
+        policy: Policy,
+        inputs: Sequence[torch.Tensor],
+        *,
+        reference: Reference | str = Reference.EAGER,
+        tol: float = 1e-4,
+        transcendentals: str = "eager",
+        incremental: bool = True,
+    ) -> None:
+        from roundoff.execute import run_eager, run_keep, run_oracle
+
+        self._run_keep = run_keep
+        self.program = program
+        self.policy = policy
+        self.inputs = tuple(inputs)
+        self.reference = Reference.parse(reference)
+        self.tol = tol
+        self.transcendentals = transcendentals
+        self.incremental = incremental
+        self.base_plan = _make_plan(program, policy)
+        self.base_outputs, self._env = run_keep(
+            self.base_plan, self.inputs, transcendentals=transcendentals
+        )
+        self.eager = tuple(run_eager(program, self.inputs))
+        self.oracle = tuple(run_oracle(program, self.inputs))
+        self._computing = [n for n in program.nodes() if n.op not in ("placeholder", "output")]
+        self.evaluations = 0
+        self.nodes_recomputed = 0
+        self.nodes_full = 0
+
+    def judge(self, outputs: Sequence[torch.Tensor]) -> bool:
+        """PyTorch's accuracy verdict for `outputs` against the chosen reference."""
+        return verdict(
+            list(self.eager), list(outputs), list(self.oracle), self.reference.value, self.tol
+        )
+
+    def plan_for(self, changes: Sequence[Change]) -> Plan:
+        return _make_plan(self.program, apply_changes(self.policy, changes))
+
+    def affected(self, plan: Plan) -> frozenset[str]:
+        """Nodes whose decision differs from the base plan, and everything downstream of them."""
+        base = self.base_plan.decisions
+        roots = {nid for nid, d in plan.decisions.items() if base.get(nid) != d}
+        roots |= {nid for nid in base if nid not in plan.decisions}
+        return downstream(self.program, roots)
+
+    def outputs(self, changes: Sequence[Change]) -> tuple[torch.Tensor, ...]:
+        """Emulated outputs under `policy` + `changes`, recomputing only affected nodes."""
+        plan = self.plan_for(changes)
+        env = None
+        recomputed = len(self._computing)
+        if self.incremental:
+            dirty = self.affected(plan)
+            env = {n: v for n, v in self._env.items() if n.op != "output" and node_id(n) not in dirty}
+            recomputed = sum(1 for n in self._computing if node_id(n) in dirty)
+        out, _ = self._run_keep(
+            plan, self.inputs, transcendentals=self.transcendentals, initial_env=env
+        )
+        self.evaluations += 1
+        self.nodes_recomputed += recomputed
+        self.nodes_full += len(self._computing)
+        return out
+
+    def fixes(self, changes: Sequence[Change]) -> bool:
+        return self.judge(self.outputs(changes))
+
+    def cost(self) -> Cost:
+        return Cost(self.evaluations, self.nodes_recomputed, self.nodes_full)

@@ -1,0 +1,80 @@
+"""Plain-words explanations of blame's changes: the op, its source line, what to change and why."""
+
+from __future__ import annotations
+
+import torch
+import torch.fx
+
+from roundoff.blame.changes import Change, ChangeKind
+from roundoff.capture.program import Program, node_id
+from roundoff.plan.model import Plan
+
+_DTYPE_NAMES = {
+    torch.bfloat16: "bf16",
+    torch.float16: "fp16",
+    torch.float32: "fp32",
+    torch.float64: "fp64",
+    torch.float8_e4m3fn: "fp8_e4m3fn",
+    torch.float8_e5m2: "fp8_e5m2",
+}
+
+
+def _dt(dtype: torch.dtype | None) -> str:
+    return _DTYPE_NAMES.get(dtype, str(dtype)) if dtype is not None else "?"
+
+
+def short_op(target: object) -> str:
+    """``aten.sub.Tensor`` -> ``sub``."""
+    name = getattr(target, "_opname", None) or getattr(target, "__name__", None) or str(target)
+    return str(name)
+
+
+def expression(n: torch.fx.Node) -> str:
+    """A short expression for a binary node: ``x*scale`` for ``mul(x, scale)``."""
+    sym = {"mul": "*", "add": "+", "sub": "-", "div": "/"}.get(short_op(n.target))
+    names = [a.name if isinstance(a, torch.fx.Node) else repr(a) for a in n.args[:2]]
+    if sym and len(names) == 2:
+        return f"{names[0]}{sym}{names[1]}"
+    return f"{short_op(n.target)}({', '.join(names)})"
+
+
+def _users(n: torch.fx.Node) -> str:
+    ops = sorted({short_op(u.target) for u in n.users if u.op == "call_function"})
+    return ", ".join(f"`{o}`" for o in ops) or "the output"
+
+
+def explain(change: Change, program: Program, plan: Plan) -> str:
+    """One sentence: "`sub` at model.py:12: <what to change> — <why it matters>"."""
+    n = program.node(change.node_id)
+    d = plan.decisions[change.node_id]
+    where = f"`{short_op(n.target)}` ({change.node_id}) at {change.source or 'unknown source'}"
+    storage, compute = _dt(d.storage_dtype), _dt(d.compute_dtype)
+    if change.kind is ChangeKind.NO_FMA:
+        assert d.fma is not None
+        mul = program.node(d.fma.mul_id)
+        return (
+            f"{where}: do not contract `{expression(mul)}` into an FMA here — the FMA keeps the "
+            f"product unrounded on one side only, so `{expression(n)}` becomes the rounding error "
+            f"of the product instead of what the other operand cancels against"
+        )
+    if change.kind is ChangeKind.UPCAST:
+        return (
+            f"{where}: compute in fp32 (opmath) instead of {compute} — computing in {storage} "
+            f"rounds the operands and the result to {storage}'s precision, which the reference does not"
+        )
+    if change.kind is ChangeKind.ROUND:
+        return (
+            f"{where}: round the result to {storage} as it is produced, as eager does — kept in "
+            f"{compute} inside the fused kernel, it feeds {_users(n)} a value eager never sees"
+        )
+    return (
+        f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
+        f"here throws away bits that {_users(n)} need to stay close to the fp64 result"
+    )
+
+
+def describe_node(program: Program, nid: str) -> str:
+    """``sub at model.py:12`` for reports."""
+    n = program.node(nid)
+    src = n.meta.get("roundoff_source")
+    return f"{short_op(n.target)} ({node_id(n)})" + (f" at {src}" if src else "")
