@@ -26,7 +26,7 @@ def _sample() -> dict[str, Any]:
                             mismatch=1.0, sqnr_db=-math.inf, nan=0, inf=0, local_bits=30.2,
                             inherited_bits=0.0)},
         {"id": "n4", "op": "aten.exp.default", "op_class": "pointwise_transcendental",
-         "source": "model.py:12", "group": 0, "verdict": "diverges",
+         "source": "model.py:12", "group": 0, "verdict": "nonfinite",
          "metrics": metrics(max_ulp=math.inf, bits=math.inf, max_abs=math.inf, max_rel=math.inf,
                             mismatch=1.0, sqnr_db=None, nan=0, inf=1, local_bits=0.5,
                             inherited_bits=math.inf)},
@@ -46,6 +46,7 @@ def _sample() -> dict[str, Any]:
         hazards=[{"kind": "fma_cancellation", "node": "n3", "source": "model.py:12",
                   "message": "FMA contraction keeps the rounding error of x*scale; exp turns it "
                              "into inf"}],
+        explanations=["`sub` at model.py:12: FMA contraction keeps the rounding error of x*scale"],
         groups=[{"id": 0, "kind": "pointwise", "nodes": ["n2", "n3", "n4"]}],
         notes=["reductions are bounded against fp64, not bit-exact"],
         trace="def f(x, scale):\n    # kernel 0\n    t2 = x * scale  # fp32\n",

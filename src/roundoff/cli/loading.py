@@ -186,7 +186,8 @@ def preflight(loaded: Loaded) -> None:
             f"{loaded.label} fails on its inputs [{shapes}]: {_describe(exc)}; make the input "
             "factory return tensors of the shapes and dtypes the function expects"
         ) from exc
-    outs = out if isinstance(out, (tuple, list)) else (out,)
+    outs = tuple(out.values()) if isinstance(out, dict) else out
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
     tensors = [t for t in outs if isinstance(t, torch.Tensor)]
     if not tensors:
         raise UsageError(

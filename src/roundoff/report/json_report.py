@@ -17,11 +17,14 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                                         # vs fp64 <= multiplier * RMSE of the reference vs fp64
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
-        "nodes": [{"id", "op", "op_class", "source", "group", "verdict",
+        "nodes": [{"id", "op", "op_class", "source", "group",
+                   "verdict",           # "ok" | "diverges" | "nonfinite" (NaN/inf, fp64 finite)
                    "metrics": {"max_ulp", "bits", "max_abs", "max_rel", "mismatch",
                                "sqnr_db", "nan", "inf", "local_bits", "inherited_bits"}}],
+                                        # metrics of the policy run against the fp64 oracle
         "hazards": [{"kind", "node", "source", "message"}],
         "groups": [{"id", "kind", "nodes": [ids]}],      # the plan's kernels
+        "explanations": [str],          # plain-words findings ("`sub` at model.py:12: ...")
         "notes": [str],                 # e.g. "reductions are not bit-exact: bounded against fp64"
         "trace": str | null,            # the plan as a runnable-Python trace
         "blame": null | {"changes": [{"node", "change", "source", "explanation"}],
@@ -32,7 +35,9 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
 Numbers: every metric is a JSON number or null (not measured); non-finite values, which JSON
 cannot hold, are the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (see `jsonable`). Errors are in
 the metric's own unit: `max_ulp` in units in the last place of the node's storage format, `bits`
-as log2(1 + ulp), `sqnr_db` in decibels, `mismatch` as a fraction of elements in [0, 1].
+as log2(1 + max ulp), `sqnr_db` in decibels, `mismatch` as a fraction of elements in [0, 1],
+`nan`/`inf` as element counts. `local_bits` is the node's own error (max bits when recomputed under
+the policy from oracle inputs); `inherited_bits` the mean bits of error not explained by it.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ _NODE_REF = {
     ]
 }
 _VERDICT = {"enum": ["ok", "diverges"]}
+_NODE_VERDICT = {"enum": ["ok", "diverges", "nonfinite"]}
 METRIC_KEYS = (
     "max_ulp", "bits", "max_abs", "max_rel", "mismatch", "sqnr_db", "nan", "inf",
     "local_bits", "inherited_bits",
@@ -88,7 +94,8 @@ SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "required": ["policy", "verdict", "outputs", "first_divergent", "nan_origin",
-                             "nodes", "hazards", "groups", "notes", "trace", "blame"],
+                             "nodes", "hazards", "groups", "explanations", "notes", "trace",
+                             "blame"],
                 "additionalProperties": False,
                 "properties": {
                     "policy": {"type": "string"},
@@ -121,7 +128,7 @@ SCHEMA: dict[str, Any] = {
                                 "op_class": {"type": ["string", "null"]},
                                 "source": {"type": ["string", "null"]},
                                 "group": {"type": ["integer", "null"]},
-                                "verdict": _VERDICT,
+                                "verdict": _NODE_VERDICT,
                                 "metrics": {
                                     "type": "object",
                                     "required": list(METRIC_KEYS),
@@ -156,6 +163,7 @@ SCHEMA: dict[str, Any] = {
                             },
                         },
                     },
+                    "explanations": {"type": "array", "items": {"type": "string"}},
                     "notes": {"type": "array", "items": {"type": "string"}},
                     "trace": {"type": ["string", "null"]},
                     "blame": {
@@ -242,6 +250,7 @@ def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -
         "nodes": nodes,
         "hazards": [],
         "groups": [],
+        "explanations": [],
         "notes": [],
         "trace": None,
         "blame": None,

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from roundoff.report.json_report import number
 
-VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red"}
+VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold magenta"}
 
 
 def fmt_num(x: Any, digits: int = 4) -> str:
@@ -121,7 +121,7 @@ def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
         bad = (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
         bits = number(m.get("bits"))
         bits = -1.0 if bits is None or math.isnan(bits) else bits
-        return (1 if node["verdict"] == "diverges" or bad else 0, bits)
+        return (1 if node["verdict"] != "ok" or bad else 0, bits)
 
     return sorted(run["nodes"], key=key, reverse=True)[:top]
 
@@ -166,6 +166,8 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
     origin = run["nan_origin"]
     if origin and origin.get("explanation"):
         parts.append(Text(f"  {origin['explanation']}"))
+    for line in run["explanations"]:
+        parts.append(Text(f"- {line}"))
     for h in run["hazards"]:
         where = f" at {h['source']}" if h.get("source") else ""
         parts.append(Text(f"hazard [{h['kind']}] {h['node'] or ''}{where}: {h['message']}",

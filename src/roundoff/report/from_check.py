@@ -1,0 +1,94 @@
+"""Analysis results -> report documents (the schema of ``roundoff.report.json_report``).
+
+This is the one place that knows the field names of ``roundoff.analyze.CheckResult`` and
+``roundoff.blame.BlameResult``; the renderers read only the document. Node metrics are the policy
+run against the fp64 oracle (`vs_oracle`); `local_bits` is the max bits of the node recomputed from
+oracle inputs, `inherited_bits` analyze's mean bits not explained by the local error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roundoff.analyze.metrics import Metrics
+from roundoff.analyze.result import CheckResult, NodeReport
+from roundoff.plan.model import Plan
+from roundoff.report.json_report import (
+    make_document,
+    make_run,
+    metrics,
+    node_ref,
+    output_entry,
+)
+
+
+def _metrics(n: NodeReport) -> dict[str, Any]:
+    m: Metrics = n.vs_oracle
+    return metrics(
+        max_ulp=m.max_ulp, bits=m.max_bits, max_abs=m.max_abs, max_rel=m.max_rel,
+        mismatch=m.mismatch_fraction, sqnr_db=m.sqnr_db, nan=m.nan, inf=m.inf,
+        local_bits=None if n.local is None else n.local.max_bits, inherited_bits=n.inherited_bits,
+    )
+
+
+def _ref(result: CheckResult, node_id: str | None, explain: bool = False) -> dict | None:
+    if node_id is None:
+        return None
+    try:
+        n = result.node(node_id)
+        op, source = n.op, n.source
+    except KeyError:
+        op, source = "?", None
+    explanation = None
+    if explain:
+        hits = [e for e in result.explanations if node_id in e or (source and source in e)]
+        explanation = hits[0] if hits else None
+    return node_ref(node_id, op, source, explanation)
+
+
+def _blame(blame: Any) -> dict[str, Any] | None:
+    if blame is None:
+        return None
+    changes = [
+        {"node": c.node_id, "change": c.kind.value, "source": c.source, "explanation": e}
+        for c, e in zip(blame.changes, blame.explanations)
+    ]
+    return {"changes": changes, "evaluations": int(blame.evaluations),
+            "overrides_toml": blame.policy_toml or ""}
+
+
+def run_from_check(
+    result: CheckResult, plan: Plan | None = None, trace: str | None = None, blame: Any = None
+) -> dict[str, Any]:
+    """One run entry from a CheckResult, with kernel groups from `plan` and its `trace` text."""
+    group_of = {} if plan is None else {k: d.group for k, d in plan.decisions.items()}
+    nodes = [
+        {"id": n.node_id, "op": n.op, "op_class": n.op_class, "source": n.source,
+         "group": group_of.get(n.node_id), "verdict": n.verdict, "metrics": _metrics(n)}
+        for n in result.nodes
+    ]
+    outputs = [
+        output_entry(o.name, "ok" if o.passes else "diverges", o.rmse_result, o.rmse_reference, None)
+        for o in result.outputs
+    ]
+    groups = [] if plan is None else [
+        {"id": g.id, "kind": g.kind, "nodes": list(g.node_ids)} for g in plan.groups
+    ]
+    notes = list(result.notes)
+    if result.unmodeled:
+        notes.append(f"unmodeled ops (their numerics are not modelled by the policy): "
+                     f"{', '.join(result.unmodeled)}")
+    return make_run(
+        result.policy, outputs, nodes,
+        first_divergent=_ref(result, result.first_divergent),
+        nan_origin=_ref(result, result.nan_origin, explain=True),
+        hazards=[{"kind": h.kind, "node": h.node_id, "source": h.source, "message": h.message}
+                 for h in result.hazards],
+        groups=groups, explanations=list(result.explanations), notes=notes, trace=trace,
+        blame=_blame(blame),
+    )
+
+
+def document_from_checks(target: str, against: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole document for `target` from run entries made by `run_from_check`."""
+    return make_document(target, against, runs)
