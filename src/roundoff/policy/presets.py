@@ -1,0 +1,167 @@
+"""The named presets: one literal table, loaded through the TOML schema and validated at import.
+
+Each entry says how one real system computes a program whose tensors are stored in bf16/fp16/fp8
+(see ``roundoff.policy.model`` for the enums and ``roundoff.plan.model`` for the value model).
+Modelling decisions that the sources leave open are written next to the entry, with the reason.
+
+- eager: ATen computes every pointwise op in ``at::opmath_type`` (fp32 for bf16/fp16/fp8) and
+  rounds each result; composite kernels (_softmax, native_layer_norm, ...) compute in fp32 and
+  round once, so no decompositions apply. A Python scalar enters the fp32 computation unrounded.
+- inductor-gpu / inductor-cpu: Inductor decomposes, fuses pointwise chains and keeps fused
+  intermediates in fp32 (``codegen_upcast_to_fp32``), so per-op and user casts inside a kernel
+  vanish: FUSION_BOUNDARY. Triton/ptxas contracts ``a*b + c`` (even a multi-use product: the
+  ``tmp4 - tmp4`` of pytorch FMA thread); the C++ backend is built with ``-ffp-contract=off``.
+- inductor-emulate: ``emulate_precision_casts=True`` rounds after every op inside the fused kernel
+  and turns Triton FP fusion off.
+- xla-*: torch_xla turns a Python scalar into an XLA constant of the *tensor's* element type
+  (``GetIrValueForScalar(value, element_type)``), so it is rounded to bf16 before the opmath
+  upcast: ROUND_TO_STORAGE (reasoned from torch_xla's lowering, not measured here: torch_xla 2.9
+  needs torch 2.9 exactly). XLA applies no ATen decompositions of Inductor's kind.
+- xla-neuron: the backend-specific ``use_opmathtype_for_compute`` (CPU || NEURON) proposed by
+  ysiraichi in the revert thread and never merged. On Neuron, mul keeps its fp32 opmath (the
+  Neuron team's reason for the revert: their compiler "expects mixed-precision accumulation"
+  and saw Llama 3.1 70B / Mixtral 8x22B accuracy failures without the f32 converts); the
+  Neuron compiler fuses and keeps those fp32 values through the fused region, which we model as
+  FUSION_BOUNDARY. FMA: no source says Neuron contracts; NEVER.
+- thunder-*: Thunder wraps every elementwise op (and reductions: ``ltorch.sum`` of bf16 converts
+  to f32, ``prims.sum``, converts back) in ``convert_element_type`` to fp32 and back, but maps
+  matmul/linear/conv/sdpa straight to prims with operands as stored: those classes are STORAGE
+  (operands in the storage dtype even inside an nvFuser region; accumulation per
+  ``matmul_accumulate``). nvFuser drops redundant cast chains inside a fusion (FUSION_BOUNDARY)
+  and compiles with nvrtc, whose default is ``--fmad=true``: WITHIN_FUSION. Thunder's own
+  decompositions into prims keep fp32 intermediates within a fusion, which the fused class-level
+  model already gives, so no Inductor decompositions are applied. Python scalars join the fp32
+  computation unrounded (Thunder's number type promotion).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from roundoff.policy.model import Policy
+from roundoff.policy.serialize import policy_from_dict
+
+_OPMATH_ALL = {
+    "pointwise_arithmetic": "opmath",
+    "pointwise_transcendental": "opmath",
+    "reduction": "opmath",
+    "matmul": "opmath",
+    "convolution": "opmath",
+    "attention": "opmath",
+    "normalization": "opmath",
+}
+_THUNDER = {**_OPMATH_ALL, "matmul": "storage", "convolution": "storage", "attention": "storage"}
+_NATIVE_BF16_MUL = {"aten.mul": {"compute": "storage"}}
+_XLA_2_9_SOURCE = (
+    "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
+    "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
+)
+
+PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
+    {
+        "name": "eager",
+        "description": "Eager PyTorch: every op upcast to fp32 opmath and rounded after each op",
+        "source": "PyTorch ATen at::opmath_type / TensorIterator kernels (torch 2.9-2.13)",
+        "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
+        "scalars": "opmath_unrounded",
+    },
+    {
+        "name": "inductor-gpu",
+        "description": "torch.compile on GPU: fused fp32 intermediates, ptxas contracts FMAs",
+        "source": "torch 2.11 Inductor/Triton 3.6 defaults (emulate_precision_casts=False); "
+                  "pytorch FMA issue, pytorch#122179",
+        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "fma": "within_fusion", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
+    },
+    {
+        "name": "inductor-cpu",
+        "description": "torch.compile on CPU: fused fp32 intermediates, no FMA contraction",
+        "source": "torch 2.13 Inductor C++ backend, -ffp-contract=off "
+                  "(TORCHINDUCTOR_CPP_ENABLE_FLOATING_POINT_CONTRACT_FLAG unset)",
+        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "fma": "never", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
+    },
+    {
+        "name": "inductor-emulate",
+        "description": "torch.compile with emulate_precision_casts: eager rounding inside kernels",
+        "source": "torch._inductor.config.emulate_precision_casts=True (also disables Triton "
+                  "FP fusion)",
+        "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "pointwise", "fma": "never",
+        "scalars": "opmath_unrounded", "decompositions": ["inductor"],
+    },
+    {
+        "name": "xla-2.9",
+        "description": "PyTorch/XLA 2.8-2.9: elementwise ops (mul included) in f32, converted back",
+        "source": _XLA_2_9_SOURCE + "; allow_excess_precision=false",
+        "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "pointwise", "fma": "never",
+        "scalars": "round_to_storage",
+    },
+    {
+        "name": "xla-2.10",
+        "description": "PyTorch/XLA 2.10+: as 2.9 but bf16 mul computed natively in bf16",
+        "source": "pytorch/xla master/r2.10: pytorch/xla#9663 removed use_opmathtype_for_compute "
+                  "from mul (the revert restored it only on r2.9)",
+        "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "pointwise", "fma": "never",
+        "scalars": "round_to_storage", "op_overrides": _NATIVE_BF16_MUL,
+    },
+    {
+        "name": "xla-neuron",
+        "description": "Never-merged PyTorch/XLA proposal: opmath mul on Neuron, f32 kept in fusions",
+        "source": "pytorch/xla revert thread of #9663 (ysiraichi: use_opmathtype_for_compute "
+                  "only for CPU || NEURON; not merged), #9699",
+        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "fma": "never", "scalars": "round_to_storage",
+    },
+    {
+        "name": "xla-excess-precision",
+        "description": "PyTorch/XLA 2.10 with XLA dropping narrowing converts inside fusions",
+        "source": "XLA --xla_allow_excess_precision (default true) over pytorch/xla r2.10 lowering",
+        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "fma": "never", "scalars": "round_to_storage", "op_overrides": _NATIVE_BF16_MUL,
+    },
+    {
+        "name": "thunder-nvfuser",
+        "description": "Thunder + nvFuser: elementwise upcast to f32, matmul/conv/sdpa as stored",
+        "source": "Lightning-AI/lightning-thunder#318, #207 (matmul/linear in nvFuser); "
+                  "thunder/clang elementwise wrappers; nvrtc default --fmad=true",
+        "compute": _THUNDER, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "fma": "within_fusion", "scalars": "opmath_unrounded",
+    },
+    {
+        "name": "thunder-autocast",
+        "description": "Thunder + nvFuser under autocast: matmul/linear/sdpa inputs downcast to bf16",
+        "source": "Lightning-AI/lightning-thunder autocast transform (auto-downcast of linear, "
+                  "matmul, sdpa inputs; IvanYashchuk in the #318/#207 thread)",
+        "compute": _THUNDER, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "fma": "within_fusion", "scalars": "opmath_unrounded", "matmul_input": "bf16",
+    },
+    {
+        "name": "fp32",
+        "description": "Reference: every floating tensor promoted to fp32, rounded after each op",
+        "source": "roundoff reference run (eager PyTorch semantics in fp32)",
+        "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
+        "storage": "fp32",
+    },
+    {
+        "name": "fp64",
+        "description": "Oracle: every floating tensor promoted to fp64, fp64 accumulation",
+        "source": "roundoff fp64 oracle (eager PyTorch semantics in fp64)",
+        "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
+        "storage": "fp64", "matmul_accumulate": "fp64", "reduction_accumulate": "fp64",
+    },
+)  # fmt: skip
+
+
+def _load(table: tuple[Mapping[str, Any], ...]) -> Mapping[str, Policy]:
+    presets: dict[str, Policy] = {}
+    for entry in table:
+        policy = policy_from_dict(entry)
+        if policy.name in presets:
+            raise ValueError(f"preset table: {policy.name!r} appears twice; keep one entry")
+        presets[policy.name] = policy
+    return MappingProxyType(presets)
+
+
+PRESETS: Mapping[str, Policy] = _load(PRESET_TABLE)
