@@ -100,9 +100,9 @@ def blame(
     if repro and status is BlameStatus.FIXED:
         try:
             repro_text = repro_script(
-                program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol,
+                ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol,
                 title=f"{program.name} under {pol.name} against {ref.value}",
-                notes=tuple(explain(c, program, ev.base_plan) for c in found),
+                notes=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found),
             )
         except ReproError as exc:
             notes.append(f"no repro script: {exc}")
@@ -119,7 +119,7 @@ def blame(
         search=search,
         status=status,
         changes=tuple(found),
-        explanations=tuple(explain(c, program, ev.base_plan) for c in found),
+        explanations=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found),
         candidates=len(candidates),
         evaluations=outcome.evaluations,
         nodes_recomputed=cost.nodes_recomputed,

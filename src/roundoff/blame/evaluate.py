@@ -75,7 +75,11 @@ class Evaluator:
         )
         self.eager = tuple(run_eager(program, self.inputs))
         self.oracle = tuple(run_oracle(program, self.inputs))
-        self._computing = [n for n in program.nodes() if n.op not in ("placeholder", "output")]
+        # The plan's program is the graph as planned (decomposed, CSE'd): cache by stable node id.
+        self._cache = {node_id(n): v for n, v in self._env.items() if n.op != "output"}
+        self._computing = [
+            node_id(n) for n in self.base_plan.program.nodes() if n.op not in ("placeholder", "output")
+        ]
         self.evaluations = 0
         self.nodes_recomputed = 0
         self.nodes_full = 0
@@ -94,7 +98,7 @@ class Evaluator:
         base = self.base_plan.decisions
         roots = {nid for nid, d in plan.decisions.items() if base.get(nid) != d}
         roots |= {nid for nid in base if nid not in plan.decisions}
-        return downstream(self.program, roots)
+        return downstream(plan.program, roots)
 
     def outputs(self, changes: Sequence[Change]) -> tuple[torch.Tensor, ...]:
         """Emulated outputs under `policy` + `changes`, recomputing only affected nodes."""
@@ -103,8 +107,14 @@ class Evaluator:
         recomputed = len(self._computing)
         if self.incremental:
             dirty = self.affected(plan)
-            env = {n: v for n, v in self._env.items() if n.op != "output" and node_id(n) not in dirty}
-            recomputed = sum(1 for n in self._computing if node_id(n) in dirty)
+            env = {
+                n: self._cache[node_id(n)]
+                for n in plan.program.nodes()
+                if n.op != "output" and node_id(n) not in dirty and node_id(n) in self._cache
+            }
+            recomputed = sum(
+                1 for n in plan.program.nodes() if n.op not in ("placeholder", "output") and n not in env
+            )
         out, _ = self._run_keep(
             plan, self.inputs, transcendentals=self.transcendentals, initial_env=env
         )

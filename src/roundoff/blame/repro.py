@@ -128,6 +128,11 @@ def _table(plan: Plan) -> str:
     return "{\n" + "\n".join(rows) + "\n}"
 
 
+def _diff_comment(before: Plan, after: Plan) -> str:
+    changed = [nid for nid, d in after.decisions.items() if before.decisions.get(nid) != d]
+    return f"# AFTER differs from BEFORE at: {', '.join(changed) or 'nothing'}\n"
+
+
 def _program_body(program: Program) -> tuple[list[str], list[str]]:
     lines: list[str] = []
     outputs: list[str] = []
@@ -203,6 +208,13 @@ def repro_script(
         raise ValueError(
             f"program {program.name!r} takes {len(placeholders)} inputs, {len(inputs)} given"
         )
+    ids = [node_id(n) for n in program.nodes()]
+    for p in (before, after):
+        if [node_id(n) for n in p.program.nodes()] != ids:
+            raise ReproError(
+                f"plan of policy {p.policy.name!r} is of a different graph than the program given; "
+                "pass plans of the same (planned) program"
+            )
     body, outputs = _program_body(program)
     runtime = inspect.getsource(repro_runtime).split("from __future__ import annotations", 1)[1]
     header = [
@@ -224,6 +236,6 @@ def repro_script(
         "INPUTS = [\n" + "".join(f"    {_tensor_source(t)},\n" for t in inputs) + "]",
         f"STORAGE = {_storage_map(before)}",
         f"BEFORE = {_table(before)}",
-        f"AFTER = {_table(after)}",
+        _diff_comment(before, after) + f"AFTER = {_table(after)}",
     ]
     return "\n\n\n".join(parts) + _MAIN.format(body="\n".join(body), outputs=outputs)
