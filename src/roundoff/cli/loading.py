@@ -144,19 +144,15 @@ def load_script_target(target: str, inputs_ref: str | None, backward: bool) -> L
 
 
 def load_zoo_target(name: str, backward: bool) -> Loaded:
-    """Resolve ``zoo:NAME`` through `roundoff.zoo`; UsageError naming the known workloads."""
+    """Resolve ``zoo:NAME`` through `roundoff.zoo` (seed 0, CPU, the workload's own dtype)."""
     from roundoff import zoo
 
-    known = list(zoo.list_workloads())
+    known = [w.name for w in zoo.list_workloads()]
     if name not in known:
         raise UsageError(f"unknown workload zoo:{name}; known: {', '.join(known)}")
     workload = zoo.get_workload(name)
-    fn = getattr(workload, "fn", None) or getattr(workload, "module", None)
-    if fn is None:
-        raise UsageError(f"workload zoo:{name} exposes no callable (fn/module)")
     inputs = as_input_tuple(workload.make_inputs(), f"zoo:{name} make_inputs()")
-    wants_backward = backward or bool(getattr(workload, "backward", False))
-    return Loaded(f"zoo:{name}", fn, inputs, wants_backward)
+    return Loaded(f"zoo:{name}", workload.build(), inputs, backward or workload.backward)
 
 
 def load_target(target: str, inputs_ref: str | None = None, backward: bool = False) -> Loaded:

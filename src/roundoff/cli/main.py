@@ -71,12 +71,12 @@ def guarded(debug: bool) -> Iterator[None]:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         first = str(text).strip().splitlines()[0] if str(text).strip() else type(exc).__name__
         if _is_usage_error(exc):
-            _stderr().print(f"error: {first}", markup=False)
+            typer.echo(f"error: {first}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
-        _stderr().print(
+        typer.echo(
             f"internal error ({type(exc).__name__}: {first}); this is a roundoff bug, "
             "rerun with --debug for the traceback and report it",
-            markup=False,
+            err=True,
         )
         raise typer.Exit(EXIT_INTERNAL) from None
 
