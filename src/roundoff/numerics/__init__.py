@@ -1,1 +1,22 @@
-"""roundoff.numerics"""
+"""roundoff.numerics: formats, exact rounding, correctly rounded FMA and error metrics (torch only).
+
+Public API: `round_to`, `RoundingMode`, `fma`, `Format`, `Encoding`, `Overflow`, `FORMATS`, `get_format`,
+`format_of_dtype`, and the metrics `compare`, `ErrorStats`, `ErrorAccumulator`, `ulp_distance`,
+`ordinal`, `bits_of_error`.
+"""
+
+from roundoff.numerics.fma import fma
+from roundoff.numerics.formats import FORMATS, Encoding, Format, Overflow, format_of_dtype, get_format
+from roundoff.numerics.rounding import RoundingMode, round_to
+
+__all__ = [
+    "FORMATS",
+    "Encoding",
+    "Format",
+    "Overflow",
+    "RoundingMode",
+    "fma",
+    "format_of_dtype",
+    "get_format",
+    "round_to",
+]
