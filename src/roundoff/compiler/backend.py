@@ -18,7 +18,11 @@ from typing import Any
 import torch
 
 from roundoff.compiler.checking import Checker
-from roundoff.compiler.errors import RoundoffEnforcementWarning, RoundoffPlacementError
+from roundoff.compiler.errors import (
+    RoundoffCompileError,
+    RoundoffEnforcementWarning,
+    RoundoffPlacementError,
+)
 from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys
 from roundoff.compiler.settings import InductorSettings, inductor_settings
 from roundoff.policy.model import Policy
@@ -167,7 +171,13 @@ class _Compiled:
                 raise RoundoffPlacementError("node overrides need positional tensor inputs to capture the callable")
             program = capture(self.fn, *args)
             self.keys = program_keys(program, self.policy.node_overrides)
-        return self.checker(*args, **kwargs)
+        try:
+            return self.checker(*args, **kwargs)
+        except Exception as err:  # dynamo wraps backend errors; surface roundoff's own
+            cause = getattr(err, "inner_exception", None) or err.__cause__
+            if isinstance(cause, RoundoffCompileError):
+                raise cause from None
+            raise
 
     def wrapper(self) -> Callable[..., Any]:
         if isinstance(self.fn, torch.nn.Module):

@@ -1,0 +1,71 @@
+"""Node and op overrides through roundoff.compile change exactly the intended rounding."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from compile_helpers import bf16_inputs, differing, eager, with_overrides
+
+import roundoff
+from roundoff.capture import capture
+from roundoff.compiler import RoundoffPlacementError
+from roundoff.policy.model import OpOverride
+
+KEEP = OpOverride(round_result=False)
+
+
+def chain(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+    return ((a * b) + c) * d - a
+
+
+def _f(t: torch.Tensor) -> torch.Tensor:
+    return t.float()
+
+
+def _first_mul_id(xs: list[torch.Tensor]) -> str:
+    prog = capture(chain, *xs)
+    muls = [n for n in prog.graph.nodes if n.op == "call_function" and "mul" in str(n.target)]
+    return muls[0].meta["roundoff_id"]
+
+
+def test_node_override_keeps_one_product_in_fp32() -> None:
+    a, b, c, d = xs = bf16_inputs(100_000, 4)
+    nid = _first_mul_id(xs)
+    # oracle by hand, eager torch with explicit casts: a*b stays fp32, everything else rounds.
+    m1 = _f(a) * _f(b)
+    t = (m1 + _f(c)).bfloat16()
+    oracle = (_f((_f(t) * _f(d)).bfloat16()) - _f(a)).bfloat16()
+    f = roundoff.compile(chain, policy=with_overrides(eager(), "keep-ab", node={nid: KEEP}))
+    out = f(*xs)
+    repro = f"repro: roundoff.compile(chain, eager + node_overrides {{{nid!r}: round_result=False}})"
+    assert out.dtype == torch.bfloat16
+    assert differing(out, oracle) == 0.0, repro
+    assert differing(out, chain(*xs)) > 0.01, "override had no effect; " + repro
+    assert f.roundoff_state.placements == [f"{nid} -> mul (aten.mul.Tensor)"]
+
+
+def test_op_override_keeps_every_product_in_fp32() -> None:
+    a, b, c, d = xs = bf16_inputs(100_000, 4, seed=2)
+    t = (_f(a) * _f(b) + _f(c)).bfloat16()
+    oracle = (_f(t) * _f(d) - _f(a)).bfloat16()
+    out = roundoff.compile(chain, policy=with_overrides(eager(), "keep-mul", op={"aten.mul": KEEP}))(*xs)
+    assert differing(out, oracle) == 0.0, "repro: eager + op_overrides {'aten.mul': round_result=False}"
+
+
+def test_unknown_node_id_fails_loudly() -> None:
+    f = roundoff.compile(chain, policy=with_overrides(eager(), "bad", node={"n999": KEEP}))
+    with pytest.raises(RoundoffPlacementError, match="n999"):
+        f(*bf16_inputs(16, 4))
+
+
+def test_unenforceable_override_fails_loudly() -> None:
+    xs = bf16_inputs(16, 4)
+    pol = with_overrides(eager(), "fma", node={_first_mul_id(xs): OpOverride(contract_fma=True)})
+    with pytest.raises(RoundoffPlacementError, match="contract_fma"):
+        roundoff.compile(chain, policy=pol)(*xs)
+
+
+def test_registered_backend_refuses_node_overrides() -> None:
+    pol = with_overrides(eager(), "n", node={"n4": KEEP})
+    with pytest.raises(RoundoffPlacementError, match="roundoff.compile"):
+        roundoff.compiler.make_backend(pol)
