@@ -1,0 +1,138 @@
+"""`check`: emulate a policy, the fp64 oracle and a reference in one streaming pass, and diagnose.
+
+Numeric contract: the policy run and the reference run are emulated by `roundoff.execute` (bit-exact
+to the backends on pointwise graphs; reductions and matmuls use torch's fp32 kernels, so there
+the figures bound the difference against fp64 rather than reproduce a backend's summation order).
+The oracle holds every value in fp64. Output verdicts are ``torch._dynamo.utils.same(ref, res,
+fp64_ref=oracle, tol=tol)``; against the oracle, `ref` is the oracle rounded (RNE) to the output's
+dtype, i.e. the best any run in that dtype could return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from roundoff.analyze.explain import explain
+from roundoff.analyze.hazards import lint
+from roundoff.analyze.metrics import measure
+from roundoff.analyze.observe import NodeObserver, rmse, same_rule
+from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.formats import is_float
+from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.node_numerics import OracleNumerics, round_value
+from roundoff.execute.run import _check_inputs, plan_numerics
+from roundoff.plan.model import Plan
+from roundoff.policy.model import Policy
+
+ORACLE_NAMES = ("oracle", "fp64")
+
+
+def _plan(program: Program, policy: Policy | str) -> Plan:
+    from roundoff.plan import plan
+
+    return plan(program, policy)
+
+
+def _program(target: Program | Callable[..., Any], inputs: Sequence[Any], backward: bool) -> Program:
+    if isinstance(target, Program):
+        return target
+    if not callable(target):
+        raise TypeError(
+            f"check() takes a roundoff Program, a function or an nn.Module; got {type(target).__name__}"
+        )
+    from roundoff.capture import capture
+
+    return capture(target, *inputs, backward=backward)
+
+
+def check(
+    target: Program | Callable[..., Any],
+    inputs: Sequence[torch.Tensor],
+    policy: Policy | str,
+    against: Policy | str = "eager",
+    stream: bool = True,
+    *,
+    backward: bool = False,
+    tol: float = 1e-4,
+    transcendentals: str = "eager",
+    local: bool = True,
+) -> CheckResult:
+    """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"`` or ``"oracle"``).
+
+    `stream=True` frees every value once its last user has run (memory ~ one run per side);
+    ``False`` keeps them all. `transcendentals="inductor"` evaluates exp/log/tanh/... with Inductor's
+    own fp32 kernels in both emulated runs, so remaining differences are the precision policy's.
+    `local=False` skips the local-error recomputation (about a third of the work).
+    """
+    program = _program(target, inputs, backward)
+    inputs = _check_inputs(program, inputs)
+    plan_a = _plan(program, policy)
+    sides = [plan_numerics(plan_a, transcendentals), OracleNumerics()]
+    vs_oracle = isinstance(against, str) and against in ORACLE_NAMES
+    against_name = "oracle" if vs_oracle else (against if isinstance(against, str) else against.name)
+    if not vs_oracle:
+        plan_b = _plan(plan_a.program, against)
+        sides.append(plan_numerics(plan_b, transcendentals))
+    observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local)
+    ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream)
+    with torch.no_grad():
+        outs = ls.run_inputs(inputs)
+    outputs = _output_verdicts(plan_a.program, outs, tol)
+    hazards = lint(plan_a, observer.oracle_absmax)
+    reports = tuple(observer.reports)
+    first = next((r.node_id for r in reports if r.verdict != "ok"), None)
+    culprits = _culprits(reports)
+    result = CheckResult(
+        program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
+        outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
+        hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled), notes=tuple(plan_a.notes),
+    )
+    return _with_explanations(result, plan_a)
+
+
+def _with_explanations(result: CheckResult, plan: Plan) -> CheckResult:
+    from dataclasses import replace
+
+    return replace(result, explanations=explain(result, plan))
+
+
+def _culprits(reports: tuple[NodeReport, ...], limit: int = 5) -> tuple[str, ...]:
+    """Nodes whose own (local) error is worst, where the run diverges or goes non-finite."""
+    bad = [r for r in reports if r.local is not None and (r.verdict != "ok" or r.local.nonfinite)]
+    bad.sort(key=lambda r: (r.local.nonfinite > 0, r.local.max_bits, r.local.mean_bits), reverse=True)
+    return tuple(r.node_id for r in bad[:limit] if r.local.max_bits > 0 or r.local.nonfinite)
+
+
+def _output_verdicts(program: Program, outs: tuple, tol: float) -> tuple[OutputVerdict, ...]:
+    res_all, oracle_all = outs[0], outs[1]
+    ref_all = outs[2] if len(outs) > 2 else None
+    out_node = next(n for n in program.graph.nodes if n.op == "output")
+    args = out_node.args[0] if isinstance(out_node.args[0], (tuple, list)) else (out_node.args[0],)
+    res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
+    oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
+    verdicts = []
+    for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
+        if not is_float(res):
+            continue
+        name = program.output_names[i] if i < len(program.output_names) else f"output{i}"
+        ref = ref_all[i] if ref_all is not None else round_value(oracle, res.dtype).to(res.dtype)
+        node = args[i]
+        nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
+        verdicts.append(
+            OutputVerdict(
+                name=name, node_id=nid, passes=same_rule(ref, res, oracle, tol),
+                rmse_result=rmse(res, oracle), rmse_reference=rmse(ref, oracle),
+                vs_oracle=measure(res, oracle, res.dtype),
+                vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),
+            )
+        )
+    if not verdicts:
+        raise ValueError(
+            f"program {program.name!r} has no floating-point outputs: nothing to check; "
+            "return the float tensors whose accuracy you care about"
+        )
+    return tuple(verdicts)

@@ -1,0 +1,125 @@
+"""Streaming per-node statistics over a `Lockstep` run (side 0: policy, 1: oracle, 2: reference).
+
+`NodeObserver` is the Lockstep's `on_node` callback: it reduces each node's values to `Metrics`
+while the node's operands are still alive, then the interpreter frees them. Per node it keeps only
+scalars, so memory stays at what the lockstep run itself holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.analyze.metrics import Metrics, measure
+from roundoff.analyze.result import NodeReport
+from roundoff.capture.program import NODE_ID, node_source
+from roundoff.execute.formats import is_float
+from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.node_numerics import PlanNumerics
+from roundoff.ops.classes import OpClass
+
+POLICY, ORACLE, REFERENCE = 0, 1, 2
+
+
+def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol: float) -> bool:
+    """PyTorch's own accuracy rule: ``torch._dynamo.utils.same`` with an fp64 reference, silenced."""
+    from torch._dynamo.utils import same
+
+    return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
+
+
+def rmse(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(torch.sqrt(torch.mean((a.double() - b.double()) ** 2)))
+
+
+class NodeObserver:
+    """Collects `NodeReport`s and the first non-finite origin while a Lockstep runs."""
+
+    def __init__(self, policy_side: PlanNumerics, has_reference: bool, tol: float, local: bool = True) -> None:
+        self.side = policy_side
+        self.has_reference = has_reference
+        self.tol = tol
+        self.local = local
+        self.reports: list[NodeReport] = []
+        self.nan_origin: str | None = None
+        self.reference_nan_origin: str | None = None
+        self.oracle_absmax: dict[str, float] = {}
+        self.error_absmax: dict[str, float] = {}
+        logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
+
+    def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        if node.op != "call_function" or not is_float(vals[POLICY]):
+            return
+        d = self.side.decision(node)
+        op_class = d.op_class if d is not None else None
+        if op_class is OpClass.DATA_MOVEMENT and node.target is not operator.getitem:
+            return
+        self._origin(node, vals, ls)
+        dtype = self.side.storage(node)
+        dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
+        res, oracle = vals[POLICY], vals[ORACLE]
+        nid = node.meta.get(NODE_ID, node.name)
+        if oracle.numel():
+            self.oracle_absmax[nid] = float(oracle.abs().max())
+        vs_oracle = measure(res, oracle, dtype)
+        vs_ref = ref_vs_oracle = None
+        if self.has_reference:
+            ref = vals[REFERENCE]
+            vs_ref = measure(res, ref.to(torch.float64), dtype)
+            ref_vs_oracle = measure(ref, oracle, dtype)
+        else:
+            ref = _rounded(oracle, dtype)
+        local, inherited = self._local(node, ls, oracle, dtype, vs_oracle)
+        verdict = self._verdict(res, ref, oracle, dtype)
+        self.reports.append(
+            NodeReport(
+                node_id=nid, op=_op_name(node), source=node_source(node),
+                op_class=op_class.value if op_class else "unknown", dtype=str(dtype).replace("torch.", ""),
+                vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
+                local=local, inherited_bits=inherited, verdict=verdict,
+                fma=bool(d is not None and d.fma is not None and d.fma.contracted),
+            )
+        )
+
+    def _verdict(self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> str:
+        if not bool(res.isfinite().all()) and bool(ref.isfinite().all()):
+            return "nonfinite"
+        r, s = ref.to(dtype), res.to(dtype)
+        return "ok" if torch.equal(r, s) or same_rule(r, s, oracle, self.tol) else "diverges"
+
+    def _local(
+        self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype, total: Metrics
+    ) -> tuple[Metrics | None, float | None]:
+        if not self.local:
+            return None, None
+        value = self.side.evaluate(node, ls.reader(ORACLE), fresh=True)
+        if not is_float(value):
+            return None, None
+        local = measure(value, oracle, dtype)
+        return local, max(0.0, total.mean_bits - local.mean_bits)
+
+    def _origin(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        for side, attr in ((POLICY, "nan_origin"), (REFERENCE, "reference_nan_origin")):
+            if getattr(self, attr) is not None or side >= len(vals) or not is_float(vals[side]):
+                continue
+            if bool(vals[side].isfinite().all()):
+                continue
+            inputs = [ls.env[p][side] for p in node.all_input_nodes if p in ls.env]
+            if all(bool(v.isfinite().all()) for v in inputs if is_float(v)):
+                setattr(self, attr, node.meta.get(NODE_ID, node.name))
+
+
+def _rounded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    from roundoff.execute.node_numerics import round_value
+
+    return round_value(x, dtype)
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    t: Any = node.target
+    name = getattr(t, "__name__", str(t))
+    return name.split(".")[0] if hasattr(t, "overloadpacket") else name

@@ -1,0 +1,133 @@
+"""Result data of `roundoff.analyze.check`: frozen, JSON-able, independent of how it was computed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from roundoff.analyze.metrics import Metrics
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A numeric trap found in the plan (and, where it needs values, in the oracle run).
+
+    `kind` is a stable key (``"fma-cancellation"``, ``"exp-of-difference"``, ``"max-subtraction-
+    mismatch"``, ``"fp16-overflow"``, ``"exp-overflow"``, ``"narrow-reduction"``,
+    ``"absorbed-epsilon"``, ``"division-by-rounded-small"``); `message` says what to do.
+    """
+
+    kind: str
+    node_id: str
+    op: str
+    source: str | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(kind=self.kind, node_id=self.node_id, op=self.op, source=self.source, message=self.message)
+
+
+@dataclass(frozen=True)
+class NodeReport:
+    """One node's numbers: error of the policy run vs the oracle and vs the reference run.
+
+    `local`: the node recomputed under the policy from *oracle* inputs (read as the plan reads
+    them), against the oracle; the error the node itself makes. `inherited_bits`: mean bits of
+    error of the policy run not explained by the local error (max(0, total - local)).
+    `verdict`: ``"ok"``, ``"diverges"`` (fails PyTorch's `same` rule against the reference with
+    the oracle as fp64 reference) or ``"nonfinite"`` (NaN/inf where the reference is finite).
+    """
+
+    node_id: str
+    op: str
+    source: str | None
+    op_class: str
+    dtype: str
+    vs_oracle: Metrics
+    vs_reference: Metrics | None
+    reference_vs_oracle: Metrics | None
+    local: Metrics | None
+    inherited_bits: float | None
+    verdict: str
+    fma: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(
+            node_id=self.node_id, op=self.op, source=self.source, op_class=self.op_class, dtype=self.dtype,
+            vs_oracle=_m(self.vs_oracle), vs_reference=_m(self.vs_reference),
+            reference_vs_oracle=_m(self.reference_vs_oracle), local=_m(self.local),
+            inherited_bits=self.inherited_bits, verdict=self.verdict, fma=self.fma,
+        )
+
+
+@dataclass(frozen=True)
+class OutputVerdict:
+    """Verdict for one program output: `passes` is ``torch._dynamo.utils.same(ref, res, fp64_ref)``."""
+
+    name: str
+    node_id: str
+    passes: bool
+    rmse_result: float
+    rmse_reference: float
+    vs_oracle: Metrics
+    vs_reference: Metrics | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(
+            name=self.name, node_id=self.node_id, passes=self.passes, rmse_result=_num(self.rmse_result),
+            rmse_reference=_num(self.rmse_reference), vs_oracle=self.vs_oracle.to_dict(),
+            vs_reference=None if self.vs_reference is None else self.vs_reference.to_dict(),
+        )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Everything `check` found for one program, policy and reference.
+
+    `diverges` is True when any output fails PyTorch's `same` rule. `first_divergent` is the first
+    node in graph order whose verdict is not ``"ok"``; `nan_origin` the first node that makes a
+    NaN/inf from finite inputs under the policy; `culprits` the nodes with the largest *local* error,
+    worst first; `explanations` plain-words sentences for a user.
+    """
+
+    program: str
+    policy: str
+    against: str
+    nodes: tuple[NodeReport, ...]
+    outputs: tuple[OutputVerdict, ...]
+    first_divergent: str | None
+    nan_origin: str | None
+    culprits: tuple[str, ...]
+    hazards: tuple[Hazard, ...]
+    explanations: tuple[str, ...]
+    unmodeled: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def diverges(self) -> bool:
+        return not all(o.passes for o in self.outputs)
+
+    def node(self, node_id: str) -> NodeReport:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise KeyError(f"no report for node {node_id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(
+            schema=SCHEMA_VERSION, program=self.program, policy=self.policy, against=self.against,
+            diverges=self.diverges, outputs=[o.to_dict() for o in self.outputs],
+            first_divergent=self.first_divergent, nan_origin=self.nan_origin, culprits=list(self.culprits),
+            hazards=[h.to_dict() for h in self.hazards], explanations=list(self.explanations),
+            unmodeled=list(self.unmodeled), notes=list(self.notes), nodes=[n.to_dict() for n in self.nodes],
+        )
+
+
+def _num(x: float) -> float | str:
+    return x if x == x and abs(x) != float("inf") else str(x)
+
+
+def _m(x: Metrics | None) -> dict[str, Any] | None:
+    return None if x is None else x.to_dict()
