@@ -73,7 +73,11 @@ class NodeDecision:
 
 @dataclass(frozen=True)
 class Plan:
-    """Program x Policy: per-node decisions, kernel groups, FMA sites and unmodeled ops."""
+    """Program x Policy: per-node decisions, kernel groups, FMA sites and unmodeled ops.
+
+    `program` is the program as planned (after the policy's decompositions and CSE), so every id in
+    `decisions` is one of its nodes; `cse` maps ids the backend's CSE merged away to the id kept.
+    """
 
     program: Program
     policy: Policy
@@ -82,3 +86,4 @@ class Plan:
     fma_sites: tuple[FmaSite, ...] = ()
     unmodeled: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    cse: dict[str, str] = field(default_factory=dict)  # node id removed by CSE -> id of the node kept

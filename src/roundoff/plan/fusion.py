@@ -1,0 +1,269 @@
+"""The fusion model: which nodes a backend computes together in one kernel, and which values it stores.
+
+Numeric meaning (the only reason roundoff models fusion): a value that crosses a kernel boundary is
+written to memory in its storage dtype, i.e. rounded (RNE) to it; a value consumed inside the kernel
+that computed it is read as computed (fp32 for bf16/fp16/fp8 storage under opmath).
+
+``FusionModel.NONE`` (eager): every op is its own kernel; every value is stored.
+
+``FusionModel.POINTWISE`` (Inductor, and the fusing XLA/nvFuser policies), following what Inductor
+does (DESIGN.md; thread 003 on the FMA issue, "rematerialize most of the pointwise ops"):
+
+* Kinds of node. *Fusible*: pointwise arithmetic/transcendental, comparison/select, casts, data
+  movement/views. *Reduction*. *Extern*: matmul, convolution, attention, normalization kernels
+  (when not decomposed), random, other and unmodeled ops: single kernels whose operands are read
+  from memory and whose outputs are stored.
+* Stored values: graph inputs; reduction and extern results (a reduction ENDS its kernel: its
+  consumers read its stored, rounded result); fusible nodes that are graph outputs, have no users,
+  or feed an extern op ("realized"); a pure data-movement node whose operands are all stored is an
+  alias of stored memory (no kernel: Inductor's ReinterpretView).
+* Kernels: every reduction, extern and realized fusible node roots one kernel, which also computes
+  (inlines) every unstored fusible ancestor reachable without crossing a stored value. An unstored
+  node inlined into several kernels is recomputed in each (rematerialized), so no consumer ever
+  reads it rounded.
+* Pointwise kernels that share computation or read each other's stored roots merge into one
+  kernel (Inductor's vertical/horizontal fusion) unless that would make a cycle through another
+  kernel. Inside a merged kernel a stored root is read as computed (Inductor's store cache).
+
+Where the real scheduler's heuristics can choose otherwise (realizing a multi-use pointwise node;
+a persistent reduction fused with its pointwise epilogue), `Fusion.notes` says so.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from roundoff.plan.model import FusionGroup
+from roundoff.policy.model import FusionModel
+
+
+class Kind(enum.Enum):
+    """A node's role in the fusion model."""
+
+    INPUT = "input"  # placeholder: a stored value
+    FUSIBLE = "fusible"  # pointwise / comparison / cast: inlined into consuming kernels
+    VIEW = "view"  # data movement: fusible, or an alias when its operands are stored
+    REDUCTION = "reduction"  # prologue fuses into it; ends its kernel
+    EXTERN = "extern"  # a kernel of its own, operands read from memory
+    ITEM = "item"  # getitem of a multi-output node: computed where its producer is
+
+
+@dataclass(frozen=True)
+class FusionNode:
+    """What the fusion model needs of one graph node (independent of FX, so tests can build graphs)."""
+
+    id: str
+    kind: Kind
+    inputs: tuple[str, ...]  # producer ids, in argument order (duplicates allowed)
+    is_output: bool = False  # a graph output (stored)
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """Result of the fusion model for one graph."""
+
+    groups: tuple[FusionGroup, ...]
+    home: dict[str, int | None]  # node id -> the kernel that first computes it (None: inputs, aliases)
+    members: dict[int, frozenset[str]]  # kernel id -> nodes computed in it (rematerialized included)
+    stored: frozenset[str]  # values written to memory (read rounded by other kernels)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def reads_rounded(self, consumer: str, producer: str) -> bool:
+        """Whether `consumer` reads `producer` from memory (i.e. rounded to its storage dtype)."""
+        if producer not in self.stored:
+            return False
+        group = self.home.get(consumer)
+        return group is None or producer not in self.members[group]
+
+
+def fuse(nodes: Sequence[FusionNode], model: FusionModel) -> Fusion:
+    """Group `nodes` (in topological order) into kernels under `model` (see the module docstring)."""
+    if model is FusionModel.NONE:
+        return _fuse_none(nodes)
+    if model is FusionModel.POINTWISE:
+        return _fuse_pointwise(nodes)
+    raise ValueError(f"unknown fusion model {model!r}; known: {', '.join(m.value for m in FusionModel)}")
+
+
+def _fuse_none(nodes: Sequence[FusionNode]) -> Fusion:
+    groups: list[FusionGroup] = []
+    home: dict[str, int | None] = {}
+    for n in nodes:
+        if n.kind is Kind.INPUT:
+            home[n.id] = None
+            continue
+        gid = len(groups)
+        groups.append(FusionGroup(gid, "single", (n.id,)))
+        home[n.id] = gid
+    members = {g.id: frozenset(g.node_ids) for g in groups}
+    return Fusion(tuple(groups), home, members, frozenset(n.id for n in nodes))
+
+
+def _users(nodes: Sequence[FusionNode]) -> dict[str, list[FusionNode]]:
+    users: dict[str, list[FusionNode]] = {n.id: [] for n in nodes}
+    for n in nodes:
+        for p in dict.fromkeys(n.inputs):
+            users[p].append(n)
+    return users
+
+
+def _stored(nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]]) -> tuple[set[str], set[str]]:
+    """(stored ids, alias ids) in one topological pass."""
+    by_id = {n.id: n for n in nodes}
+    stored: set[str] = set()
+    alias: set[str] = set()
+    for n in nodes:
+        if n.kind in (Kind.INPUT, Kind.REDUCTION, Kind.EXTERN):
+            stored.add(n.id)
+        elif n.kind is Kind.ITEM:
+            if all(p in stored for p in n.inputs):
+                stored.add(n.id)
+                if all(by_id[p].kind is Kind.INPUT or p in alias for p in n.inputs):
+                    alias.add(n.id)
+        else:
+            us = users[n.id]
+            realized = n.is_output or not us or any(u.kind is Kind.EXTERN for u in us)
+            if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
+                stored.add(n.id)
+                alias.add(n.id)
+            elif realized:
+                stored.add(n.id)
+    return stored, alias
+
+
+def _inline(root: FusionNode, by_id: dict[str, FusionNode], stored: set[str]) -> set[str]:
+    out: set[str] = set()
+    stack = [p for p in root.inputs if p not in stored]
+    while stack:
+        p = stack.pop()
+        if p in out:
+            continue
+        out.add(p)
+        stack.extend(q for q in by_id[p].inputs if q not in stored and q not in out)
+    return out
+
+
+class _Reach:
+    """Ancestor bitmasks, to reject a merge that would make a cycle through another kernel."""
+
+    def __init__(self, nodes: Sequence[FusionNode]) -> None:
+        self.index = {n.id: i for i, n in enumerate(nodes)}
+        self.anc: list[int] = []
+        for n in nodes:
+            mask = 0
+            for p in n.inputs:
+                i = self.index[p]
+                mask |= self.anc[i] | (1 << i)
+            self.anc.append(mask)
+
+    def mask(self, ids: set[str] | frozenset[str]) -> int:
+        m = 0
+        for i in ids:
+            m |= 1 << self.index[i]
+        return m
+
+    def convex(self, ids: set[str]) -> bool:
+        """No path leaves `ids` and comes back (an outside node both after and before the set)."""
+        u = self.mask(ids)
+        anc_u = 0
+        for i in ids:
+            anc_u |= self.anc[self.index[i]]
+        outside = anc_u & ~u
+        while outside:
+            low = outside & -outside
+            if self.anc[low.bit_length() - 1] & u:
+                return False
+            outside ^= low
+        return True
+
+
+def _fuse_pointwise(nodes: Sequence[FusionNode]) -> Fusion:
+    by_id = {n.id: n for n in nodes}
+    users = _users(nodes)
+    stored, alias = _stored(nodes, users)
+    kernels: list[tuple[str, str, set[str]]] = []  # (kind, root, members)
+    for n in nodes:
+        if n.kind is Kind.INPUT or n.id in alias or n.id not in stored:
+            continue
+        if n.kind is Kind.ITEM:
+            owner = next((k for k in kernels if n.inputs and n.inputs[0] in k[2]), None)
+            if owner is not None:
+                owner[2].add(n.id)
+                continue
+        kind = {Kind.REDUCTION: "reduction", Kind.EXTERN: "extern"}.get(n.kind, "pointwise")
+        kernels.append((kind, n.id, {n.id} | _inline(n, by_id, stored)))
+    kernels, merge_notes = _merge_pointwise(kernels, by_id, nodes)
+    return _assemble(nodes, kernels, stored, users, merge_notes)
+
+
+def _merge_pointwise(
+    kernels: list[tuple[str, str, set[str]]], by_id: dict[str, FusionNode], nodes: Sequence[FusionNode]
+) -> tuple[list[tuple[str, str, set[str]]], list[str]]:
+    """Greedy pairwise merge of related pointwise kernels, in graph order, keeping the kernel DAG acyclic."""
+    reach = _Reach(nodes)
+    merged: list[tuple[str, str, set[str]]] = []
+    for kind, root, members in kernels:
+        if kind != "pointwise":
+            merged.append((kind, root, members))
+            continue
+        current = (kind, root, set(members))
+        keep: list[tuple[str, str, set[str]]] = []
+        for other in merged:
+            related = other[0] == "pointwise" and (
+                other[2] & current[2] or any(p in other[2] for m in current[2] for p in by_id[m].inputs)
+            )
+            union = other[2] | current[2]
+            if related and reach.convex(union):
+                current = (kind, current[1], union)
+            else:
+                keep.append(other)
+        merged = keep + [current]
+    order = {n.id: i for i, n in enumerate(nodes)}
+    merged.sort(key=lambda k: max(order[m] for m in k[2]))
+    return merged, []
+
+
+def _assemble(
+    nodes: Sequence[FusionNode],
+    kernels: list[tuple[str, str, set[str]]],
+    stored: set[str],
+    users: dict[str, list[FusionNode]],
+    notes: list[str],
+) -> Fusion:
+    order = {n.id: i for i, n in enumerate(nodes)}
+    groups = tuple(
+        FusionGroup(gid, kind, tuple(sorted(members, key=order.__getitem__)))
+        for gid, (kind, _, members) in enumerate(kernels)
+    )
+    home: dict[str, int | None] = {n.id: None for n in nodes}
+    where: dict[str, list[int]] = {}
+    for g in groups:
+        for m in g.node_ids:
+            where.setdefault(m, []).append(g.id)
+            if home[m] is None:
+                home[m] = g.id
+    remat = [f"{m} (kernels {', '.join(map(str, gs))})" for m, gs in where.items() if len(gs) > 1]
+    if remat:
+        notes.append(
+            "rematerialized pointwise nodes, recomputed unrounded in every consuming kernel: "
+            + "; ".join(remat)
+            + ". Inductor's realize heuristics (multi-use nodes, read counts) may store one instead; "
+            "its consumers in other kernels would then read it rounded"
+        )
+    for g in groups:
+        if g.kind != "reduction":
+            continue
+        epilogue = sorted(
+            {u.id for m in g.node_ids if m in stored for u in users[m] if u.kind in (Kind.FUSIBLE, Kind.VIEW)},
+            key=order.__getitem__,
+        )
+        if epilogue:
+            notes.append(
+                f"kernel {g.id} (reduction) ends at its stored result; a persistent reduction may fuse "
+                f"its pointwise epilogue ({', '.join(epilogue)}) into the same kernel, which would then "
+                "read the reduction unrounded"
+            )
+    members = {g.id: frozenset(g.node_ids) for g in groups}
+    return Fusion(groups, home, members, frozenset(stored), tuple(notes))

@@ -1,0 +1,288 @@
+"""``plan(program, policy) -> Plan``: a Policy applied to every node of a Program.
+
+Steps, each a pure function of (program, policy):
+
+1. the policy's decompositions (``roundoff.capture.decompose``; stable ids kept);
+2. common-subexpression elimination when the policy fuses (Inductor and XLA CSE inside kernels):
+   merged ids in ``Plan.cse`` (removed id -> kept id);
+3. storage promotion (``policy.storage``: every floating value of the program stored in that format);
+4. per node: op class, storage dtype, compute dtype (OPMATH: fp32 for bf16/fp16/fp8 storage, else
+   the storage dtype; STORAGE: the storage dtype, operands rounded to it via ``input_format``;
+   reductions accumulate in ``reduction_accumulate``, matmul-like ops in ``matmul_accumulate``, never
+   narrower than storage), the format Python-scalar operands are rounded to, matmul input format;
+5. kernels (``roundoff.plan.fusion``) and rounding (``RoundingPoint``); 6. FMA sites
+   (``roundoff.plan.fma``).
+
+Per-node and per-op overrides (``policy.node_overrides`` > overload > packet > class) are resolved by
+``roundoff.policy``. Rounding is RNE to the storage dtype; subnormals, overflow and NaN are whatever
+the rounding does (see ``roundoff.numerics``): the plan only says where.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from dataclasses import dataclass
+
+import torch
+import torch.fx
+
+from roundoff import capture, ops
+from roundoff import policy as policies
+from roundoff.capture.program import Program, node_id, node_source
+from roundoff.ops.classes import OpClass
+from roundoff.plan import _dtypes as dt
+from roundoff.plan.fma import find_sites
+from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
+from roundoff.plan.model import NodeDecision, Plan
+from roundoff.policy.model import ComputePrecision, OpOverride, Policy, RoundingPoint, ScalarMixing
+
+_EXTERN = frozenset(
+    {OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION, OpClass.RANDOM,
+     OpClass.OTHER, OpClass.UNMODELED}
+)  # fmt: skip
+_MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
+_SCALAR_OPERAND_CLASSES = frozenset(
+    {OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL, OpClass.COMPARISON_SELECT}
+)
+
+
+@dataclass(frozen=True)
+class _Base:
+    """What a node computes, before fusion decides where values are rounded."""
+
+    op: str
+    op_class: OpClass
+    storage: torch.dtype | None
+    compute: torch.dtype | None
+    precision: ComputePrecision | None
+    input_format: str | None
+    scalar_format: str | None
+    override: OpOverride
+
+
+def plan(program: Program, policy: Policy | str) -> Plan:
+    """Apply `policy` (a Policy or a preset name) to `program`; see the module docstring."""
+    if not isinstance(program, Program):
+        raise TypeError(
+            f"plan() takes a roundoff Program (from roundoff.capture.capture(fn, *inputs)), got "
+            f"{type(program).__name__}; capture your callable first"
+        )
+    if isinstance(policy, str):
+        policy = policies.get_policy(policy)
+    if not isinstance(policy, Policy):
+        raise TypeError(f"plan() takes a Policy or a preset name, got {type(policy).__name__}")
+    notes: list[str] = []
+    if policy.decompositions:
+        program = capture.decompose(program, policy.decompositions)
+    cse: dict[str, str] = {}
+    if policy.fusion.value != "none":
+        program, cse = capture.eliminate_common_subexpressions(program)
+    promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
+    nodes = [n for n in program.nodes() if n.op != "output"]
+    bases = {node_id(n): _base(n, policy, promote) for n in nodes}
+    fusion = fuse(_fusion_nodes(program, bases), policy.fusion)
+    decisions = _decide(nodes, bases, fusion, policy)
+    sites = find_sites(nodes, decisions, fusion, policy, lambda n: bases[node_id(n)].override)
+    for nid, site in sites.items():
+        decisions[nid] = _replace(decisions[nid], fma=site)
+    notes.extend(fusion.notes)
+    notes.extend(_notes(nodes, bases, policy, fusion))
+    unmodeled = tuple(i for i, b in bases.items() if b.op_class is OpClass.UNMODELED)
+    return Plan(
+        program=program,
+        policy=policy,
+        decisions=decisions,
+        groups=fusion.groups,
+        fma_sites=tuple(sites.values()),
+        unmodeled=unmodeled,
+        notes=tuple(notes),
+        cse=dict(cse),
+    )
+
+
+def _replace(d: NodeDecision, **changes: object) -> NodeDecision:
+    return dataclasses.replace(d, **changes)
+
+
+def op_name(node: torch.fx.Node) -> str:
+    """``"aten.mul.Tensor"`` for a call_function node, ``"placeholder"`` for inputs."""
+    if node.op != "call_function":
+        return node.op
+    return ops.classify(node.target).name
+
+
+def _storage(node: torch.fx.Node, promote: torch.dtype | None) -> torch.dtype | None:
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor):
+        return None
+    if promote is not None and val.dtype.is_floating_point:
+        return promote
+    return val.dtype
+
+
+def _first_tensor_dtype(node: torch.fx.Node, promote: torch.dtype | None) -> torch.dtype | None:
+    val = node.meta.get("val")
+    if isinstance(val, (tuple, list)):
+        for v in val:
+            if isinstance(v, torch.Tensor) and v.dtype.is_floating_point:
+                return promote or v.dtype
+    return None
+
+
+def _has_scalar_operand(node: torch.fx.Node) -> bool:
+    return any(isinstance(a, (int, float)) and not isinstance(a, bool) for a in node.args)
+
+
+def _base(node: torch.fx.Node, policy: Policy, promote: torch.dtype | None) -> _Base:
+    storage = _storage(node, promote)
+    if node.op == "placeholder":
+        return _Base("placeholder", OpClass.DATA_MOVEMENT, storage, storage, None, None, None, OpOverride())
+    info = ops.classify(node.target)
+    nid = node_id(node)
+    override = policies.override_for(policy, info.name, nid)
+    cls = info.op_class
+    # multi-output nodes are rounded through their getitem users; their own storage stays None
+    value_dtype = storage if storage is not None else _first_tensor_dtype(node, promote)
+    if not dt.is_float(value_dtype):
+        return _Base(info.name, cls, storage, value_dtype, None, None, None, override)
+    precision = policies.compute_precision(policy, info.name, cls, nid) if cls.computes else None
+    input_format = None
+    if cls in _MATMUL_LIKE:  # STORAGE: operands as stored (Thunder's prims.matmul); accumulate as policy says
+        compute = dt.wider(dt.dtype_of_format(policy.matmul_accumulate, "matmul_accumulate"), value_dtype)
+        if precision is ComputePrecision.STORAGE:
+            input_format = dt.format_of(value_dtype)
+    elif precision is ComputePrecision.STORAGE:
+        compute = value_dtype
+        input_format = dt.format_of(value_dtype)
+    elif cls is OpClass.REDUCTION:
+        compute = dt.wider(dt.dtype_of_format(policy.reduction_accumulate, "reduction_accumulate"), value_dtype)
+    elif cls in (OpClass.RANDOM, OpClass.OTHER, OpClass.UNMODELED):
+        compute = value_dtype
+    else:
+        compute = dt.opmath(value_dtype)
+    if cls in _MATMUL_LIKE and policy.matmul_input is not None:
+        dt.dtype_of_format(policy.matmul_input, "matmul_input")
+        input_format = policy.matmul_input
+    scalar_format = None
+    if (
+        policy.scalars is ScalarMixing.ROUND_TO_STORAGE
+        and cls in _SCALAR_OPERAND_CLASSES
+        and _has_scalar_operand(node)
+    ):
+        scalar_format = dt.format_of(value_dtype)
+    return _Base(info.name, cls, storage, compute, precision, input_format, scalar_format, override)
+
+
+def _kind(node: torch.fx.Node, base: _Base) -> Kind:
+    if node.op == "placeholder" or base.op_class is OpClass.OTHER:
+        return Kind.INPUT  # graph inputs and constants (full, zeros, arange): stored values, no kernel
+    if node.target is operator.getitem:
+        return Kind.ITEM
+    if base.op_class is OpClass.REDUCTION:
+        return Kind.REDUCTION
+    if base.op_class in _EXTERN:
+        return Kind.EXTERN
+    if base.op_class is OpClass.DATA_MOVEMENT:
+        return Kind.VIEW
+    return Kind.FUSIBLE
+
+
+def _fusion_nodes(program: Program, bases: dict[str, _Base]) -> list[FusionNode]:
+    outputs: set[str] = set()
+    for n in program.nodes():
+        if n.op == "output":
+            outputs.update(node_id(p) for p in n.all_input_nodes)
+    return [
+        FusionNode(node_id(n), _kind(n, bases[node_id(n)]), tuple(node_id(p) for p in n.all_input_nodes), node_id(n) in outputs)
+        for n in program.nodes()
+        if n.op != "output"
+    ]
+
+
+def _needs_rounding(base: _Base) -> bool:
+    """The value is computed wider than it is stored."""
+    return dt.is_float(base.storage) and dt.is_float(base.compute) and base.compute != base.storage
+
+
+def _rounds_result(node: torch.fx.Node, base: _Base, policy: Policy) -> bool:
+    if node.op == "placeholder" or base.storage is None:
+        return False
+    if base.precision is ComputePrecision.STORAGE:
+        return _needs_rounding(base) or base.compute == base.storage
+    if base.override.round_result is not None:
+        return base.override.round_result and _needs_rounding(base)
+    if policy.rounding is RoundingPoint.EVERY_OP:
+        return _needs_rounding(base)
+    if policy.rounding is RoundingPoint.FUSION_BOUNDARY_HONOR_CASTS and base.op_class is OpClass.CAST:
+        return _needs_rounding(base)
+    return False
+
+
+def _decide(nodes: list[torch.fx.Node], bases: dict[str, _Base], fusion: Fusion, policy: Policy) -> dict[str, NodeDecision]:
+    decisions: dict[str, NodeDecision] = {}
+    for n in nodes:
+        nid = node_id(n)
+        b = bases[nid]
+        compute = b.compute
+        if n.op == "placeholder" or (nid in fusion.stored and fusion.home.get(nid) is None):
+            compute = b.storage if b.storage is not None else compute  # stored inputs and aliases
+        rounded = frozenset(
+            pid
+            for p in n.all_input_nodes
+            if fusion.reads_rounded(nid, pid := node_id(p)) and _wider_than_stored(decisions[pid])
+        )
+        decisions[nid] = NodeDecision(
+            node_id=nid,
+            op=b.op,
+            op_class=b.op_class,
+            storage_dtype=b.storage,
+            compute_dtype=compute,
+            rounds_result=_rounds_result(n, b, policy),
+            group=fusion.home.get(nid),
+            rounded_inputs=rounded,
+            scalar_format=b.scalar_format,
+            input_format=b.input_format,
+            source=node_source(n),
+        )
+    return decisions
+
+
+def _wider_than_stored(d: NodeDecision) -> bool:
+    """`d`'s value, as its consumers in the same kernel see it, is not yet in its storage format."""
+    return (
+        not d.rounds_result
+        and dt.is_float(d.storage_dtype)
+        and dt.is_float(d.compute_dtype)
+        and d.compute_dtype != d.storage_dtype
+    )
+
+
+def _notes(nodes: list[torch.fx.Node], bases: dict[str, _Base], policy: Policy, fusion: Fusion) -> list[str]:
+    notes: list[str] = []
+    unmodeled = [f"{node_id(n)} ({bases[node_id(n)].op})" for n in nodes if bases[node_id(n)].op_class is OpClass.UNMODELED]
+    if unmodeled:
+        notes.append(
+            "unmodeled ops (roundoff does not know their numerics; computed as stored, treated as "
+            "single kernels): " + ", ".join(unmodeled)
+        )
+    if policy.matmul_input is not None:
+        narrowed = [node_id(n) for n in nodes if bases[node_id(n)].op_class in _MATMUL_LIKE]
+        if narrowed:
+            notes.append(
+                f"matmul-like ops {', '.join(narrowed)} read their operands rounded to "
+                f"{policy.matmul_input} (autocast-style); their results keep the program's dtype"
+            )
+    divs = [
+        node_id(n) for n in nodes
+        if n.op == "call_function" and n.target is torch.ops.aten.div.Tensor
+        and any(u.target in (torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor)
+                and fusion.home.get(node_id(u)) == fusion.home.get(node_id(n)) is not None
+                for u in n.users)
+    ]  # fmt: skip
+    if divs and policy.fma.value != "never":
+        notes.append(
+            f"divisions {', '.join(divs)} feed an add/sub in the same kernel; a backend that computes "
+            "x / y as x * (1/y) can contract that product into an FMA (thread 003); not modelled"
+        )
+    return notes
