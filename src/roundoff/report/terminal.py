@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -186,9 +186,10 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
     return Group(head, *(run_report(r, top) for r in document["runs"]))
 
 
-def progress_bar(transient: bool = True) -> Progress:
-    """A progress bar for steps that take seconds (rich hides it when the output is not a TTY)."""
+def progress_bar(console: Console | None = None, transient: bool = True) -> Progress:
+    """A progress bar for steps that take seconds, on `console` (the CLI passes stderr so stdout
+    stays clean for ``--json``); rich draws nothing live when that console is not a terminal."""
     return Progress(
         SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-        transient=transient,
+        console=console, transient=transient,
     )

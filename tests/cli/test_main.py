@@ -1,0 +1,102 @@
+"""The `roundoff` command through typer's CliRunner: outputs checked against the library itself
+(policy TOML round trip, trace text) and exit statuses 0/1/2 on zoo workloads and small scripts."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from roundoff.cli.main import app
+from roundoff.policy import get_policy, list_policies, policy_from_toml, policy_to_toml
+
+WIDE = {"COLUMNS": "1000"}
+
+
+def run(*args: str):
+    result = CliRunner(env=WIDE).invoke(app, list(args))
+    result.cli_args = args  # for repro lines in failure messages
+    return result
+
+
+def _usage_error(result, *needles: str) -> None:
+    repro = f"repro: roundoff {' '.join(result.cli_args)}"
+    assert result.exit_code == 2, f"exit {result.exit_code}, stderr={result.stderr!r}; {repro}"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), f"not one line: {result.stderr!r}"
+    assert "Traceback" not in result.output
+    for n in needles:
+        assert n in lines[0], f"{n!r} not in {lines[0]!r}"
+
+
+def test_policies_lists_every_preset_with_its_source():
+    result = run("policies")
+    assert result.exit_code == 0, result.output
+    for p in list_policies():
+        assert p.name in result.stdout and p.source in result.stdout, f"{p.name}: repro: roundoff policies"
+
+
+@pytest.mark.parametrize("name", [p.name for p in list_policies()])
+def test_policy_show_prints_toml_that_loads_back_to_the_same_policy(name):
+    result = run("policy", "show", name)
+    assert result.exit_code == 0, result.output
+    assert policy_from_toml(result.stdout) == get_policy(name), f"repro: roundoff policy show {name}"
+
+
+def test_policy_show_accepts_a_toml_path(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(policy_to_toml(get_policy("xla-2.9")))
+    result = run("policy", "show", str(path))
+    assert result.exit_code == 0 and policy_from_toml(result.stdout) == get_policy("xla-2.9")
+
+
+def test_unknown_policy_is_a_usage_error_listing_presets():
+    _usage_error(run("policy", "show", "nope"), "'nope'", "eager", "inductor-gpu")
+
+
+def test_trace_prints_the_planners_trace():
+    from roundoff.capture import capture
+    from roundoff.plan import format_trace, plan
+    from roundoff.zoo import get_workload
+
+    result = run("trace", "zoo:fma-cancel", "--policy", "inductor-gpu")
+    assert result.exit_code == 0, result.output
+    w = get_workload("fma-cancel")
+    expected = format_trace(plan(capture(w.build(), *w.make_inputs()), get_policy("inductor-gpu")))
+    assert result.stdout.strip() == expected.strip()
+    assert "fma(" in result.stdout  # the FMA candidate at the subtraction is shown
+
+
+def test_trace_two_policies_side_by_side_and_refuses_three(scripts):
+    result = run("trace", f"{scripts}/good.py:f", "-p", "xla-2.9", "-p", "xla-2.10")
+    assert result.exit_code == 0, result.output
+    assert "xla-2.9" in result.stdout and "xla-2.10" in result.stdout
+    _usage_error(run("trace", "zoo:fma-cancel", "-p", "eager", "-p", "fp32", "-p", "fp64"), "got 3")
+
+
+@pytest.mark.parametrize(
+    "target, extra, needles",
+    [
+        ("broken.py:f", [], ["failed to import", "ZeroDivisionError"]),
+        ("good.py:nope", [], ["'nope' not found"]),
+        ("good.py:mm", [], ["fails on its inputs", "RuntimeError"]),
+        ("good.py:ints", [], ["integer-only program"]),
+        ("good.py:compare", [], ["no floating-point outputs"]),
+        ("good.py:f", ["--policy", "nope"], ["unknown policy 'nope'"]),
+        ("zoo:no-such-workload", [], ["unknown workload", "fma-cancel"]),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "trace"])
+def test_bad_input_exits_2_with_one_line(scripts, command, target, extra, needles):
+    target = target if target.startswith("zoo:") else f"{scripts}/{target}"
+    _usage_error(run(command, target, *extra), *needles)
+
+
+def test_debug_mode_lets_the_exception_through(scripts):
+    result = run("check", f"{scripts}/broken.py:f", "--debug")
+    assert result.exit_code != 0 and result.exception is not None
+    assert isinstance(result.exception.__cause__, ZeroDivisionError)
+
+
+def test_cli_usage_mistakes_exit_2():
+    assert run("check").exit_code == 2  # missing TARGET (click's own usage error)
+    assert run("frobnicate").exit_code == 2
