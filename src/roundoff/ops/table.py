@@ -71,7 +71,7 @@ _ARITHMETIC_EXTRA = _names(
     addcmul addcdiv lerp divide multiply subtract negative absolute square fix floor_divide
     hardswish hardswish_backward hardsigmoid_backward leaky_relu_backward
     native_dropout_backward sigmoid_backward tanh_backward logit_backward
-    mse_loss_backward l1_loss_backward smooth_l1_loss_backward huber_loss_backward
+    mse_loss_backward smooth_l1_loss_backward huber_loss_backward
     soft_margin_loss_backward binary_cross_entropy_backward
     upsample_bilinear2d upsample_bicubic2d upsample_linear1d upsample_trilinear3d
     _upsample_bilinear2d_aa _upsample_bicubic2d_aa grid_sampler grid_sampler_2d
@@ -151,7 +151,7 @@ _NORMALIZATION = _names(
 # Exact: the result holds input values (or zeros) rearranged, selected or repeated.
 _DATA_MOVEMENT = _names(
     """
-    clone copy _copy copy_to copy_strided contiguous lift lift_fresh lift_fresh_copy _to_cpu
+    clone copy copy_to copy_strided contiguous lift lift_fresh lift_fresh_copy _to_cpu
     cat concat concatenate stack hstack vstack dstack column_stack row_stack _chunk_cat block_diag
     index index_select gather take take_along_dim scatter select_scatter slice_scatter
     diagonal_scatter as_strided_scatter index_copy index_fill masked_scatter masked_select
@@ -176,7 +176,7 @@ _DATA_MOVEMENT = _names(
 _CAST = _names(
     """
     _to_copy to convert_element_type type_as _cast_Byte _cast_Char _cast_Double _cast_Float
-    _cast_Half _cast_Int _cast_Long _cast_Short chalf _saturate_weight_to_fp16 _to_dtype
+    _cast_Half _cast_Int _cast_Long _cast_Short chalf _saturate_weight_to_fp16
         inductor_cvt_e8m0_rceil
 """
 )
@@ -201,7 +201,7 @@ _OTHER = _names(
     output_nr _version can_cast promote_types result_type item _local_scalar_dense scalar_tensor
     empty empty_like empty_strided empty_permuted new_empty new_empty_strided new_full new_ones
     new_zeros full full_like fill zero ones ones_like zeros zeros_like arange linspace logspace
-    eye iota tril_indices triu_indices hann_window nonzero nonzero_numpy argwhere unique
+    eye iota tril_indices triu_indices hann_window nonzero nonzero_numpy argwhere
     _unique2 unique_consecutive _assert_async _assert_scalar _assert_tensor_metadata
     _make_dep_token _make_token _sink_tokens _functional_assert_async _print
         _dim_arange _shape_as_tensor _is_zerotensor _has_compatible_shallow_copy_type
