@@ -11,6 +11,7 @@ dtype, i.e. the best any run in that dtype could return.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -82,7 +83,7 @@ def check(
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     outputs = _output_verdicts(plan_a.program, outs, tol)
-    hazards = lint(plan_a, observer.oracle_absmax)
+    hazards = lint(plan_a, observer.ranges)
     reports = tuple(observer.reports)
     first = next((r.node_id for r in reports if r.verdict != "ok"), None)
     culprits = _culprits(reports)
@@ -91,13 +92,7 @@ def check(
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled), notes=tuple(plan_a.notes),
     )
-    return _with_explanations(result, plan_a)
-
-
-def _with_explanations(result: CheckResult, plan: Plan) -> CheckResult:
-    from dataclasses import replace
-
-    return replace(result, explanations=explain(result, plan))
+    return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
 
 
 def _culprits(reports: tuple[NodeReport, ...], limit: int = 5) -> tuple[str, ...]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import torch.fx
+
 from roundoff.analyze.result import CheckResult, NodeReport
 from roundoff.capture.program import NODE_ID
 from roundoff.plan.model import Plan
@@ -11,12 +13,17 @@ def _at(r: NodeReport) -> str:
     return f"`{r.op}` ({r.node_id}{' at ' + r.source if r.source else ''})"
 
 
+def _op(n: torch.fx.Node) -> str:
+    t = n.target
+    return getattr(getattr(t, "overloadpacket", t), "__name__", str(t))
+
+
 def _kind(r: NodeReport) -> str:
     m = r.vs_oracle
     return "NaN" if m.nan and not m.ref_nan else "inf"
 
 
-def explain(result: CheckResult, plan: Plan) -> tuple[str, ...]:
+def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None) -> tuple[str, ...]:
     """Sentences: failing outputs, the NaN/inf origin and its cause, first divergence, culprits, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
     lines: list[str] = []
@@ -27,7 +34,8 @@ def explain(result: CheckResult, plan: Plan) -> tuple[str, ...]:
                 f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
             )
     if result.nan_origin is not None and result.nan_origin in by_id:
-        lines.append(_origin_sentence(by_id[result.nan_origin], by_id, plan))
+        zeros = (zero_operands or {}).get(result.nan_origin, [])
+        lines.append(_origin_sentence(by_id[result.nan_origin], by_id, plan, zeros))
     if result.first_divergent is not None and result.first_divergent != result.nan_origin:
         r = by_id[result.first_divergent]
         ref = r.vs_reference or r.vs_oracle
@@ -47,8 +55,15 @@ def explain(result: CheckResult, plan: Plan) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan) -> str:
+def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str]) -> str:
     node = plan.program.node(r.node_id)
+    if zeros:
+        z = plan.program.node(zeros[0])
+        made_by = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in z.all_input_nodes)
+        return (
+            f"{_at(r)} makes {_kind(r)} from finite inputs: its operand `{_op(z)}` "
+            f"({zeros[0]}) is 0 where fp64 is not (computed from {made_by})."
+        )
     for p in node.all_input_nodes:
         pr = by_id.get(p.meta.get(NODE_ID, ""))
         d = plan.decisions.get(p.meta.get(NODE_ID, ""))

@@ -1,12 +1,14 @@
 """Hazard lint: numeric traps in a plan, each with a message a user can act on.
 
-Static checks read only the plan (graph + decisions); checks marked *dynamic* also read the
-oracle's per-node maximum magnitudes (``oracle_absmax``) and the policy's error there.
+Each rule reads one node of the plan (graph + decisions); rules marked *dynamic* also read the
+oracle's per-node value ranges (`Ranges`: max |x| and max x of every node in the fp64 run).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 import torch.fx
@@ -16,17 +18,26 @@ from roundoff.capture.program import NODE_ID, node_source
 from roundoff.plan.model import NodeDecision, Plan
 
 _aten = torch.ops.aten
-_EXP_LOG = {_aten.exp.default, _aten.log.default, _aten.exp2.default, _aten.expm1.default, _aten.pow.Tensor_Tensor}
+_EXP_LOG = {_aten.exp.default, _aten.log.default, _aten.exp2.default, _aten.expm1.default, _aten.log1p.default}
 _ADD_SUB = {_aten.add.Tensor, _aten.sub.Tensor}
 _MAX = {_aten.amax.default, _aten.max.default, _aten.max.dim}
+_EQ = {_aten.eq.Tensor, _aten.ne.Tensor, _aten.ge.Tensor, _aten.le.Tensor}
 _SUMS = {_aten.sum.default, _aten.sum.dim_IntList, _aten.mean.default, _aten.mean.dim}
 _FP16_MAX = 65504.0
 _EXP_LIMIT = {torch.float16: math.log(_FP16_MAX), torch.bfloat16: 88.7, torch.float32: 88.7}
 _UNIT = {torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11, torch.float32: 2.0**-24}
 
 
-def _nid(n: torch.fx.Node) -> str:
-    return n.meta.get(NODE_ID, n.name)
+@dataclass(frozen=True)
+class Ranges:
+    """Oracle value ranges per node id (dynamic rules are skipped for nodes not listed)."""
+
+    absmax: dict[str, float] = field(default_factory=dict)
+    max: dict[str, float] = field(default_factory=dict)
+
+
+def _nid(n: object) -> str:
+    return n.meta.get(NODE_ID, n.name) if isinstance(n, torch.fx.Node) else ""
 
 
 def _dtype(n: torch.fx.Node) -> torch.dtype | None:
@@ -40,12 +51,16 @@ def _numel(n: torch.fx.Node) -> int:
 
 
 def _reads_rounded(d: NodeDecision | None, p: torch.fx.Node, plan: Plan) -> bool:
+    """Whether a consumer with decision `d` sees producer `p` rounded to its storage dtype."""
     pd = plan.decisions.get(_nid(p))
-    return bool((d is not None and _nid(p) in d.rounded_inputs) or (pd is not None and pd.rounds_result))
+    narrow = _dtype(p) in (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2)
+    rounded = p.op == "placeholder" or (pd is not None and pd.rounds_result) or (d is not None and _nid(p) in d.rounded_inputs)
+    return bool(rounded or not narrow)
 
 
 def _name(n: torch.fx.Node) -> str:
-    return getattr(n.target, "__name__", str(n.target)).split(".")[0]
+    t = n.target
+    return getattr(getattr(t, "overloadpacket", t), "__name__", str(t))
 
 
 def _where(n: torch.fx.Node) -> str:
@@ -53,74 +68,152 @@ def _where(n: torch.fx.Node) -> str:
     return f"`{_name(n)}` ({_nid(n)}{' at ' + src if src else ''})"
 
 
-def lint(plan: Plan, oracle_absmax: dict[str, float] | None = None) -> tuple[Hazard, ...]:
-    """All hazards of `plan`; with `oracle_absmax` also the value-dependent ones."""
-    absmax = oracle_absmax or {}
-    out: list[Hazard] = []
+Rule = Callable[[torch.fx.Node, "NodeDecision | None", Plan, Ranges], "str | None"]
+
+
+def _fma_cancellation(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if d is None or d.fma is None or not d.fma.contracted:
+        return None
+    mul = plan.program.node(d.fma.mul_id)
+    other = n.args[1 - d.fma.operand]
+    same_product = isinstance(other, torch.fx.Node) and other.target == mul.target and other.args == mul.args
+    feeds = [u for u in n.users if u.target in _EXP_LOG]
+    size, result = r.absmax.get(d.fma.mul_id), r.absmax.get(_nid(n))
+    cancels = size is not None and result is not None and result < size * 2.0**-8
+    if not (same_product or feeds or cancels):
+        return None
+    err = f" (about {size * _UNIT.get(_dtype(mul) or torch.float32, 2.0**-24) / 2:.2g} here)" if size else ""
+    return (
+        f"{_where(n)}: FMA contraction computes `{_name(mul)}` ({d.fma.mul_id}) exactly but its other operand "
+        f"rounded, so the result keeps the product's rounding error{err} instead of cancelling"
+        + (" (both sides are the same product: the exact answer is 0)" if same_product else "")
+        + (f"; `{_name(feeds[0])}` amplifies it" if feeds else "")
+        + ". Fix: forbid contraction here (OpOverride(contract_fma=False)) or compute the product once."
+    )
+
+
+def _exp_of_difference(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if n.target not in _EXP_LOG or not n.args or not isinstance(n.args[0], torch.fx.Node):
+        return None
+    src = n.args[0]
+    sd = plan.decisions.get(_nid(src))
+    if src.target not in _ADD_SUB or sd is None:
+        return None
+    ops = [a for a in src.args[:2] if isinstance(a, torch.fx.Node)]
+    fma = sd.fma is not None and sd.fma.contracted
+    mixed = len(ops) == 2 and _reads_rounded(sd, ops[0], plan) != _reads_rounded(sd, ops[1], plan)
+    if not (mixed or fma):
+        return None
+    how = "FMA-contracted" if fma else "one rounded to storage, one not"
+    return (
+        f"{_where(n)} of {_where(src)}, whose operands are held at different precisions ({how}): a "
+        f"difference that should be small or 0 can come out large, and `{_name(n)}` magnifies it. "
+        f"Fix: round both operands the same way at this node or forbid the FMA."
+    )
+
+
+def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if n.target is not _aten.exp.default or not isinstance(n.args[0], torch.fx.Node):
+        return None
+    top = r.max.get(_nid(n.args[0]))
+    limit = _EXP_LIMIT.get(_dtype(n) or torch.float32, 88.7)
+    if top is None or top <= limit:
+        return None
+    return (
+        f"{_where(n)}: its argument reaches {top:.3g} in the fp64 oracle, beyond {limit:.3g} where exp overflows "
+        f"in {_dtype(n)}. Subtract the maximum first (x - amax(x)), as softmax does."
+    )
+
+
+def _max_subtraction_mismatch(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if n.target is not _aten.sub.Tensor or not isinstance(n.args[1], torch.fx.Node) or n.args[1].target not in _MAX:
+        return None
+    m, x = n.args[1], n.args[0]
+    if not isinstance(x, torch.fx.Node) or not m.args or m.args[0] is not x:
+        return None
+    word = {True: "rounded", False: "unrounded"}
+    x_here, m_here = _reads_rounded(d, x, plan), _reads_rounded(d, m, plan)
+    x_there = _reads_rounded(plan.decisions.get(_nid(m)), x, plan)
+    if x_here == m_here == x_there:
+        return None
+    return (
+        f"{_where(n)}: `x - amax(x)` reads x {word[x_here]} and the max {word[m_here]} (amax itself read x "
+        f"{word[x_there]}): x can exceed its own max, so the difference can be > 0 and a following exp can "
+        f"exceed 1 or overflow. Fix: round x and its max the same way before subtracting."
+    )
+
+
+def _mixed_comparison(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    ops = [a for a in n.args[:2] if isinstance(a, torch.fx.Node)]
+    if n.target not in _EQ or len(ops) != 2:
+        return None
+    if _reads_rounded(d, ops[0], plan) == _reads_rounded(d, ops[1], plan):
+        return None
+    return (
+        f"{_where(n)} compares {_where(ops[0])} and {_where(ops[1])} at different precisions (one rounded to "
+        f"storage, one not): values that are equal in the program can compare unequal. In a max/amax backward "
+        f"this empties the tie mask, the gradient is divided by a zero count and becomes NaN. Fix: round both "
+        f"operands the same way here (keep the max and its input in one format)."
+    )
+
+
+def _fp16_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    top = r.absmax.get(_nid(n))
+    if _dtype(n) != torch.float16 or top is None or top <= _FP16_MAX:
+        return None
+    return (
+        f"{_where(n)}: reaches {top:.3g} in the fp64 oracle, beyond fp16's 65504: it becomes inf in fp16. "
+        f"Fix: scale the values down or compute this node in bf16/fp32."
+    )
+
+
+def _narrow_reduction(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if n.target not in _SUMS or d is None or not n.args or not isinstance(n.args[0], torch.fx.Node):
+        return None
+    terms = _numel(n.args[0]) // max(_numel(n), 1)
+    acc = d.compute_dtype
+    if acc not in (torch.bfloat16, torch.float16) or terms < 256:
+        return None
+    return (
+        f"{_where(n)}: sums {terms} terms accumulating in {acc}: once the sum is ~{int(1 / _UNIT[acc])} times a "
+        f"term, each new term falls below half an ulp and is lost. Fix: accumulate in fp32."
+    )
+
+
+def _absorbed_epsilon(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if n.target is not _aten.add.Tensor or not isinstance(n.args[1], float) or not isinstance(n.args[0], torch.fx.Node):
+        return None
+    dt, eps, big = _dtype(n), abs(n.args[1]), r.absmax.get(_nid(n.args[0]))
+    if dt not in _UNIT or d is None or not d.rounds_result or not big or not 0 < eps < big * _UNIT[dt] / 2:
+        return None
+    return (
+        f"{_where(n)}: adds {eps:g} to values up to {big:.3g} and rounds to {dt}: the epsilon is below half an "
+        f"ulp and vanishes. Fix: add it in fp32 (keep the result unrounded) or use a larger epsilon."
+    )
+
+
+RULES: dict[str, Rule] = {
+    "fma-cancellation": _fma_cancellation,
+    "exp-of-difference": _exp_of_difference,
+    "exp-overflow": _exp_overflow,
+    "max-subtraction-mismatch": _max_subtraction_mismatch,
+    "mixed-precision-comparison": _mixed_comparison,
+    "fp16-overflow": _fp16_overflow,
+    "narrow-reduction": _narrow_reduction,
+    "absorbed-epsilon": _absorbed_epsilon,
+}
+
+
+def lint(plan: Plan, ranges: Ranges | None = None) -> tuple[Hazard, ...]:
+    """Every hazard `RULES` find in `plan`; with oracle `ranges` also the value-dependent ones."""
+    ranges = ranges or Ranges()
+    out = []
     for n in plan.program.graph.nodes:
         if n.op != "call_function":
             continue
         d = plan.decisions.get(_nid(n))
-
-        def add(kind: str, msg: str, n: torch.fx.Node = n) -> None:
-            out.append(Hazard(kind, _nid(n), _name(n), node_source(n), msg))
-
-        if d is not None and d.fma is not None and d.fma.contracted:
-            mul = plan.program.node(d.fma.mul_id)
-            other = n.args[1 - d.fma.operand]
-            size = absmax.get(d.fma.mul_id)
-            dt = _dtype(mul) or torch.float32
-            err = f" (about {size * _UNIT.get(dt, 2.0**-24) / 2:.2g} here)" if size else ""
-            same_product = isinstance(other, torch.fx.Node) and other.target == mul.target and other.args == mul.args
-            feeds = [u for u in n.users if u.target in _EXP_LOG]
-            add("fma-cancellation",
-                f"{_where(n)}: FMA contraction computes `{_name(mul)}` ({d.fma.mul_id}) exactly but its other "
-                f"operand rounded, so the result keeps the product's rounding error{err} instead of cancelling"
-                + (" (both sides are the same product: the exact answer is 0)" if same_product else "")
-                + (f"; `{_name(feeds[0])}` amplifies it" if feeds else "")
-                + ". Fix: forbid contraction at this node (OpOverride(contract_fma=False)) or compute the product once.")
-        if n.target in _EXP_LOG and n.args and isinstance(n.args[0], torch.fx.Node):
-            src = n.args[0]
-            sd = plan.decisions.get(_nid(src))
-            if src.target in _ADD_SUB and sd is not None:
-                ops = [a for a in src.args[:2] if isinstance(a, torch.fx.Node)]
-                mixed = len(ops) == 2 and _reads_rounded(sd, ops[0], plan) != _reads_rounded(sd, ops[1], plan)
-                if mixed or (sd.fma is not None and sd.fma.contracted):
-                    add("exp-of-difference",
-                        f"{_where(n)} of {_where(src)}, whose operands are held at different precisions "
-                        f"({'FMA-contracted' if sd.fma else 'one rounded, one not'}): a difference that should be "
-                        f"small or 0 can come out large, and `{_name(n)}` turns it into inf/0. Fix: round both "
-                        f"operands the same way (policy rounding at this node) or forbid the FMA.")
-            limit = _EXP_LIMIT.get(_dtype(n) or torch.float32, 88.7)
-            if n.target is _aten.exp.default and absmax.get(_nid(src), 0.0) > limit:
-                add("exp-overflow",
-                    f"{_where(n)}: argument reaches {absmax[_nid(src)]:.3g} in the oracle, beyond {limit:.3g} where "
-                    f"exp overflows in {_dtype(n)}. Subtract the maximum first (x - amax(x)), as softmax does.")
-        if n.target is _aten.sub.Tensor and isinstance(n.args[1], torch.fx.Node) and n.args[1].target in _MAX:
-            m = n.args[1]
-            x = n.args[0]
-            md = plan.decisions.get(_nid(m))
-            if isinstance(x, torch.fx.Node) and m.args and m.args[0] is x and _reads_rounded(d, x, plan) != _reads_rounded(md, x, plan):
-                add("max-subtraction-mismatch",
-                    f"{_where(n)}: `x - amax(x)` reads x {'rounded' if _reads_rounded(d, x, plan) else 'unrounded'} "
-                    f"but amax read it {'rounded' if _reads_rounded(md, x, plan) else 'unrounded'}: the difference can "
-                    f"be > 0, so a following exp can exceed 1 or overflow. Fix: round x once before both uses.")
-        if _dtype(n) == torch.float16 and absmax.get(_nid(n), 0.0) > _FP16_MAX:
-            add("fp16-overflow",
-                f"{_where(n)}: reaches {absmax[_nid(n)]:.3g} in the fp64 oracle, beyond fp16's 65504: it becomes "
-                f"inf in fp16. Fix: scale the values down or compute this node in bf16/fp32.")
-        if n.target in _SUMS and d is not None and n.args and isinstance(n.args[0], torch.fx.Node):
-            terms = _numel(n.args[0]) // max(_numel(n), 1)
-            acc = d.compute_dtype
-            if acc in (torch.bfloat16, torch.float16) and terms >= 256:
-                add("narrow-reduction",
-                    f"{_where(n)}: sums {terms} terms accumulating in {acc}: past ~{int(1 / _UNIT[acc])} terms each "
-                    f"new term falls below half an ulp of the sum and is lost. Fix: accumulate in fp32.")
-        if n.target is _aten.add.Tensor and isinstance(n.args[1], float) and isinstance(n.args[0], torch.fx.Node):
-            dt = _dtype(n)
-            eps, big = abs(n.args[1]), absmax.get(_nid(n.args[0]))
-            if dt in _UNIT and d is not None and d.rounds_result and big and 0 < eps < big * _UNIT[dt] / 2:
-                add("absorbed-epsilon",
-                    f"{_where(n)}: adds {eps:g} to values up to {big:.3g} and rounds to {dt}: the epsilon is below "
-                    f"half an ulp and vanishes. Fix: add it in fp32 (keep the result unrounded) or use a larger eps.")
+        for kind, rule in RULES.items():
+            msg = rule(n, d, plan, ranges)
+            if msg is not None:
+                out.append(Hazard(kind, _nid(n), _name(n), node_source(n), msg))
     return tuple(out)

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 import torch.fx
 
+from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, measure
 from roundoff.analyze.result import NodeReport
 from roundoff.capture.program import NODE_ID, node_source
@@ -47,8 +48,8 @@ class NodeObserver:
         self.reports: list[NodeReport] = []
         self.nan_origin: str | None = None
         self.reference_nan_origin: str | None = None
-        self.oracle_absmax: dict[str, float] = {}
-        self.error_absmax: dict[str, float] = {}
+        self.ranges = Ranges()
+        self.zero_operands: dict[str, list[str]] = {}
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
@@ -64,7 +65,10 @@ class NodeObserver:
         res, oracle = vals[POLICY], vals[ORACLE]
         nid = node.meta.get(NODE_ID, node.name)
         if oracle.numel():
-            self.oracle_absmax[nid] = float(oracle.abs().max())
+            finite = oracle[oracle.isfinite()]
+            if finite.numel():
+                self.ranges.absmax[nid] = float(finite.abs().max())
+                self.ranges.max[nid] = float(finite.max())
         vs_oracle = measure(res, oracle, dtype)
         vs_ref = ref_vs_oracle = None
         if self.has_reference:
@@ -111,6 +115,8 @@ class NodeObserver:
             inputs = [ls.env[p][side] for p in node.all_input_nodes if p in ls.env]
             if all(bool(v.isfinite().all()) for v in inputs if is_float(v)):
                 setattr(self, attr, node.meta.get(NODE_ID, node.name))
+                if side == POLICY:
+                    self.zero_operands[node.meta.get(NODE_ID, node.name)] = _new_zeros(node, ls)
 
 
 def _rounded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -123,3 +129,15 @@ def _op_name(node: torch.fx.Node) -> str:
     t: Any = node.target
     name = getattr(t, "__name__", str(t))
     return name.split(".")[0] if hasattr(t, "overloadpacket") else name
+
+
+def _new_zeros(node: torch.fx.Node, ls: Lockstep) -> list[str]:
+    """Ids of `node`'s tensor operands that are 0 under the policy where the oracle is not."""
+    out = []
+    for p in node.all_input_nodes:
+        v = ls.env.get(p)
+        if v is None or not isinstance(v[POLICY], torch.Tensor) or not isinstance(v[ORACLE], torch.Tensor):
+            continue
+        if v[POLICY].shape == v[ORACLE].shape and bool(((v[POLICY] == 0) & (v[ORACLE] != 0)).any()):
+            out.append(p.meta.get(NODE_ID, p.name))
+    return out
