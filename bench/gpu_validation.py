@@ -1,0 +1,245 @@
+"""GPU validation of roundoff.compile and of the inductor-gpu preset (issue 6).
+
+Runs on CUDA when present (the H200 of the device tool), else on CPU as a dry run:
+
+1. motivating cases, plain ``torch.compile`` vs ``roundoff.compile(policy="eager")``:
+   ``exp(x*scale - x*scale)`` (zoo fma-cancel), the user-level softmax backward (zoo softmax-backward,
+   seed 0 plus 12 random seeds), the bf16 chain ``((a*b)+c)*d - a`` against eager;
+2. fidelity of the inductor-gpu preset: roundoff's emulation (capture, plan, execute, on the same
+   device) against real Inductor output on the zoo's pointwise graphs and on random pointwise graphs:
+   bit-identical fraction, and for each differing element whether flipping one recorded FMA candidate
+   in the plan makes the emulation match (explained) or not.
+
+Usage: ``python bench/gpu_validation.py --out DIR [--random 20]``; writes DIR/gpu_validation.json and
+DIR/gpu_validation.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import roundoff
+from roundoff.zoo import get_workload
+
+
+def _leaves(x: Any) -> list[torch.Tensor]:
+    return [t for t in torch.utils._pytree.tree_leaves(x) if isinstance(t, torch.Tensor)]
+
+
+def _nan_count(ts: list[torch.Tensor]) -> int:
+    return int(sum(int(t.isnan().sum()) for t in ts))
+
+
+def fma_cancel(device: str) -> dict[str, Any]:
+    work = get_workload("fma-cancel")
+    fn = work.build()
+    x, s = (t.detach().to(device) for t in work.make_inputs(device="cpu"))
+    out = {"eager": fn(x, s).item(), "plain_compile": torch.compile(fn)(x, s).item(),
+           "roundoff_eager": roundoff.compile(fn, policy="eager")(x, s).item()}
+    out["pass"] = out["roundoff_eager"] == 1.0
+    return out
+
+
+def _softmax_grads(fn: Callable, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
+    y = y.detach().clone().requires_grad_()
+    out = fn(x, y)
+    out.sum().backward()
+    return [out.detach(), y.grad]
+
+
+def softmax_backward(device: str, trials: int = 12) -> dict[str, Any]:
+    work = get_workload("softmax-backward")
+    fn = work.build()
+    plain, ours = torch.compile(fn), roundoff.compile(fn, policy="eager")
+    rows = []
+    for seed in range(trials + 1):
+        x, y = (t.detach().to(device) for t in work.make_inputs(seed=seed))
+        rows.append({"seed": seed, "eager_nan": _nan_count(_softmax_grads(fn, x, y)),
+                     "plain_nan": _nan_count(_softmax_grads(plain, x, y)),
+                     "roundoff_nan": _nan_count(_softmax_grads(ours, x, y))})
+    return {"trials": rows, "plain_trials_with_nan": sum(r["plain_nan"] > 0 for r in rows),
+            "roundoff_trials_with_nan": sum(r["roundoff_nan"] > 0 for r in rows),
+            "pass": all(r["roundoff_nan"] == 0 for r in rows)}
+
+
+def bf16_chain(device: str, n: int = 1 << 20) -> dict[str, Any]:
+    fn = get_workload("bf16-chain").build()
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.randn(n, generator=g).to(torch.bfloat16).to(device) for _ in range(4)]
+    ref = fn(*xs)
+    plain = torch.compile(fn)(*xs)
+    ours = roundoff.compile(fn, policy="eager")(*xs)
+    return {"elements": n, "plain_mismatch": int((plain != ref).sum()),
+            "roundoff_mismatch": int((ours != ref).sum()), "pass": bool((ours == ref).all())}
+
+
+# ---- fidelity of the inductor-gpu preset ------------------------------------------------------
+
+_UNARY = ("exp_tanh", "tanh", "sigmoid", "neg", "scalar_mul", "scalar_add", "rsqrt_abs")
+_BINARY = ("add", "sub", "mul", "div_safe", "where_gt")
+
+
+def random_pointwise(seed: int) -> tuple[Callable, int, list[tuple]]:
+    """A random chain of pointwise ops over 2-4 inputs; returns (fn, number of inputs, op list)."""
+    rng = random.Random(seed)
+    n_in = rng.randint(2, 4)
+    steps = []
+    for k in range(rng.randint(3, 9)):
+        avail = n_in + k
+        if rng.random() < 0.65:
+            steps.append((rng.choice(_BINARY), rng.randrange(avail), rng.randrange(avail), None))
+        else:
+            steps.append((rng.choice(_UNARY), rng.randrange(avail), None, round(rng.uniform(-3, 3), 3)))
+
+    def fn(*xs: torch.Tensor) -> torch.Tensor:
+        vals = list(xs)
+        for op, i, j, s in steps:
+            a, b = vals[i], vals[j] if j is not None else None
+            vals.append({
+                "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+                "div_safe": lambda: a / (b.abs() + 1), "where_gt": lambda: torch.where(a > b, a, b),
+                "exp_tanh": lambda: torch.exp(torch.tanh(a)), "tanh": lambda: torch.tanh(a),
+                "sigmoid": lambda: torch.sigmoid(a), "neg": lambda: -a, "scalar_mul": lambda: a * s,
+                "scalar_add": lambda: a + s, "rsqrt_abs": lambda: torch.rsqrt(a.abs() + 1),
+            }[op]())
+        return vals[-1]
+
+    return fn, n_in, steps
+
+
+def _emulate(program: Any, policy: Any, inputs: tuple, impl: str) -> torch.Tensor:
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+
+    return run_plan(plan(program, policy), inputs, transcendentals=impl)[0]
+
+
+def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str) -> dict[str, Any]:
+    """Bit-identical fraction of emulation vs real Inductor, and FMA-candidate explanations."""
+    from roundoff.capture import capture
+    from roundoff.plan import plan
+    from roundoff.policy import OpOverride
+
+    with torch.no_grad():
+        real = torch.compile(fn)(*inputs)
+    program = capture(fn, *inputs)
+    pl = plan(program, policy)
+    emu = _emulate(program, policy, inputs, impl)
+    differs = (emu != real) & ~(emu.isnan() & real.isnan())
+    row = {"graph": name, "elements": real.numel(), "fma_candidates": len(pl.fma_sites),
+           "identical": int(real.numel() - differs.sum()), "explained": 0, "flips": []}
+    unexplained = differs.clone()
+    for site in pl.fma_sites if differs.any() else ():
+        flip = {site.node_id: OpOverride(contract_fma=not site.contracted)}
+        flipped = dataclasses.replace(policy, node_overrides={**policy.node_overrides, **flip})
+        alt = _emulate(program, flipped, inputs, impl)
+        fixed = unexplained & ((alt == real) | (alt.isnan() & real.isnan()))
+        row["flips"].append({"site": site.node_id, "contracted_in_plan": site.contracted,
+                             "elements_fixed": int(fixed.sum())})
+        unexplained &= ~fixed
+    row["explained"] = int(differs.sum() - unexplained.sum())
+    row["unexplained"] = int(unexplained.sum())
+    row["identical_fraction"] = row["identical"] / max(1, row["elements"])
+    return row
+
+
+def fidelity(device: str, n_random: int, impl: str) -> dict[str, Any]:
+    from roundoff.policy import get_policy
+
+    policy = get_policy("inductor-gpu" if device == "cuda" else "inductor-cpu")
+    rows = []
+    for zname in ("bf16-chain", "fma-cancel-vector"):
+        work = get_workload(zname)
+        inputs = tuple(t.detach().to(device) for t in work.make_inputs())
+        rows.append(fidelity_one(f"zoo:{zname}", work.build(), inputs, policy, impl))
+    for seed in range(n_random):
+        fn, n_in, steps = random_pointwise(seed)
+        g = torch.Generator().manual_seed(seed)
+        inputs = tuple((torch.randn(1 << 16, generator=g) * 4).to(torch.bfloat16).to(device)
+                       for _ in range(n_in))
+        try:
+            row = fidelity_one(f"random:{seed}", fn, inputs, policy, impl)
+        except Exception as err:  # a layer failing on one graph is a finding, not a crash
+            row = {"graph": f"random:{seed}", "error": f"{type(err).__name__}: {err}"[:300]}
+        row["ops"] = [s[0] for s in steps]
+        rows.append(row)
+    ok = [r for r in rows if "error" not in r]
+    no_fma = [r for r in ok if r["fma_candidates"] == 0]
+    return {"policy": policy.name, "transcendentals": impl, "graphs": rows,
+            "no_fma_graphs": len(no_fma),
+            "no_fma_all_identical": all(r["identical_fraction"] == 1.0 for r in no_fma),
+            "all_differences_explained": all(r["unexplained"] == 0 for r in ok),
+            "errors": len(rows) - len(ok)}
+
+
+def _section(results: dict, key: str, fn: Callable, *args: Any) -> None:
+    t0 = time.perf_counter()
+    try:
+        results[key] = fn(*args)
+    except Exception as err:
+        results[key] = {"error": f"{type(err).__name__}: {err}"[:500], "pass": False}
+    results[key]["seconds"] = round(time.perf_counter() - t0, 1)
+    print(f"[{key}] {json.dumps(results[key], default=str)[:1500]}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=Path("bench/results"))
+    ap.add_argument("--random", type=int, default=20, help="number of random pointwise graphs")
+    ap.add_argument("--transcendentals", default="inductor", choices=("eager", "inductor"))
+    args = ap.parse_args(argv)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    results: dict[str, Any] = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+                               "torch": torch.__version__, "command": " ".join(sys.argv)}
+    try:
+        import triton
+        results["triton"] = triton.__version__
+    except ImportError:
+        results["triton"] = None
+    _section(results, "fma_cancel", fma_cancel, device)
+    _section(results, "softmax_backward", softmax_backward, device)
+    _section(results, "bf16_chain", bf16_chain, device)
+    _section(results, "fidelity", fidelity, device, args.random, args.transcendentals)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = "gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun"
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
+    (args.out / f"{stem}.txt").write_text(summary(results))
+    print(summary(results))
+    return 0
+
+
+def summary(r: dict[str, Any]) -> str:
+    lines = [f"device {r['device']}  torch {r['torch']}  triton {r['triton']}"]
+    fc, sm, ch, fi = (r.get(k, {}) for k in ("fma_cancel", "softmax_backward", "bf16_chain", "fidelity"))
+    lines.append(f"exp(x*s - x*s): eager {fc.get('eager')}  plain compile {fc.get('plain_compile')}  "
+                 f"roundoff eager {fc.get('roundoff_eager')}  {fc.get('error', '')}")
+    lines.append(f"softmax backward: trials with NaN plain {sm.get('plain_trials_with_nan')}/13, "
+                 f"roundoff {sm.get('roundoff_trials_with_nan')}/13  {sm.get('error', '')}")
+    lines.append(f"bf16 chain mismatches vs eager: plain {ch.get('plain_mismatch')}, roundoff "
+                 f"{ch.get('roundoff_mismatch')} of {ch.get('elements')}  {ch.get('error', '')}")
+    lines.append(f"fidelity ({fi.get('policy')}, transcendentals={fi.get('transcendentals')}): "
+                 f"{fi.get('error', '')}")
+    for g in fi.get("graphs", []):
+        if "error" in g:
+            lines.append(f"  {g['graph']:>22}  ERROR {g['error'][:120]}")
+            continue
+        lines.append(f"  {g['graph']:>22}  identical {g['identical_fraction']:.6f}  fma candidates "
+                     f"{g['fma_candidates']}  differing {g['elements'] - g['identical']}  explained "
+                     f"{g['explained']}  unexplained {g['unexplained']}")
+    lines.append(f"  graphs without FMA candidates all identical: {fi.get('no_fma_all_identical')}; "
+                 f"every difference explained: {fi.get('all_differences_explained')}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
