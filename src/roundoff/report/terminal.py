@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -67,8 +68,20 @@ def records_table(title: str, records: Sequence[Any], skip: Iterable[str] = ()) 
 
 
 def formats_table(formats: Sequence[Any]) -> Table:
-    """The floating-point formats roundoff knows, every constant as the format record states it."""
-    return records_table("Floating-point formats", formats)
+    """The floating-point formats (``roundoff.numerics.Format``): exponent/mantissa bits and derived
+    constants (3 significant digits; "max" is the largest finite value). "overflow" is what a finite value too large for the format becomes:
+    inf, the largest finite value (saturate), or NaN (formats without inf)."""
+    table = Table(title="Floating-point formats", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    for col in ("name", "e/m", "max", "min normal", "min sub", "eps", "overflow"):
+        table.add_column(col, no_wrap=True)
+    for f in formats:
+        table.add_row(
+            f.name, f"{f.exponent_bits}/{f.mantissa_bits}", fmt_num(f.max_finite, 3),
+            fmt_num(f.min_normal, 3), fmt_num(f.min_subnormal, 3), fmt_num(f.eps, 3),
+            _cell(f.overflow),
+        )
+    return table
 
 
 def policies_table(policies: Sequence[Any]) -> Table:
@@ -126,36 +139,53 @@ def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
     return sorted(run["nodes"], key=key, reverse=True)[:top]
 
 
-def nodes_table(run: dict[str, Any], top: int = 10) -> Table:
-    """The worst nodes of one run with their source lines and metrics."""
-    table = Table(title=f"Worst nodes under {run['policy']}", title_justify="left")
-    for col in ("node", "op", "source", "bits", "max ulp", "max rel", "local", "inherited",
-                "nan/inf", "verdict"):
+def _interesting(node: dict[str, Any]) -> bool:
+    m = node["metrics"]
+    bits = number(m.get("bits"))
+    bad = (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
+    return node["verdict"] != "ok" or bool(bad) or (bits is not None and bits != 0)
+
+
+def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
+    """The worst nodes of one run (those with any error) with their source lines and metrics;
+    a one-line note instead when every node is correctly rounded against fp64."""
+    rows = [n for n in worst_nodes(run, top) if _interesting(n)]
+    if not rows:
+        return Text(f"every node of {run['policy']} is correctly rounded against fp64 "
+                    f"({len(run['nodes'])} nodes, 0 bits of error)")
+    table = Table(title=f"Worst nodes under {run['policy']}", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("node", "op", "source", "bits", "max ulp", "local", "inherit", "nan/inf",
+                "verdict"):
         table.add_column(col, overflow="fold")
-    for node in worst_nodes(run, top):
+    for node in rows:
         m = node["metrics"]
         table.add_row(
-            node["id"], node["op"], node["source"] or "-", fmt_num(m["bits"]),
-            fmt_num(m["max_ulp"]), fmt_num(m["max_rel"]), fmt_num(m["local_bits"]),
-            fmt_num(m["inherited_bits"]), f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
+            node["id"], node["op"], node["source"] or "-", fmt_num(m["bits"], 3),
+            fmt_num(m["max_ulp"], 3), fmt_num(m["local_bits"], 3),
+            fmt_num(m["inherited_bits"], 3), f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
             verdict_text(node["verdict"]),
         )
     return table
 
 
 def outputs_table(run: dict[str, Any]) -> Table:
-    """Per-output verdict by PyTorch's rule: RMSE vs fp64 against multiplier x reference RMSE."""
+    """Per-output verdict by PyTorch's rule: RMSE vs fp64 against multiplier x reference RMSE
+    (the multiplier column only where the report records one)."""
     table = Table(title=f"Outputs under {run['policy']}", title_justify="left")
-    for col in ("output", "rmse vs fp64", "reference rmse", "multiplier", "verdict"):
+    with_mult = any(o["multiplier"] is not None for o in run["outputs"])
+    cols = ["output", "rmse vs fp64", "reference rmse"] + (["multiplier"] if with_mult else [])
+    for col in cols + ["verdict"]:
         table.add_column(col)
     for out in run["outputs"]:
-        table.add_row(out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"]),
-                      fmt_num(out["multiplier"]), verdict_text(out["verdict"]))
+        cells = [out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"])]
+        cells += [fmt_num(out["multiplier"])] if with_mult else []
+        table.add_row(*cells, verdict_text(out["verdict"]))
     return table
 
 
 def run_report(run: dict[str, Any], top: int = 10) -> Group:
-    """One policy's section: verdict, outputs, worst nodes, NaN/Inf origin, hazards, notes."""
+    """One policy's section: verdict, outputs, worst nodes, NaN/Inf origin, findings, hazards."""
     parts: list[RenderableType] = [
         Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"])),
         outputs_table(run),
@@ -164,14 +194,17 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         Text(f"NaN/Inf origin: {_node_ref(run['nan_origin'])}"),
     ]
     origin = run["nan_origin"]
-    if origin and origin.get("explanation"):
+    if origin and origin.get("explanation") and origin["explanation"] not in run["explanations"]:
         parts.append(Text(f"  {origin['explanation']}"))
     for line in run["explanations"]:
         parts.append(Text(f"- {line}"))
+    listed = set(run["explanations"])
     for h in run["hazards"]:
         where = f" at {h['source']}" if h.get("source") else ""
-        parts.append(Text(f"hazard [{h['kind']}] {h['node'] or ''}{where}: {h['message']}",
-                          style="yellow"))
+        text = f"hazard [{h['kind']}] {h['node'] or ''}{where}"
+        # analyze's findings often repeat the hazard's advice word for word: say it once
+        text += " (see above)" if h["message"] in listed else f": {h['message']}"
+        parts.append(Text(text, style="yellow"))
     for note in run["notes"]:
         parts.append(Text(f"note: {note}", style="dim"))
     return Group(*parts)
