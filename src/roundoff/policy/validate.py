@@ -7,6 +7,7 @@ TOML-loaded and hand-built policies pass through it in ``get_policy`` / ``policy
 from __future__ import annotations
 
 import enum
+import importlib
 import re
 from collections.abc import Mapping
 
@@ -69,6 +70,8 @@ def _check_compute(policy: Policy) -> None:
 
 def _op_exists(key: str) -> bool:
     parts = key.split(".")
+    if parts[0] == "prims":  # Inductor registers prims.fma, prims.inductor_random, ... on import
+        importlib.import_module("torch._inductor.inductor_prims")
     namespace = getattr(torch.ops, parts[0], None)
     try:
         packet = getattr(namespace, parts[1]) if namespace is not None else None
