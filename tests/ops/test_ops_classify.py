@@ -8,7 +8,7 @@ import operator
 
 import pytest
 import torch
-import torch._inductor.inductor_prims  # noqa: F401  registers prims.inductor_* (named in tables)
+import torch._inductor.inductor_prims
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
 
 from roundoff.ops import (
@@ -42,7 +42,7 @@ def test_every_core_aten_op_is_modeled() -> None:
     assert len(core_aten_ops()) > 150, "torch.Tag.core enumeration came back nearly empty"
     assert not unexpected, (
         f"core ATen ops classed UNMODELED: {unexpected}; repro: "
-        "python -c \"import torch, roundoff.ops as o; print(o.classify(torch.ops.aten.<op>))\""
+        'python -c "import torch, roundoff.ops as o; print(o.classify(torch.ops.aten.<op>))"'
     )
 
 
@@ -224,7 +224,9 @@ def test_promotion_kinds_match_eager_result_dtypes() -> None:
                 continue  # op does not accept this dtype (e.g. bitwise_not on bf16)
             predicted = elementwise_dtypes(x, type_promotion_kind=kind)[1]
             if real != predicted:
-                wrong.append(f"{op_name(op)}({dtype}): eager {real}, kind {kind.name} -> {predicted}")
+                wrong.append(
+                    f"{op_name(op)}({dtype}): eager {real}, kind {kind.name} -> {predicted}"
+                )
     assert not wrong, "\n".join(wrong)
 
 

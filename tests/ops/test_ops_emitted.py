@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch._inductor.lowering
 import torch.nn.functional as F
-import torch._inductor.lowering  # noqa: F401  the max_pool decomposition consults it
 from torch._inductor.decomposition import select_decomp_table
 from torch.fx.experimental.proxy_tensor import make_fx
 

@@ -62,15 +62,9 @@ def kind_of_function(fn: Callable[..., Any]) -> ELEMENTWISE_TYPE_PROMOTION_KIND 
 @functools.cache
 def _decomposition_sources() -> tuple[dict[Any, Callable[..., Any]], ...]:
     from torch._decomp import decomposition_table
+    from torch._inductor.decomposition import select_decomp_table
 
-    tables: list[dict[Any, Callable[..., Any]]] = [dict(decomposition_table)]
-    try:
-        from torch._inductor.decomposition import select_decomp_table
-
-        tables.append(dict(select_decomp_table()))
-    except Exception:  # Inductor unavailable in this torch build: refs alone still answer
-        pass
-    return tuple(tables)
+    return (dict(decomposition_table), dict(select_decomp_table()))
 
 
 def _ref_by_name(base: str) -> Callable[..., Any] | None:

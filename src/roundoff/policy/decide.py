@@ -95,7 +95,9 @@ class ClassPrecision:
     fma: bool
 
 
-def class_precision(policy: Policy, op_class: OpClass, program_dtype: torch.dtype) -> ClassPrecision:
+def class_precision(
+    policy: Policy, op_class: OpClass, program_dtype: torch.dtype
+) -> ClassPrecision:
     """The class-level decision (no overrides) for ops of `op_class` on `program_dtype` tensors."""
     storage = storage_dtype(policy, program_dtype)
     precision = policy.compute.get(op_class, ComputePrecision.STORAGE)

@@ -97,7 +97,9 @@ def _enum(kind: type[enum.Enum], value: object, field: str) -> Any:
         return kind(value)
     except ValueError:
         allowed = ", ".join(repr(m.value) for m in kind)
-        raise PolicyError(f"field {field!r}: unknown value {value!r}; use one of {allowed}") from None
+        raise PolicyError(
+            f"field {field!r}: unknown value {value!r}; use one of {allowed}"
+        ) from None
 
 
 def _table(value: object, field: str) -> Mapping[str, Any]:
@@ -130,7 +132,9 @@ def policy_from_dict(data: Mapping[str, Any]) -> Policy:
     check_mapping_keys("policy", data, _POLICY_FIELDS)
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
-        raise PolicyError(f"policy {data.get('name', '?')!r}: missing field(s) {', '.join(missing)}")
+        raise PolicyError(
+            f"policy {data.get('name', '?')!r}: missing field(s) {', '.join(missing)}"
+        )
     kwargs: dict[str, Any] = dict(data)
     for field, kind in _ENUM_FIELDS.items():
         if field in kwargs:
@@ -141,7 +145,9 @@ def policy_from_dict(data: Mapping[str, Any]) -> Policy:
         kwargs[field] = {k: _override_from_dict(v, f"{field}.{k}") for k, v in table.items()}
     decompositions = data.get("decompositions", ())
     if isinstance(decompositions, str) or not isinstance(decompositions, (list, tuple)):
-        raise PolicyError(f"field 'decompositions': expected a list of names, got {decompositions!r}")
+        raise PolicyError(
+            f"field 'decompositions': expected a list of names, got {decompositions!r}"
+        )
     kwargs["decompositions"] = tuple(decompositions)
     return validate(Policy(**kwargs))
 

@@ -48,7 +48,9 @@ def _check_format(policy: Policy, field: str, value: object, optional: bool) -> 
     formats = known_formats()
     if not isinstance(value, str) or value not in formats:
         none = " or omit it (None)" if optional else ""
-        raise _fail(policy, field, f"unknown format {value!r}; use one of {', '.join(formats)}{none}")
+        raise _fail(
+            policy, field, f"unknown format {value!r}; use one of {', '.join(formats)}{none}"
+        )
 
 
 def _check_compute(policy: Policy) -> None:
