@@ -29,6 +29,14 @@ class _OriginInterpreter(torch.fx.Interpreter):
         label_new_nodes(graph, start, ORIGIN, n)
         return out
 
+    def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
+        # A decomposition may return other strides than the op it replaces (e.g. CPU attention), so an
+        # old ``view`` can become invalid; ``reshape`` is the same view where one exists, else a copy:
+        # the values are identical either way.
+        if target is torch.ops.aten.view.default:
+            target = torch.ops.aten.reshape.default
+        return super().call_function(target, args, kwargs)
+
 
 def trace_fake(f: Callable[..., Any], inputs: Sequence[torch.Tensor], table: Mapping[Any, Any] | None = None
                ) -> torch.fx.GraphModule:

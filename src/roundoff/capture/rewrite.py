@@ -22,7 +22,7 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
     Decompositions may compute differently (e.g. a softmax written as exp/sum/div, or with an fp32
     upcast inside), so values can change in the last bits; with no names the program is returned as is.
     """
-    table = decomposition_table(names)
+    table = _keep_pairs_consistent(decomposition_table(names), program.graph)
     if not table:
         return program
     try:
@@ -36,6 +36,24 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return dataclasses.replace(program, graph_module=gm)
+
+
+def _keep_pairs_consistent(table: dict[Any, Any], graph: torch.fx.Graph) -> dict[Any, Any]:
+    """Leave op ``X`` whole when the graph also holds ``X_backward`` and the table keeps that whole.
+
+    The backward kernel consumes the forward's auxiliary outputs in its own convention: torch 2.13's
+    core_aten table decomposes ``_scaled_dot_product_flash_attention_for_cpu`` but not its backward,
+    whose gradients then come out wrong (off by O(10) on random fp64 inputs), since the decomposed
+    forward's logsumexp is not what the kernel expects.
+    """
+    by_name = {str(n.target): n.target for n in graph.nodes if n.op == "call_function"}
+    for name, target in by_name.items():
+        packet, _, overload = name.rpartition(".")
+        if packet.endswith("_backward") and target not in table:
+            forward = by_name.get(f"{packet[: -len('_backward')]}.{overload}")
+            if forward is not None and forward in table:
+                table = {k: v for k, v in table.items() if k is not forward}
+    return table
 
 
 def _is_pure(n: torch.fx.Node) -> bool:
