@@ -9,4 +9,12 @@ from roundoff.plan.model import FmaSite, FusionGroup, NodeDecision, Plan
 from roundoff.plan.planner import plan
 from roundoff.plan.trace import format_side_by_side, format_trace
 
-__all__ = ["FmaSite", "FusionGroup", "NodeDecision", "Plan", "format_side_by_side", "format_trace", "plan"]
+__all__ = [
+    "FmaSite",
+    "FusionGroup",
+    "NodeDecision",
+    "Plan",
+    "format_side_by_side",
+    "format_trace",
+    "plan",
+]

@@ -44,7 +44,9 @@ def dtype_of_format(name: str, field: str) -> torch.dtype:
         return DTYPE_OF_FORMAT[name]
     except KeyError:
         known = ", ".join(sorted(DTYPE_OF_FORMAT))
-        raise ValueError(f"policy field {field}={name!r} is not a known format; use one of: {known}") from None
+        raise ValueError(
+            f"policy field {field}={name!r} is not a known format; use one of: {known}"
+        ) from None
 
 
 def format_of(dtype: torch.dtype) -> str:
@@ -52,8 +54,10 @@ def format_of(dtype: torch.dtype) -> str:
     try:
         return FORMAT_OF_DTYPE[dtype]
     except KeyError:
-        raise ValueError(f"dtype {dtype} is not a floating format roundoff plans; known: "
-                         f"{', '.join(FORMAT_OF_DTYPE.values())}") from None
+        raise ValueError(
+            f"dtype {dtype} is not a floating format roundoff plans; known: "
+            f"{', '.join(FORMAT_OF_DTYPE.values())}"
+        ) from None
 
 
 def opmath(dtype: torch.dtype) -> torch.dtype:

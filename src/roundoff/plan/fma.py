@@ -64,7 +64,11 @@ def find_sites(
         if n.op != "call_function" or n.target not in ADD_SUB or n.kwargs.get("alpha", 1) != 1:
             continue
         d = decisions[node_id(n)]
-        if d.compute_dtype is None or not d.compute_dtype.is_floating_point or d.input_format is not None:
+        if (
+            d.compute_dtype is None
+            or not d.compute_dtype.is_floating_point
+            or d.input_format is not None
+        ):
             continue
         products = [(i, _product(n, i, decisions, fusion)) for i in (0, 1)]
         found = [(i, m) for i, m in products if m is not None]
@@ -73,5 +77,7 @@ def find_sites(
         operand, mul = found[0]
         forced = override(n).contract_fma
         contracted = forced if forced is not None else policy.fma is FmaContraction.WITHIN_FUSION
-        sites[d.node_id] = FmaSite(d.node_id, mul, operand, contracted, tuple(m for _, m in found[1:]))
+        sites[d.node_id] = FmaSite(
+            d.node_id, mul, operand, contracted, tuple(m for _, m in found[1:])
+        )
     return sites

@@ -65,8 +65,10 @@ class Fusion:
     """Result of the fusion model for one graph."""
 
     groups: tuple[FusionGroup, ...]
-    home: dict[str, int | None]  # node id -> the kernel that first computes it (None: inputs, aliases)
-    members: dict[int, frozenset[str]]  # kernel id -> nodes computed in it (rematerialized included)
+    #: node id -> the kernel that first computes it (None: inputs, constants, aliases)
+    home: dict[str, int | None]
+    #: kernel id -> the nodes computed in it (rematerialized ones included)
+    members: dict[int, frozenset[str]]
     stored: frozenset[str]  # values written to memory (read rounded by other kernels)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -84,7 +86,9 @@ def fuse(nodes: Sequence[FusionNode], model: FusionModel) -> Fusion:
         return _fuse_none(nodes)
     if model is FusionModel.POINTWISE:
         return _fuse_pointwise(nodes)
-    raise ValueError(f"unknown fusion model {model!r}; known: {', '.join(m.value for m in FusionModel)}")
+    raise ValueError(
+        f"unknown fusion model {model!r}; known: {', '.join(m.value for m in FusionModel)}"
+    )
 
 
 def _fuse_none(nodes: Sequence[FusionNode]) -> Fusion:
@@ -109,7 +113,9 @@ def _users(nodes: Sequence[FusionNode]) -> dict[str, list[FusionNode]]:
     return users
 
 
-def _stored(nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]]) -> tuple[set[str], set[str]]:
+def _stored(
+    nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]]
+) -> tuple[set[str], set[str]]:
     """(stored ids, alias ids) in one topological pass."""
     by_id = {n.id: n for n in nodes}
     stored: set[str] = set()
@@ -199,7 +205,9 @@ def _fuse_pointwise(nodes: Sequence[FusionNode]) -> Fusion:
 
 
 def _merge_pointwise(
-    kernels: list[tuple[str, str, set[str]]], by_id: dict[str, FusionNode], nodes: Sequence[FusionNode]
+    kernels: list[tuple[str, str, set[str]]],
+    by_id: dict[str, FusionNode],
+    nodes: Sequence[FusionNode],
 ) -> tuple[list[tuple[str, str, set[str]]], list[str]]:
     """Greedy pairwise merge of related pointwise kernels, in graph order, keeping the kernel DAG acyclic."""
     reach = _Reach(nodes)
@@ -212,7 +220,8 @@ def _merge_pointwise(
         keep: list[tuple[str, str, set[str]]] = []
         for other in merged:
             related = other[0] == "pointwise" and (
-                other[2] & current[2] or any(p in other[2] for m in current[2] for p in by_id[m].inputs)
+                other[2] & current[2]
+                or any(p in other[2] for m in current[2] for p in by_id[m].inputs)
             )
             union = other[2] | current[2]
             if related and reach.convex(union):
@@ -256,7 +265,13 @@ def _assemble(
         if g.kind != "reduction":
             continue
         epilogue = sorted(
-            {u.id for m in g.node_ids if m in stored for u in users[m] if u.kind in (Kind.FUSIBLE, Kind.VIEW)},
+            {
+                u.id
+                for m in g.node_ids
+                if m in stored
+                for u in users[m]
+                if u.kind in (Kind.FUSIBLE, Kind.VIEW)
+            },
             key=order.__getitem__,
         )
         if epilogue:

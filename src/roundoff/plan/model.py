@@ -86,4 +86,4 @@ class Plan:
     fma_sites: tuple[FmaSite, ...] = ()
     unmodeled: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
-    cse: dict[str, str] = field(default_factory=dict)  # node id removed by CSE -> id of the node kept
+    cse: dict[str, str] = field(default_factory=dict)

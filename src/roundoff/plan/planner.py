@@ -137,7 +137,9 @@ def _has_scalar_operand(node: torch.fx.Node) -> bool:
 def _base(node: torch.fx.Node, policy: Policy, promote: torch.dtype | None) -> _Base:
     storage = _storage(node, promote)
     if node.op == "placeholder":
-        return _Base("placeholder", OpClass.DATA_MOVEMENT, storage, storage, None, None, None, OpOverride())
+        return _Base(
+            "placeholder", OpClass.DATA_MOVEMENT, storage, storage, None, None, None, OpOverride()
+        )
     info = ops.classify(node.target)
     nid = node_id(node)
     override = policies.override_for(policy, info.name, nid)
@@ -148,15 +150,20 @@ def _base(node: torch.fx.Node, policy: Policy, promote: torch.dtype | None) -> _
         return _Base(info.name, cls, storage, value_dtype, None, None, None, override)
     precision = policies.compute_precision(policy, info.name, cls, nid) if cls.computes else None
     input_format = None
-    if cls in _MATMUL_LIKE:  # STORAGE: operands as stored (Thunder's prims.matmul); accumulate as policy says
-        compute = dt.wider(dt.dtype_of_format(policy.matmul_accumulate, "matmul_accumulate"), value_dtype)
+    if cls in _MATMUL_LIKE:
+        # STORAGE: operands as stored (Thunder's prims.matmul); accumulation as the policy says
+        compute = dt.wider(
+            dt.dtype_of_format(policy.matmul_accumulate, "matmul_accumulate"), value_dtype
+        )
         if precision is ComputePrecision.STORAGE:
             input_format = dt.format_of(value_dtype)
     elif precision is ComputePrecision.STORAGE:
         compute = value_dtype
         input_format = dt.format_of(value_dtype)
     elif cls is OpClass.REDUCTION:
-        compute = dt.wider(dt.dtype_of_format(policy.reduction_accumulate, "reduction_accumulate"), value_dtype)
+        compute = dt.wider(
+            dt.dtype_of_format(policy.reduction_accumulate, "reduction_accumulate"), value_dtype
+        )
     elif cls in (OpClass.RANDOM, OpClass.OTHER, OpClass.UNMODELED):
         compute = value_dtype
     else:
@@ -176,7 +183,8 @@ def _base(node: torch.fx.Node, policy: Policy, promote: torch.dtype | None) -> _
 
 def _kind(node: torch.fx.Node, base: _Base) -> Kind:
     if node.op == "placeholder" or base.op_class is OpClass.OTHER:
-        return Kind.INPUT  # graph inputs and constants (full, zeros, arange): stored values, no kernel
+        # graph inputs and constants (full, zeros, arange): stored values, no kernel
+        return Kind.INPUT
     if node.target is operator.getitem:
         return Kind.ITEM
     if base.op_class is OpClass.REDUCTION:
@@ -194,7 +202,12 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base]) -> list[FusionNode]
         if n.op == "output":
             outputs.update(node_id(p) for p in n.all_input_nodes)
     return [
-        FusionNode(node_id(n), _kind(n, bases[node_id(n)]), tuple(node_id(p) for p in n.all_input_nodes), node_id(n) in outputs)
+        FusionNode(
+            node_id(n),
+            _kind(n, bases[node_id(n)]),
+            tuple(node_id(p) for p in n.all_input_nodes),
+            node_id(n) in outputs,
+        )
         for n in program.nodes()
         if n.op != "output"
     ]
@@ -214,12 +227,17 @@ def _rounds_result(node: torch.fx.Node, base: _Base, policy: Policy) -> bool:
         return base.override.round_result and _needs_rounding(base)
     if policy.rounding is RoundingPoint.EVERY_OP:
         return _needs_rounding(base)
-    if policy.rounding is RoundingPoint.FUSION_BOUNDARY_HONOR_CASTS and base.op_class is OpClass.CAST:
+    if (
+        policy.rounding is RoundingPoint.FUSION_BOUNDARY_HONOR_CASTS
+        and base.op_class is OpClass.CAST
+    ):
         return _needs_rounding(base)
     return False
 
 
-def _decide(nodes: list[torch.fx.Node], bases: dict[str, _Base], fusion: Fusion, policy: Policy) -> dict[str, NodeDecision]:
+def _decide(
+    nodes: list[torch.fx.Node], bases: dict[str, _Base], fusion: Fusion, policy: Policy
+) -> dict[str, NodeDecision]:
     decisions: dict[str, NodeDecision] = {}
     for n in nodes:
         nid = node_id(n)
@@ -258,9 +276,15 @@ def _wider_than_stored(d: NodeDecision) -> bool:
     )
 
 
-def _notes(nodes: list[torch.fx.Node], bases: dict[str, _Base], policy: Policy, fusion: Fusion) -> list[str]:
+def _notes(
+    nodes: list[torch.fx.Node], bases: dict[str, _Base], policy: Policy, fusion: Fusion
+) -> list[str]:
     notes: list[str] = []
-    unmodeled = [f"{node_id(n)} ({bases[node_id(n)].op})" for n in nodes if bases[node_id(n)].op_class is OpClass.UNMODELED]
+    unmodeled = [
+        f"{node_id(n)} ({bases[node_id(n)].op})"
+        for n in nodes
+        if bases[node_id(n)].op_class is OpClass.UNMODELED
+    ]
     if unmodeled:
         notes.append(
             "unmodeled ops (roundoff does not know their numerics; computed as stored, treated as "

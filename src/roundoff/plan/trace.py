@@ -23,9 +23,16 @@ from roundoff.plan import _dtypes as dt
 from roundoff.plan.model import NodeDecision, Plan
 
 _UPCASTING = frozenset(
-    {OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL, OpClass.REDUCTION, OpClass.NORMALIZATION}
+    {
+        OpClass.POINTWISE_ARITHMETIC,
+        OpClass.POINTWISE_TRANSCENDENTAL,
+        OpClass.REDUCTION,
+        OpClass.NORMALIZATION,
+    }
 )
-_ACCUMULATING = frozenset({OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
+_ACCUMULATING = frozenset(
+    {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION}
+)
 
 
 @dataclass
@@ -34,6 +41,7 @@ class _Block:
 
     key: str
     lines: list[str] = field(default_factory=list)
+    anchor: int = 0  # index of the node's own line, aligned across columns side by side
 
 
 def _shape(node: torch.fx.Node, dtype: torch.dtype | None) -> str:
@@ -71,21 +79,29 @@ class _Printer:
     # -- names ---------------------------------------------------------------------------------
     def _name_placeholders(self, placeholders: list[torch.fx.Node]) -> None:
         names = list(self.plan.program.input_names)
-        use = len(names) == len(placeholders) and all(n.isidentifier() for n in names) and len(set(names)) == len(names)
+        use = (
+            len(names) == len(placeholders)
+            and all(n.isidentifier() for n in names)
+            and len(set(names)) == len(names)
+        )
         for i, p in enumerate(placeholders):
             self.names[node_id(p)] = names[i] if use else p.name
 
     def _var(self, nid: str) -> str:
         return self.names.setdefault(nid, "t" + nid.lstrip("n").replace(".", "_"))
 
-    def _emit_cast(self, lines: list[str], var: str, target: torch.dtype, fmt: str, rounding: bool) -> str:
+    def _emit_cast(
+        self, lines: list[str], var: str, target: torch.dtype, fmt: str, rounding: bool
+    ) -> str:
         key = (var, fmt)
         if key not in self.cache:
             new = f"{var}_{dt.short(target) if fmt != 'tf32' else 'tf32'}"
             if rounding:
                 lines.append(f"{new} = round({var}, {fmt})")
             else:
-                lines.append(f"{new} = convert_element_type({var}, {str(target).removeprefix('torch.')})")
+                lines.append(
+                    f"{new} = convert_element_type({var}, {str(target).removeprefix('torch.')})"
+                )
             self.cache[key] = new
             self.var_dtype[new] = target
         return self.cache[key]
@@ -98,7 +114,9 @@ class _Printer:
         if pd is not None and pid in self.stored_name:
             var = self.stored_name[pid]
         elif pd is not None and pid in c.rounded_inputs and dt.is_float(pd.storage_dtype):
-            var = self._emit_cast(lines, var, pd.storage_dtype, dt.format_of(pd.storage_dtype), True)
+            var = self._emit_cast(
+                lines, var, pd.storage_dtype, dt.format_of(pd.storage_dtype), True
+            )
         dtype = self.var_dtype.get(var, pd.compute_dtype if pd else None)
         if not dt.is_float(dtype):
             return var
@@ -109,9 +127,15 @@ class _Printer:
             if dtype != target:
                 return self._emit_cast(lines, var, target, c.input_format, False)
             return var
-        if c.op_class in _UPCASTING and dt.is_float(c.compute_dtype) and dtype != c.compute_dtype:
-            if dt.wider(dtype, c.compute_dtype) is c.compute_dtype:
-                return self._emit_cast(lines, var, c.compute_dtype, dt.format_of(c.compute_dtype), False)
+        widens = dt.is_float(c.compute_dtype) and dtype != c.compute_dtype
+        if (
+            c.op_class in _UPCASTING
+            and widens
+            and dt.wider(dtype, c.compute_dtype) is c.compute_dtype
+        ):
+            return self._emit_cast(
+                lines, var, c.compute_dtype, dt.format_of(c.compute_dtype), False
+            )
         return var
 
     def _arg(self, lines: list[str], a: object, c: NodeDecision) -> str:
@@ -129,7 +153,7 @@ class _Printer:
     # -- nodes ---------------------------------------------------------------------------------
     def _kernel_header(self, block: _Block, d: NodeDecision) -> None:
         g = d.group
-        if g is None or g == self.current_group:
+        if g is None or g == self.current_group or self.groups[g].kind == "single":
             return
         self.current_group = g
         group = self.groups[g]
@@ -159,16 +183,23 @@ class _Printer:
         else:
             args = [self._arg(lines, a, d) for a in n.args]
             args += [f"{k}={self._arg(lines, v, d)}" for k, v in n.kwargs.items()]
-            rhs = f"{args[0]}[{', '.join(args[1:])}]" if d.op == "operator.getitem" else f"{d.op}({', '.join(args)})"
+            rhs = (
+                f"{args[0]}[{', '.join(args[1:])}]"
+                if d.op == "operator.getitem"
+                else f"{d.op}({', '.join(args)})"
+            )
             if n.target in (torch.ops.aten.mul.Tensor, torch.ops.aten.mul.Scalar):
                 self.mul_operands[nid] = args
             if d.fma is not None:
                 alt = f"; alternative {', '.join(d.fma.alternatives)}" if d.fma.alternatives else ""
                 comment += f"  FMA candidate: {d.fma.mul_id} into {nid}, not contracted{alt}"
+        block.anchor = len(lines)
         lines.append(f"{var} = {rhs}  # {comment}")
         self.var_dtype[var] = d.compute_dtype
         if d.rounds_result and dt.is_float(d.storage_dtype) and d.compute_dtype != d.storage_dtype:
-            self.stored_name[nid] = self._emit_cast(lines, var, d.storage_dtype, dt.format_of(d.storage_dtype), True)
+            self.stored_name[nid] = self._emit_cast(
+                lines, var, d.storage_dtype, dt.format_of(d.storage_dtype), True
+            )
         elif d.compute_dtype == d.storage_dtype or not dt.is_float(d.storage_dtype):
             self.stored_name[nid] = var
         for removed in self.cse_by_kept.get(nid, []):
@@ -189,7 +220,9 @@ class _Printer:
     def _comment(self, n: torch.fx.Node, d: NodeDecision) -> str:
         parts = [f"{d.node_id} {_shape(n, d.storage_dtype)}".rstrip()]
         if dt.is_float(d.compute_dtype) and d.op_class.computes:
-            parts.append(f"{'acc' if d.op_class in _ACCUMULATING else 'compute'}={dt.short(d.compute_dtype)}")
+            parts.append(
+                f"{'acc' if d.op_class in _ACCUMULATING else 'compute'}={dt.short(d.compute_dtype)}"
+            )
         if d.input_format is not None:
             parts.append(f"inputs={d.input_format}")
         if d.op_class is OpClass.UNMODELED:
@@ -211,8 +244,12 @@ class _Printer:
                 refs.append(self.stored_name[pid])
             elif dt.is_float(pd.storage_dtype):
                 fmt = dt.format_of(pd.storage_dtype)
-                refs.append(self._emit_cast(block.lines, self._var(pid), pd.storage_dtype, fmt, True))
-                block.lines[-1:] = [block.lines[-1] + "  # graph output stored"] if block.lines else []
+                refs.append(
+                    self._emit_cast(block.lines, self._var(pid), pd.storage_dtype, fmt, True)
+                )
+                block.lines[-1:] = (
+                    [block.lines[-1] + "  # graph output stored"] if block.lines else []
+                )
             else:
                 refs.append(self._var(pid))
         block.lines.append(f"return ({', '.join(refs)}{',' if len(refs) == 1 else ''})")
@@ -230,7 +267,9 @@ def _flatten(a: object) -> Iterable[object]:
 def _header(plan: Plan, printer: _Printer, placeholders: list[torch.fx.Node]) -> _Block:
     p = plan.policy
     block = _Block("header")
-    block.lines.append(f"# roundoff plan of {plan.program.name!r} under policy {p.name!r}: {p.description}")
+    block.lines.append(
+        f"# roundoff plan of {plan.program.name!r} under policy {p.name!r}: {p.description}"
+    )
     block.lines.append(f"# source: {p.source}")
     block.lines.append(
         f"# rounding={p.rounding.value} fusion={p.fusion.value} fma={p.fma.value} scalars={p.scalars.value}"
@@ -240,7 +279,9 @@ def _header(plan: Plan, printer: _Printer, placeholders: list[torch.fx.Node]) ->
     args = ", ".join(printer._var(node_id(n)) for n in placeholders)
     block.lines.append(f"def {_ident(plan.program.name)}({args}):")
     for n in placeholders:
-        block.lines.append(f"  # {printer._var(node_id(n))}: {_shape(n, plan.decisions[node_id(n)].storage_dtype)}")
+        block.lines.append(
+            f"  # {printer._var(node_id(n))}: {_shape(n, plan.decisions[node_id(n)].storage_dtype)}"
+        )
     return block
 
 
@@ -268,7 +309,9 @@ def _blocks(plan: Plan) -> list[_Block]:
 def format_trace(plan: Plan) -> str:
     """The plan as a Thunder-style trace (see the module docstring)."""
     if not isinstance(plan, Plan):
-        raise TypeError(f"format_trace() takes a roundoff Plan (from roundoff.plan.plan), got {type(plan).__name__}")
+        raise TypeError(
+            f"format_trace() takes a roundoff Plan (from roundoff.plan.plan), got {type(plan).__name__}"
+        )
     return "\n".join(line for b in _blocks(plan) for line in b.lines) + "\n"
 
 
@@ -280,7 +323,9 @@ def format_side_by_side(plan_a: Plan, plan_b: Plan, width: int = 0) -> str:
     """
     for name, p in (("plan_a", plan_a), ("plan_b", plan_b)):
         if not isinstance(p, Plan):
-            raise TypeError(f"format_side_by_side() {name} must be a roundoff Plan, got {type(p).__name__}")
+            raise TypeError(
+                f"format_side_by_side() {name} must be a roundoff Plan, got {type(p).__name__}"
+            )
     a, b = _blocks(plan_a), _blocks(plan_b)
     b_by_key = {blk.key: blk for blk in b}
     a_by_key = {blk.key: blk for blk in a}
@@ -290,6 +335,9 @@ def format_side_by_side(plan_a: Plan, plan_b: Plan, width: int = 0) -> str:
     for key in order:
         left = a_by_key[key].lines if key in a_by_key else []
         right = b_by_key[key].lines if key in b_by_key else []
+        if left and right:  # the nodes' own lines side by side, casts above and below them
+            pad = a_by_key[key].anchor - b_by_key[key].anchor
+            left, right = [""] * max(-pad, 0) + left, [""] * max(pad, 0) + right
         for la, lb in itertools.zip_longest(left, right, fillvalue=""):
             rows.append(f"{la[:col]:<{col}} | {lb}".rstrip())
     return "\n".join(rows) + "\n"

@@ -1,0 +1,80 @@
+"""The fusion model on hand-built graphs, against what Inductor does (module docstring of
+``roundoff.plan.fusion``; threads/003): extern ops read realized (stored) operands, reductions end
+their kernel, unstored pointwise nodes are recomputed in every consumer, kernels never form cycles."""
+
+from __future__ import annotations
+
+import pytest
+
+from roundoff.plan.fusion import FusionNode, Kind, fuse
+from roundoff.policy import FusionModel
+
+I, F, V, R, E = Kind.INPUT, Kind.FUSIBLE, Kind.VIEW, Kind.REDUCTION, Kind.EXTERN
+
+
+def _g(*spec: tuple) -> list[FusionNode]:
+    return [FusionNode(i, k, tuple(ins), *rest) for i, k, ins, *rest in spec]
+
+
+def _kernels(f) -> dict[frozenset[str], str]:
+    return {frozenset(g.node_ids): g.kind for g in f.groups}
+
+
+def test_extern_operand_is_stored_and_a_later_pointwise_use_reads_it_rounded() -> None:
+    # h = a + b; t = h * 2; m = mm(h, w); out = m + t. Fusing h's kernel with out's would need m
+    # (which reads h from memory) inside it: a cycle, so out recomputes t from stored h.
+    f = fuse(_g(("a", I, ()), ("b", I, ()), ("w", I, ()), ("h", F, ("a", "b")), ("t", F, ("h",)),
+                ("m", E, ("h", "w")), ("out", F, ("m", "t"), True)), FusionModel.POINTWISE)  # fmt: skip
+    assert _kernels(f) == {
+        frozenset({"h"}): "pointwise",
+        frozenset({"m"}): "extern",
+        frozenset({"t", "out"}): "pointwise",
+    }
+    assert "h" in f.stored and f.reads_rounded("t", "h") and f.reads_rounded("m", "h")
+    assert f.reads_rounded("out", "m") and not f.reads_rounded("out", "t")
+    assert [g.kind for g in f.groups] == ["pointwise", "extern", "pointwise"]  # topological order
+
+
+def test_producer_and_consumer_pointwise_kernels_fuse_and_read_unrounded() -> None:
+    f = fuse(
+        _g(("a", I, ()), ("h", F, ("a",), True), ("o", F, ("h",), True)), FusionModel.POINTWISE
+    )
+    assert _kernels(f) == {frozenset({"h", "o"}): "pointwise"}
+    assert "h" in f.stored and not f.reads_rounded("o", "h")
+
+
+def test_reduction_ends_its_kernel_and_shared_pointwise_is_rematerialized() -> None:
+    # thread 003's softmax: d = x / y; m = amax(d); e = exp(d - m); s = sum(e); out = e / s
+    f = fuse(_g(("x", I, ()), ("y", I, ()), ("d", F, ("x", "y")), ("m", R, ("d",)), ("u", F, ("d", "m")),
+                ("e", F, ("u",)), ("s", R, ("e",)), ("o", F, ("e", "s"), True)), FusionModel.POINTWISE)  # fmt: skip
+    assert _kernels(f) == {
+        frozenset("dm"): "reduction",
+        frozenset("dues"): "reduction",
+        frozenset("dueo"): "pointwise",
+    }
+    assert f.reads_rounded("u", "m") and f.reads_rounded("o", "s")
+    assert not f.reads_rounded("u", "d") and not f.reads_rounded("o", "e")
+    assert f.home["d"] == 0 and f.home["e"] == 1
+    assert any("rematerialized" in n and "d (kernels 0, 1, 2)" in n for n in f.notes)
+    assert any("persistent reduction" in n for n in f.notes)
+
+
+def test_views_of_stored_values_are_aliases_without_kernels() -> None:
+    f = fuse(_g(("x", I, ()), ("v", V, ("x",)), ("s", R, ("v",)), ("sv", V, ("s",)), ("o", F, ("sv", "x"), True)),
+             FusionModel.POINTWISE)  # fmt: skip
+    assert _kernels(f) == {frozenset({"s"}): "reduction", frozenset({"o"}): "pointwise"}
+    assert f.home["v"] is None and f.home["sv"] is None and {"v", "sv"} <= f.stored
+    assert f.reads_rounded("sv", "s") and f.reads_rounded("o", "sv")
+
+
+def test_no_fusion_stores_every_value() -> None:
+    f = fuse(_g(("a", I, ()), ("h", F, ("a",)), ("o", F, ("h",), True)), FusionModel.NONE)
+    assert [g.node_ids for g in f.groups] == [("h",), ("o",)] and all(
+        g.kind == "single" for g in f.groups
+    )
+    assert f.reads_rounded("o", "h") and f.reads_rounded("h", "a")
+
+
+def test_unknown_fusion_model_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown fusion model"):
+        fuse([], "pointwise")  # type: ignore[arg-type]
