@@ -1,0 +1,107 @@
+"""`roundoff check` and `roundoff demo` end to end on zoo workloads and a small script.
+
+Oracles: the demo's numbers against torch's own fp32 arithmetic and casts and the C library's
+`fmaf` (ctypes); check's JSON against the published schema and against analyze's own CheckResult.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import math
+import struct
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from roundoff.cli.demo import SCALE, X, fma_demo
+from roundoff.cli.main import app
+from roundoff.report.json_report import SCHEMA
+
+WIDE = {"COLUMNS": "1000"}
+
+
+def run(*args: str):
+    return CliRunner(env=WIDE).invoke(app, list(args))
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def test_demo_numbers_match_torch_and_libm_fmaf():
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.fmaf.restype = ctypes.c_float
+    libm.fmaf.argtypes = [ctypes.c_float] * 3
+    d = fma_demo()
+    x, s = torch.tensor(X, dtype=torch.float32), torch.tensor(SCALE, dtype=torch.float32)
+    p = x * s
+    assert d.product == p.item() and d.eager == torch.exp(p - p).item() == 1.0
+    assert d.error == libm.fmaf(_f32(X), _f32(SCALE), -p.item()), "repro: roundoff demo --quick"
+    assert d.error == d.exact - d.product != 0.0  # the product's rounding error, exactly
+    assert d.contracted == torch.exp(torch.tensor(d.error, dtype=torch.float32)).item() == math.inf
+    exact = x.double() * s.double()
+    for fmt, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16), ("fp16", torch.float16)):
+        assert dict(d.rounded)[fmt] == exact.to(dtype).item(), f"{fmt}: repro: roundoff demo --quick"
+
+
+def test_demo_quick_prints_formats_and_the_fma_numbers():
+    result = run("demo", "--quick")
+    assert result.exit_code == 0, result.output
+    d = fma_demo()
+    for text in ("fp8_e4m3fn", "bf16", repr(d.error), repr(d.product), "inf"):
+        assert text in result.stdout, f"{text!r} missing; repro: roundoff demo --quick"
+
+
+def test_check_fma_cancel_diverges_under_inductor_gpu_and_not_under_emulation():
+    jsonschema = pytest.importorskip("jsonschema")
+    result = run("check", "zoo:fma-cancel", "-p", "inductor-gpu", "-p", "inductor-emulate", "--json")
+    assert result.exit_code == 1, f"{result.output}\nrepro: roundoff check zoo:fma-cancel -p inductor-gpu"
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    gpu, emulate = doc["runs"]
+    assert (gpu["verdict"], emulate["verdict"]) == ("diverges", "ok")
+    assert gpu["nan_origin"]["op"].startswith("exp") and gpu["first_divergent"]["op"].startswith("sub")
+    assert any(h["kind"] == "fma-cancellation" for h in gpu["hazards"])
+    assert result.stderr.strip() == ""  # no progress bar on a non-terminal
+
+
+def test_check_within_tolerance_exits_0_and_writes_html(scripts, tmp_path):
+    page = tmp_path / "r.html"
+    result = run("check", f"{scripts}/good.py:f", "-p", "inductor-emulate", "--html", str(page))
+    assert result.exit_code == 0, f"{result.output}\nrepro: roundoff check good.py:f"
+    assert result.stderr.strip() == "" and page.stat().st_size > 1_000_000
+    assert "inductor-emulate" in result.stdout and "ok" in result.stdout
+
+
+def test_json_matches_analyze_check_result():
+    from roundoff.analyze import check
+    from roundoff.zoo import get_workload
+
+    result = run("check", "zoo:bf16-chain", "-p", "inductor-cpu", "--against", "oracle", "--json")
+    doc = json.loads(result.stdout)
+    w = get_workload("bf16-chain")
+    direct = check(w.build(), w.make_inputs(), "inductor-cpu", "oracle")
+    assert result.exit_code == (1 if direct.diverges else 0)
+    run0 = doc["runs"][0]
+    assert [n["id"] for n in run0["nodes"]] == [n.node_id for n in direct.nodes]
+    for entry, node in zip(run0["nodes"], direct.nodes):
+        assert entry["metrics"]["max_ulp"] == node.vs_oracle.max_ulp, f"{node.node_id}"
+        assert entry["verdict"] == node.verdict
+
+
+def test_demo_verdict_table_shows_the_motivating_divergences():
+    from rich.console import Console
+
+    from roundoff.cli.checking import motivating_checks
+
+    rows = motivating_checks(Console(stderr=True))
+    verdicts = {(w.split()[0], p): v for w, p, v, _ in rows}
+    assert verdicts[("zoo:fma-cancel", "inductor-gpu")] == "diverges"
+    assert verdicts[("zoo:fma-cancel", "inductor-emulate")] == "ok"
+    assert verdicts[("zoo:softmax-backward", "inductor-gpu")] == "diverges"
+    finding = {(w.split()[0], p): f for w, p, _, f in rows}
+    assert "inf" in finding[("zoo:fma-cancel", "inductor-gpu")]
+    assert "NaN" in finding[("zoo:softmax-backward", "inductor-gpu")]
