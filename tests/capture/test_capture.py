@@ -1,0 +1,80 @@
+"""capture() on small programs: source lines, cotangents, dict outputs, unused inputs."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+from capture_helpers import assert_bitwise_equal, eager_outputs
+from roundoff.capture import capture, node_id, node_source
+
+aten = torch.ops.aten
+
+
+def scaled_diff(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    max_scaled = x * scale
+    return torch.exp(max_scaled - x * scale)
+
+
+def _line(fn: object, text: str) -> str:
+    lines, start = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+    return f"test_capture.py:{start + next(i for i, s in enumerate(lines) if text in s)}"
+
+
+def test_forward_and_backward_nodes_map_to_the_line_that_made_them() -> None:
+    """Forward ops carry their own line; backward ops carry the line of the forward op they
+    differentiate (exp's backward multiplies by exp's output: that mul gets exp's line)."""
+    x = torch.tensor(3.0, requires_grad=True)
+    s = torch.tensor(0.5, requires_grad=True)
+    program = capture(scaled_diff, x, s, backward=True)
+    first, second = _line(scaled_diff, "max_scaled = x"), _line(scaled_diff, "torch.exp(")
+    by_target: dict[str, list[str | None]] = {}
+    for n in program.nodes():
+        by_target.setdefault(str(n.target), []).append(node_source(n))
+    assert by_target["aten.mul.Tensor"][:2] == [first, second]
+    assert by_target["aten.sub.Tensor"] == [second] and by_target["aten.exp.default"] == [second]
+    exp = next(n for n in program.nodes() if n.target is aten.exp.default)
+    grad_of_exp = [u for u in exp.users if u.target is aten.mul.Tensor]
+    assert grad_of_exp and all(node_source(u) == second for u in grad_of_exp)
+    assert {node_source(n) for n in program.nodes()} <= {first, second, None}
+
+
+def test_cotangents_are_inputs_and_match_eager_vjp() -> None:
+    def f(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return a * b, torch.tanh(a) + b
+
+    g = torch.Generator().manual_seed(1)
+    a, b = (torch.randn(16, generator=g).to(torch.bfloat16).requires_grad_() for _ in range(2))
+    cots = [torch.randn(16, generator=g).to(torch.bfloat16) for _ in range(2)]
+    program = capture(f, a, b, backward=True, cotangents=cots)
+    assert program.input_names == ("a", "b", "cotangent0", "cotangent1")
+    assert program.output_names == ("out0", "out1", "grad_a", "grad_b")
+    want = eager_outputs(f, (a, b), True, cotangents=cots)
+    for name, got, w in zip(program.output_names, program.graph_module(*program.example_inputs), want):
+        assert_bitwise_equal(got, w, f"capture(f, a, b, backward=True, cotangents=cots)  # {name}")
+
+
+def test_dict_outputs_and_unused_input_gradient() -> None:
+    """Dict outputs are named by key; an input the outputs do not use gets a zero gradient."""
+
+    def f(x: torch.Tensor, unused: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"sq": x * x, "neg": -x}
+
+    x = torch.randn(8, requires_grad=True)
+    unused = torch.randn(8, requires_grad=True)
+    program = capture(f, x, unused, backward=True, name="dicty")
+    assert program.name == "dicty" and program.num_forward_outputs == 2
+    assert program.output_names == ("sq", "neg", "grad_x", "grad_unused")
+    sq, neg, gx, gu = program.graph_module(x, unused)
+    assert_bitwise_equal(sq, x * x, "capture(dict f)")
+    assert_bitwise_equal(gx, torch.autograd.grad((x * x).sum() + (-x).sum(), x)[0], "capture(dict f) grad")
+    assert torch.equal(gu, torch.zeros(8))
+
+
+def test_program_node_lookup() -> None:
+    program = capture(scaled_diff, torch.tensor(3.0), torch.tensor(0.5))
+    assert node_id(program.node("n2")) == "n2"
+    with pytest.raises(KeyError, match="no node with id 'n99'"):
+        program.node("n99")

@@ -1,0 +1,109 @@
+"""Unsupported programs and bad arguments: CaptureError naming the construct and the user's line."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+from roundoff.capture import CaptureError, capture
+
+
+def _line_of(fn: object, text: str) -> str:
+    """``"test_errors.py:LINE"`` of the first line of `fn` containing `text` (oracle: inspect)."""
+    lines, start = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"test_errors.py:{start + offset}"
+
+
+def branchy(x: torch.Tensor) -> torch.Tensor:
+    if x.sum() > 0:
+        return x * 2
+    return x
+
+
+def itemy(x: torch.Tensor) -> torch.Tensor:
+    return x * x.max().item()
+
+
+def masky(x: torch.Tensor) -> torch.Tensor:
+    return x[x > 0] * 2
+
+
+def mutates_input(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    x.add_(1)
+    return y
+
+
+def returns_float(x: torch.Tensor) -> float:
+    return 3.0
+
+
+def uses_numpy(x: torch.Tensor) -> torch.Tensor:
+    return torch.from_numpy(x.numpy() * 2)
+
+
+CASES = [
+    (branchy, "data-dependent control flow", "if x.sum() > 0"),
+    (itemy, "data-dependent value", "x.max().item()"),
+    (masky, "data-dependent output shape", "x[x > 0]"),
+    (mutates_input, "in-place mutation of an input", "x.add_(1)"),
+    (returns_float, "non-tensor output", "def returns_float"),
+    (uses_numpy, "untraceable operation", "x.numpy()"),
+]
+
+
+@pytest.mark.parametrize("fn,construct,text", CASES, ids=[c[0].__name__ for c in CASES])
+def test_error_names_construct_and_line(fn: object, construct: str, text: str) -> None:
+    with pytest.raises(CaptureError) as info:
+        capture(fn, torch.randn(8))  # type: ignore[arg-type]
+    err = info.value
+    repro = f"capture({fn.__name__}, torch.randn(8))"  # type: ignore[attr-defined]
+    assert err.construct == construct, f"{err}; repro: {repro}"
+    assert err.source == _line_of(fn, text), f"{err}; repro: {repro}"
+    message = str(err)
+    assert construct in message and err.source in message and "Traceback" not in message
+    assert len(message.splitlines()) == 1, message
+    assert isinstance(err, ValueError)
+
+
+def test_in_place_on_intermediate_is_functionalized() -> None:
+    """In-place ops on values the program made are fine: the graph holds their functional form and
+    gives eager's bits."""
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x * 3
+        y.mul_(x)
+        y.add_(1)
+        return y
+
+    x = torch.randn(64, dtype=torch.bfloat16)
+    program = capture(f, x)
+    targets = {str(n.target) for n in program.nodes() if n.op == "call_function"}
+    assert not any(t.split(".")[1].endswith("_") for t in targets), targets
+    (out,) = program.graph_module(x)
+    assert torch.equal(out.view(torch.int16), f(x.clone()).view(torch.int16))
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,construct",
+    [
+        ((torch.randn(2), 3.0), {}, "non-tensor example input"),
+        ((torch.arange(4),), {}, "no floating-point input"),
+        ((torch.randn(2),), {"backward": True}, "nothing to differentiate"),
+        ((torch.randn(2),), {"cotangents": torch.ones(2)}, "cotangents without backward"),
+        ((torch.randn(2, requires_grad=True),), {"backward": True, "cotangents": [torch.ones(3)]},
+         "cotangent shape mismatch"),
+    ],
+)
+def test_bad_arguments(args: tuple[object, ...], kwargs: dict[str, object], construct: str) -> None:
+    with pytest.raises(CaptureError) as info:
+        capture(lambda *xs: xs[0] * 2, *args, **kwargs)  # type: ignore[arg-type]
+    assert info.value.construct == construct, str(info.value)
+
+
+def test_not_callable() -> None:
+    with pytest.raises(CaptureError, match="pass a function or torch.nn.Module"):
+        capture(42, torch.randn(2))  # type: ignore[arg-type]
