@@ -7,31 +7,46 @@ from typing import Any
 
 import torch
 
-_INT_OF = {torch.float64: torch.int64, torch.float32: torch.int32, torch.bfloat16: torch.int16,
-           torch.float16: torch.int16}
+_INT_OF = {
+    torch.float64: torch.int64,
+    torch.float32: torch.int32,
+    torch.bfloat16: torch.int16,
+    torch.float16: torch.int16,
+}
 
 
 def assert_bitwise_equal(got: torch.Tensor, want: torch.Tensor, repro: str) -> None:
     """Same dtype, shape and bit pattern (NaN payloads included); message carries `repro`."""
     assert got.dtype == want.dtype and got.shape == want.shape, (
-        f"{got.dtype}{tuple(got.shape)} != {want.dtype}{tuple(want.shape)}; repro: {repro}")
+        f"{got.dtype}{tuple(got.shape)} != {want.dtype}{tuple(want.shape)}; repro: {repro}"
+    )
     if got.dtype in _INT_OF:
-        g, w = got.detach().contiguous().view(_INT_OF[got.dtype]), want.detach().contiguous().view(_INT_OF[got.dtype])
+        g, w = (
+            got.detach().contiguous().view(_INT_OF[got.dtype]),
+            want.detach().contiguous().view(_INT_OF[got.dtype]),
+        )
     else:
         g, w = got.detach(), want.detach()
     bad = (g != w).sum().item()
     assert bad == 0, f"{bad} of {g.numel()} elements differ bitwise; repro: {repro}"
 
 
-def eager_outputs(fn: Callable[..., Any], inputs: Sequence[torch.Tensor], backward: bool,
-                  cotangents: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+def eager_outputs(
+    fn: Callable[..., Any],
+    inputs: Sequence[torch.Tensor],
+    backward: bool,
+    cotangents: Sequence[torch.Tensor] | None = None,
+) -> list[torch.Tensor]:
     """Eager forward outputs, then (with `backward`) gradients w.r.t. inputs requiring grad, then
     module parameters requiring grad, by plain autograd on ``sum of output sums`` or the cotangents."""
     xs = [x.detach().requires_grad_(x.requires_grad) for x in inputs]
     with torch.enable_grad() if backward else torch.no_grad():
         result = fn(*xs)
-    outs = list(result.values()) if isinstance(result, dict) else (
-        list(result) if isinstance(result, (tuple, list)) else [result])
+    outs = (
+        list(result.values())
+        if isinstance(result, dict)
+        else (list(result) if isinstance(result, (tuple, list)) else [result])
+    )
     if not backward:
         return outs
     wrt = [x for x in xs if x.requires_grad]
@@ -51,7 +66,9 @@ def eager_outputs(fn: Callable[..., Any], inputs: Sequence[torch.Tensor], backwa
 _CACHE: dict[tuple[str, bool, torch.dtype | None], tuple[Any, tuple[torch.Tensor, ...], Any]] = {}
 
 
-def captured(name: str, backward: bool, dtype: torch.dtype | None = None) -> tuple[Any, tuple[torch.Tensor, ...], Any]:
+def captured(
+    name: str, backward: bool, dtype: torch.dtype | None = None
+) -> tuple[Any, tuple[torch.Tensor, ...], Any]:
     """(callable, inputs, program) for a zoo workload, captured once per test session."""
     from roundoff.capture import capture
     from roundoff.zoo import get_workload
@@ -65,5 +82,7 @@ def captured(name: str, backward: bool, dtype: torch.dtype | None = None) -> tup
 
 
 def zoo_repro(name: str, backward: bool) -> str:
-    return (f"w=get_workload({name!r}); p=capture(w.build(), *w.make_inputs(), backward={backward}); "
-            "p.graph_module(*p.example_inputs)")
+    return (
+        f"w=get_workload({name!r}); p=capture(w.build(), *w.make_inputs(), backward={backward}); "
+        "p.graph_module(*p.example_inputs)"
+    )

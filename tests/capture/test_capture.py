@@ -6,8 +6,8 @@ import inspect
 
 import pytest
 import torch
-
 from capture_helpers import assert_bitwise_equal, eager_outputs
+
 from roundoff.capture import capture, node_id, node_source
 
 aten = torch.ops.aten
@@ -52,7 +52,9 @@ def test_cotangents_are_inputs_and_match_eager_vjp() -> None:
     assert program.input_names == ("a", "b", "cotangent0", "cotangent1")
     assert program.output_names == ("out0", "out1", "grad_a", "grad_b")
     want = eager_outputs(f, (a, b), True, cotangents=cots)
-    for name, got, w in zip(program.output_names, program.graph_module(*program.example_inputs), want):
+    for name, got, w in zip(
+        program.output_names, program.graph_module(*program.example_inputs), want
+    ):
         assert_bitwise_equal(got, w, f"capture(f, a, b, backward=True, cotangents=cots)  # {name}")
 
 
@@ -67,9 +69,11 @@ def test_dict_outputs_and_unused_input_gradient() -> None:
     program = capture(f, x, unused, backward=True, name="dicty")
     assert program.name == "dicty" and program.num_forward_outputs == 2
     assert program.output_names == ("sq", "neg", "grad_x", "grad_unused")
-    sq, neg, gx, gu = program.graph_module(x, unused)
+    sq, _, gx, gu = program.graph_module(x, unused)
     assert_bitwise_equal(sq, x * x, "capture(dict f)")
-    assert_bitwise_equal(gx, torch.autograd.grad((x * x).sum() + (-x).sum(), x)[0], "capture(dict f) grad")
+    assert_bitwise_equal(
+        gx, torch.autograd.grad((x * x).sum() + (-x).sum(), x)[0], "capture(dict f) grad"
+    )
     assert torch.equal(gu, torch.zeros(8))
 
 

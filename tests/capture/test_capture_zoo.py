@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.fx
-
 from capture_helpers import assert_bitwise_equal, captured, eager_outputs, zoo_repro
+
 from roundoff.capture import node_id, node_source
 from roundoff.zoo import list_workloads
 
 ZOO_FILES = {"motivating.py", "blocks.py"}
 CASES = [(w.name, bw) for w in list_workloads() for bw in (False, True)]
+
+
 @pytest.mark.parametrize("name,backward", CASES)
 def test_graph_reproduces_eager_bit_for_bit(name: str, backward: bool) -> None:
     fn, xs, program = captured(name, backward)
@@ -44,8 +46,12 @@ def test_sources_point_into_the_zoo(name: str, backward: bool) -> None:
             unsourced.append(str(n.target))
             continue
         file, line = src.rsplit(":", 1)
-        assert file in ZOO_FILES and int(line) > 0, f"{node_id(n)} {n.target} -> {src}; {zoo_repro(name, backward)}"
-    allowed = ["aten.sum.default", "aten.ones_like.default", "aten.expand.default"] if backward else []
+        assert file in ZOO_FILES and int(line) > 0, (
+            f"{node_id(n)} {n.target} -> {src}; {zoo_repro(name, backward)}"
+        )
+    allowed = (
+        ["aten.sum.default", "aten.ones_like.default", "aten.expand.default"] if backward else []
+    )
     assert unsourced == allowed, zoo_repro(name, backward)
 
 
@@ -59,9 +65,12 @@ def test_meta_val_matches_real_run(name: str, backward: bool) -> None:
         def run_node(self, n: torch.fx.Node) -> object:
             result = super().run_node(n)
             val = n.meta.get("val")
-            if isinstance(result, torch.Tensor):
-                if not isinstance(val, torch.Tensor) or (val.shape, val.dtype) != (result.shape, result.dtype):
-                    mismatches.append(f"{node_id(n)} {n.target}")
+            same = isinstance(val, torch.Tensor) and (val.shape, val.dtype) == (
+                result.shape,
+                result.dtype,
+            )
+            if isinstance(result, torch.Tensor) and not same:
+                mismatches.append(f"{node_id(n)} {n.target}")
             return result
 
     Check(program.graph_module).run(*program.example_inputs)
@@ -69,7 +78,7 @@ def test_meta_val_matches_real_run(name: str, backward: bool) -> None:
 
 
 def test_module_parameters_are_named_inputs() -> None:
-    fn, xs, program = captured("llama-block", True)
+    fn, _, program = captured("llama-block", True)
     names = [n for n, _ in fn.named_parameters()] + [n for n, _ in fn.named_buffers()]
     assert program.input_names == ("x", *names)
     assert program.grad_input_names == ("x", *[n for n, _ in fn.named_parameters()])

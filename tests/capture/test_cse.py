@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import torch
-
 from capture_helpers import assert_bitwise_equal, captured, eager_outputs
+
 from roundoff.capture import capture, eliminate_common_subexpressions, node_id
 
 
@@ -20,7 +20,9 @@ def test_fma_cancel_products_merge() -> None:
     kept = [node_id(n) for n in merged.nodes()]
     assert kept == [i for i in (node_id(n) for n in program.nodes()) if i != muls[1]]
     (out,) = merged.graph_module(*merged.example_inputs)
-    assert_bitwise_equal(out, eager_outputs(fn, xs, False)[0], "eliminate_common_subexpressions(zoo fma-cancel)")
+    assert_bitwise_equal(
+        out, eager_outputs(fn, xs, False)[0], "eliminate_common_subexpressions(zoo fma-cancel)"
+    )
 
 
 def test_backward_graph_values_unchanged() -> None:
@@ -29,8 +31,14 @@ def test_backward_graph_values_unchanged() -> None:
     merged, removed = eliminate_common_subexpressions(program)
     assert removed, "the block's backward recomputes identical transposes; expected merges"
     assert len(merged.graph.nodes) == len(program.graph.nodes) - len(removed)
-    for name, got, want in zip(program.output_names, merged.graph_module(*program.example_inputs), eager_outputs(fn, xs, True)):
-        assert_bitwise_equal(got, want, f"eliminate_common_subexpressions(zoo llama-block backward)  # {name}")
+    for name, got, want in zip(
+        program.output_names,
+        merged.graph_module(*program.example_inputs),
+        eager_outputs(fn, xs, True),
+    ):
+        assert_bitwise_equal(
+            got, want, f"eliminate_common_subexpressions(zoo llama-block backward)  # {name}"
+        )
 
 
 def test_random_ops_and_signed_zero_constants_stay_apart() -> None:
@@ -44,4 +52,6 @@ def test_random_ops_and_signed_zero_constants_stay_apart() -> None:
     assert removed == {}
     _, plus_zero, plus_negzero = merged.graph_module(torch.tensor([-0.0, 1.0]))
     assert_bitwise_equal(plus_zero, torch.tensor([-0.0, 1.0]) + 0.0, "capture(x + 0.0) after CSE")
-    assert_bitwise_equal(plus_negzero, torch.tensor([-0.0, 1.0]) + -0.0, "capture(x + -0.0) after CSE")
+    assert_bitwise_equal(
+        plus_negzero, torch.tensor([-0.0, 1.0]) + -0.0, "capture(x + -0.0) after CSE"
+    )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from capture_helpers import captured
+
 from roundoff.capture import DECOMPOSITION_SETS, CaptureError, decompose, node_id, node_source
 from roundoff.zoo import list_workloads
 
@@ -32,7 +32,9 @@ def test_ids_and_sources_survive(name: str, backward: bool, table: str) -> None:
         nid = node_id(n)
         base = nid if nid in old_sources else nid.rsplit(".", 1)[0]
         assert base in old_sources, f"{nid} has no origin; {repro}"
-        assert node_source(n) == old_sources[base], f"{nid}: {node_source(n)} != {old_sources[base]}; {repro}"
+        assert node_source(n) == old_sources[base], (
+            f"{nid}: {node_source(n)} != {old_sources[base]}; {repro}"
+        )
     old_ph = [node_id(n) for n in program.nodes() if n.op == "placeholder"]
     assert [node_id(n) for n in new.nodes() if n.op == "placeholder"] == old_ph, repro
     assert new.input_names == program.input_names and new.output_names == program.output_names
@@ -56,7 +58,9 @@ def test_values_agree_at_fp64(name: str, backward: bool, table: str) -> None:
     for out_name, g, o in zip(program.output_names, got, want):
         tol = 256 * eps * (o.abs().max().item() + 1)
         err = (g - o).abs().max().item()
-        assert err <= tol, f"{out_name}: max err {err:.3g} > {tol:.3g}; repro: decompose(fp64 zoo {name!r}, [{table!r}])"
+        assert err <= tol, (
+            f"{out_name}: max err {err:.3g} > {tol:.3g}; repro: decompose(fp64 zoo {name!r}, [{table!r}])"
+        )
 
 
 def test_decomposed_node_gets_suffixed_ids() -> None:

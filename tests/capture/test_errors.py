@@ -94,8 +94,11 @@ def test_in_place_on_intermediate_is_functionalized() -> None:
         ((torch.arange(4),), {}, "no floating-point input"),
         ((torch.randn(2),), {"backward": True}, "nothing to differentiate"),
         ((torch.randn(2),), {"cotangents": torch.ones(2)}, "cotangents without backward"),
-        ((torch.randn(2, requires_grad=True),), {"backward": True, "cotangents": [torch.ones(3)]},
-         "cotangent shape mismatch"),
+        (
+            (torch.randn(2, requires_grad=True),),
+            {"backward": True, "cotangents": [torch.ones(3)]},
+            "cotangent shape mismatch",
+        ),
     ],
 )
 def test_bad_arguments(args: tuple[object, ...], kwargs: dict[str, object], construct: str) -> None:

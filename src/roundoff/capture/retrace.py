@@ -20,6 +20,19 @@ from roundoff.capture.sources import _current_graph, label_new_nodes
 
 ORIGIN = "roundoff_origin"  # transient: the old node a new node was made from
 
+# What tracing user code can raise: torch's data-dependence, unsupported-operator and shape errors
+# are RuntimeError/ValueError/TypeError subclasses; user code adds the other common kinds.
+TRACER_ERRORS: tuple[type[Exception], ...] = (
+    RuntimeError,
+    TypeError,
+    ValueError,
+    NotImplementedError,
+    AttributeError,
+    IndexError,
+    KeyError,
+    AssertionError,
+)
+
 
 class _OriginInterpreter(torch.fx.Interpreter):
     def run_node(self, n: torch.fx.Node) -> Any:
@@ -38,10 +51,13 @@ class _OriginInterpreter(torch.fx.Interpreter):
         return super().call_function(target, args, kwargs)
 
 
-def trace_fake(f: Callable[..., Any], inputs: Sequence[torch.Tensor], table: Mapping[Any, Any] | None = None
-               ) -> torch.fx.GraphModule:
+def trace_fake(
+    f: Callable[..., Any], inputs: Sequence[torch.Tensor], table: Mapping[Any, Any] | None = None
+) -> torch.fx.GraphModule:
     """make_fx with fake tensors (so data-dependent control flow fails instead of being baked in)."""
-    return make_fx(f, decomposition_table=table, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)
+    return make_fx(f, decomposition_table=table, tracing_mode="fake", _allow_non_fake_inputs=True)(
+        *inputs
+    )
 
 
 def retrace(
@@ -108,9 +124,12 @@ def assign_rewritten_ids(gm: torch.fx.GraphModule) -> None:
         n.meta[NODE_SOURCE] = origin.meta.get(NODE_SOURCE)
     for old_id, nodes in groups.items():
         origin = origins[old_id]
-        if len(nodes) == 1 and (nodes[0].op, nodes[0].target) == (origin.op, origin.target):
-            nodes[0].meta[NODE_ID] = old_id
-        elif len(nodes) == 1 and nodes[0].op in ("placeholder", "output"):
+        if (
+            len(nodes) == 1
+            and (nodes[0].op, nodes[0].target) == (origin.op, origin.target)
+            or len(nodes) == 1
+            and nodes[0].op in ("placeholder", "output")
+        ):
             nodes[0].meta[NODE_ID] = old_id
         else:
             for k, n in enumerate(nodes):
@@ -142,7 +161,9 @@ imports Inductor, which is slow, so it happens only when asked)."""
 def decomposition_table(names: Sequence[str]) -> dict[Any, Any]:
     """The union of the named tables (a later name wins where two decompose the same op)."""
     if isinstance(names, str):
-        raise TypeError(f"names must be a sequence of table names, got the string {names!r}; wrap it: [{names!r}]")
+        raise TypeError(
+            f"names must be a sequence of table names, got the string {names!r}; wrap it: [{names!r}]"
+        )
     table: dict[Any, Any] = {}
     for name in names:
         if name not in DECOMPOSITION_SETS:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,7 +12,12 @@ import torch.fx
 
 from roundoff.capture.errors import CaptureError
 from roundoff.capture.program import NODE_ID, Program
-from roundoff.capture.retrace import assign_rewritten_ids, decomposition_table, retrace
+from roundoff.capture.retrace import (
+    TRACER_ERRORS,
+    assign_rewritten_ids,
+    decomposition_table,
+    retrace,
+)
 
 
 def decompose(program: Program, names: Sequence[str]) -> Program:
@@ -27,7 +33,9 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
         return program
     try:
         gm = retrace(program.graph_module, program.example_inputs, decomposition_table=table)
-    except Exception as exc:  # a decomposition that fails on this graph: name it, no tracer traceback
+    except (
+        TRACER_ERRORS
+    ) as exc:  # a decomposition that fails on this graph: name it, no tracer traceback
         raise CaptureError(
             f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}",
             construct=f"decomposition {list(names)} failed",
@@ -71,7 +79,7 @@ def _freeze(arg: Any) -> Any:
     if isinstance(arg, dict):
         return ("dict", tuple(sorted((k, _freeze(v)) for k, v in arg.items())))
     if isinstance(arg, float):
-        return ("float", arg.hex()) if arg == arg else ("float", "nan")  # keep -0.0 apart from 0.0
+        return ("float", "nan" if math.isnan(arg) else arg.hex())  # hex keeps -0.0 apart from 0.0
     hash(arg)
     return (type(arg).__name__, arg)
 
@@ -90,7 +98,9 @@ def eliminate_common_subexpressions(program: Program) -> tuple[Program, dict[str
     for n in program.graph.nodes:
         if _is_pure(n):
             try:
-                mapped = torch.fx.map_arg((n.args, n.kwargs), lambda a: env[a])  # inputs after merging
+                mapped = torch.fx.map_arg(
+                    (n.args, n.kwargs), lambda a: env[a]
+                )  # inputs after merging
                 key = (n.target, _freeze(mapped))
             except TypeError:
                 key = None

@@ -11,7 +11,7 @@ import torch.fx
 from roundoff.capture.errors import CaptureError
 from roundoff.capture.inputs import CaptureInputs, collect_inputs, definition_source
 from roundoff.capture.program import NODE_ID, NODE_SOURCE, Program
-from roundoff.capture.retrace import copy_sources_from_origin, retrace, trace_fake
+from roundoff.capture.retrace import TRACER_ERRORS, copy_sources_from_origin, retrace, trace_fake
 from roundoff.capture.sources import SourceRecorder, traceback_source
 
 aten = torch.ops.aten
@@ -44,7 +44,7 @@ def capture(
         gm = trace_fake(traced, spec.tensors)
     except CaptureError:
         raise
-    except Exception as exc:  # the tracer's error becomes one line naming construct and source
+    except TRACER_ERRORS as exc:  # the tracer's error becomes one line naming construct and source
         raise _explain(exc) from None
     _strip_detach(gm)
     _check_static(gm)
@@ -85,7 +85,10 @@ def _traced_function(
         flat = list(flat_in)
         with torch.enable_grad() if backward else torch.no_grad():
             if backward:
-                flat = [t.detach().requires_grad_(True) if w else t for t, w in zip(flat, spec.wants_grad)]
+                flat = [
+                    t.detach().requires_grad_(True) if w else t
+                    for t, w in zip(flat, spec.wants_grad)
+                ]
             with recorder:
                 result = call(flat)
             outs, names = _flatten_outputs(result, fn)
@@ -119,8 +122,9 @@ def _flatten_outputs(result: Any, fn: Callable[..., Any]) -> tuple[list[torch.Te
                 source=definition_source(fn),
             )
     if not items:
-        raise CaptureError("the function returned nothing", construct="no output",
-                           source=definition_source(fn))
+        raise CaptureError(
+            "the function returned nothing", construct="no output", source=definition_source(fn)
+        )
     return [v for _, v in items], [k for k, _ in items]
 
 
@@ -152,8 +156,12 @@ def _gradients(
             source=definition_source(fn),
         )
     if cots:
-        grads = torch.autograd.grad([o for o, _ in pairs], diff_inputs,
-                                    grad_outputs=[c for _, c in pairs], allow_unused=True)
+        grads = torch.autograd.grad(
+            [o for o, _ in pairs],
+            diff_inputs,
+            grad_outputs=[c for _, c in pairs],
+            allow_unused=True,
+        )
     else:
         loss = pairs[0][0].sum()
         for o, _ in pairs[1:]:
@@ -167,7 +175,11 @@ def _explain(exc: Exception) -> CaptureError:
     source = traceback_source(exc.__traceback__)
     kind = type(exc).__name__
     first = (str(exc).strip().splitlines() or [""])[0][:200]
-    if kind in ("GuardOnDataDependentSymNode", "DataDependentOutputException", "PendingUnbackedSymbolNotFound"):
+    if kind in (
+        "GuardOnDataDependentSymNode",
+        "DataDependentOutputException",
+        "PendingUnbackedSymbolNotFound",
+    ):
         return CaptureError(
             "the program branches on (or converts to Python) a value computed from tensor data; "
             "roundoff captures one static graph: use torch.where instead of `if`, keep values as tensors",

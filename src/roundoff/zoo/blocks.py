@@ -55,7 +55,9 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(dim, dim, bias=False)
         self.v_proj = nn.Linear(dim, dim, bias=False)
         self.o_proj = nn.Linear(dim, dim, bias=False)
-        inv_freq = 1.0 / (10000.0 ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim))
+        inv_freq = 1.0 / (
+            10000.0 ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim)
+        )
         freqs = torch.outer(torch.arange(seq, dtype=torch.float32), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         self.register_buffer("cos", emb.cos())
@@ -131,7 +133,9 @@ class Block(nn.Module):
         return h + self.mlp(self.post_attention_layernorm(h))
 
 
-def _initialise(module: nn.Module, seed: int, device: str | torch.device, dtype: torch.dtype) -> nn.Module:
+def _initialise(
+    module: nn.Module, seed: int, device: str | torch.device, dtype: torch.dtype
+) -> nn.Module:
     """Deterministic init from `seed`: linear weights ``randn / sqrt(fan_in)``, norm weights
     ``1 + 0.1 randn``, drawn in fp32 in parameter order, then rounded to `dtype` with the buffers."""
     g = torch.Generator().manual_seed(seed)
@@ -142,26 +146,36 @@ def _initialise(module: nn.Module, seed: int, device: str | torch.device, dtype:
     return module.to(device=device, dtype=dtype)
 
 
-def llama_block(seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
-                sdpa: bool = False) -> nn.Module:
+def llama_block(
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype | None = None,
+    sdpa: bool = False,
+) -> nn.Module:
     """A Llama-style block (RMSNorm, rotary causal attention, SwiGLU MLP) initialised from `seed`."""
     return _initialise(Block(SwiGLU(DIM, FFN), sdpa=sdpa), seed, device, dtype or torch.bfloat16)
 
 
-def mixtral_block(seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
-                  sdpa: bool = False) -> nn.Module:
+def mixtral_block(
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype | None = None,
+    sdpa: bool = False,
+) -> nn.Module:
     """A Mixtral-style block: attention as in Llama, then a top-2 mixture of 4 SwiGLU experts."""
     moe = MixtureOfExperts(DIM, FFN // 2, EXPERTS, TOP_K)
     return _initialise(Block(moe, sdpa=sdpa), seed, device, dtype or torch.bfloat16)
 
 
-def _sdpa_llama(seed: int = 0, device: str | torch.device = "cpu",
-                dtype: torch.dtype | None = None) -> nn.Module:
+def _sdpa_llama(
+    seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+) -> nn.Module:
     return llama_block(seed, device, dtype, sdpa=True)
 
 
-def block_inputs(seed: int = 0, device: str | torch.device = "cpu",
-                 dtype: torch.dtype | None = None) -> tuple[torch.Tensor, ...]:
+def block_inputs(
+    seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+) -> tuple[torch.Tensor, ...]:
     """Hidden states ``randn(2, 16, 64)`` in `dtype` (default bf16), requiring grad. Drawn from
     ``seed + 1000`` so they differ from the weights of the same seed."""
     g = torch.Generator().manual_seed(seed + 1000)
@@ -170,11 +184,35 @@ def block_inputs(seed: int = 0, device: str | torch.device = "cpu",
 
 
 _SOURCE = "Hugging Face eager Llama/Mixtral layers; XLA mul revert thread (threads/000)"
-register(Workload("llama-block", "Llama-style block: RMSNorm, rotary embedding, causal attention written "
-                  "out, SwiGLU MLP; d=64, 4 heads, seq 16, bf16", _SOURCE, llama_block, block_inputs,
-                  torch.bfloat16))
-register(Workload("llama-block-sdpa", "llama-block with scaled_dot_product_attention instead of the "
-                  "written-out attention", _SOURCE, _sdpa_llama, block_inputs, torch.bfloat16))
-register(Workload("mixtral-block", "Mixtral-style block: llama attention, router and top-2 mixture of 4 "
-                  "SwiGLU experts (dense combine); bf16", _SOURCE, mixtral_block, block_inputs,
-                  torch.bfloat16))
+register(
+    Workload(
+        "llama-block",
+        "Llama-style block: RMSNorm, rotary embedding, causal attention written "
+        "out, SwiGLU MLP; d=64, 4 heads, seq 16, bf16",
+        _SOURCE,
+        llama_block,
+        block_inputs,
+        torch.bfloat16,
+    )
+)
+register(
+    Workload(
+        "llama-block-sdpa",
+        "llama-block with scaled_dot_product_attention instead of the written-out attention",
+        _SOURCE,
+        _sdpa_llama,
+        block_inputs,
+        torch.bfloat16,
+    )
+)
+register(
+    Workload(
+        "mixtral-block",
+        "Mixtral-style block: llama attention, router and top-2 mixture of 4 "
+        "SwiGLU experts (dense combine); bf16",
+        _SOURCE,
+        mixtral_block,
+        block_inputs,
+        torch.bfloat16,
+    )
+)

@@ -10,13 +10,15 @@ import torch
 
 
 class InputFactory(Protocol):
-    def __call__(self, seed: int = 0, device: str | torch.device = "cpu",
-                 dtype: torch.dtype | None = None) -> tuple[torch.Tensor, ...]: ...
+    def __call__(
+        self, seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+    ) -> tuple[torch.Tensor, ...]: ...
 
 
 class ProgramFactory(Protocol):
-    def __call__(self, seed: int = 0, device: str | torch.device = "cpu",
-                 dtype: torch.dtype | None = None) -> Callable[..., Any]: ...
+    def __call__(
+        self, seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+    ) -> Callable[..., Any]: ...
 
 
 @dataclass(frozen=True)
@@ -38,13 +40,15 @@ class Workload:
     default_dtype: torch.dtype
     backward: bool = False
 
-    def build(self, seed: int = 0, device: str | torch.device = "cpu",
-              dtype: torch.dtype | None = None) -> Callable[..., Any]:
+    def build(
+        self, seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+    ) -> Callable[..., Any]:
         """The callable (function or nn.Module) under study."""
         return self.factory(seed=seed, device=device, dtype=dtype or self.default_dtype)
 
-    def make_inputs(self, seed: int = 0, device: str | torch.device = "cpu",
-                    dtype: torch.dtype | None = None) -> tuple[torch.Tensor, ...]:
+    def make_inputs(
+        self, seed: int = 0, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+    ) -> tuple[torch.Tensor, ...]:
         """Deterministic example inputs for `seed` on `device` in `dtype` (default `default_dtype`)."""
         return self.inputs(seed=seed, device=device, dtype=dtype or self.default_dtype)
 
@@ -64,7 +68,7 @@ def get_workload(name: str) -> Workload:
     """The workload called `name` (a leading ``zoo:`` is accepted); KeyError listing the known names."""
     if not isinstance(name, str):
         raise TypeError(f"workload name must be a str, got {type(name).__name__}")
-    key = name[4:] if name.startswith("zoo:") else name
+    key = name.removeprefix("zoo:")
     if key not in _REGISTRY:
         raise KeyError(f"no workload {name!r} in the zoo; known: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[key]
