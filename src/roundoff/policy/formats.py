@@ -1,14 +1,17 @@
-"""Format names a policy may mention, checked against roundoff.numerics when it is present."""
+"""Format names a policy may mention: the numerics layer's registry, or a local stand-in.
+
+``roundoff.numerics`` owns formats (``FORMATS``, ``get_format``); the local table below is used
+only if that layer cannot be imported (it keeps the policy layer usable on its own).
+"""
 
 from __future__ import annotations
 
 import torch
 
-# The numerics layer owns formats; until its registry is importable, these names stand in.
-_LOCAL_FORMATS: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8_e4m3fn", "fp8_e5m2")
-_TORCH_DTYPES: dict[str, torch.dtype] = {
+_LOCAL_DTYPES: dict[str, torch.dtype | None] = {
     "fp64": torch.float64,
     "fp32": torch.float32,
+    "tf32": None,  # a matmul input format stored in fp32
     "bf16": torch.bfloat16,
     "fp16": torch.float16,
     "fp8_e4m3fn": torch.float8_e4m3fn,
@@ -16,30 +19,25 @@ _TORCH_DTYPES: dict[str, torch.dtype] = {
 }
 
 
-def known_formats() -> tuple[str, ...]:
-    """Format names accepted in a policy (``roundoff.numerics`` formats where it can tell)."""
+def _registry() -> dict[str, torch.dtype | None]:
     try:
-        from roundoff.numerics import get_format
+        from roundoff.numerics import FORMATS, get_format
     except ImportError:
-        return _LOCAL_FORMATS
-    known = []
-    for name in _LOCAL_FORMATS:
-        try:
-            get_format(name)
-        except (ValueError, KeyError, TypeError):
-            continue
-        known.append(name)
-    return tuple(known) or _LOCAL_FORMATS
+        return _LOCAL_DTYPES
+    return {name: get_format(name).torch_dtype for name in FORMATS}
+
+
+def known_formats() -> tuple[str, ...]:
+    """Format names accepted in a policy, in the numerics layer's order."""
+    return tuple(_registry())
 
 
 def format_dtype(name: str) -> torch.dtype:
-    """torch dtype that stores format `name` (tf32 is stored as fp32)."""
-    return _TORCH_DTYPES.get(name, torch.float32)
+    """torch dtype that stores format `name` (formats without one, i.e. tf32, are stored as fp32)."""
+    dtype = _registry().get(name)
+    return dtype if dtype is not None else torch.float32
 
 
 def format_of_dtype(dtype: torch.dtype) -> str | None:
     """Format name of a floating torch dtype, or None for dtypes roundoff has no format for."""
-    for name, candidate in _TORCH_DTYPES.items():
-        if candidate == dtype:
-            return name
-    return None
+    return next((name for name, d in _registry().items() if d == dtype), None)
