@@ -143,28 +143,57 @@ def _same_range(x: torch.Tensor, src: _Source, fmt: Format, mode: RoundingMode) 
     return torch.where(torch.isnan(x), x, r.view(src.dtype))
 
 
-def _general(x: torch.Tensor, src: _Source, fmt: Format, mode: RoundingMode) -> torch.Tensor:
-    """Any target: rounded magnitude bits, then subnormal range, overflow, NaN and sign."""
-    i = x.view(src.int_dtype)
-    a = torch.bitwise_and(i, src.abs_mask)
+def _normal(a: torch.Tensor, src: _Source, fmt: Format, mode: RoundingMode) -> torch.Tensor:
+    """Magnitude bits `a` rounded as if the target's normal range went down forever; overflow, NaN."""
     r = _round_magnitude(a, src.frac - fmt.mantissa_bits, mode)
     max_bits = src.bits_of(fmt.max_finite)
     if mode in _NEAREST:
         over = {Overflow.INF: src.inf, Overflow.SATURATE: max_bits, Overflow.NAN: src.nan}[fmt.overflow]
-        r = torch.where(r > max_bits, over, r)
     else:
+        over = max_bits
+    # NaN inputs may have wrapped below zero in the rounding add: decide them on `a`, not `r`.
+    r = torch.where(r > max_bits, over, r).masked_fill_(a > src.inf, src.nan)
+    if mode not in _NEAREST:
         inf_to = src.inf if fmt.has_inf else (max_bits if fmt.overflow is Overflow.SATURATE else src.nan)
-        r = torch.where(r > max_bits, torch.where(a == src.inf, inf_to, max_bits), r)
-    if fmt.min_exponent > 1 - src.bias:  # target has subnormals where the source is still normal
-        small = a < src.bits_of(fmt.min_normal)
-        mag = a.view(src.dtype)
-        r = torch.where(small, _round_subnormal(mag, fmt, mode).view(src.int_dtype), r)
-    r = torch.where(a > src.inf, src.nan, r)
-    if fmt.has_negative_zero:
-        r |= torch.bitwise_and(i, src.sign)
+        r.masked_fill_(a == src.inf, inf_to)
+    return r
+
+
+def _general(x: torch.Tensor, src: _Source, fmt: Format, mode: RoundingMode) -> torch.Tensor:
+    """Any target: the normal-range bit trick and/or the subnormal-range float path, then the sign."""
+    i = x.view(src.int_dtype)
+    a = torch.bitwise_and(i, src.abs_mask)
+    has_sub = fmt.min_exponent > 1 - src.bias  # target has subnormals where the source is normal
+    min_normal = src.bits_of(fmt.min_normal)
+    if has_sub and not x.is_cuda:  # CPU: skip a path no element of this chunk needs (no device sync)
+        lo, hi = (int(v) for v in torch.aminmax(a))
+        need_normal, need_sub = hi >= min_normal, lo < min_normal
     else:
-        r |= torch.bitwise_and(i, src.sign) * ((r != 0) & (r != src.nan)).to(r.dtype)
-    return r.view(src.dtype)
+        need_normal, need_sub = True, has_sub
+    r = _normal(a, src, fmt, mode) if need_normal else None
+    if need_sub:
+        sub = _round_subnormal(a.view(src.dtype), fmt, mode).view(src.int_dtype)
+        r = sub if r is None else torch.where(a < min_normal, sub, r)
+    assert r is not None
+    sign = torch.bitwise_and(i, src.sign)
+    if not fmt.has_negative_zero:  # fnuz: a zero result is +0.0; NaN is the canonical pattern
+        sign.masked_fill_((r == 0) | (r == src.nan), 0)
+    return r.bitwise_or_(sign).view(src.dtype)
+
+
+#: CPU tensors are rounded in chunks of this many elements, so temporaries stay in cache and are reused.
+_CHUNK = 1 << 16
+
+
+def _apply(x: torch.Tensor, src: _Source, fmt: Format, mode: RoundingMode) -> torch.Tensor:
+    kernel = _same_range if fmt.exponent_bits == src.exp_bits and fmt.encoding is Encoding.IEEE else _general
+    if x.is_cuda or x.numel() <= _CHUNK:
+        return kernel(x, src, fmt, mode)
+    flat = x.reshape(-1)
+    out = torch.empty_like(flat)
+    for start in range(0, flat.numel(), _CHUNK):
+        out[start : start + _CHUNK] = kernel(flat[start : start + _CHUNK], src, fmt, mode)
+    return out.view(x.shape)
 
 
 def round_to(
@@ -187,10 +216,6 @@ def round_to(
     if f.mantissa_bits == src.frac:
         return x
     if torch_compatible and src.dtype == torch.float64 and f.mantissa_bits < 23:
-        x32 = _general(x, src, get_format("fp32"), RoundingMode.NEAREST_EVEN).to(torch.float32)
+        x32 = _apply(x.contiguous(), src, get_format("fp32"), RoundingMode.NEAREST_EVEN).to(torch.float32)
         return round_to(x32, f, mode).to(torch.float64)
-    if not x.is_contiguous():
-        x = x.contiguous()
-    if f.exponent_bits == src.exp_bits and f.encoding is Encoding.IEEE:
-        return _same_range(x, src, f, mode)
-    return _general(x, src, f, mode)
+    return _apply(x.contiguous(), src, f, mode)
