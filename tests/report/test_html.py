@@ -43,15 +43,38 @@ def test_nonfinite_errors_are_plotted_at_a_ceiling_above_the_finite_ones(sample_
     gpu, eager = plot_series(sample_document)
     assert gpu["x"] == ["n2", "n3", "n4"] and eager["name"] == "eager"
     assert gpu["y"][2] == pytest.approx(30.2 + 2.0) and "inf" in gpu["text"][2]
+    assert gpu["bad"] == [None, None, "#c5221f"] and eager["bad"] == [None] * 3
+
+
+def test_nan_node_with_finite_bits_is_still_plotted_at_the_ceiling(sample_document):
+    # analyze leaves NaN elements out of the ulp figures: the verdict is what marks the node
+    node = sample_document["runs"][1]["nodes"][0]
+    node["verdict"] = "nonfinite"
+    node["metrics"]["nan"] = 3
+    _, eager = plot_series(sample_document)
+    assert eager["y"][0] == pytest.approx(30.2 + 2.0) and "NaN: 3" in eager["text"][0]
+
+
+def _real_document() -> dict:
+    """A real check of the softmax-backward workload (NaN gradient) with blame, as the CLI makes it."""
+    from roundoff.cli.checking import check_document
+    from roundoff.cli.loading import load_target
+    from roundoff.policy import get_policy
+
+    loaded = load_target("zoo:softmax-backward")
+    policies = [get_policy("inductor-gpu"), get_policy("inductor-emulate")]
+    return check_document(loaded, policies, "eager", with_blame=True)
 
 
 @pytest.mark.browser
-def test_page_loads_in_headless_chromium(sample_document, tmp_path):
+@pytest.mark.parametrize("which", ["sample", "softmax-backward"])
+def test_page_loads_in_headless_chromium(sample_document, tmp_path, which):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    doc = sample_document if which == "sample" else _real_document()
     page_path = tmp_path / "report.html"
-    page_path.write_text(render_html(sample_document), encoding="utf-8")
+    page_path.write_text(render_html(doc), encoding="utf-8")
     errors: list[str] = []
     requests: list[str] = []
     with sync_api.sync_playwright() as pw:
@@ -68,6 +91,7 @@ def test_page_loads_in_headless_chromium(sample_document, tmp_path):
             node_rows = page.locator("section.run table.nodes tr").count()
             groups = page.locator("table.groups").count()
             hazards = page.locator("table.hazards tr.hazard").count()
+            blame_rows = page.locator("table.blame tr").count()
             shot = tmp_path / "report.png"
             page.screenshot(path=str(shot), full_page=True)
         finally:
@@ -75,11 +99,14 @@ def test_page_loads_in_headless_chromium(sample_document, tmp_path):
     keep = os.environ.get("ROUNDOFF_ARTIFACTS")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "report.png")
+        shutil.copy(shot, Path(keep) / f"report-{which}.png")
     assert errors == [], f"console errors: {errors}; repro: open {page_path}"
     assert [u for u in requests if not u.startswith("file:")] == [], "page fetched the network"
     assert traces == 2, f"expected one plot line per policy, got {traces}; open {page_path}"
-    assert verdict == "diverges"
-    assert node_rows == 2 * (3 + 1)  # two runs, three nodes each, plus header rows
-    assert groups == 1 and hazards == 1
+    assert verdict == doc["verdict"] == "diverges"
+    runs = doc["runs"]
+    assert node_rows == sum(len(r["nodes"]) + 1 for r in runs)  # plus one header row per run
+    assert groups == sum(1 for r in runs if r["groups"])
+    assert hazards == sum(len(r["hazards"]) for r in runs) > 0
+    assert blame_rows == sum(len(r["blame"]["changes"]) + 1 for r in runs if r["blame"]) > 0
     assert shot.stat().st_size > 10_000

@@ -28,9 +28,11 @@ MOTIVATING: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 
 def check_document(
-    loaded: Loaded, policies: Sequence[Policy], against: str, progress: Any = None
+    loaded: Loaded, policies: Sequence[Policy], against: str, progress: Any = None,
+    with_blame: bool = False,
 ) -> dict[str, Any]:
-    """Check `loaded` under each policy against `against`; the report document of all runs."""
+    """Check `loaded` under each policy against `against`; the report document of all runs.
+    With `with_blame`, every diverging run also gets blame's 1-minimal change set (ddmin)."""
     from roundoff.analyze import check
     from roundoff.capture import capture
     from roundoff.plan import format_trace, plan
@@ -46,18 +48,24 @@ def check_document(
             progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
         result = check(program, program.example_inputs, policy, against, backward=loaded.backward)
         the_plan = plan(program, policy)
-        runs.append(run_from_check(result, the_plan, format_trace(the_plan)))
+        found = None
+        if with_blame and result.diverges:
+            from roundoff.blame import blame
+
+            found = blame(program, policy, against=against, repro=False)
+        runs.append(run_from_check(result, the_plan, format_trace(the_plan), found))
     if progress is not None:
         progress.update(task, advance=1)
     return document_from_checks(loaded.label, against, runs)
 
 
 def run_check(
-    loaded: Loaded, policies: Sequence[Policy], against: str, progress_console: Console
+    loaded: Loaded, policies: Sequence[Policy], against: str, progress_console: Console,
+    with_blame: bool = False,
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
     with progress_bar(progress_console) as progress:
-        return check_document(loaded, policies, against, progress)
+        return check_document(loaded, policies, against, progress, with_blame)
 
 
 def finding(run: dict[str, Any]) -> str:

@@ -157,6 +157,9 @@ def check(
     html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
     backward: BackwardOpt = False,
     top: Annotated[int, typer.Option(help="Worst nodes to list per policy.")] = 10,
+    with_blame: Annotated[
+        bool, typer.Option("--blame", help="Find the minimal fix for each diverging policy.")
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     """Check TARGET under each --policy against a reference; exit 1 if any output diverges."""
@@ -168,7 +171,7 @@ def check(
         if against not in ("eager", "oracle"):
             resolve_policy(against)
         loaded = load_target(target, inputs, backward)
-        document = run_check(loaded, chosen, against, progress_console=_stderr())
+        document = run_check(loaded, chosen, against, _stderr(), with_blame)
     _emit(document, json_out, html, top)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
 
@@ -186,6 +189,49 @@ def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
         _stdout().print(terminal.check_report(document, top))
         if html is not None:
             _stdout().print(f"HTML report: {html}", markup=False)
+
+
+@app.command("blame")
+def blame_command(
+    target: str,
+    policy: Annotated[str, typer.Option("--policy", "-p", help="Preset name or .toml path.")],
+    inputs: InputsOpt = None,
+    against: Annotated[str, typer.Option(help="eager or oracle (fp64).")] = "eager",
+    search: Annotated[str, typer.Option(help="ddmin, prefix or prefix-linear.")] = "ddmin",
+    save_policy: Annotated[
+        Path | None, typer.Option(help="Write the fixed policy (TOML) here.")
+    ] = None,
+    repro: Annotated[Path | None, typer.Option(help="Write a standalone repro.py here.")] = None,
+    backward: BackwardOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Find a 1-minimal set of per-node changes that brings TARGET within tolerance.
+
+    Exit 0 when fixed (or already within tolerance), 1 when no change set fixes it."""
+    from roundoff.blame import blame
+    from roundoff.capture import capture
+    from roundoff.report.from_check import blame_entry
+
+    with guarded(debug):
+        chosen = resolve_policy(policy)
+        if against not in ("eager", "oracle"):
+            raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
+        loaded = load_target(target, inputs, backward)
+        with terminal.progress_bar(_stderr()) as progress:
+            progress.add_task(f"blaming {loaded.label} under {chosen.name}", total=None)
+            program = capture(loaded.fn, *loaded.inputs, backward=loaded.backward)
+            found = blame(program, chosen, against=against, search=search, repro=repro is not None)
+    out = _stdout()
+    out.print(terminal.blame_report(blame_entry(found)))
+    if save_policy is not None and found.policy_toml:
+        save_policy.write_text(found.policy_toml, encoding="utf-8")
+        out.print(f"fixed policy: {save_policy} (use it with --policy)", markup=False)
+    elif found.policy_toml and found.changes:
+        typer.echo(found.policy_toml)
+    if repro is not None and found.repro:
+        repro.write_text(found.repro, encoding="utf-8")
+        out.print(f"repro script: {repro}", markup=False)
+    raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
 
 
 @app.command()

@@ -46,15 +46,27 @@ def _ref(result: CheckResult, node_id: str | None, explain: bool = False) -> dic
     return node_ref(node_id, op, source, explanation)
 
 
-def _blame(blame: Any) -> dict[str, Any] | None:
+def _override_text(override: Any) -> str:
+    """``"contract_fma=False"``: the fields an OpOverride sets, as TOML-ish assignments."""
+    parts = []
+    for key, value in vars(override).items():
+        if value is not None:
+            parts.append(f"{key}={getattr(value, 'value', value)}")
+    return ", ".join(parts)
+
+
+def blame_entry(blame: Any) -> dict[str, Any] | None:
+    """The schema's blame object from a ``roundoff.blame.BlameResult`` (None passes through)."""
     if blame is None:
         return None
     changes = [
-        {"node": c.node_id, "change": c.kind.value, "source": c.source, "explanation": e}
+        {"node": c.node_id, "op": c.op, "change": _override_text(c.override), "kind": c.kind.value,
+         "source": c.source, "explanation": e}
         for c, e in zip(blame.changes, blame.explanations)
     ]
-    return {"changes": changes, "evaluations": int(blame.evaluations),
-            "overrides_toml": blame.policy_toml or ""}
+    return {"status": blame.status.value, "search": blame.search, "candidates": blame.candidates,
+            "changes": changes, "evaluations": int(blame.evaluations),
+            "overrides_toml": blame.policy_toml or "", "notes": list(blame.notes)}
 
 
 def run_from_check(
@@ -85,7 +97,7 @@ def run_from_check(
         hazards=[{"kind": h.kind, "node": h.node_id, "source": h.source, "message": h.message}
                  for h in result.hazards],
         groups=groups, explanations=list(result.explanations), notes=notes, trace=trace,
-        blame=_blame(blame),
+        blame=blame_entry(blame),
     )
 
 

@@ -3,8 +3,9 @@
 The page inlines plotly.js from the installed ``plotly`` package and draws, from a schema-valid report
 document (``roundoff.report.json_report``): the verdict, bits of error per node along the graph (one
 line per policy), outputs, the NaN/Inf origin, hazards, the kernel groups, blame results when
-present, and the plan's trace. Non-finite errors (a node whose value is inf/NaN where fp64 is finite)
-are drawn at a ceiling two bits above the largest finite error and labelled as such in the hover text.
+present, and the plan's trace. Non-finite results (a node whose value is inf/NaN where fp64 is finite,
+verdict "nonfinite", or an infinite error) are drawn in red at a ceiling two bits above the largest
+finite error, with their NaN/inf counts in the hover text.
 """
 
 from __future__ import annotations
@@ -46,19 +47,23 @@ def plot_series(document: dict[str, Any]) -> list[dict[str, Any]]:
     ceiling = (max(finite) if finite else 0.0) + 2.0
     series = []
     for run in document["runs"]:
-        xs, ys, texts = [], [], []
+        xs, ys, texts, colors = [], [], [], []
         for n in run["nodes"]:
             bits = number(n["metrics"]["bits"])
             if bits is None:
                 continue
             label = f"{n['id']} {n['op']}" + (f" ({n['source']})" if n["source"] else "")
-            if not math.isfinite(bits):
-                label += f" - error is {fmt_num(bits)}"
+            nonfinite = n["verdict"] == "nonfinite" or not math.isfinite(bits)
+            if nonfinite:
+                m = n["metrics"]
+                label += (f" - non-finite where fp64 is finite (NaN: {fmt_num(m['nan'])}, "
+                          f"inf: {fmt_num(m['inf'])}, bits: {fmt_num(bits)})")
                 bits = ceiling
             xs.append(n["id"])
             ys.append(bits)
             texts.append(label)
-        series.append({"name": run["policy"], "x": xs, "y": ys, "text": texts})
+            colors.append("#c5221f" if nonfinite else None)
+        series.append({"name": run["policy"], "x": xs, "y": ys, "text": texts, "bad": colors})
     return series
 
 

@@ -28,7 +28,10 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "notes": [str],                 # e.g. "reductions are not bit-exact: bounded against fp64"
         "trace": str | null,            # the plan as a runnable-Python trace
         "blame": null | {"changes": [{"node", "change", "source", "explanation"}],
-                         "evaluations": int, "overrides_toml": str}
+                         "evaluations": int,   # distinct change sets run by the search
+                         "overrides_toml": str,  # a whole policy --policy accepts
+                         "status": "fixed" | "already_ok" | "no_fix", "search": str,
+                         "candidates": int, "notes": [str]}   # (these four optional)
       }]
     }
 
@@ -176,6 +179,10 @@ SCHEMA: dict[str, Any] = {
                                     "changes": {"type": "array", "items": {"type": "object"}},
                                     "evaluations": {"type": "integer"},
                                     "overrides_toml": {"type": "string"},
+                                    "status": {"enum": ["fixed", "already_ok", "no_fix"]},
+                                    "search": {"type": "string"},
+                                    "candidates": {"type": "integer"},
+                                    "notes": {"type": "array", "items": {"type": "string"}},
                                 },
                             },
                         ]

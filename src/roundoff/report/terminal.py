@@ -205,8 +205,30 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         # analyze's findings often repeat the hazard's advice word for word: say it once
         text += " (see above)" if h["message"] in listed else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
+    if run["blame"] is not None:
+        parts.append(blame_report(run["blame"]))
     for note in run["notes"]:
         parts.append(Text(f"note: {note}", style="dim"))
+    return Group(*parts)
+
+
+def blame_report(blame: dict[str, Any]) -> Group:
+    """Blame's change set: one row per change with its source line and why, then the TOML."""
+    status = blame.get("status", "fixed")
+    head = Text.assemble(
+        ("blame: ", "bold"), f"{len(blame['changes'])} change(s), {status}, "
+        f"{blame['evaluations']} evaluations",
+        f" of {blame['candidates']} candidates" if blame.get("candidates") is not None else "",
+    )
+    parts: list[RenderableType] = [head]
+    if blame["changes"]:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in ("node", "change", "source", "why"):
+            table.add_column(col, overflow="fold")
+        for c in blame["changes"]:
+            table.add_row(c["node"], c["change"], c["source"] or "-", c["explanation"])
+        parts.append(table)
+    parts += [Text(f"note: {n}", style="dim") for n in blame.get("notes", [])]
     return Group(*parts)
 
 
