@@ -182,6 +182,12 @@ def fidelity(device: str, n_random: int, impl: str) -> dict[str, Any]:
             "errors": len(rows) - len(ok)}
 
 
+def _write(results: dict[str, Any], out: Path, stem: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
+    (out / f"{stem}.txt").write_text(summary(results))
+
+
 def _section(results: dict, key: str, fn: Callable, *args: Any) -> None:
     t0 = time.perf_counter()
     try:
@@ -206,14 +212,13 @@ def main(argv: list[str] | None = None) -> int:
         results["triton"] = triton.__version__
     except ImportError:
         results["triton"] = None
-    _section(results, "fma_cancel", fma_cancel, device)
-    _section(results, "softmax_backward", softmax_backward, device)
-    _section(results, "bf16_chain", bf16_chain, device)
-    _section(results, "fidelity", fidelity, device, args.random, args.transcendentals)
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = "gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun"
-    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
-    (args.out / f"{stem}.txt").write_text(summary(results))
+    sections = [("fma_cancel", fma_cancel, (device,)), ("softmax_backward", softmax_backward, (device,)),
+                ("bf16_chain", bf16_chain, (device,)),
+                ("fidelity", fidelity, (device, args.random, args.transcendentals))]
+    for key, fn, fargs in sections:  # written after each section: a timeout keeps what finished
+        _section(results, key, fn, *fargs)
+        _write(results, args.out, stem)
     print(summary(results))
     return 0
 
