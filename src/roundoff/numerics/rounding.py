@@ -213,8 +213,8 @@ def round_to(
     f = get_format(fmt)
     src = _check_input(x, f)
     mode = RoundingMode(f.rounding) if mode is None else RoundingMode(mode)
-    if f.mantissa_bits == src.frac:
-        return x
+    if f.mantissa_bits == src.frac or x.numel() == 0:
+        return x  # already representable: returned as is, not copied
     if torch_compatible and src.dtype == torch.float64 and f.mantissa_bits < 23:
         x32 = _apply(x.contiguous(), src, get_format("fp32"), RoundingMode.NEAREST_EVEN).to(torch.float32)
         return round_to(x32, f, mode).to(torch.float64)
