@@ -8,7 +8,7 @@ from dataclasses import replace
 import torch
 
 from roundoff.blame.changes import Change, Reference, apply_changes, candidate_changes, merge_overrides
-from roundoff.blame.evaluate import Evaluator
+from roundoff.blame.evaluate import Evaluator, resolve_policy
 from roundoff.blame.explain import explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
@@ -17,19 +17,6 @@ from roundoff.capture.program import Program
 from roundoff.policy.model import Policy
 
 SEARCHES = ("ddmin", "prefix", "prefix-linear")
-
-
-def _resolve_policy(policy: Policy | str) -> Policy:
-    if isinstance(policy, Policy):
-        return policy
-    if isinstance(policy, str):
-        from roundoff.policy import get_policy
-
-        return get_policy(policy)
-    raise TypeError(
-        f"policy must be a roundoff Policy or a preset name (str), got {type(policy).__name__}; "
-        "see `roundoff policies` for the names"
-    )
 
 
 def _policy_toml(policy: Policy) -> str | None:
@@ -53,6 +40,7 @@ def blame(
     *,
     against: Reference | str = Reference.EAGER,
     tol: float = 1e-4,
+    rmse_ratio: float | None = None,
     search: str = "ddmin",
     transcendentals: str = "eager",
     incremental: bool = True,
@@ -62,7 +50,8 @@ def blame(
 
     Runs `program` emulated under `policy` (preset name or Policy) on `inputs` (default: the
     program's example inputs); the verdict is PyTorch's `same` rule against `against` ("eager": the
-    real eager run; "oracle": the fp64 run) with `tol`. `search` is "ddmin" (1-minimal set) or the
+    real eager run; "oracle": the fp64 run) with `tol`; `rmse_ratio` replaces same's multiplier by a
+    user tolerance (pass when rmse(result, fp64) <= rmse_ratio * rmse(reference, fp64)). `search` is "ddmin" (1-minimal set) or the
     Polygraphy-style baselines "prefix" (bisect the shortest topological prefix) and
     "prefix-linear" (scan for it). With `repro`, the result holds a standalone repro.py text.
     """
@@ -73,11 +62,11 @@ def blame(
             f"program must be a roundoff Program (from roundoff.capture.capture), got "
             f"{type(program).__name__}"
         )
-    pol = _resolve_policy(policy)
+    pol = resolve_policy(policy)
     ref = Reference.parse(against)
     args = tuple(program.example_inputs if inputs is None else inputs)
     ev = Evaluator(
-        program, pol, args, reference=ref, tol=tol,
+        program, pol, args, reference=ref, tol=tol, rmse_ratio=rmse_ratio,
         transcendentals=transcendentals, incremental=incremental,
     )
     candidates = candidate_changes(ev.base_plan, ref)
@@ -100,7 +89,7 @@ def blame(
     if repro and status is BlameStatus.FIXED:
         try:
             repro_text = repro_script(
-                ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol,
+                ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio,
                 title=f"{program.name} under {pol.name} against {ref.value}",
                 notes=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found),
             )

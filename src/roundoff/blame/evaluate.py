@@ -20,10 +20,24 @@ from dataclasses import dataclass
 import torch
 
 from roundoff.blame.changes import Change, Reference, apply_changes, downstream
-from roundoff.blame.repro_runtime import verdict
+from roundoff.blame.repro_runtime import within
 from roundoff.capture.program import Program, node_id
 from roundoff.plan.model import Plan
 from roundoff.policy.model import Policy
+
+
+def resolve_policy(policy: Policy | str) -> Policy:
+    """A Policy, or the preset named `policy`; TypeError for anything else."""
+    if isinstance(policy, Policy):
+        return policy
+    if isinstance(policy, str):
+        from roundoff.policy import get_policy
+
+        return get_policy(policy)
+    raise TypeError(
+        f"policy must be a roundoff Policy or a preset name (str), got {type(policy).__name__}; "
+        "see `roundoff policies` for the names"
+    )
 
 
 def _make_plan(program: Program, policy: Policy) -> Plan:
@@ -51,11 +65,12 @@ class Evaluator:
     def __init__(
         self,
         program: Program,
-        policy: Policy,
+        policy: Policy | str,
         inputs: Sequence[torch.Tensor],
         *,
         reference: Reference | str = Reference.EAGER,
         tol: float = 1e-4,
+        rmse_ratio: float | None = None,
         transcendentals: str = "eager",
         incremental: bool = True,
     ) -> None:
@@ -63,13 +78,16 @@ class Evaluator:
 
         self._run_keep = run_keep
         self.program = program
-        self.policy = policy
+        self.policy = resolve_policy(policy)
         self.inputs = tuple(inputs)
         self.reference = Reference.parse(reference)
         self.tol = tol
+        if rmse_ratio is not None and not rmse_ratio > 0:
+            raise ValueError(f"rmse_ratio must be a positive number or None, got {rmse_ratio!r}")
+        self.rmse_ratio = rmse_ratio
         self.transcendentals = transcendentals
         self.incremental = incremental
-        self.base_plan = _make_plan(program, policy)
+        self.base_plan = _make_plan(program, self.policy)
         self.base_outputs, self._env = run_keep(
             self.base_plan, self.inputs, transcendentals=transcendentals
         )
@@ -85,10 +103,25 @@ class Evaluator:
         self.nodes_full = 0
 
     def judge(self, outputs: Sequence[torch.Tensor]) -> bool:
-        """PyTorch's accuracy verdict for `outputs` against the chosen reference."""
-        return verdict(
-            list(self.eager), list(outputs), list(self.oracle), self.reference.value, self.tol
-        )
+        """PyTorch's accuracy verdict (analyze's `same_rule`) on every float output.
+
+        Against eager the reference is the real eager run of the graph; against the oracle it is
+        the fp64 run cast to the output's dtype. With `rmse_ratio`, the stricter user bound of
+        `repro_runtime.within` instead. The repro script applies the same rule.
+        """
+        from roundoff.analyze import same_rule
+
+        for res, eager, oracle in zip(outputs, self.eager, self.oracle):
+            if not (isinstance(res, torch.Tensor) and res.is_floating_point()):
+                continue
+            ref = eager if self.reference is Reference.EAGER else oracle.to(res.dtype)
+            if self.rmse_ratio is None:
+                ok = same_rule(ref, res, oracle, self.tol)
+            else:
+                ok = within(ref, res, oracle, self.tol, self.rmse_ratio)
+            if not ok:
+                return False
+        return True
 
     def plan_for(self, changes: Sequence[Change]) -> Plan:
         return _make_plan(self.program, apply_changes(self.policy, changes))

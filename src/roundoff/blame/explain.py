@@ -29,12 +29,28 @@ def short_op(target: object) -> str:
     return str(name)
 
 
-def expression(n: torch.fx.Node) -> str:
-    """A short expression for a binary node: ``x*scale`` for ``mul(x, scale)``."""
-    sym = {"mul": "*", "add": "+", "sub": "-", "div": "/"}.get(short_op(n.target))
-    names = [a.name if isinstance(a, torch.fx.Node) else repr(a) for a in n.args[:2]]
+_SYMBOLS = {"mul": "*", "add": "+", "sub": "-", "div": "/"}
+
+
+def _name(a: object, program: Program | None, depth: int) -> str:
+    if not isinstance(a, torch.fx.Node):
+        return repr(a)
+    if a.op == "placeholder" and program is not None:
+        placeholders = [n for n in program.nodes() if n.op == "placeholder"]
+        i = placeholders.index(a)
+        return program.input_names[i] if i < len(program.input_names) else a.name
+    if depth > 0 and a.op == "call_function" and short_op(a.target) in _SYMBOLS:
+        return expression(a, program, depth - 1)
+    return a.name
+
+
+def expression(n: torch.fx.Node, program: Program | None = None, depth: int = 1) -> str:
+    """A short expression for a node: ``x*scale`` for ``mul(x, scale)``, operands expanded `depth` deep."""
+    sym = _SYMBOLS.get(short_op(n.target))
+    names = [_name(a, program, depth) for a in n.args[:2]]
     if sym and len(names) == 2:
-        return f"{names[0]}{sym}{names[1]}"
+        sep = f" {sym} " if sym in "+-" else sym
+        return f"{names[0]}{sep}{names[1]}"
     return f"{short_op(n.target)}({', '.join(names)})"
 
 
@@ -53,8 +69,8 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
         assert d.fma is not None
         mul = program.node(d.fma.mul_id)
         return (
-            f"{where}: do not contract `{expression(mul)}` into an FMA here — the FMA keeps the "
-            f"product unrounded on one side only, so `{expression(n)}` becomes the rounding error "
+            f"{where}: do not contract `{expression(mul, program)}` into an FMA here — the FMA keeps the "
+            f"product unrounded on one side only, so `{expression(n, program)}` becomes the rounding error "
             f"of the product instead of what the other operand cancels against"
         )
     if change.kind is ChangeKind.UPCAST:
@@ -63,10 +79,17 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
             f"rounds the operands and the result to {storage}'s precision, which the reference does not"
         )
     if change.kind is ChangeKind.ROUND:
-        return (
+        why = (
             f"{where}: round the result to {storage} as it is produced, as eager does — kept in "
             f"{compute} inside the fused kernel, it feeds {_users(n)} a value eager never sees"
         )
+        if any(short_op(u.target) == "eq" for u in n.users):
+            why += (
+                f"; `eq` then compares the unrounded value with a copy rounded to {storage} "
+                "elsewhere (e.g. `x == amax(x)` in amax's backward finds no maximum and divides by "
+                "a zero count: NaN)"
+            )
+        return why
     return (
         f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
         f"here throws away bits that {_users(n)} need to stay close to the fp64 result"

@@ -172,10 +172,10 @@ def program(run):
 def main():
     eager = program(Run("eager", STORAGE))
     fp64 = program(Run("fp64", STORAGE))
-    print(f"reference: {{REFERENCE}}; fp64 oracle of the same graph; tolerance {{TOL}}")
+    print(f"reference: {{REFERENCE}}; fp64 oracle of the same graph; tolerance {{TOL}}, rmse ratio {{RATIO or 'as torch._dynamo.utils.same'}}")
     for name, table in (("before", BEFORE), ("after", AFTER)):
         res = program(Run(table, STORAGE))
-        ok = verdict(eager, res, fp64, REFERENCE, TOL)
+        ok = verdict(eager, res, fp64, REFERENCE, TOL, RATIO)
         print(f"{{name}} ({{LABELS[name]}}): {{describe(res, fp64)}}")
         print(f"VERDICT {{name}}: {{'OK' if ok else 'DIVERGES'}}")
 
@@ -193,6 +193,7 @@ def repro_script(
     *,
     reference: str = "eager",
     tol: float = 1e-4,
+    rmse_ratio: float | None = None,
     title: str = "",
     notes: tuple[str, ...] = (),
 ) -> str:
@@ -231,7 +232,7 @@ def repro_script(
         "\n".join(header),
         "from __future__ import annotations\n\nimport operator  # noqa: F401 (getitem nodes)",
         runtime.strip(),
-        f"REFERENCE = {reference!r}\nTOL = {tol!r}",
+        f"REFERENCE = {reference!r}\nTOL = {tol!r}\nRATIO = {rmse_ratio!r}",
         f"LABELS = {{'before': {before.policy.name!r}, 'after': {after.policy.name + ' + fix'!r}}}",
         "INPUTS = [\n" + "".join(f"    {_tensor_source(t)},\n" for t in inputs) + "]",
         f"STORAGE = {_storage_map(before)}",

@@ -1,0 +1,148 @@
+"""blame on the motivating cases, end to end: emulated runs, real eager, the fp64 oracle, repro scripts.
+
+Oracles: the real eager run of the captured graph (torch), the fp64 run, C's ``fmaf`` for the FMA
+case, and brute force for 1-minimality (every one-change-smaller set is run and must diverge).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from roundoff.blame import (
+    BlameStatus,
+    ChangeKind,
+    Evaluator,
+    apply_changes,
+    blame,
+    candidate_changes,
+)
+from roundoff.capture import capture
+from roundoff.policy import policy_from_toml
+from roundoff.zoo import get_workload
+
+
+def _program(name: str, backward: bool = False):
+    w = get_workload(name)
+    return capture(w.build(), *w.make_inputs(), backward=backward, name=name)
+
+
+@pytest.fixture(scope="module")
+def fma_program():
+    return _program("fma-cancel")
+
+
+@pytest.fixture(scope="module")
+def softmax_program():
+    return _program("softmax-backward", backward=True)
+
+
+def _run_repro(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    proc = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True,
+                          timeout=180, cwd=tmp_path)
+    assert proc.returncode == 0, f"python {path} failed:\n{proc.stderr[-2000:]}"
+    return proc.stdout
+
+
+def _assert_one_minimal(ev: Evaluator, changes, repro: str) -> None:
+    assert ev.fixes(changes), f"the change set does not fix: {repro}"
+    for i in range(len(changes)):
+        fewer = changes[:i] + changes[i + 1:]
+        assert not ev.fixes(fewer), f"{changes[i].label} is not needed: {repro}"
+
+
+def test_fma_case_is_fixed_by_one_change_at_the_subtraction(fma_program, tmp_path: Path) -> None:
+    repro = "blame(capture(zoo fma-cancel), 'inductor-gpu', against='eager')"
+    r = blame(fma_program, "inductor-gpu", against="eager")
+    assert r.status is BlameStatus.FIXED and not r.ok_before and r.ok_after, repro
+    assert len(r.changes) == 1, f"{[c.label for c in r.changes]}: {repro}"
+    (c,) = r.changes
+    assert c.kind is ChangeKind.NO_FMA and c.op == "aten.sub.Tensor", f"{c}: {repro}"
+    assert "FMA" in r.explanations[0] and "x*scale" in r.explanations[0], r.explanations[0]
+    # independent oracles: real eager gives 1.0; the policy's run is inf (as C fmaf says) and the
+    # fixed policy gives eager's value.
+    ev = Evaluator(fma_program, "inductor-gpu", fma_program.example_inputs)
+    assert torch.equal(ev.eager[0], torch.tensor(1.0)), ev.eager
+    assert bool(torch.isinf(ev.outputs(())[0])), repro
+    assert torch.equal(ev.outputs(r.changes)[0], ev.eager[0]), repro
+    _assert_one_minimal(ev, r.changes, repro)
+    # the emitted TOML is a complete policy that, loaded back, holds the fix
+    fixed = policy_from_toml(r.policy_toml)
+    assert fixed.node_overrides[c.node_id].contract_fma is False, r.policy_toml
+    ev_fixed = Evaluator(fma_program, fixed, fma_program.example_inputs)
+    assert ev_fixed.fixes(()), f"policy TOML does not fix: {repro}"
+    out = _run_repro(tmp_path, r.repro)
+    assert "VERDICT before: DIVERGES" in out and "VERDICT after: OK" in out, out
+    assert r.to_dict()["changes"][0]["override"] == {"contract_fma": False}
+
+
+def test_softmax_backward_nan_needs_one_rounding_not_the_fma(softmax_program, tmp_path: Path) -> None:
+    """The NaN is amax's backward finding no element equal to the max: the division result is
+    kept in fp32 for `eq` while amax's result is rounded to bf16. Rounding the division (as eager
+    does) is the one change needed; forbidding FMAs alone does not fix it."""
+    repro = "blame(capture(zoo softmax-backward, backward=True), 'inductor-gpu', against='eager')"
+    ev = Evaluator(softmax_program, "inductor-gpu", softmax_program.example_inputs)
+    before = ev.outputs(())
+    assert any(bool(torch.isnan(o).any()) for o in before if o.is_floating_point()), repro
+    assert not any(bool(torch.isnan(o).any()) for o in ev.eager if o.is_floating_point()), repro
+    r = blame(softmax_program, "inductor-gpu", against="eager")
+    assert r.status is BlameStatus.FIXED, repro
+    kinds = [(c.kind, c.op) for c in r.changes]
+    assert kinds == [(ChangeKind.ROUND, "aten.div.Tensor")], f"{kinds}: {repro}"
+    users = {u.target for u in ev.base_plan.program.node(r.changes[0].node_id).users}
+    assert torch.ops.aten.eq.Tensor in users, users
+    _assert_one_minimal(ev, r.changes, repro)
+    no_fma = [c for c in candidate_changes(ev.base_plan, "eager") if c.kind is ChangeKind.NO_FMA]
+    assert not ev.fixes(tuple(no_fma)), f"turning every FMA off fixes it too: {repro}"
+    after = ev.outputs(r.changes)
+    assert not any(bool(torch.isnan(o).any()) for o in after if o.is_floating_point()), repro
+    out = _run_repro(tmp_path, r.repro)
+    assert "VERDICT before: DIVERGES" in out and "VERDICT after: OK" in out, out
+    assert "nan=0" in out.split("VERDICT before")[1], out
+
+
+def test_cached_partial_runs_equal_full_runs(softmax_program) -> None:
+    """Re-running from cached values outside the changed cone gives the full run's bits."""
+    inc = Evaluator(softmax_program, "inductor-gpu", softmax_program.example_inputs)
+    full = Evaluator(softmax_program, "inductor-gpu", softmax_program.example_inputs, incremental=False)
+    cands = candidate_changes(inc.base_plan, "eager")
+    g = torch.Generator().manual_seed(0)
+    for trial in range(4):
+        pick = tuple(c for c in cands if torch.rand((), generator=g) < 0.3)
+        for a, b in zip(inc.outputs(pick), full.outputs(pick)):
+            assert torch.equal(a.view(-1).view(torch.uint8), b.view(-1).view(torch.uint8)), (
+                f"trial {trial}: cached run differs for {[c.label for c in pick]}")
+    cost = inc.cost()
+    assert cost.nodes_recomputed < cost.nodes_full, cost
+
+
+def test_ddmin_set_is_no_larger_than_best_prefix_on_softmax_backward(softmax_program) -> None:
+    dd = blame(softmax_program, "inductor-gpu", search="ddmin", repro=False)
+    pre = blame(softmax_program, "inductor-gpu", search="prefix-linear", repro=False)
+    assert dd.fixed and pre.fixed
+    assert len(dd.changes) <= len(pre.changes), (len(dd.changes), len(pre.changes))
+
+
+def test_already_ok_and_bad_input(fma_program) -> None:
+    r = blame(fma_program, "eager", against="eager")
+    assert r.status is BlameStatus.ALREADY_OK and r.changes == () and r.evaluations >= 1
+    with pytest.raises(ValueError, match="eager"):
+        blame(fma_program, "eager", against="tensorrt")
+    with pytest.raises(TypeError, match="Program"):
+        blame(lambda x: x, "eager")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="search"):
+        blame(fma_program, "eager", search="bisect-everything")
+
+
+def test_apply_changes_merges_into_existing_overrides(fma_program) -> None:
+    ev = Evaluator(fma_program, "inductor-gpu", fma_program.example_inputs)
+    (c,) = candidate_changes(ev.base_plan, "eager")
+    pol = apply_changes(ev.policy, [c])
+    assert pol.node_overrides[c.node_id].contract_fma is False
+    assert ev.policy.node_overrides == {}  # the base policy is untouched (frozen data)
