@@ -44,7 +44,9 @@ def test_demo_numbers_match_torch_and_libm_fmaf():
     assert d.contracted == torch.exp(torch.tensor(d.error, dtype=torch.float32)).item() == math.inf
     exact = x.double() * s.double()
     for fmt, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16), ("fp16", torch.float16)):
-        assert dict(d.rounded)[fmt] == exact.to(dtype).item(), f"{fmt}: repro: roundoff demo --quick"
+        assert dict(d.rounded)[fmt] == exact.to(dtype).item(), (
+            f"{fmt}: repro: roundoff demo --quick"
+        )
 
 
 def test_demo_quick_prints_formats_and_the_fma_numbers():
@@ -57,13 +59,19 @@ def test_demo_quick_prints_formats_and_the_fma_numbers():
 
 def test_check_fma_cancel_diverges_under_inductor_gpu_and_not_under_emulation():
     jsonschema = pytest.importorskip("jsonschema")
-    result = run("check", "zoo:fma-cancel", "-p", "inductor-gpu", "-p", "inductor-emulate", "--json")
-    assert result.exit_code == 1, f"{result.output}\nrepro: roundoff check zoo:fma-cancel -p inductor-gpu"
+    result = run(
+        "check", "zoo:fma-cancel", "-p", "inductor-gpu", "-p", "inductor-emulate", "--json"
+    )
+    assert result.exit_code == 1, (
+        f"{result.output}\nrepro: roundoff check zoo:fma-cancel -p inductor-gpu"
+    )
     doc = json.loads(result.stdout)
     jsonschema.validate(doc, SCHEMA)
     gpu, emulate = doc["runs"]
     assert (gpu["verdict"], emulate["verdict"]) == ("diverges", "ok")
-    assert gpu["nan_origin"]["op"].startswith("exp") and gpu["first_divergent"]["op"].startswith("sub")
+    assert gpu["nan_origin"]["op"].startswith("exp") and gpu["first_divergent"]["op"].startswith(
+        "sub"
+    )
     assert any(h["kind"] == "fma-cancellation" for h in gpu["hazards"])
     assert result.stderr.strip() == ""  # no progress bar on a non-terminal
 
@@ -87,7 +95,7 @@ def test_json_matches_analyze_check_result():
     assert result.exit_code == (1 if direct.diverges else 0)
     run0 = doc["runs"][0]
     assert [n["id"] for n in run0["nodes"]] == [n.node_id for n in direct.nodes]
-    for entry, node in zip(run0["nodes"], direct.nodes):
+    for entry, node in zip(run0["nodes"], direct.nodes, strict=True):
         assert entry["metrics"]["max_ulp"] == node.vs_oracle.max_ulp, f"{node.node_id}"
         assert entry["verdict"] == node.verdict
 

@@ -23,14 +23,22 @@ def test_inputs_option_picks_another_factory(scripts):
 @pytest.mark.parametrize(
     "target, inputs, pattern",
     [
-        ("broken.py:f", None, r"failed to import: ZeroDivisionError: division by zero \(broken.py:3\)"),
+        (
+            "broken.py:f",
+            None,
+            r"failed to import: ZeroDivisionError: division by zero \(broken.py:3\)",
+        ),
         ("missing_dep.py:f", None, r"failed to import: ModuleNotFoundError"),
         ("good.py:nope", None, r"function 'nope' not found .* it defines: .*\bf\b"),
         ("good.py:NOT_A_FUNCTION", None, r"is a int, not a function"),
         ("good.py:no_factory", None, r"define no_factory_inputs\(\)"),
         ("good.py:f", "good.py:nope", r"input factory 'nope' not found"),
         ("good.py:bad_factory", None, r"non-tensor inputs \(#1: float\)"),
-        ("good.py:mm", None, r"fails on its inputs \[\(2, 3\) float32, \(4, 5\) float32\]: RuntimeError"),
+        (
+            "good.py:mm",
+            None,
+            r"fails on its inputs \[\(2, 3\) float32, \(4, 5\) float32\]: RuntimeError",
+        ),
         ("good.py:ints", None, r"integer-only program \(outputs are int64\)"),
         ("good.py:compare", None, r"no floating-point outputs \(outputs are bool\)"),
         ("nowhere.py:f", None, r"does not exist"),
@@ -43,4 +51,6 @@ def test_bad_input_is_a_one_line_usage_error(scripts, target, inputs, pattern):
     inputs = f"{scripts}/{inputs}" if inputs else None
     with pytest.raises(UsageError, match=pattern) as info:
         load_target(target, inputs)
-    assert "\n" not in str(info.value), f"multi-line error; repro: load_target({target!r}, {inputs!r})"
+    assert "\n" not in str(info.value), (
+        f"multi-line error; repro: load_target({target!r}, {inputs!r})"
+    )

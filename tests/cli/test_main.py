@@ -32,14 +32,18 @@ def test_policies_lists_every_preset_with_its_source():
     result = run("policies")
     assert result.exit_code == 0, result.output
     for p in list_policies():
-        assert p.name in result.stdout and p.source in result.stdout, f"{p.name}: repro: roundoff policies"
+        assert p.name in result.stdout and p.source in result.stdout, (
+            f"{p.name}: repro: roundoff policies"
+        )
 
 
 @pytest.mark.parametrize("name", [p.name for p in list_policies()])
 def test_policy_show_prints_toml_that_loads_back_to_the_same_policy(name):
     result = run("policy", "show", name)
     assert result.exit_code == 0, result.output
-    assert policy_from_toml(result.stdout) == get_policy(name), f"repro: roundoff policy show {name}"
+    assert policy_from_toml(result.stdout) == get_policy(name), (
+        f"repro: roundoff policy show {name}"
+    )
 
 
 def test_policy_show_accepts_a_toml_path(tmp_path):

@@ -18,8 +18,14 @@ from roundoff.report.html import plot_series, render_html
 
 CHROMIUM = os.environ.get("ROUNDOFF_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -28,8 +34,13 @@ def test_page_is_self_contained(sample_document):
     # No network at view time: no external scripts, stylesheets or images.
     assert not re.search(r"<(script|link|img)[^>]+(src|href)\s*=", page), "repro: render_html(doc)"
     assert "Plotly.newPlot" in page and len(page) > 1_000_000  # plotly.js is inlined
-    for text in ("inductor-gpu", "model.py:12", "fma_cancellation", "contract_fma = false",
-                 "exp of the FMA-kept rounding error"):
+    for text in (
+        "inductor-gpu",
+        "model.py:12",
+        "fma_cancellation",
+        "contract_fma = false",
+        "exp of the FMA-kept rounding error",
+    ):
         assert text in page, f"{text!r} missing; repro: render_html(sample_document)"
 
 
@@ -56,7 +67,7 @@ def test_nan_node_with_finite_bits_is_still_plotted_at_the_ceiling(sample_docume
 
 
 def _real_document() -> dict:
-    """A real check of the softmax-backward workload (NaN gradient) with blame, as the CLI makes it."""
+    """A real check of softmax-backward (NaN gradient) with blame, as the CLI makes it."""
     from roundoff.cli.checking import check_document
     from roundoff.cli.loading import load_target
     from roundoff.policy import get_policy

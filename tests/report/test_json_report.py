@@ -59,7 +59,9 @@ def test_jsonable_and_number_are_inverse(x):
     elif isinstance(x, float) and math.isnan(x):
         assert back is not None and math.isnan(back)
     else:
-        assert back == x and math.copysign(1, back) == math.copysign(1, x), f"repro: number(jsonable({x!r}))"
+        assert back == x and math.copysign(1, back) == math.copysign(1, x), (
+            f"repro: number(jsonable({x!r}))"
+        )
 
 
 def test_metrics_names_unknown_keys():

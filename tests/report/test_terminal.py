@@ -11,17 +11,27 @@ from roundoff.report.terminal import check_report, fmt_num, worst_nodes
 
 def _render(renderable, tty: bool) -> str:
     buf = io.StringIO()
-    Console(file=buf, width=160, force_terminal=tty, color_system="standard" if tty else None,
-            highlight=False).print(renderable)
+    Console(
+        file=buf,
+        width=160,
+        force_terminal=tty,
+        color_system="standard" if tty else None,
+        highlight=False,
+    ).print(renderable)
     return buf.getvalue()
 
 
 def test_report_off_a_tty_is_plain_text_with_the_findings(sample_document):
     text = _render(check_report(sample_document), tty=False)
     assert "\x1b[" not in text, "ANSI escapes in piped output; repro: check_report(doc) to a file"
-    for needle in ("zoo:fma-cancel", "diverges", "aten.sub.Tensor (n3) at model.py:12",
-                   "NaN/Inf origin: aten.exp.default (n4)", "hazard [fma_cancellation]",
-                   "note: reductions"):
+    for needle in (
+        "zoo:fma-cancel",
+        "diverges",
+        "aten.sub.Tensor (n3) at model.py:12",
+        "NaN/Inf origin: aten.exp.default (n4)",
+        "hazard [fma_cancellation]",
+        "note: reductions",
+    ):
         assert needle in text, f"{needle!r} not in report:\n{text}"
 
 
@@ -37,4 +47,10 @@ def test_worst_nodes_puts_nonfinite_and_diverging_nodes_first(sample_document):
 
 def test_fmt_num_spells_out_missing_and_nonfinite_values():
     assert [fmt_num(x) for x in (None, "inf", "-inf", "nan", 3, 0.000123456)] == [
-        "-", "inf", "-inf", "nan", "3", "0.0001235"]
+        "-",
+        "inf",
+        "-inf",
+        "nan",
+        "3",
+        "0.0001235",
+    ]

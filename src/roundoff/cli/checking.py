@@ -28,7 +28,10 @@ MOTIVATING: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 
 def check_document(
-    loaded: Loaded, policies: Sequence[Policy], against: str, progress: Any = None,
+    loaded: Loaded,
+    policies: Sequence[Policy],
+    against: str,
+    progress: Any = None,
     with_blame: bool = False,
 ) -> dict[str, Any]:
     """Check `loaded` under each policy against `against`; the report document of all runs.
@@ -60,7 +63,10 @@ def check_document(
 
 
 def run_check(
-    loaded: Loaded, policies: Sequence[Policy], against: str, progress_console: Console,
+    loaded: Loaded,
+    policies: Sequence[Policy],
+    against: str,
+    progress_console: Console,
     with_blame: bool = False,
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
@@ -78,8 +84,10 @@ def finding(run: dict[str, Any]) -> str:
     if run["verdict"] != "ok" and specific:
         return specific[0]
     out = run["outputs"][0]
-    return (f"RMSE vs fp64 {fmt_num(number(out['rmse']), 3)} "
-            f"(reference {fmt_num(number(out['ref_rmse']), 3)})")
+    return (
+        f"RMSE vs fp64 {fmt_num(number(out['rmse']), 3)} "
+        f"(reference {fmt_num(number(out['ref_rmse']), 3)})"
+    )
 
 
 def motivating_checks(progress_console: Console) -> list[tuple[str, str, str, str]]:

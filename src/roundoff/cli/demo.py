@@ -23,7 +23,8 @@ class FmaDemo:
     real product (exact in fp64: two 24-bit significands give at most 48 bits); `error` is
     ``fma(x, scale, -product)`` in fp32, the product's rounding error (exactly representable);
     `eager` is ``exp(product - product)``; `contracted` is ``exp(error)`` (overflows fp32 to inf).
-    `rounded` maps a format name to the exact product rounded to that format (RNE; fp16 overflows)."""
+    `rounded` maps a format name to the exact product rounded to that format (RNE; fp16
+    overflows to inf)."""
 
     x: float
     scale: float
@@ -48,9 +49,14 @@ def fma_demo() -> FmaDemo:
     contracted = torch.exp(error)
     rounded = tuple((f, float(round_to(exact, f).item())) for f in ("fp32", "bf16", "fp16"))
     return FmaDemo(
-        x=float(x.item()), scale=float(s.item()), product=float(product.item()),
-        exact=float(exact.item()), error=float(error.item()), eager=float(eager.item()),
-        contracted=float(contracted.item()), rounded=rounded,
+        x=float(x.item()),
+        scale=float(s.item()),
+        product=float(product.item()),
+        exact=float(exact.item()),
+        error=float(error.item()),
+        eager=float(eager.item()),
+        contracted=float(contracted.item()),
+        rounded=rounded,
     )
 
 

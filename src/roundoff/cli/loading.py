@@ -1,9 +1,10 @@
 """Turning a command-line TARGET into a callable and its example inputs, with one-line errors.
 
-TARGET is ``SCRIPT:FUNCTION`` (a ``.py`` file imported by path) or ``zoo:NAME`` (a built-in workload).
-Inputs come from ``--inputs SCRIPT:FACTORY``, by default from ``FUNCTION_inputs`` in the same script,
-or from the workload's ``make_inputs()``. Every problem a user can fix raises `UsageError` with a
-message that says what was passed, what is accepted and what to do; the CLI prints it and exits 2.
+TARGET is ``SCRIPT:FUNCTION`` (a ``.py`` file imported by path) or ``zoo:NAME`` (a built-in
+workload). Inputs come from ``--inputs SCRIPT:FACTORY``, by default from ``FUNCTION_inputs`` in the
+same script, or from the workload's ``make_inputs()``. Every problem a user can fix raises
+`UsageError` with a message that says what was passed, what is accepted and what to do; the CLI
+prints it and exits 2.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ _MODULE_CACHE: dict[Path, ModuleType] = {}
 
 
 def import_script(path_text: str) -> ModuleType:
-    """Import a ``.py`` file by path (its folder first on sys.path while it runs); cached per path."""
+    """Import a ``.py`` file by path (its folder first on sys.path while it runs), cached."""
     path = Path(path_text).expanduser()
     if path.suffix != ".py":
         raise UsageError(f"script {path_text!r} is not a .py file; pass SCRIPT.py:FUNCTION")
@@ -80,7 +81,7 @@ def import_script(path_text: str) -> ModuleType:
 
 
 def _describe(exc: BaseException, path: Path | None = None) -> str:
-    """``"ZeroDivisionError: division by zero (model.py:3)"``: the exception and its line in `path`."""
+    """``"ZeroDivisionError: division by zero (model.py:3)"``: the exception, its line in `path`."""
     where = ""
     if path is not None:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
@@ -95,7 +96,10 @@ def get_callable(module: ModuleType, name: str, script: str, role: str) -> Calla
     obj = getattr(module, name, None)
     if obj is None:
         found = sorted(
-            k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+            k
+            for k, v in vars(module).items()
+            if callable(v)
+            and not k.startswith("_")
             and getattr(v, "__module__", None) == module.__name__
         )
         raise UsageError(
@@ -114,9 +118,13 @@ def as_input_tuple(value: Any, where: str) -> tuple[torch.Tensor, ...]:
         raise UsageError(
             f"{where} returned {type(value).__name__}; it must return a non-empty tuple of tensors"
         )
-    bad = [f"#{i}: {type(v).__name__}" for i, v in enumerate(value) if not isinstance(v, torch.Tensor)]
+    bad = [
+        f"#{i}: {type(v).__name__}" for i, v in enumerate(value) if not isinstance(v, torch.Tensor)
+    ]
     if bad:
-        raise UsageError(f"{where} returned non-tensor inputs ({', '.join(bad)}); return tensors only")
+        raise UsageError(
+            f"{where} returned non-tensor inputs ({', '.join(bad)}); return tensors only"
+        )
     return tuple(value)
 
 
@@ -129,7 +137,8 @@ def load_script_target(target: str, inputs_ref: str | None, backward: bool) -> L
         module = import_script(script)
         if getattr(module, factory_name, None) is None:
             raise UsageError(
-                f"no inputs for {fn_name!r}: define {factory_name}() in {script!r} returning a tuple "
+                f"no inputs for {fn_name!r}: define {factory_name}() in {script!r} returning a "
+                "tuple "
                 f"of tensors, or pass --inputs SCRIPT:FACTORY"
             )
     else:
@@ -156,10 +165,12 @@ def load_zoo_target(name: str, backward: bool) -> Loaded:
 
 
 def load_target(target: str, inputs_ref: str | None = None, backward: bool = False) -> Loaded:
-    """Resolve TARGET (``zoo:NAME`` or ``SCRIPT:FUNCTION``) and check it runs eagerly on its inputs."""
+    """Resolve TARGET (``zoo:NAME`` or ``SCRIPT:FUNCTION``); check it runs eagerly on its inputs."""
     if target.startswith("zoo:"):
         if inputs_ref is not None:
-            raise UsageError("--inputs is for SCRIPT:FUNCTION targets; zoo workloads bring their own")
+            raise UsageError(
+                "--inputs is for SCRIPT:FUNCTION targets; zoo workloads bring their own"
+            )
         loaded = load_zoo_target(target[4:], backward)
     else:
         loaded = load_script_target(target, inputs_ref, backward)
@@ -177,7 +188,9 @@ def preflight(loaded: Loaded) -> None:
         with torch.no_grad():
             out = loaded.fn(*loaded.inputs)
     except Exception as exc:
-        shapes = ", ".join(f"{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}" for t in loaded.inputs)
+        shapes = ", ".join(
+            f"{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}" for t in loaded.inputs
+        )
         raise UsageError(
             f"{loaded.label} fails on its inputs [{shapes}]: {_describe(exc)}; make the input "
             "factory return tensors of the shapes and dtypes the function expects"
@@ -187,7 +200,8 @@ def preflight(loaded: Loaded) -> None:
     tensors = [t for t in outs if isinstance(t, torch.Tensor)]
     if not tensors:
         raise UsageError(
-            f"{loaded.label} returned {type(out).__name__}, no tensors; return the tensor(s) to check"
+            f"{loaded.label} returned {type(out).__name__}, no tensors; "
+            "return the tensor(s) to check"
         )
     if not any(t.is_floating_point() for t in tensors):
         ints = all(not t.is_floating_point() for t in loaded.inputs)

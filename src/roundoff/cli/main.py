@@ -21,7 +21,7 @@ from roundoff.report import terminal
 
 app = typer.Typer(
     name="roundoff",
-    help="Make the floating-point behaviour of low-precision PyTorch programs explicit and checkable.",
+    help="Make the floating-point behaviour of low-precision PyTorch programs checkable.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -31,7 +31,9 @@ app.add_typer(policy_app, name="policy")
 
 EXIT_OK, EXIT_DIVERGES, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show full tracebacks instead of one line.")]
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", help="Show full tracebacks instead of one line.")
+]
 PolicyOpt = Annotated[
     list[str] | None,
     typer.Option("--policy", "-p", help="Preset name or .toml path; repeat for several."),
@@ -82,7 +84,7 @@ def guarded(debug: bool) -> Iterator[None]:
 
 
 def resolve_policy(name_or_path: str):  # -> roundoff.policy.model.Policy
-    """A preset name or a .toml path through `roundoff.policy.get_policy`, one-line error if unknown."""
+    """A preset name or .toml path through `get_policy`; one-line error if unknown."""
     from roundoff.policy import get_policy, list_policies
 
     try:
@@ -131,7 +133,7 @@ def trace(
     backward: BackwardOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Print the plan of TARGET (SCRIPT:FUNCTION or zoo:NAME) under one policy, or two side by side."""
+    """Print the plan of TARGET (SCRIPT:FUNCTION or zoo:NAME) under one or two policies."""
     from roundoff.capture import capture
     from roundoff.plan import format_side_by_side, format_trace, plan
 
@@ -238,17 +240,19 @@ def blame_command(
 def demo(
     quick: Annotated[bool, typer.Option(help="Only the formats and the FMA demo.")] = False,
 ) -> None:
-    """The main job on a fresh machine: formats, exact rounding and FMA, then the motivating checks."""
+    """The main job on a fresh machine: formats, exact rounding and FMA, the motivating checks."""
     from roundoff.cli.demo import fma_demo, fma_rows
     from roundoff.numerics import FORMATS
 
     out = _stdout()
     records = list(FORMATS.values()) if isinstance(FORMATS, dict) else list(FORMATS)
     out.print(terminal.formats_table(records))
-    out.print(terminal.key_values(
-        "exp(x*scale - x*scale): eager rounds x*scale once; an FMA keeps its rounding error",
-        fma_rows(fma_demo()),
-    ))
+    out.print(
+        terminal.key_values(
+            "exp(x*scale - x*scale): eager rounds x*scale once; an FMA keeps its rounding error",
+            fma_rows(fma_demo()),
+        )
+    )
     if quick:
         return
     from roundoff.cli.checking import motivating_checks

@@ -25,9 +25,16 @@ from roundoff.report.json_report import (
 def _metrics(n: NodeReport) -> dict[str, Any]:
     m: Metrics = n.vs_oracle
     return metrics(
-        max_ulp=m.max_ulp, bits=m.max_bits, max_abs=m.max_abs, max_rel=m.max_rel,
-        mismatch=m.mismatch_fraction, sqnr_db=m.sqnr_db, nan=m.nan, inf=m.inf,
-        local_bits=None if n.local is None else n.local.max_bits, inherited_bits=n.inherited_bits,
+        max_ulp=m.max_ulp,
+        bits=m.max_bits,
+        max_abs=m.max_abs,
+        max_rel=m.max_rel,
+        mismatch=m.mismatch_fraction,
+        sqnr_db=m.sqnr_db,
+        nan=m.nan,
+        inf=m.inf,
+        local_bits=None if n.local is None else n.local.max_bits,
+        inherited_bits=n.inherited_bits,
     )
 
 
@@ -60,13 +67,25 @@ def blame_entry(blame: Any) -> dict[str, Any] | None:
     if blame is None:
         return None
     changes = [
-        {"node": c.node_id, "op": c.op, "change": _override_text(c.override), "kind": c.kind.value,
-         "source": c.source, "explanation": e}
-        for c, e in zip(blame.changes, blame.explanations)
+        {
+            "node": c.node_id,
+            "op": c.op,
+            "change": _override_text(c.override),
+            "kind": c.kind.value,
+            "source": c.source,
+            "explanation": e,
+        }
+        for c, e in zip(blame.changes, blame.explanations, strict=True)
     ]
-    return {"status": blame.status.value, "search": blame.search, "candidates": blame.candidates,
-            "changes": changes, "evaluations": int(blame.evaluations),
-            "overrides_toml": blame.policy_toml or "", "notes": list(blame.notes)}
+    return {
+        "status": blame.status.value,
+        "search": blame.search,
+        "candidates": blame.candidates,
+        "changes": changes,
+        "evaluations": int(blame.evaluations),
+        "overrides_toml": blame.policy_toml or "",
+        "notes": list(blame.notes),
+    }
 
 
 def run_from_check(
@@ -75,28 +94,48 @@ def run_from_check(
     """One run entry from a CheckResult, with kernel groups from `plan` and its `trace` text."""
     group_of = {} if plan is None else {k: d.group for k, d in plan.decisions.items()}
     nodes = [
-        {"id": n.node_id, "op": n.op, "op_class": n.op_class, "source": n.source,
-         "group": group_of.get(n.node_id), "verdict": n.verdict, "metrics": _metrics(n)}
+        {
+            "id": n.node_id,
+            "op": n.op,
+            "op_class": n.op_class,
+            "source": n.source,
+            "group": group_of.get(n.node_id),
+            "verdict": n.verdict,
+            "metrics": _metrics(n),
+        }
         for n in result.nodes
     ]
     outputs = [
-        output_entry(o.name, "ok" if o.passes else "diverges", o.rmse_result, o.rmse_reference, None)
+        output_entry(
+            o.name, "ok" if o.passes else "diverges", o.rmse_result, o.rmse_reference, None
+        )
         for o in result.outputs
     ]
-    groups = [] if plan is None else [
-        {"id": g.id, "kind": g.kind, "nodes": list(g.node_ids)} for g in plan.groups
-    ]
+    groups = (
+        []
+        if plan is None
+        else [{"id": g.id, "kind": g.kind, "nodes": list(g.node_ids)} for g in plan.groups]
+    )
     notes = list(result.notes)
     if result.unmodeled:
-        notes.append(f"unmodeled ops (their numerics are not modelled by the policy): "
-                     f"{', '.join(result.unmodeled)}")
+        notes.append(
+            f"unmodeled ops (their numerics are not modelled by the policy): "
+            f"{', '.join(result.unmodeled)}"
+        )
     return make_run(
-        result.policy, outputs, nodes,
+        result.policy,
+        outputs,
+        nodes,
         first_divergent=_ref(result, result.first_divergent),
         nan_origin=_ref(result, result.nan_origin, explain=True),
-        hazards=[{"kind": h.kind, "node": h.node_id, "source": h.source, "message": h.message}
-                 for h in result.hazards],
-        groups=groups, explanations=list(result.explanations), notes=notes, trace=trace,
+        hazards=[
+            {"kind": h.kind, "node": h.node_id, "source": h.source, "message": h.message}
+            for h in result.hazards
+        ],
+        groups=groups,
+        explanations=list(result.explanations),
+        notes=notes,
+        trace=trace,
         blame=blame_entry(blame),
     )
 

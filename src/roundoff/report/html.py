@@ -1,11 +1,11 @@
 """The check report as ONE self-contained HTML page (no network at view time).
 
-The page inlines plotly.js from the installed ``plotly`` package and draws, from a schema-valid report
-document (``roundoff.report.json_report``): the verdict, bits of error per node along the graph (one
-line per policy), outputs, the NaN/Inf origin, hazards, the kernel groups, blame results when
-present, and the plan's trace. Non-finite results (a node whose value is inf/NaN where fp64 is finite,
-verdict "nonfinite", or an infinite error) are drawn in red at a ceiling two bits above the largest
-finite error, with their NaN/inf counts in the hover text.
+The page inlines plotly.js from the installed ``plotly`` package and draws, from a schema-valid
+report document (``roundoff.report.json_report``): the verdict, bits of error per node along the
+graph (one line per policy), outputs, the NaN/Inf origin, hazards, the kernel groups, blame results
+when present, and the plan's trace. Non-finite results (a node whose value is inf/NaN where fp64 is
+finite, verdict "nonfinite", or an infinite error) are drawn in red at a ceiling two bits above the
+largest finite error, with their NaN/inf counts in the hover text.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def _plotlyjs() -> str:
 
 @lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
-    text = resources.files("roundoff.report").joinpath("templates/report.html.j2").read_text("utf-8")
+    text = (
+        resources.files("roundoff.report").joinpath("templates/report.html.j2").read_text("utf-8")
+    )
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     return env.from_string(text)
 
@@ -41,7 +43,9 @@ def _template() -> jinja2.Template:
 def plot_series(document: dict[str, Any]) -> list[dict[str, Any]]:
     """Per policy: x = node ids in graph order, y = bits of error (non-finite at a ceiling)."""
     finite = [
-        b for run in document["runs"] for n in run["nodes"]
+        b
+        for run in document["runs"]
+        for n in run["nodes"]
         if (b := number(n["metrics"]["bits"])) is not None and math.isfinite(b)
     ]
     ceiling = (max(finite) if finite else 0.0) + 2.0
@@ -56,8 +60,10 @@ def plot_series(document: dict[str, Any]) -> list[dict[str, Any]]:
             nonfinite = n["verdict"] == "nonfinite" or not math.isfinite(bits)
             if nonfinite:
                 m = n["metrics"]
-                label += (f" - non-finite where fp64 is finite (NaN: {fmt_num(m['nan'])}, "
-                          f"inf: {fmt_num(m['inf'])}, bits: {fmt_num(bits)})")
+                label += (
+                    f" - non-finite where fp64 is finite (NaN: {fmt_num(m['nan'])}, "
+                    f"inf: {fmt_num(m['inf'])}, bits: {fmt_num(bits)})"
+                )
                 bits = ceiling
             xs.append(n["id"])
             ys.append(bits)

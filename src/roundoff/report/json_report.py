@@ -13,8 +13,9 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "policy": "inductor-gpu",
         "verdict": "ok" | "diverges",
         "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier"}],
-                                        # PyTorch's rule (torch._dynamo.utils.same): RMSE of this run
-                                        # vs fp64 <= multiplier * RMSE of the reference vs fp64
+                                        # PyTorch's rule (torch._dynamo.utils.same): RMSE
+                                        # of this run vs fp64 <= multiplier * RMSE of the
+                                        # reference vs fp64 (multiplier null: not recorded)
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
@@ -76,8 +77,16 @@ _NODE_REF = {
 _VERDICT = {"enum": ["ok", "diverges"]}
 _NODE_VERDICT = {"enum": ["ok", "diverges", "nonfinite"]}
 METRIC_KEYS = (
-    "max_ulp", "bits", "max_abs", "max_rel", "mismatch", "sqnr_db", "nan", "inf",
-    "local_bits", "inherited_bits",
+    "max_ulp",
+    "bits",
+    "max_abs",
+    "max_rel",
+    "mismatch",
+    "sqnr_db",
+    "nan",
+    "inf",
+    "local_bits",
+    "inherited_bits",
 )
 
 SCHEMA: dict[str, Any] = {
@@ -96,9 +105,20 @@ SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["policy", "verdict", "outputs", "first_divergent", "nan_origin",
-                             "nodes", "hazards", "groups", "explanations", "notes", "trace",
-                             "blame"],
+                "required": [
+                    "policy",
+                    "verdict",
+                    "outputs",
+                    "first_divergent",
+                    "nan_origin",
+                    "nodes",
+                    "hazards",
+                    "groups",
+                    "explanations",
+                    "notes",
+                    "trace",
+                    "blame",
+                ],
                 "additionalProperties": False,
                 "properties": {
                     "policy": {"type": "string"},
@@ -123,8 +143,15 @@ SCHEMA: dict[str, Any] = {
                         "type": "array",
                         "items": {
                             "type": "object",
-                            "required": ["id", "op", "op_class", "source", "group", "verdict",
-                                         "metrics"],
+                            "required": [
+                                "id",
+                                "op",
+                                "op_class",
+                                "source",
+                                "group",
+                                "verdict",
+                                "metrics",
+                            ],
                             "properties": {
                                 "id": {"type": "string"},
                                 "op": {"type": "string"},
@@ -194,7 +221,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def jsonable(x: float | int | None) -> float | int | str | None:
+def jsonable(x: float | None) -> float | int | str | None:
     """`x` as a JSON value: numbers unchanged, None as null, inf/-inf/NaN as strings."""
     if x is None or isinstance(x, bool):
         return None if x is None else int(x)
@@ -208,7 +235,7 @@ def jsonable(x: float | int | None) -> float | int | str | None:
     return x
 
 
-def number(x: float | int | str | None) -> float | None:
+def number(x: float | str | None) -> float | None:
     """Inverse of `jsonable` for renderers: a float (inf/nan included) or None."""
     if x is None:
         return None
@@ -221,12 +248,12 @@ def worst_verdict(verdicts: list[str]) -> str:
 
 
 def dumps(document: dict[str, Any]) -> str:
-    """The document as strict JSON text (``allow_nan=False``: a stray float inf raises, not leaks)."""
+    """The document as strict JSON (``allow_nan=False``: a stray float inf raises, never leaks)."""
     return json.dumps(document, indent=2, allow_nan=False, sort_keys=False)
 
 
-def metrics(**values: float | int | None) -> dict[str, Any]:
-    """A node's metrics dict with every key of the schema (missing ones null), values made jsonable."""
+def metrics(**values: float | None) -> dict[str, Any]:
+    """A node's metrics with every key of the schema (missing ones null), values made jsonable."""
     unknown = set(values) - set(METRIC_KEYS)
     if unknown:
         raise ValueError(f"unknown metric(s) {sorted(unknown)}; known: {', '.join(METRIC_KEYS)}")
@@ -237,8 +264,13 @@ def output_entry(
     name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None
 ) -> dict[str, Any]:
     """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64)."""
-    return {"name": name, "verdict": verdict, "rmse": jsonable(rmse),
-            "ref_rmse": jsonable(ref_rmse), "multiplier": jsonable(multiplier)}
+    return {
+        "name": name,
+        "verdict": verdict,
+        "rmse": jsonable(rmse),
+        "ref_rmse": jsonable(ref_rmse),
+        "multiplier": jsonable(multiplier),
+    }
 
 
 def node_ref(node_id: str, op: str, source: str | None, explanation: str | None = None) -> dict:

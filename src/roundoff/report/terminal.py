@@ -26,7 +26,7 @@ VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold 
 
 
 def fmt_num(x: Any, digits: int = 4) -> str:
-    """A metric for a table cell: ``-`` for None, ``inf``/``nan`` as words, else `digits` sig. figs."""
+    """A metric for a table cell: ``-`` for None, ``inf``/``nan`` as words, else `digits` digits."""
     if x is None:
         return "-"
     if isinstance(x, bool):
@@ -68,17 +68,23 @@ def records_table(title: str, records: Sequence[Any], skip: Iterable[str] = ()) 
 
 
 def formats_table(formats: Sequence[Any]) -> Table:
-    """The floating-point formats (``roundoff.numerics.Format``): exponent/mantissa bits and derived
-    constants (3 significant digits; "max" is the largest finite value). "overflow" is what a finite value too large for the format becomes:
-    inf, the largest finite value (saturate), or NaN (formats without inf)."""
-    table = Table(title="Floating-point formats", title_justify="left", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
+    """The floating-point formats (``roundoff.numerics.Format``): exponent/mantissa bits and
+    derived constants (3 significant digits; "max" is the largest finite value). "overflow" is
+    what a finite value too large for the format becomes: inf, the largest finite value
+    (saturate), or NaN (formats without inf)."""
+    table = Table(
+        title="Floating-point formats", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    )
     for col in ("name", "e/m", "max", "min normal", "min sub", "eps", "overflow"):
         table.add_column(col, no_wrap=True)
     for f in formats:
         table.add_row(
-            f.name, f"{f.exponent_bits}/{f.mantissa_bits}", fmt_num(f.max_finite, 3),
-            fmt_num(f.min_normal, 3), fmt_num(f.min_subnormal, 3), fmt_num(f.eps, 3),
+            f.name,
+            f"{f.exponent_bits}/{f.mantissa_bits}",
+            fmt_num(f.max_finite, 3),
+            fmt_num(f.min_normal, 3),
+            fmt_num(f.min_subnormal, 3),
+            fmt_num(f.eps, 3),
             _cell(f.overflow),
         )
     return table
@@ -127,7 +133,7 @@ def _node_ref(ref: dict[str, Any] | None) -> str:
 
 
 def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
-    """The `top` nodes with the most bits of error (non-finite first), diverging nodes before others."""
+    """The `top` nodes with the most bits of error, non-finite and diverging nodes first."""
 
     def key(node: dict[str, Any]) -> tuple[int, float]:
         m = node["metrics"]
@@ -151,19 +157,39 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
     a one-line note instead when every node is correctly rounded against fp64."""
     rows = [n for n in worst_nodes(run, top) if _interesting(n)]
     if not rows:
-        return Text(f"every node of {run['policy']} is correctly rounded against fp64 "
-                    f"({len(run['nodes'])} nodes, 0 bits of error)")
-    table = Table(title=f"Worst nodes under {run['policy']}", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("node", "op", "source", "bits", "max ulp", "local", "inherit", "nan/inf",
-                "verdict"):
+        return Text(
+            f"every node of {run['policy']} is correctly rounded against fp64 "
+            f"({len(run['nodes'])} nodes, 0 bits of error)"
+        )
+    table = Table(
+        title=f"Worst nodes under {run['policy']}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in (
+        "node",
+        "op",
+        "source",
+        "bits",
+        "max ulp",
+        "local",
+        "inherit",
+        "nan/inf",
+        "verdict",
+    ):
         table.add_column(col, overflow="fold")
     for node in rows:
         m = node["metrics"]
         table.add_row(
-            node["id"], node["op"], node["source"] or "-", fmt_num(m["bits"], 3),
-            fmt_num(m["max_ulp"], 3), fmt_num(m["local_bits"], 3),
-            fmt_num(m["inherited_bits"], 3), f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
+            node["id"],
+            node["op"],
+            node["source"] or "-",
+            fmt_num(m["bits"], 3),
+            fmt_num(m["max_ulp"], 3),
+            fmt_num(m["local_bits"], 3),
+            fmt_num(m["inherited_bits"], 3),
+            f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
             verdict_text(node["verdict"]),
         )
     return table
@@ -216,8 +242,8 @@ def blame_report(blame: dict[str, Any]) -> Group:
     """Blame's change set: one row per change with its source line and why, then the TOML."""
     status = blame.get("status", "fixed")
     head = Text.assemble(
-        ("blame: ", "bold"), f"{len(blame['changes'])} change(s), {status}, "
-        f"{blame['evaluations']} evaluations",
+        ("blame: ", "bold"),
+        f"{len(blame['changes'])} change(s), {status}, {blame['evaluations']} evaluations",
         f" of {blame['candidates']} candidates" if blame.get("candidates") is not None else "",
     )
     parts: list[RenderableType] = [head]
@@ -235,7 +261,9 @@ def blame_report(blame: dict[str, Any]) -> Group:
 def check_report(document: dict[str, Any], top: int = 10) -> Group:
     """The whole `roundoff check` report for a terminal, from a schema-valid document."""
     head = Text.assemble(
-        ("roundoff check ", "bold"), document["target"], f" against {document['against']}: ",
+        ("roundoff check ", "bold"),
+        document["target"],
+        f" against {document['against']}: ",
         verdict_text(document["verdict"]),
     )
     return Group(head, *(run_report(r, top) for r in document["runs"]))
@@ -245,6 +273,10 @@ def progress_bar(console: Console | None = None, transient: bool = True) -> Prog
     """A progress bar for steps that take seconds, on `console` (the CLI passes stderr so stdout
     stays clean for ``--json``); rich draws nothing live when that console is not a terminal."""
     return Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-        console=console, transient=transient,
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=transient,
     )
