@@ -78,3 +78,12 @@ def test_no_fusion_stores_every_value() -> None:
 def test_unknown_fusion_model_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown fusion model"):
         fuse([], "pointwise")  # type: ignore[arg-type]
+
+
+def test_recomputed_node_with_mixed_reads_is_noted() -> None:
+    # h = f(a) stored (output); e = exp(h) feeds sum s and output o = e * 2. o's kernel fuses with
+    # h's, so there e reads h unrounded; the reduction kernel recomputes e from h in memory.
+    f = fuse(_g(("a", I, ()), ("h", F, ("a",), True), ("e", F, ("h",)), ("s", R, ("e",), True),
+                ("o", F, ("e",), True)), FusionModel.POINTWISE)  # fmt: skip
+    assert _kernels(f) == {frozenset("es"): "reduction", frozenset("heo"): "pointwise"}
+    assert any("e reads h unrounded in kernels" in n for n in f.notes), f.notes

@@ -119,12 +119,31 @@ def test_fma_operand_order_follows_llvm_and_alpha_is_not_contracted() -> None:
     s1, s2 = by_op(p, "aten.sub.Tensor")
     muls = by_op(p, "aten.mul.Tensor")
     assert s1.fma is not None and s1.fma.operand == 1 and s1.fma.alternatives == ()
-    assert s2.fma is not None and s2.fma.operand == 0 and len(s2.fma.alternatives) == 1
-    assert {s2.fma.mul_id, *s2.fma.alternatives} <= {m.node_id for m in muls}
+    # a*b, CSE'd, has three uses and c*d one: the product with fewer uses (operand 1) is folded
+    ab, cd = muls
+    assert (s2.fma.operand, s2.fma.mul_id, s2.fma.alternatives) == (1, cd.node_id, (ab.node_id,))
     (add,) = by_op(p, "aten.add.Tensor")
     assert add.fma is None  # c + 2*(a*b): the product is scaled, not foldable
     trace = format_trace(p)
     assert f"t{s1.node_id[1:]} = fma(-a_f32, b_f32, c_f32)" in trace, trace
+
+
+def _shared_product(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    p = a * b
+    return p - c * a, p
+
+
+def test_fma_prefers_the_product_with_fewer_uses() -> None:
+    # DAGCombiner: "If we have two choices trying to fold (fsub (fmul u, v), (fmul x, y)), prefer
+    # to fold the multiply with fewer uses": a*b is also an output, so c*a is folded.
+    p = plan(capture(_shared_product, *_inputs((8,), (8,), (8,))), "inductor-gpu")
+    (sub,) = by_op(p, "aten.sub.Tensor")
+    shared, single = by_op(p, "aten.mul.Tensor")
+    assert (sub.fma.operand, sub.fma.mul_id, sub.fma.alternatives) == (
+        1,
+        single.node_id,
+        (shared.node_id,),
+    )
 
 
 def test_fma_overrides_and_rounded_products() -> None:

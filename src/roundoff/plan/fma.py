@@ -6,7 +6,9 @@ the policy's decompositions) computing in fp32-or-wider opmath, with an operand 
 also used elsewhere still qualifies: NVPTX contracts multi-use products (thread 003: ``tmp4 - tmp4``
 became ``fma(a, b, -tmp4)``). The choice follows LLVM's DAGCombiner (``visitFADDForFMACombine`` /
 ``visitFSUBForFMACombine``): the product in operand 0 first (``(a*b) - c -> fma(a, b, -c)``), else
-operand 1 (``c - a*b -> fma(-a, b, c)``); the other candidate is kept in ``alternatives``.
+operand 1 (``c - a*b -> fma(-a, b, c)``); when both operands are (different) products, the one with
+fewer uses ("prefer to fold the multiply with fewer uses"; uses counted in the graph, standing in
+for uses in the kernel), operand 0 on a tie. The other candidate is kept in ``alternatives``.
 
 Whether a site is contracted: ``OpOverride.contract_fma`` for the add/sub node or op when set, else
 ``policy.fma is FmaContraction.WITHIN_FUSION``. Uncontracted candidates are recorded too, so blame
@@ -74,6 +76,10 @@ def find_sites(
         found = [(i, m) for i, m in products if m is not None]
         if not found:
             continue
+        if len(found) == 2 and found[0][1] != found[1][1]:
+            uses = [len(n.args[i].users) for i, _ in found]  # type: ignore[union-attr]
+            if uses[0] > uses[1]:
+                found.reverse()
         operand, mul = found[0]
         forced = override(n).contract_fma
         contracted = forced if forced is not None else policy.fma is FmaContraction.WITHIN_FUSION

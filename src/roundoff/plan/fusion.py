@@ -261,6 +261,7 @@ def _assemble(
             + ". Inductor's realize heuristics (multi-use nodes, read counts) may store one instead; "
             "its consumers in other kernels would then read it rounded"
         )
+    notes.extend(_mixed_reads(nodes, groups, where, stored))
     for g in groups:
         if g.kind != "reduction":
             continue
@@ -282,3 +283,28 @@ def _assemble(
             )
     members = {g.id: frozenset(g.node_ids) for g in groups}
     return Fusion(groups, home, members, frozenset(stored), tuple(notes))
+
+
+def _mixed_reads(
+    nodes: Sequence[FusionNode],
+    groups: tuple[FusionGroup, ...],
+    where: dict[str, list[int]],
+    stored: set[str],
+) -> list[str]:
+    """Notes for a recomputed node that reads a stored value computed in some of its kernels only:
+    the real kernels then see two different values; the plan keeps the first kernel's read."""
+    members = {g.id: set(g.node_ids) for g in groups}
+    out: list[str] = []
+    for n in nodes:
+        gs = where.get(n.id, [])
+        if len(gs) < 2:
+            continue
+        for p in dict.fromkeys(n.inputs):
+            inside = [p in members[g] for g in gs]
+            if p in stored and any(inside) and not all(inside):
+                out.append(
+                    f"{n.id} reads {p} unrounded in kernels "
+                    f"{', '.join(str(g) for g, i in zip(gs, inside) if i)} but rounded from memory in "
+                    f"{', '.join(str(g) for g, i in zip(gs, inside) if not i)}; the plan uses kernel {gs[0]}'s read"
+                )
+    return out
