@@ -40,8 +40,8 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
             f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}",
             construct=f"decomposition {list(names)} failed",
         ) from None
+    gm.graph.eliminate_dead_code()  # first: dead scratch nodes of a decomposition must not take ids
     assign_rewritten_ids(gm)
-    gm.graph.eliminate_dead_code()
     gm.recompile()
     return dataclasses.replace(program, graph_module=gm)
 

@@ -4,7 +4,8 @@ Public API: `get_workload(name)` (``"fma-cancel"`` or ``"zoo:fma-cancel"``), `li
 `Workload`. The zoo imports only torch.
 """
 
-from roundoff.zoo import blocks, motivating  # noqa: F401  (importing registers the workloads)
-from roundoff.zoo.registry import Workload, get_workload, list_workloads
+from roundoff.zoo import blocks as blocks  # importing a workload module registers its workloads
+from roundoff.zoo import motivating as motivating
+from roundoff.zoo.registry import UnknownWorkloadError, Workload, get_workload, list_workloads
 
-__all__ = ["Workload", "get_workload", "list_workloads"]
+__all__ = ["UnknownWorkloadError", "Workload", "get_workload", "list_workloads"]

@@ -53,6 +53,13 @@ class Workload:
         return self.inputs(seed=seed, device=device, dtype=dtype or self.default_dtype)
 
 
+class UnknownWorkloadError(KeyError):
+    """No workload by that name; ``str()`` is the plain message (KeyError would quote it)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 _REGISTRY: dict[str, Workload] = {}
 
 
@@ -65,12 +72,14 @@ def register(workload: Workload) -> Workload:
 
 
 def get_workload(name: str) -> Workload:
-    """The workload called `name` (a leading ``zoo:`` is accepted); KeyError listing the known names."""
+    """The workload called `name` (a leading ``zoo:`` is accepted); UnknownWorkloadError (a KeyError) listing
+    the known names."""
     if not isinstance(name, str):
         raise TypeError(f"workload name must be a str, got {type(name).__name__}")
     key = name.removeprefix("zoo:")
     if key not in _REGISTRY:
-        raise KeyError(f"no workload {name!r} in the zoo; known: {', '.join(sorted(_REGISTRY))}")
+        known = ", ".join(sorted(_REGISTRY))
+        raise UnknownWorkloadError(f"no workload {name!r} in the zoo; known: {known}")
     return _REGISTRY[key]
 
 
