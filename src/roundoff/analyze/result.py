@@ -115,6 +115,16 @@ class CheckResult:
                 return n
         raise KeyError(f"no report for node {node_id!r}")
 
+    def by_source(self) -> dict[str, tuple[float, float]]:
+        """Error against fp64 per user source line ("layer"): (max bits, mean of nodes' mean bits)."""
+        groups: dict[str, list[NodeReport]] = {}
+        for n in self.nodes:
+            groups.setdefault(n.source or "<unknown>", []).append(n)
+        return {
+            src: (max(r.vs_oracle.max_bits for r in rs), sum(r.vs_oracle.mean_bits for r in rs) / len(rs))
+            for src, rs in groups.items()
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return dict(
             schema=SCHEMA_VERSION, program=self.program, policy=self.policy, against=self.against,

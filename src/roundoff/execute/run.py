@@ -15,7 +15,14 @@ from roundoff.plan.model import Plan
 
 
 def _check_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
+    """`inputs` validated against the capture's example inputs (dtype, shape).
+
+    A prefix is accepted: the remaining graph inputs (a module's parameters and buffers) are taken
+    from the capture's example inputs.
+    """
     inputs = tuple(inputs)
+    if len(inputs) < len(program.input_names):
+        inputs = inputs + tuple(x.detach() for x in program.example_inputs[len(inputs):])
     if len(inputs) != len(program.input_names):
         raise ValueError(
             f"program {program.name!r} takes {len(program.input_names)} inputs "
@@ -30,7 +37,7 @@ def _check_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
                 f"input {name!r} of program {program.name!r}: expected {ex.dtype} {tuple(ex.shape)}, "
                 f"got {got}; pass inputs like the example inputs it was captured with"
             )
-    return inputs
+    return tuple(x.detach() if isinstance(x, torch.Tensor) else x for x in inputs)
 
 
 def plan_numerics(plan: Plan, transcendentals: str | TranscendentalImpl = "eager") -> PlanNumerics:
