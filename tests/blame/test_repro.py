@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,7 @@ def _plan(program, name: str, *, fma_at: str | None = None, mul: str | None = No
 def _run(tmp_path: Path, text: str) -> str:
     path = tmp_path / "repro.py"
     path.write_text(text)
-    proc = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, check=False,
                           timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, f"python {path} failed:\n{proc.stderr[-2000:]}"
     return proc.stdout
@@ -77,7 +78,7 @@ def test_fma_repro_shows_inf_before_and_one_after(tmp_path: Path) -> None:
     x = torch.tensor(X, dtype=torch.float32)
     s = torch.tensor(S, dtype=torch.float32)
     prog = capture(lambda x, s: torch.exp(x * s - x * s), x, s, name="fma_cancel")
-    mul0, mul1 = _ids(prog, torch.ops.aten.mul.Tensor)
+    mul0, _ = _ids(prog, torch.ops.aten.mul.Tensor)
     (sub,) = _ids(prog, torch.ops.aten.sub.Tensor)
     before = _plan(prog, "contracting", fma_at=sub, mul=mul0)
     after = _plan(prog, "contracting+fix")
@@ -100,8 +101,12 @@ def test_rounding_repro_matches_real_eager_bf16_chain(tmp_path: Path) -> None:
     out = _run(tmp_path, repro_script(prog, fused, eager_like, (a, b, c, d), reference="eager"))
     assert "VERDICT after: OK" in out, out
     text = repro_script(prog, fused, eager_like, (a, b, c, d), reference="eager")
-    ns: dict = {"__name__": "repro_under_test"}
-    exec(compile(text, "repro.py", "exec"), ns)  # same text, run in-process to read the values
+    path = tmp_path / "repro_values.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("repro_values", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # same text as the subprocess ran, imported to read the values
+    ns = vars(mod)
     res = ns["program"](ns["Run"](ns["AFTER"], ns["STORAGE"]))
     eager = ((a * b) + c) * d - a
     assert torch.equal(res[0].view(torch.int16), eager.view(torch.int16)), "per-op plan != eager"

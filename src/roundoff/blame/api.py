@@ -7,7 +7,13 @@ from dataclasses import replace
 
 import torch
 
-from roundoff.blame.changes import Change, Reference, apply_changes, candidate_changes, merge_overrides
+from roundoff.blame.changes import (
+    Change,
+    Reference,
+    apply_changes,
+    candidate_changes,
+    merge_overrides,
+)
 from roundoff.blame.evaluate import Evaluator, resolve_policy
 from roundoff.blame.explain import explain
 from roundoff.blame.repro import ReproError, repro_script
