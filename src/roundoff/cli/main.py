@@ -237,6 +237,37 @@ def blame_command(
 
 
 @app.command()
+def sweep(
+    workload: Annotated[
+        list[str] | None, typer.Option("--workload", "-w", help="zoo:NAME; repeat for several.")
+    ] = None,
+    policy: PolicyOpt = None,
+    out: Annotated[Path | None, typer.Option(help="Save the table as .csv or .json.")] = None,
+    backward: BackwardOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Error against fp64 per layer and policy over zoo workloads (default: the XLA `mul` debate
+    on the Llama- and Mixtral-style blocks)."""
+    from roundoff.cli.sweep import DEFAULT_POLICIES, DEFAULT_WORKLOADS, run_sweep, to_csv, to_json
+
+    with guarded(debug):
+        targets = workload or list(DEFAULT_WORKLOADS)
+        bad = [t for t in targets if not t.startswith("zoo:")]
+        if bad:
+            raise UsageError(f"sweep takes zoo workloads (zoo:NAME), got {', '.join(bad)}")
+        if out is not None and out.suffix not in (".csv", ".json"):
+            raise UsageError(f"--out {str(out)!r}: use a .csv or .json file name")
+        chosen = [resolve_policy(p) for p in (policy or DEFAULT_POLICIES)]
+        rows = run_sweep(targets, chosen, backward, _stderr())
+    names = [p.name for p in chosen]
+    _stdout().print(terminal.sweep_table([(r.workload, r.layer, r.values) for r in rows], names))
+    if out is not None:
+        text = to_csv(rows, names) if out.suffix == ".csv" else to_json(rows, names)
+        out.write_text(text, encoding="utf-8")
+        _stdout().print(f"saved: {out}", markup=False)
+
+
+@app.command()
 def demo(
     quick: Annotated[bool, typer.Option(help="Only the formats and the FMA demo.")] = False,
 ) -> None:

@@ -27,6 +27,7 @@ def _metrics(n: NodeReport) -> dict[str, Any]:
     return metrics(
         max_ulp=m.max_ulp,
         bits=m.max_bits,
+        mean_bits=m.mean_bits,
         max_abs=m.max_abs,
         max_rel=m.max_rel,
         mismatch=m.mismatch_fraction,

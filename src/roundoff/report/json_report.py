@@ -20,8 +20,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
                    "verdict",           # "ok" | "diverges" | "nonfinite" (NaN/inf, fp64 finite)
-                   "metrics": {"max_ulp", "bits", "max_abs", "max_rel", "mismatch",
-                               "sqnr_db", "nan", "inf", "local_bits", "inherited_bits"}}],
+                   "metrics": {"max_ulp", "bits", "mean_bits", "max_abs", "max_rel",
+                               "mismatch", "sqnr_db", "nan", "inf", "local_bits", "inherited_bits"}}],
                                         # metrics of the policy run against the fp64 oracle
         "hazards": [{"kind", "node", "source", "message"}],
         "groups": [{"id", "kind", "nodes": [ids]}],      # the plan's kernels
@@ -39,7 +39,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
 Numbers: every metric is a JSON number or null (not measured); non-finite values, which JSON
 cannot hold, are the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (see `jsonable`). Errors are in
 the metric's own unit: `max_ulp` in units in the last place of the node's storage format, `bits`
-as log2(1 + max ulp), `sqnr_db` in decibels, `mismatch` as a fraction of elements in [0, 1],
+as log2(1 + max ulp), `mean_bits` as the mean over elements of log2(1 + ulp), `sqnr_db` in
+decibels, `mismatch` as a fraction of elements in [0, 1],
 `nan`/`inf` as element counts. `local_bits` is the node's own error (max bits when recomputed under
 the policy from oracle inputs); `inherited_bits` the mean bits of error not explained by it.
 """
@@ -79,6 +80,7 @@ _NODE_VERDICT = {"enum": ["ok", "diverges", "nonfinite"]}
 METRIC_KEYS = (
     "max_ulp",
     "bits",
+    "mean_bits",
     "max_abs",
     "max_rel",
     "mismatch",

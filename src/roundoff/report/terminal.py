@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -267,6 +267,36 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
         verdict_text(document["verdict"]),
     )
     return Group(head, *(run_report(r, top) for r in document["runs"]))
+
+
+def sweep_table(
+    rows: Sequence[tuple[str, str, Mapping[str, float | None]]], policies: Sequence[str]
+) -> Table:
+    """Error against fp64 per (workload, layer) row and policy column, a heading row per workload;
+    the smallest error of each row is bold (the policy closest to fp64 there) where they differ."""
+    table = Table(
+        title="Error against fp64 per layer (mean bits; last row of each: output RMSE)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("layer", overflow="fold")
+    for p in policies:
+        table.add_column(p, justify="right", overflow="fold")
+    previous = None
+    for workload, layer, values in rows:
+        if workload != previous:
+            table.add_row(Text(workload, style="bold"), *([""] * len(policies)))
+            previous = workload
+        known = [v for p in policies if (v := values.get(p)) is not None and not math.isnan(v)]
+        best = min(known) if known else None
+        cells = []
+        for p in policies:
+            v = values.get(p)
+            style = "bold" if v is not None and v == best and len(set(known)) > 1 else ""
+            cells.append(Text(fmt_num(v, 3), style=style))
+        table.add_row(f"  {layer}", *cells)
+    return table
 
 
 def progress_bar(console: Console | None = None, transient: bool = True) -> Progress:

@@ -1,0 +1,66 @@
+"""`roundoff sweep`: per-layer error table, checked against analyze's own per-node metrics."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+from typer.testing import CliRunner
+
+from roundoff.cli.main import app
+
+
+def run(*args: str):
+    return CliRunner(env={"COLUMNS": "200"}).invoke(app, list(args))
+
+
+def _expected(workload: str, policy: str) -> dict[str, float]:
+    """Per source line, the worst node's mean bits vs fp64, straight from analyze.check."""
+    from roundoff.analyze import check
+    from roundoff.zoo import get_workload
+
+    w = get_workload(workload)
+    result = check(w.build(), w.make_inputs(), policy, "oracle")
+    layers: dict[str, float] = {}
+    for n in result.nodes:
+        bits = math.inf if n.verdict == "nonfinite" else n.vs_oracle.mean_bits
+        key = n.source or "(no source line)"
+        layers[key] = max(layers.get(key, 0.0), bits)
+    layers["output rmse"] = max(o.rmse_result for o in result.outputs)
+    return layers
+
+
+def test_sweep_table_matches_analyze_per_layer(tmp_path):
+    out = tmp_path / "sweep.json"
+    result = run(
+        "sweep", "-w", "zoo:bf16-chain", "-p", "eager", "-p", "inductor-cpu", "--out", str(out)
+    )
+    assert result.exit_code == 0, f"{result.output}\nrepro: roundoff sweep -w zoo:bf16-chain"
+    doc = json.loads(out.read_text())
+    assert doc["policies"] == ["eager", "inductor-cpu"]
+    for policy in doc["policies"]:
+        expected = _expected("bf16-chain", policy)
+        got = {r["layer"]: r["values"][policy] for r in doc["rows"]}
+        assert got.keys() == expected.keys()
+        for layer, value in expected.items():
+            assert got[layer] == value, f"{policy} {layer}: repro: roundoff sweep -w zoo:bf16-chain"
+    assert "output rmse" in result.stdout and "inductor-cpu" in result.stdout
+
+
+def test_sweep_csv_has_one_column_per_policy(tmp_path):
+    out = tmp_path / "sweep.csv"
+    result = run(
+        "sweep", "-w", "zoo:fma-cancel", "-p", "inductor-gpu", "-p", "eager", "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(out.read_text().splitlines()))
+    assert rows[0] == ["workload", "layer", "inductor-gpu", "eager"]
+    by_layer = {r[1]: r for r in rows[1:]}
+    assert float(by_layer["output rmse"][2]) == math.inf  # the FMA's inf output
+    assert float(by_layer["output rmse"][3]) == 0.0
+
+
+def test_sweep_bad_usage_exits_2(tmp_path):
+    assert run("sweep", "-w", "model.py:f").exit_code == 2
+    assert run("sweep", "-w", "zoo:fma-cancel", "--out", str(tmp_path / "x.txt")).exit_code == 2
