@@ -88,7 +88,7 @@ def run_sweep(
 
 
 def to_csv(rows: Sequence[SweepRow], policies: Sequence[str]) -> str:
-    """CSV: workload, layer, one column per policy (inf/nan spelled out, empty when not measured)."""
+    """CSV: workload, layer, one column per policy (inf/nan spelled out, empty: not measured)."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(["workload", "layer", *policies])

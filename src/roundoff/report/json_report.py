@@ -21,7 +21,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "nodes": [{"id", "op", "op_class", "source", "group",
                    "verdict",           # "ok" | "diverges" | "nonfinite" (NaN/inf, fp64 finite)
                    "metrics": {"max_ulp", "bits", "mean_bits", "max_abs", "max_rel",
-                               "mismatch", "sqnr_db", "nan", "inf", "local_bits", "inherited_bits"}}],
+                               "mismatch", "sqnr_db", "nan", "inf", "local_bits",
+                               "inherited_bits"}}],
                                         # metrics of the policy run against the fp64 oracle
         "hazards": [{"kind", "node", "source", "message"}],
         "groups": [{"id", "kind", "nodes": [ids]}],      # the plan's kernels
