@@ -7,16 +7,23 @@ Public API: `round_to`, `RoundingMode`, `fma`, `Format`, `Encoding`, `Overflow`,
 
 from roundoff.numerics.fma import fma
 from roundoff.numerics.formats import FORMATS, Encoding, Format, Overflow, format_of_dtype, get_format
+from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats, bits_of_error, compare, ordinal, ulp_distance
 from roundoff.numerics.rounding import RoundingMode, round_to
 
 __all__ = [
     "FORMATS",
     "Encoding",
+    "ErrorAccumulator",
+    "ErrorStats",
     "Format",
     "Overflow",
     "RoundingMode",
+    "bits_of_error",
+    "compare",
     "fma",
     "format_of_dtype",
     "get_format",
+    "ordinal",
     "round_to",
+    "ulp_distance",
 ]

@@ -1,0 +1,195 @@
+"""Error metrics between an actual and a reference tensor: ULPs by ordinal, bits, abs/rel, SQNR.
+
+Contract:
+- ULPs are counted in a format `fmt` (default: the actual tensor's dtype format). Both tensors are
+  first rounded to `fmt` (nearest-even, `round_to`), so a correctly rounded result is 0 ulps away from
+  an exact (e.g. fp64) reference. The distance is the difference of *ordinals*: the monotone integer
+  numbering of the format's values (..., -min_subnormal -> -1, ±0.0 -> 0, min_subnormal -> 1, ...),
+  so crossing zero or a binade counts every representable value once and -0.0 == 0.0.
+- Bits of error: ``log2(1 + ulps)``.
+- NaN/Inf are never folded into a metric. An element is "finite" when both sides are finite; every
+  metric except the NaN/Inf counts is taken over finite elements only. Elements with the same
+  non-finite value on both sides (NaN and NaN, or the same inf) match; any other non-finite element is
+  a `nonfinite_mismatch` and counts as a mismatch.
+- Absolute error |a - r| and relative error |a - r| / |r| are computed in fp64 on the *unrounded* values;
+  relative error is taken where r != 0 (elements with r == 0 and a != 0 are counted in `zero_reference`).
+- SQNR = 10 log10(sum r^2 / sum (a - r)^2) dB over finite elements: +inf when there is no error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from roundoff.numerics.formats import Format, format_of_dtype, get_format
+from roundoff.numerics.rounding import round_to
+
+__all__ = ["ErrorStats", "ErrorAccumulator", "compare", "ordinal", "ulp_distance", "bits_of_error"]
+
+_INT_OF_WIDTH = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+
+
+def ordinal(x: torch.Tensor, fmt: Format | str | torch.dtype | None = None) -> torch.Tensor:
+    """int64 ordinal of each value of `x` in `fmt` (values must be representable there; NaN: undefined).
+
+    The ordinal is the sign-magnitude bit pattern turned two's complement, so it is monotone in the
+    value and ±0.0 both map to 0.
+    """
+    f = format_of_dtype(x.dtype) if fmt is None else get_format(fmt)
+    if f.torch_dtype is not None:
+        bits = x.to(f.torch_dtype).view(_INT_OF_WIDTH[f.bits]).to(torch.int64)
+        width = f.bits
+    else:  # tf32: the top 19 bits of its fp32 container
+        bits = torch.bitwise_right_shift(x.to(torch.float32).view(torch.int32), 32 - f.bits).to(torch.int64)
+        width = f.bits
+    mag = torch.bitwise_and(bits, (1 << (width - 1)) - 1)
+    return torch.where(bits < 0, -mag, mag)
+
+
+def _check_pair(actual: torch.Tensor, reference: torch.Tensor) -> None:
+    for name, t in (("actual", actual), ("reference", reference)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            what = t.dtype if isinstance(t, torch.Tensor) else type(t).__name__
+            raise TypeError(f"{name} must be a floating-point tensor, got {what}")
+    if actual.shape != reference.shape:
+        raise ValueError(
+            f"actual and reference shapes differ: {tuple(actual.shape)} vs {tuple(reference.shape)}; "
+            "compare tensors of one shape (broadcast them yourself if that is meant)"
+        )
+
+
+def _in_format(t: torch.Tensor, f: Format) -> torch.Tensor:
+    """`t` as exact fp64 values rounded to `f` (nearest even)."""
+    t64 = t.to(torch.float64)
+    return t64 if f.name == "fp64" else round_to(t64, f)
+
+
+def ulp_distance(
+    actual: torch.Tensor, reference: torch.Tensor, fmt: Format | str | torch.dtype | None = None
+) -> torch.Tensor:
+    """|ordinal(actual) - ordinal(reference)| in `fmt` after rounding both to it (int64).
+
+    Elements where either side is NaN give -1 (0 when both are NaN); infinities count by ordinal in
+    formats that have inf (inf is one past max finite).
+    """
+    _check_pair(actual, reference)
+    f = format_of_dtype(actual.dtype) if fmt is None else get_format(fmt)
+    a, r = _in_format(actual, f), _in_format(reference, f)
+    na, nr = torch.isnan(a), torch.isnan(r)
+    d = (ordinal(a.nan_to_num(0.0), f) - ordinal(r.nan_to_num(0.0), f)).abs()
+    return d.masked_fill_(na | nr, -1).masked_fill_(na & nr, 0)
+
+
+def bits_of_error(ulps: torch.Tensor | float) -> torch.Tensor | float:
+    """log2(1 + ulps): 0 for exact, 1 for one ulp, ~k for 2**k ulps (Herbie's measure)."""
+    if isinstance(ulps, torch.Tensor):
+        return torch.log2(1 + ulps.to(torch.float64))
+    return math.log2(1 + ulps)
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    """Error of `actual` against `reference` (see the module docstring for every definition)."""
+
+    fmt: str
+    count: int
+    finite: int
+    mismatches: int
+    max_ulp: int
+    mean_ulp: float
+    max_bits: float
+    mean_bits: float
+    max_abs: float
+    max_rel: float
+    sqnr_db: float
+    nan_actual: int
+    nan_reference: int
+    inf_actual: int
+    inf_reference: int
+    nonfinite_mismatches: int
+    zero_reference: int
+
+    @property
+    def mismatch_fraction(self) -> float:
+        return self.mismatches / self.count if self.count else 0.0
+
+    @property
+    def exact(self) -> bool:
+        return self.mismatches == 0
+
+
+class ErrorAccumulator:
+    """Streaming `compare`: feed chunks with `update`, read `result()`; keeps only running sums/maxima.
+
+    Sums (mean ulp/bits, SQNR) are fp64 partial sums per chunk, so a chunked result equals the
+    one-shot result up to fp64 summation order; counts and maxima are exact.
+    """
+
+    def __init__(self, fmt: Format | str | torch.dtype | None = None) -> None:
+        self._fmt = None if fmt is None else get_format(fmt)
+        self._n = {k: 0 for k in ("count", "finite", "mismatches", "max_ulp", "nan_a", "nan_r", "inf_a",
+                                  "inf_r", "nonfinite", "zero_ref")}
+        self._s = {k: 0.0 for k in ("ulp", "bits", "max_abs", "max_rel", "sig", "noise")}
+
+    def update(self, actual: torch.Tensor, reference: torch.Tensor) -> ErrorAccumulator:
+        _check_pair(actual, reference)
+        if self._fmt is None:
+            self._fmt = format_of_dtype(actual.dtype)
+        a, r = actual.detach().reshape(-1).to(torch.float64), reference.detach().reshape(-1).to(torch.float64)
+        fin = torch.isfinite(a) & torch.isfinite(r)
+        na, nr, ia, ir = torch.isnan(a), torch.isnan(r), torch.isinf(a), torch.isinf(r)
+        same_nonfinite = (na & nr) | (ia & ir & (a == r))
+        nonfinite_mismatch = ~fin & ~same_nonfinite
+        ulps = ulp_distance(a[fin], r[fin], self._fmt)
+        err = (a[fin] - r[fin]).abs()
+        rf = r[fin]
+        nz = rf != 0
+        n, s = self._n, self._s
+        counts = torch.stack([
+            fin.sum(), (ulps > 0).sum() + nonfinite_mismatch.sum(), na.sum(), nr.sum(), ia.sum(), ir.sum(),
+            nonfinite_mismatch.sum(), ((rf == 0) & (err != 0)).sum(),
+            ulps.max() if ulps.numel() else torch.zeros((), dtype=torch.int64, device=a.device),
+        ]).tolist()
+        sums = torch.stack([
+            ulps.sum().to(torch.float64), bits_of_error(ulps).sum(),
+            err.max() if err.numel() else torch.zeros((), dtype=torch.float64, device=a.device),
+            (err[nz] / rf[nz].abs()).max() if bool(nz.any()) else torch.zeros((), dtype=torch.float64, device=a.device),
+            (rf * rf).sum(), (err * err).sum(),
+        ]).tolist()
+        n["count"] += a.numel()
+        for k, v in zip(("finite", "mismatches", "nan_a", "nan_r", "inf_a", "inf_r", "nonfinite", "zero_ref"), counts):
+            n[k] += int(v)
+        n["max_ulp"] = max(n["max_ulp"], int(counts[-1]))
+        s["ulp"] += sums[0]
+        s["bits"] += sums[1]
+        s["max_abs"] = max(s["max_abs"], sums[2])
+        s["max_rel"] = max(s["max_rel"], sums[3])
+        s["sig"] += sums[4]
+        s["noise"] += sums[5]
+        return self
+
+    def result(self) -> ErrorStats:
+        n, s = self._n, self._s
+        fin = n["finite"]
+        if s["noise"] == 0:
+            sqnr = math.inf
+        elif s["sig"] == 0:
+            sqnr = -math.inf
+        else:
+            sqnr = 10 * math.log10(s["sig"] / s["noise"])
+        return ErrorStats(
+            fmt=self._fmt.name if self._fmt else "fp32", count=n["count"], finite=fin, mismatches=n["mismatches"],
+            max_ulp=n["max_ulp"], mean_ulp=s["ulp"] / fin if fin else 0.0, max_bits=math.log2(1 + n["max_ulp"]),
+            mean_bits=s["bits"] / fin if fin else 0.0, max_abs=s["max_abs"], max_rel=s["max_rel"], sqnr_db=sqnr,
+            nan_actual=n["nan_a"], nan_reference=n["nan_r"], inf_actual=n["inf_a"], inf_reference=n["inf_r"],
+            nonfinite_mismatches=n["nonfinite"], zero_reference=n["zero_ref"],
+        )
+
+
+def compare(
+    actual: torch.Tensor, reference: torch.Tensor, fmt: Format | str | torch.dtype | None = None
+) -> ErrorStats:
+    """One-shot `ErrorStats` of `actual` against `reference`, ULPs in `fmt` (default: actual's format)."""
+    return ErrorAccumulator(fmt).update(actual, reference).result()

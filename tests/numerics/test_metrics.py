@@ -1,0 +1,100 @@
+"""Metrics against hand-derivable oracles: sorted value tables, nextafter steps, numpy sums."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from roundoff.numerics import FORMATS, ErrorAccumulator, bits_of_error, compare, ordinal, round_to, ulp_distance
+
+
+@pytest.mark.parametrize("fmt", [n for n, f in FORMATS.items() if f.torch_dtype is not None and f.bits <= 16])
+def test_ordinal_is_the_rank_among_all_values(fmt: str) -> None:
+    """Every value of the format, sorted: consecutive values have consecutive ordinals, ±0 share one."""
+    f = FORMATS[fmt]
+    ib = {8: torch.uint8, 16: torch.int16}[f.bits]
+    vals = torch.arange(1 << f.bits, dtype=torch.int32).to(ib).view(f.torch_dtype).to(torch.float64)
+    vals = vals[torch.isfinite(vals)]
+    ranks = torch.unique(vals)  # sorted; -0.0 and 0.0 are one value
+    ords = ordinal(ranks, fmt)
+    assert torch.equal(ords - ords[0], torch.arange(ranks.numel())), f"repro: ordinal(<all {fmt} values>, {fmt!r})"
+    assert int(ordinal(torch.tensor([-0.0, 0.0]), fmt).abs().sum()) == 0
+
+
+def test_nextafter_steps_are_k_ulps_across_zero_and_binades() -> None:
+    starts = torch.tensor([1.0, 2.0**-126, -(2.0**-148), -1.0, 3.0e38, -2.0**-149, 0.0, 2.0 - 2.0**-23])
+    for k in (1, 2, 7, 64):
+        y = starts.clone()
+        for _ in range(k):
+            y = torch.nextafter(y, torch.tensor(math.inf))
+        d = ulp_distance(y, starts)
+        assert d.tolist() == [k] * len(starts), f"k={k}: {d.tolist()} repro: ulp_distance(<{k} nextafter steps>, {starts.tolist()})"
+    assert bits_of_error(1) == 1.0 and bits_of_error(3) == 2.0 and bits_of_error(0) == 0.0
+
+
+def test_correctly_rounded_results_are_zero_ulps_from_an_exact_reference() -> None:
+    ref = torch.randn(10000, dtype=torch.float64)
+    for fmt in ("bf16", "fp16", "fp8_e4m3fn", "fp32"):
+        s = compare(round_to(ref, fmt).float(), ref, fmt)
+        assert s.mismatches == 0 and s.max_ulp == 0 and s.exact, (fmt, s)
+        assert s.max_abs > 0  # the rounding error is still reported in absolute terms
+
+
+def test_compare_counts_ulps_abs_rel_and_sqnr_like_numpy() -> None:
+    rng = np.random.default_rng(0)
+    ref = rng.standard_normal(5000).astype(np.float32)
+    act = ref.copy()
+    idx = rng.choice(5000, 37, replace=False)
+    act[idx] = np.nextafter(act[idx], np.float32(np.inf))
+    act[idx[:5]] = np.nextafter(act[idx[:5]], np.float32(np.inf))  # 5 elements two ulps away
+    s = compare(torch.from_numpy(act), torch.from_numpy(ref))
+    err = np.abs(act.astype(np.float64) - ref)
+    assert (s.count, s.finite, s.mismatches, s.max_ulp) == (5000, 5000, 37, 2)
+    assert s.mean_ulp == pytest.approx(42 / 5000) and s.mismatch_fraction == pytest.approx(37 / 5000)
+    assert s.mean_bits == pytest.approx((32 + 5 * math.log2(3)) / 5000)
+    assert s.max_abs == err.max() and s.max_rel == pytest.approx((err / np.abs(ref)).max(), rel=1e-15)
+    sqnr = 10 * np.log10((ref.astype(np.float64) ** 2).sum() / (err**2).sum())
+    assert s.sqnr_db == pytest.approx(sqnr, rel=1e-12)
+
+
+def test_nan_and_inf_are_counted_never_folded_into_metrics() -> None:
+    nan, inf = math.nan, math.inf
+    act = torch.tensor([nan, nan, inf, inf, 1.0, -inf, 0.0, 5.0])
+    ref = torch.tensor([nan, 1.0, inf, -inf, 1.0, -inf, 0.0, nan], dtype=torch.float64)
+    s = compare(act, ref)
+    assert (s.nan_actual, s.nan_reference, s.inf_actual, s.inf_reference) == (2, 2, 3, 3)
+    assert s.nonfinite_mismatches == 3 and s.mismatches == 3 and s.finite == 2
+    assert s.max_ulp == 0 and s.max_abs == 0.0 and s.sqnr_db == math.inf
+    assert not any(isinstance(v, float) and math.isnan(v) for v in vars(s).values())
+    assert ulp_distance(act, ref).tolist() == [0, -1, 0, ulp_distance(torch.tensor([inf]), torch.tensor([-inf])).item(), 0, 0, 0, -1]
+
+
+def test_streaming_accumulator_equals_one_shot() -> None:
+    g = torch.Generator().manual_seed(1)
+    ref = torch.randn(100_000, dtype=torch.float64, generator=g)
+    act = round_to(ref, "bf16").float() + torch.randn(100_000, generator=g) * 1e-3
+    act[::997] = math.nan
+    act[5] = math.inf
+    one = compare(act, ref, "bf16")
+    acc = ErrorAccumulator("bf16")
+    for a, r in zip(act.split(7777), ref.split(7777)):
+        acc.update(a, r)
+    many = acc.result()
+    exact_fields = ("count", "finite", "mismatches", "max_ulp", "max_abs", "max_rel", "nan_actual",
+                    "nonfinite_mismatches", "inf_actual", "zero_reference", "max_bits")
+    for k in exact_fields:
+        assert getattr(many, k) == getattr(one, k), k
+    for k in ("mean_ulp", "mean_bits", "sqnr_db"):
+        assert getattr(many, k) == pytest.approx(getattr(one, k), rel=1e-12), k
+
+
+def test_bad_inputs() -> None:
+    with pytest.raises(TypeError, match="int64"):
+        compare(torch.arange(3), torch.zeros(3))
+    with pytest.raises(ValueError, match="shapes differ"):
+        compare(torch.zeros(3), torch.zeros(4))
+    with pytest.raises(ValueError, match="known formats"):
+        compare(torch.zeros(3), torch.zeros(3), "fp12")
