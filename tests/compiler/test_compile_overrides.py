@@ -69,3 +69,25 @@ def test_registered_backend_refuses_node_overrides() -> None:
     pol = with_overrides(eager(), "n", node={"n4": KEEP})
     with pytest.raises(RoundoffPlacementError, match="roundoff.compile"):
         roundoff.compiler.make_backend(pol)
+
+
+def _cancel(x: torch.Tensor, y: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    return torch.exp(x * s - y * s)
+
+
+def test_blame_overrides_through_compile_remove_the_divergence() -> None:
+    from roundoff.blame import blame
+    from roundoff.compiler import RoundoffEnforcementWarning
+    from roundoff.policy import policy_from_toml
+
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(0)) * 1e4
+    inputs = (x, x.clone(), torch.tensor(1e6))  # y == x, distinct tensors: no CSE of the products
+    result = blame(capture(_cancel, *inputs), "inductor-gpu", inputs)
+    fixed = policy_from_toml(result.policy_toml)
+    assert [o.contract_fma for o in fixed.node_overrides.values()] == [False], result.changes
+    eager_out = _cancel(*inputs)
+    diverged = roundoff.compile(_cancel, policy="inductor-gpu")(*inputs)
+    assert differing(diverged, eager_out) > 0.05, "repro: roundoff.compile(_cancel, 'inductor-gpu') on CPU"
+    with pytest.warns(RoundoffEnforcementWarning, match="contraction turned off"):
+        out = roundoff.compile(_cancel, policy=fixed)(*inputs)
+    assert differing(out, eager_out) == 0.0, "repro: blame(capture(_cancel)) policy through roundoff.compile"

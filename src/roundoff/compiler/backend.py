@@ -10,6 +10,7 @@ for that compilation (its key is taken before the rewrite).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -24,7 +25,7 @@ from roundoff.compiler.errors import (
     RoundoffPlacementError,
 )
 from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys
-from roundoff.compiler.settings import InductorSettings, inductor_settings
+from roundoff.compiler.settings import _CPP_CONTRACT, InductorSettings, inductor_settings
 from roundoff.policy.model import Policy
 
 BACKEND_NAME = "roundoff"
@@ -60,6 +61,20 @@ def _patched(settings: InductorSettings, no_autograd_cache: bool) -> Iterator[No
         yield
 
 
+def _forbid_fma_if_asked(policy: Policy, device: str, settings: InductorSettings) -> InductorSettings:
+    """On CPU, an override forbidding one FMA (``contract_fma=False``, what blame emits for the
+    FMA cases) turns C++ contraction off for the whole compilation: a superset of the fix, noted in
+    `unenforced` so the backend warns about it."""
+    forbids = [k for k, o in {**policy.op_overrides, **policy.node_overrides}.items()
+               if o.contract_fma is False]
+    if not forbids or device != "cpu" or settings.patches.get(_CPP_CONTRACT) != "fast":
+        return settings
+    note = (f"contract_fma=False on {', '.join(forbids)}: C++ FP contraction turned off for the whole "
+            f"compilation (Inductor has no per-node switch)")
+    return dataclasses.replace(settings, patches={**settings.patches, _CPP_CONTRACT: "off"},
+                               unenforced=settings.unenforced + (note,))
+
+
 def make_backend(
     policy: Policy,
     node_keys: Callable[[], Mapping[str, tuple[NodeKey, int]]] | None = None,
@@ -77,11 +92,14 @@ def make_backend(
     def backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **_: Any) -> Any:
         from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
-        settings = inductor_settings(policy, _device_type(example_inputs))
+        device = _device_type(example_inputs)
+        settings = _forbid_fma_if_asked(policy, device, inductor_settings(policy, device))
         for item in settings.unenforced:
             warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2)
         keys = node_keys() if policy.node_overrides else {}
-        placer = OverridePlacer(policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts)
+        fma_off = settings.patches.get(_CPP_CONTRACT) == "off" and device == "cpu"
+        placer = OverridePlacer(policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts,
+                                fma_off)
         state = {"graphs": 0, "backward_pending": False}
 
         def inner(graph: torch.fx.GraphModule, inputs: Any, **kwargs: Any) -> Any:

@@ -155,12 +155,18 @@ def _matches_op(name: str, node: torch.fx.Node) -> bool:
     return full == name or full.rsplit(".", 1)[0] == name
 
 
-def check_override(label: str, override: OpOverride, emulates_casts: bool) -> bool:
-    """Whether `override` needs the keep_unrounded rewrite; raise if it cannot be enforced."""
-    if override.contract_fma is True or (override.contract_fma is False and not emulates_casts):
+def check_override(label: str, override: OpOverride, emulates_casts: bool, fma_off: bool = False) -> bool:
+    """Whether `override` needs the keep_unrounded rewrite; raise if it cannot be enforced.
+
+    `fma_off`: contraction is off for the whole compilation (per-op rounding, or the backend turned
+    the C++ contraction flag off because some override forbids an FMA), so ``contract_fma=False``
+    holds everywhere, this node included."""
+    if override.contract_fma is True or (override.contract_fma is False and not (emulates_casts or fma_off)):
         raise RoundoffPlacementError(
             f"override {label}: contract_fma={override.contract_fma} cannot be set per node in "
-            f"Inductor (contraction is a per-kernel Triton/C++ flag); drop it or change the policy's fma"
+            f"Inductor (contraction is a per-kernel Triton/C++ flag; on CPU roundoff turns it off for "
+            f"the whole compilation to forbid one FMA, on GPU only per-op rounding turns it off); "
+            f"drop it or change the policy's fma"
         )
     forces_rounding = override.round_result is True or override.compute is ComputePrecision.STORAGE
     if forces_rounding and not emulates_casts:
@@ -186,13 +192,13 @@ class OverridePlacer:
         node_overrides: Mapping[str, OpOverride],
         node_keys: Mapping[str, tuple[NodeKey, int]],
         emulates_casts: bool,
+        fma_off: bool = False,
     ) -> None:
-        self.op_rewrites = [n for n, o in op_overrides.items() if check_override(f"op {n!r}", o, emulates_casts)]
-        self.node_rewrites = {
-            nid: node_keys[nid]
-            for nid, o in node_overrides.items()
-            if check_override(f"node {nid!r}", o, emulates_casts)
-        }
+        def needs(label: str, o: OpOverride) -> bool:
+            return check_override(label, o, emulates_casts, fma_off)
+
+        self.op_rewrites = [n for n, o in op_overrides.items() if needs(f"op {n!r}", o)]
+        self.node_rewrites = {nid: node_keys[nid] for nid, o in node_overrides.items() if needs(f"node {nid!r}", o)}
         self.placed: dict[str, str] = {}
 
     @property
