@@ -113,3 +113,38 @@ def test_demo_verdict_table_shows_the_motivating_divergences():
     finding = {(w.split()[0], p): f for w, p, _, f in rows}
     assert "inf" in finding[("zoo:fma-cancel", "inductor-gpu")]
     assert "NaN" in finding[("zoo:softmax-backward", "inductor-gpu")]
+
+
+def test_blame_fixes_fma_cancel_and_its_policy_passes_check(tmp_path):
+    fixed, repro = tmp_path / "fixed.toml", tmp_path / "repro.py"
+    result = run(
+        "blame",
+        "zoo:fma-cancel",
+        "-p",
+        "inductor-gpu",
+        "--save-policy",
+        str(fixed),
+        "--repro",
+        str(repro),
+    )
+    assert result.exit_code == 0, (
+        f"{result.output}\nrepro: roundoff blame zoo:fma-cancel -p inductor-gpu"
+    )
+    assert "contract_fma=False" in result.stdout and "1 change(s), fixed" in result.stdout
+    assert repro.read_text().strip() and fixed.read_text().strip()
+    # the change set, applied as a policy, really brings the program within tolerance
+    assert run("check", "zoo:fma-cancel", "-p", str(fixed)).exit_code == 0
+    assert run("check", "zoo:fma-cancel", "-p", "inductor-gpu").exit_code == 1
+
+
+def test_check_against_a_policy_agrees_with_analyze():
+    from roundoff.analyze import check
+    from roundoff.zoo import get_workload
+
+    result = run(
+        "check", "zoo:fma-cancel", "-p", "inductor-gpu", "--against", "inductor-cpu", "--json"
+    )
+    w = get_workload("fma-cancel")
+    direct = check(w.build(), w.make_inputs(), "inductor-gpu", "inductor-cpu")
+    assert result.exit_code == (1 if direct.diverges else 0)
+    assert json.loads(result.stdout)["against"] == "inductor-cpu"

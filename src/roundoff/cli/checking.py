@@ -44,12 +44,17 @@ def check_document(
     task = None
     if progress is not None:
         task = progress.add_task(f"checking {loaded.label}", total=len(policies) + 1)
+    from roundoff.policy import get_policy
+
+    reference = against if against in ("eager", "oracle") else get_policy(against)
     program = capture(loaded.fn, *loaded.inputs, backward=loaded.backward)
     runs = []
     for policy in policies:
         if progress is not None:
             progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
-        result = check(program, program.example_inputs, policy, against, backward=loaded.backward)
+        result = check(
+            program, program.example_inputs, policy, reference, backward=loaded.backward
+        )
         the_plan = plan(program, policy)
         found = None
         if with_blame and result.diverges:
