@@ -53,6 +53,8 @@ class NodeObserver:
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        if node.op == "placeholder" and is_float(vals[ORACLE]):
+            self._record_range(node.meta.get(NODE_ID, node.name), vals[ORACLE])
         if node.op != "call_function" or not is_float(vals[POLICY]):
             return
         d = self.side.decision(node)
@@ -64,11 +66,7 @@ class NodeObserver:
         dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
         res, oracle = vals[POLICY], vals[ORACLE]
         nid = node.meta.get(NODE_ID, node.name)
-        if oracle.numel():
-            finite = oracle[oracle.isfinite()]
-            if finite.numel():
-                self.ranges.absmax[nid] = float(finite.abs().max())
-                self.ranges.max[nid] = float(finite.max())
+        self._record_range(nid, oracle)
         vs_oracle = measure(res, oracle, dtype)
         vs_ref = ref_vs_oracle = None
         if self.has_reference:
@@ -88,6 +86,12 @@ class NodeObserver:
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
             )
         )
+
+    def _record_range(self, nid: str, oracle: torch.Tensor) -> None:
+        finite = oracle[oracle.isfinite()]
+        if finite.numel():
+            self.ranges.absmax[nid] = float(finite.abs().max())
+            self.ranges.max[nid] = float(finite.max())
 
     def _verdict(self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> str:
         if not bool(res.isfinite().all()) and bool(ref.isfinite().all()):

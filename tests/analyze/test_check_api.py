@@ -1,0 +1,61 @@
+"""`check` as a library call: verdict equals PyTorch's rule on independent runs; bad input is clear."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from torch._dynamo.utils import same
+
+from roundoff.analyze import check
+from roundoff.capture import capture
+from roundoff.zoo import get_workload
+
+
+def test_verdict_is_pytorch_same_on_real_runs() -> None:
+    w = get_workload("bf16-chain")
+    fn, xs = w.build(), w.make_inputs()
+    real_eager = fn(*xs)
+    real_compiled = torch.compile(fn, dynamic=False)(*xs)
+    fp64 = fn(*(x.double() for x in xs))
+    r = check(fn, xs, "inductor-cpu")
+    expected = same(real_eager, real_compiled, fp64_ref=fp64, tol=1e-4, log_error=lambda *a: None)
+    assert r.outputs[0].passes == expected, "repro: check(zoo bf16-chain, 'inductor-cpu')"
+    assert r.outputs[0].vs_reference.mismatch_fraction > 0.2  # fused fp32 intermediates: a third differ
+
+
+def test_stream_and_keep_agree() -> None:
+    w = get_workload("softmax-backward")
+    xs = w.make_inputs()
+    prog = capture(w.build(), *xs, backward=True)
+    a = check(prog, xs, "inductor-gpu", stream=True).to_dict()
+    b = check(prog, xs, "inductor-gpu", stream=False).to_dict()
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_against_another_policy_and_without_local() -> None:
+    w = get_workload("bf16-chain")
+    fn, xs = w.build(), w.make_inputs()
+    r = check(fn, xs, "inductor-cpu", against="inductor-emulate", local=False)
+    assert r.against == "inductor-emulate" and all(n.local is None for n in r.nodes)
+    assert r.nodes[-1].vs_reference is not None
+
+
+def test_wrong_input_dtype_is_a_clear_error() -> None:
+    w = get_workload("bf16-chain")
+    fn, xs = w.build(), w.make_inputs()
+    prog = capture(fn, *xs)
+    with pytest.raises(ValueError, match="expected torch.bfloat16"):
+        check(prog, tuple(x.float() for x in xs), "eager")
+
+
+def test_not_callable_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="Program, a function or an nn.Module"):
+        check(42, (torch.zeros(2),), "eager")  # type: ignore[arg-type]
+
+
+def test_no_float_outputs_is_a_clear_error() -> None:
+    x = torch.arange(8)
+    with pytest.raises((ValueError, TypeError), match="float"):
+        check(lambda t: t * 2, (x,), "eager")

@@ -1,0 +1,50 @@
+"""Hazard rules fire where real eager PyTorch shows the trap, and stay quiet on safe programs."""
+
+from __future__ import annotations
+
+import torch
+
+from roundoff.analyze import check, lint
+from roundoff.capture import capture
+from roundoff.plan import plan
+from roundoff.zoo import get_workload
+
+
+def _kinds(fn, *xs, policy: str = "eager") -> set[str]:  # noqa: ANN001 - test helper
+    return {h.kind for h in check(capture(fn, *xs), xs, policy, against="oracle").hazards}
+
+
+def test_fp16_overflow_where_eager_overflows() -> None:
+    x = torch.linspace(100, 400, 64).half()
+    assert bool((x * x).isinf().any())  # real eager: inf
+    assert "fp16-overflow" in _kinds(lambda t: t * t, x)
+    assert "fp16-overflow" not in _kinds(lambda t: t * t, x / 4)
+
+
+def test_exp_overflow_without_max_subtraction() -> None:
+    x = torch.linspace(0, 100, 64).bfloat16()
+    assert bool(torch.exp(x).isinf().any())  # real eager: inf
+    assert "exp-overflow" in _kinds(torch.exp, x)
+    assert "exp-overflow" not in _kinds(lambda t: torch.exp(t - t.amax()), x)
+
+
+def test_absorbed_epsilon() -> None:
+    x = torch.linspace(1, 2, 64).bfloat16()
+    assert torch.equal(x + 1e-6, x)  # real eager: the epsilon vanishes
+    assert "absorbed-epsilon" in _kinds(lambda t: torch.rsqrt(t + 1e-6), x)
+    assert "absorbed-epsilon" not in _kinds(lambda t: torch.rsqrt(t + 0.5), x)
+
+
+def test_softmax_backward_traps_only_under_fusion() -> None:
+    w = get_workload("softmax-backward")
+    prog = capture(w.build(), *w.make_inputs(), backward=True)
+    fused = {h.kind for h in lint(plan(prog, "inductor-cpu"))}
+    assert {"mixed-precision-comparison", "max-subtraction-mismatch"} <= fused
+    assert not {h.kind for h in lint(plan(prog, "eager"))}
+
+
+def test_fma_hazard_only_where_contracted() -> None:
+    w = get_workload("fma-cancel")
+    prog = capture(w.build(), *w.make_inputs())
+    assert "fma-cancellation" in {h.kind for h in lint(plan(prog, "inductor-gpu"))}
+    assert not lint(plan(prog, "inductor-cpu"))  # no contraction on CPU (-ffp-contract=off)

@@ -1,0 +1,61 @@
+"""Streaming frees values after their last use; keep mode and partial re-runs give the same numbers."""
+
+from __future__ import annotations
+
+import torch
+
+from roundoff.capture import capture
+from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_keep, run_plan
+from roundoff.plan import plan
+from roundoff.zoo import get_workload
+
+from tests.execute.graphs import same_bits
+
+
+def _chain(x: torch.Tensor) -> torch.Tensor:
+    for i in range(150):
+        x = torch.tanh(x * 1.5) + 0.25 if i % 2 else torch.sigmoid(x) * 2.0
+    return x
+
+
+def _live_peak(prog, p, keep: bool) -> int:  # noqa: ANN001 - test helper
+    peak = 0
+
+    def on_node(node, vals, ls) -> None:  # noqa: ANN001
+        nonlocal peak
+        peak = max(peak, len(ls.env))
+
+    Lockstep(prog, [plan_numerics(p), OracleNumerics()], on_node=on_node, keep=keep).run_inputs(prog.example_inputs)
+    return peak
+
+
+def test_streaming_keeps_a_constant_number_of_values() -> None:
+    x = torch.randn(256).bfloat16()
+    prog = capture(_chain, x)
+    p = plan(prog, "inductor-cpu")
+    n = sum(1 for _ in prog.graph.nodes)
+    assert n > 300
+    assert _live_peak(prog, p, keep=False) <= 4, "streaming: only the values still needed stay alive"
+    assert _live_peak(prog, p, keep=True) == n - 1
+
+
+def test_fma_operands_outlive_the_multiply_when_streaming() -> None:
+    w = get_workload("fma-cancel-vector")
+    xs = tuple(t.detach() for t in w.make_inputs())
+    p = plan(capture(w.build(), *xs), "inductor-gpu")
+    assert any(s.contracted for s in p.fma_sites)
+    (streamed,) = run_plan(p, xs)
+    (kept,), _ = run_keep(p, xs)
+    assert same_bits(streamed, kept) and bool(streamed.isinf().any())
+
+
+def test_partial_rerun_from_initial_env_equals_full_run() -> None:
+    w = get_workload("bf16-chain")
+    xs = w.make_inputs()
+    p = plan(capture(w.build(), *xs), "eager")
+    full, env = run_keep(p, xs)
+    nodes = [n for n in p.program.graph.nodes if n.op == "call_function"]
+    seed = {n: v for n, v in env.items() if n.op == "placeholder" or n in nodes[: len(nodes) // 2]}
+    partial, env2 = run_keep(p, xs, initial_env=seed)
+    assert same_bits(partial[0], full[0])
+    assert all(env2[n] is env[n] for n in seed)  # reused, not recomputed
