@@ -6,7 +6,15 @@ import pytest
 import torch
 from capture_helpers import captured
 
-from roundoff.capture import DECOMPOSITION_SETS, CaptureError, decompose, node_id, node_source
+from roundoff.capture import (
+    DECOMPOSITION_SETS,
+    CaptureError,
+    capture,
+    decompose,
+    eliminate_common_subexpressions,
+    node_id,
+    node_source,
+)
 from roundoff.zoo import list_workloads
 
 # Forward+backward graphs contain the forward graph, so they cover both. Every workload under the
@@ -88,3 +96,26 @@ def test_no_names_returns_program_and_unknown_name_is_rejected() -> None:
     with pytest.raises(TypeError, match="wrap it"):
         decompose(program, "inductor")  # type: ignore[arg-type]
     assert set(DECOMPOSITION_SETS) == {"inductor", "core_aten"}
+
+
+def test_constants_keep_ids_through_decompose_and_merge_in_cse() -> None:
+    """A closure tensor is fetched as a constant (get_attr) once per use; each fetch keeps its id
+    through decompose, and CSE merges the fetches into the first."""
+    c = torch.tensor([1.5, 2.5, 3.5, 4.5], dtype=torch.float64)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x * c, -1) + c
+
+    x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    program = capture(f, x, backward=True)
+    consts = [node_id(n) for n in program.nodes() if n.op == "get_attr"]
+    assert len(consts) == 3
+    new = decompose(program, ["inductor"])
+    assert [node_id(n) for n in new.nodes() if n.op == "get_attr"] == consts
+    merged, removed = eliminate_common_subexpressions(new)
+    assert removed == {consts[1]: consts[0], consts[2]: consts[0]}
+    want = program.graph_module(x)
+    for name, got, w in zip(program.output_names, merged.graph_module(x), want):
+        torch.testing.assert_close(
+            got, w, rtol=1e-13, atol=1e-13, msg=f"{name}: decompose+CSE of f"
+        )

@@ -85,16 +85,22 @@ def retrace(
 
 
 def _pair_constants(old: torch.fx.GraphModule, new: torch.fx.GraphModule) -> None:
-    """A constant tensor (get_attr) is created lazily by its first consumer; pair it with the old
-    get_attr node holding the same tensor object instead."""
-    by_tensor = {
-        id(getattr(old, str(n.target), None)): n for n in old.graph.nodes if n.op == "get_attr"
-    }
-    for n in new.graph.nodes:
+    """A constant tensor (get_attr) is created lazily by its consumer, so it would be labelled with
+    the consumer; pair it instead with the old get_attr nodes holding the same tensor object, in graph
+    order (the same constant may be fetched several times)."""
+    by_tensor: dict[int, list[torch.fx.Node]] = {}
+    for n in old.graph.nodes:
         if n.op == "get_attr":
-            match = by_tensor.get(id(getattr(new, str(n.target), None)))
-            if match is not None:
-                n.meta[ORIGIN] = match
+            by_tensor.setdefault(id(getattr(old, str(n.target), None)), []).append(n)
+    used: dict[int, int] = {}
+    for n in new.graph.nodes:
+        if n.op != "get_attr":
+            continue
+        key = id(getattr(new, str(n.target), None))
+        matches = by_tensor.get(key)
+        if matches:
+            n.meta[ORIGIN] = matches[min(used.get(key, 0), len(matches) - 1)]
+            used[key] = used.get(key, 0) + 1
 
 
 def copy_sources_from_origin(gm: torch.fx.GraphModule) -> None:

@@ -85,7 +85,8 @@ def _freeze(arg: Any) -> Any:
 
 
 def eliminate_common_subexpressions(program: Program) -> tuple[Program, dict[str, str]]:
-    """Merge identical pure nodes (same op, same inputs, same arguments), as Inductor's CSE does.
+    """Merge identical pure nodes (same op, same inputs, same arguments) and repeated fetches of one
+    constant, as Inductor's CSE does.
 
     Returns the new program and ``{removed id: kept id}``; the kept node is the first in graph order
     and keeps its id and source. Random and in-place ops are never merged. Values are unchanged: merged
@@ -96,7 +97,14 @@ def eliminate_common_subexpressions(program: Program) -> tuple[Program, dict[str
     seen: dict[Any, torch.fx.Node] = {}
     removed: dict[str, str] = {}
     for n in program.graph.nodes:
-        if _is_pure(n):
+        if n.op == "get_attr":  # the same constant fetched twice is one value
+            key = ("get_attr", n.target)
+            if key in seen:
+                env[n] = seen[key]
+                removed[n.meta[NODE_ID]] = seen[key].meta[NODE_ID]
+            else:
+                env[n] = seen[key] = graph.node_copy(n, lambda a: env[a])
+        elif _is_pure(n):
             try:
                 mapped = torch.fx.map_arg(
                     (n.args, n.kwargs), lambda a: env[a]
