@@ -64,6 +64,8 @@ def test_plan_every_workload_under_every_preset(workload: str, backward: bool, p
             assert not d.rounded_inputs, (
                 f"{nid} reads rounded at a boundary under every_op: {d}\n{why}"
             )
+    for copy, original in p.copies.items():
+        assert original in nodes and nodes[copy].target is nodes[original].target, why
     for site in p.fma_sites:
         add = nodes[site.node_id]
         assert add.args[site.operand] is nodes[site.mul_id], why

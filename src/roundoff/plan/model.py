@@ -76,7 +76,9 @@ class Plan:
     """Program x Policy: per-node decisions, kernel groups, FMA sites and unmodeled ops.
 
     `program` is the program as planned (after the policy's decompositions and CSE), so every id in
-    `decisions` is one of its nodes; `cse` maps ids the backend's CSE merged away to the id kept.
+    `decisions` is one of its nodes; `cse` maps ids the backend's CSE merged away to the id kept;
+    `copies` maps the id of a per-kernel copy of a recomputed node (``"n6@k1"``, see
+    ``roundoff.plan.remat``) to the original node's id.
     """
 
     program: Program
@@ -87,3 +89,4 @@ class Plan:
     unmodeled: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
     cse: dict[str, str] = field(default_factory=dict)
+    copies: dict[str, str] = field(default_factory=dict)

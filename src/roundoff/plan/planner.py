@@ -4,7 +4,8 @@ Steps, each a pure function of (program, policy):
 
 1. the policy's decompositions (``roundoff.capture.decompose``; stable ids kept);
 2. common-subexpression elimination when the policy fuses (Inductor and XLA CSE inside kernels):
-   merged ids in ``Plan.cse`` (removed id -> kept id);
+   merged ids in ``Plan.cse`` (removed id -> kept id); after fusion, a recomputed node whose reads
+   differ between kernels is split into per-kernel copies (``roundoff.plan.remat``; ``Plan.copies``);
 3. storage promotion (``policy.storage``: every floating value of the program stored in that format);
 4. per node: op class, storage dtype, compute dtype (OPMATH: fp32 for bf16/fp16/fp8 storage, else
    the storage dtype; STORAGE: the storage dtype, operands rounded to it via ``input_format``;
@@ -32,6 +33,7 @@ from roundoff import policy as policies
 from roundoff.capture.program import Program, node_id, node_source
 from roundoff.ops.classes import OpClass
 from roundoff.plan import _dtypes as dt
+from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.model import NodeDecision, Plan
@@ -41,6 +43,7 @@ _EXTERN = frozenset(
     {OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION, OpClass.RANDOM,
      OpClass.OTHER, OpClass.UNMODELED}
 )  # fmt: skip
+_MAX_SPLITS = 3  # rounds of remat.split; each resolves every mixed read the fusion found
 _MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
 _SCALAR_OPERAND_CLASSES = frozenset(
     {OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL, OpClass.COMPARISON_SELECT}
@@ -79,9 +82,17 @@ def plan(program: Program, policy: Policy | str) -> Plan:
     if policy.fusion.value != "none":
         program, cse = capture.eliminate_common_subexpressions(program)
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
-    nodes = [n for n in program.nodes() if n.op != "output"]
-    bases = {node_id(n): _base(n, policy, promote) for n in nodes}
-    fusion = fuse(_fusion_nodes(program, bases), policy.fusion)
+    copies: dict[str, str] = {}
+    for _ in range(_MAX_SPLITS + 1):
+        nodes = [n for n in program.nodes() if n.op != "output"]
+        bases = {node_id(n): _base(n, policy, promote, copies) for n in nodes}
+        fusion_nodes = _fusion_nodes(program, bases)
+        fusion = fuse(fusion_nodes, policy.fusion)
+        split = remat.differing_copies(fusion_nodes, fusion)
+        if not split:
+            break
+        program, made = remat.split(program, fusion, split)
+        copies.update({c: copies.get(o, o) for c, o in made.items()})
     decisions = _decide(nodes, bases, fusion, policy)
     sites = find_sites(nodes, decisions, fusion, policy, lambda n: bases[node_id(n)].override)
     for nid, site in sites.items():
@@ -98,6 +109,7 @@ def plan(program: Program, policy: Policy | str) -> Plan:
         unmodeled=unmodeled,
         notes=tuple(notes),
         cse=dict(cse),
+        copies=copies,
     )
 
 
@@ -134,7 +146,9 @@ def _has_scalar_operand(node: torch.fx.Node) -> bool:
     return any(isinstance(a, (int, float)) and not isinstance(a, bool) for a in node.args)
 
 
-def _base(node: torch.fx.Node, policy: Policy, promote: torch.dtype | None) -> _Base:
+def _base(
+    node: torch.fx.Node, policy: Policy, promote: torch.dtype | None, copies: dict[str, str]
+) -> _Base:
     storage = _storage(node, promote)
     if node.op == "placeholder":
         return _Base(
@@ -142,6 +156,8 @@ def _base(node: torch.fx.Node, policy: Policy, promote: torch.dtype | None) -> _
         )
     info = ops.classify(node.target)
     nid = node_id(node)
+    if nid not in policy.node_overrides:  # a kernel's copy follows its original's overrides
+        nid = copies.get(nid, nid)
     override = policies.override_for(policy, info.name, nid)
     cls = info.op_class
     # multi-output nodes are rounded through their getitem users; their own storage stays None

@@ -88,7 +88,7 @@ class _Printer:
             self.names[node_id(p)] = names[i] if use else p.name
 
     def _var(self, nid: str) -> str:
-        return self.names.setdefault(nid, "t" + nid.lstrip("n").replace(".", "_"))
+        return self.names.setdefault(nid, "t" + nid.lstrip("n").replace(".", "_").replace("@", "_"))
 
     def _emit_cast(
         self, lines: list[str], var: str, target: torch.dtype, fmt: str, rounding: bool
@@ -225,6 +225,8 @@ class _Printer:
             )
         if d.input_format is not None:
             parts.append(f"inputs={d.input_format}")
+        if d.node_id in self.plan.copies:
+            parts.append(f"copy of {self.plan.copies[d.node_id]} recomputed in this kernel")
         if d.op_class is OpClass.UNMODELED:
             parts.append("UNMODELED: numerics not known to roundoff")
         if d.source:
