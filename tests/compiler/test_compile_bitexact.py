@@ -7,6 +7,7 @@ import torch
 from compile_helpers import bf16_inputs, differing
 
 import roundoff
+import roundoff.compiler  # importing it registers the "roundoff" backend
 from roundoff.zoo import get_workload
 
 

@@ -41,7 +41,7 @@ def test_node_override_keeps_one_product_in_fp32() -> None:
     assert out.dtype == torch.bfloat16
     assert differing(out, oracle) == 0.0, repro
     assert differing(out, chain(*xs)) > 0.01, "override had no effect; " + repro
-    assert f.roundoff_state.placements == [f"{nid} -> mul (aten.mul.Tensor)"]
+    assert f.roundoff_state.placements == [f"{nid} -> mul (aten.mul.Tensor, keep_unrounded)"]
 
 
 def test_op_override_keeps_every_product_in_fp32() -> None:
@@ -91,3 +91,40 @@ def test_blame_overrides_through_compile_remove_the_divergence() -> None:
     with pytest.warns(RoundoffEnforcementWarning, match="contraction turned off"):
         out = roundoff.compile(_cancel, policy=fixed)(*inputs)
     assert differing(out, eager_out) == 0.0, "repro: blame(capture(_cancel)) policy through roundoff.compile"
+
+
+def test_kept_rounding_under_fusion_boundary_policy() -> None:
+    from roundoff.policy import get_policy
+
+    a, b, c, d = xs = bf16_inputs(100_000, 4, seed=3)
+    fused = get_policy("inductor-cpu")
+    nid = _first_mul_id(xs)
+    single = ((_f(a) * _f(b) + _f(c)) * _f(d) - _f(a)).bfloat16()  # Inductor: one rounding at the end
+    oracle = ((_f((_f(a) * _f(b)).bfloat16()) + _f(c)) * _f(d) - _f(a)).bfloat16()  # a*b rounded too
+    base = roundoff.compile(chain, policy=fused)(*xs)
+    out = roundoff.compile(chain, policy=with_overrides(fused, "round-ab", node={nid: OpOverride(round_result=True)}))(*xs)
+    repro = f"repro: roundoff.compile(chain, inductor-cpu + {{{nid!r}: round_result=True}})"
+    assert differing(base, single) == 0.0, "inductor-cpu should round once; " + repro
+    assert differing(out, oracle) == 0.0, repro
+    assert differing(out, base) > 0.01, "override had no effect; " + repro
+
+
+def _rounded_minus_exact(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return (x * y) - w  # bf16 product (rounded or not) minus an fp32 tensor: fp32 result
+
+
+def test_kept_rounding_bit_trick_matches_torch_cast_on_every_bf16_pattern() -> None:
+    from roundoff.policy import get_policy
+
+    x = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    g = torch.Generator().manual_seed(4)
+    y = torch.randint(-(2**15), 2**15, (x.numel(),), generator=g, dtype=torch.int32).to(torch.int16)
+    y = y.view(torch.bfloat16)
+    w = _f(x) * _f(y)  # the exact product in fp32 (ties, overflow to inf, subnormals, NaN, -0.0)
+    expected = _rounded_minus_exact(x, y, w)  # eager: the product rounded by torch's own cast
+    prog = capture(_rounded_minus_exact, x, y, w)
+    nid = next(n.meta["roundoff_id"] for n in prog.graph.nodes if "mul" in str(n.target))
+    pol = with_overrides(get_policy("inductor-cpu"), "round", node={nid: OpOverride(round_result=True)})
+    out = roundoff.compile(_rounded_minus_exact, policy=pol)(x, y, w)
+    bad = ((out != expected) & ~(out.isnan() & expected.isnan())).nonzero().flatten()
+    assert bad.numel() == 0, f"first bad: x={x[bad[0]].item()!r} y={y[bad[0]].item()!r}; repro: this test"

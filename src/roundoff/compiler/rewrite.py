@@ -150,17 +150,58 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         user.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
 
 
+def _call(graph: torch.fx.Graph, target: object, *args: object) -> torch.fx.Node:
+    node = graph.call_function(target, args)
+    vals = [a.meta.get("val") if isinstance(a, torch.fx.Node) else a for a in args]
+    if all(not isinstance(a, torch.fx.Node) or isinstance(v, torch.Tensor) for a, v in zip(args, vals)):
+        node.meta["val"] = target(*vals)
+    return node
+
+
+def keep_rounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    """Round `node`'s in-kernel fp32 value to bf16 with integer ops Inductor cannot elide.
+
+    Under fusion-boundary rounding Inductor drops a ``.to(bf16).to(fp32)`` pair inside a kernel, so
+    the rounding is written as RNE on the bit pattern: ``(bits + 0x7FFF + lsb) & 0xFFFF0000`` (lsb =
+    bit 16, the tie-to-even carry), which rounds halfway cases to even, carries into the exponent
+    (max finite + half an ulp -> inf, as the cast does), keeps -0.0, subnormals and inf, and passes
+    NaN through unchanged (NaN lanes are zeroed before the integer add and restored after).
+    """
+    dtype = _float_dtype(node)
+    if dtype != torch.bfloat16:
+        raise RoundoffPlacementError(
+            f"a kept rounding of {node.name} ({_op_name(node)}, {dtype}) under fusion-boundary rounding "
+            f"is implemented for bf16 only; use rounding=every_op for other formats"
+        )
+    aten = torch.ops.aten
+    users = list(node.users)
+    with graph.inserting_before(node.next):  # one anchor: new nodes land in creation order
+        up = _cast(graph, node, torch.float32)
+        nan = _call(graph, aten.isnan.default, up)
+        bits = _call(graph, aten.view.dtype, _call(graph, aten.where.ScalarSelf, nan, 0.0, up), torch.int32)
+        lsb = _call(graph, aten.bitwise_and.Scalar,
+                    _call(graph, aten.bitwise_right_shift.Tensor_Scalar, bits, 16), 1)
+        biased = _call(graph, aten.add.Tensor, _call(graph, aten.add.Tensor, bits, lsb), 0x7FFF)
+        rounded = _call(graph, aten.view.dtype, _call(graph, aten.bitwise_and.Scalar, biased, -65536),
+                        torch.float32)
+        out = _cast(graph, _call(graph, aten.where.self, nan, up, rounded), dtype)
+    for user in users:
+        user.replace_input_with(node, out)
+
+
 def _matches_op(name: str, node: torch.fx.Node) -> bool:
     full = _op_name(node)
     return full == name or full.rsplit(".", 1)[0] == name
 
 
-def check_override(label: str, override: OpOverride, emulates_casts: bool, fma_off: bool = False) -> bool:
-    """Whether `override` needs the keep_unrounded rewrite; raise if it cannot be enforced.
+def check_override(label: str, override: OpOverride, emulates_casts: bool, fma_off: bool = False) -> str | None:
+    """The rewrite `override` needs ("keep_unrounded", "keep_rounded" or None); raise if it cannot
+    be enforced.
 
     `fma_off`: contraction is off for the whole compilation (per-op rounding, or the backend turned
     the C++ contraction flag off because some override forbids an FMA), so ``contract_fma=False``
-    holds everywhere, this node included."""
+    holds everywhere, this node included. Under per-op rounding (`emulates_casts`) every result is
+    rounded already, so a kept rounding (``round_result=True``, ``compute=STORAGE``) needs nothing."""
     if override.contract_fma is True or (override.contract_fma is False and not (emulates_casts or fma_off)):
         raise RoundoffPlacementError(
             f"override {label}: contract_fma={override.contract_fma} cannot be set per node in "
@@ -168,15 +209,11 @@ def check_override(label: str, override: OpOverride, emulates_casts: bool, fma_o
             f"the whole compilation to forbid one FMA, on GPU only per-op rounding turns it off); "
             f"drop it or change the policy's fma"
         )
-    forces_rounding = override.round_result is True or override.compute is ComputePrecision.STORAGE
-    if forces_rounding and not emulates_casts:
-        raise RoundoffPlacementError(
-            f"override {label}: a kept rounding needs per-op rounding (rounding=every_op); under "
-            f"fusion-boundary rounding Inductor elides it"
-        )
-    if override.round_result is False and not emulates_casts:
-        return False  # fusion-boundary policies already keep fused intermediates unrounded
-    return override.round_result is False
+    if override.round_result is False:
+        return "keep_unrounded" if emulates_casts else None  # fused intermediates stay fp32 already
+    if override.round_result is True or override.compute is ComputePrecision.STORAGE:
+        return None if emulates_casts else "keep_rounded"
+    return None
 
 
 class OverridePlacer:
@@ -194,11 +231,12 @@ class OverridePlacer:
         emulates_casts: bool,
         fma_off: bool = False,
     ) -> None:
-        def needs(label: str, o: OpOverride) -> bool:
+        def needs(label: str, o: OpOverride) -> str | None:
             return check_override(label, o, emulates_casts, fma_off)
 
-        self.op_rewrites = [n for n, o in op_overrides.items() if needs(f"op {n!r}", o)]
-        self.node_rewrites = {nid: node_keys[nid] for nid, o in node_overrides.items() if needs(f"node {nid!r}", o)}
+        self.op_rewrites = {n: a for n, o in op_overrides.items() if (a := needs(f"op {n!r}", o))}
+        self.node_rewrites = {nid: (node_keys[nid], a) for nid, o in node_overrides.items()
+                              if (a := needs(f"node {nid!r}", o))}
         self.placed: dict[str, str] = {}
 
     @property
@@ -210,8 +248,8 @@ class OverridePlacer:
         keys = keys_by_node(gm.graph.nodes, stack_source)
         sizes = group_sizes(keys.values())
         by_key = {key: node for node, key in keys.items()}
-        targets: list[tuple[str, torch.fx.Node]] = []
-        for nid, (key, size) in self.node_rewrites.items():
+        targets: list[tuple[str, torch.fx.Node, str]] = []
+        for nid, ((key, size), action) in self.node_rewrites.items():
             if nid in self.placed or key not in by_key:
                 continue
             if sizes[(key.op, key.source)] != size:
@@ -220,22 +258,22 @@ class OverridePlacer:
                     f"{sizes[(key.op, key.source)]}x in the compiled graph, so occurrence "
                     f"{key.occurrence} is ambiguous; split the line or use an op override"
                 )
-            targets.append((nid, by_key[key]))
-        for name in self.op_rewrites:
-            targets += [(f"op {name}", n) for n in keys if _matches_op(name, n)]
-        for label, node in targets:
-            keep_unrounded(gm.graph, node)
-            self.placed[label] = f"{label} -> {node.name} ({_op_name(node)})"
+            targets.append((nid, by_key[key], action))
+        for name, action in self.op_rewrites.items():
+            targets += [(f"op {name}", n, action) for n in keys if _matches_op(name, n)]
+        for label, node, action in targets:
+            (keep_unrounded if action == "keep_unrounded" else keep_rounded)(gm.graph, node)
+            self.placed[label] = f"{label} -> {node.name} ({_op_name(node)}, {action})"
         if targets:
             gm.graph.lint()
             gm.recompile()
-        return [self.placed[label] for label, _ in targets]
+        return [self.placed[label] for label, _, _ in targets]
 
     def finish(self) -> None:
         missing = [nid for nid in self.node_rewrites if nid not in self.placed]
         if missing:
             detail = ", ".join(f"{nid} ({k.op} at {k.source}#{k.occurrence})" for nid, (k, _) in
-                               ((m, self.node_rewrites[m]) for m in missing))
+                               ((m, self.node_rewrites[m][0]) for m in missing))
             raise RoundoffPlacementError(
                 f"node overrides not found in any compiled graph: {detail}; the op may have been "
                 f"decomposed or fused away by Inductor's pre-lowering passes"
