@@ -9,10 +9,20 @@ nodes carry the user's stack trace, from which the same key is built. A key foun
 key whose (overload, line) group has a different size in the two graphs (a decomposition split or
 merged it), raises ``RoundoffPlacementError``: an override is never placed on a guess.
 
-Rewrite ``keep_unrounded`` (``OpOverride(round_result=False)``): the node computes from operands
-upcast to fp32 and returns fp32, so its direct consumers read the unrounded opmath value; each
-floating-point consumer's result is cast back to the dtype it had, and a graph output is rounded to
-its original dtype. Under ``emulate_precision_casts`` Inductor honours exactly these casts.
+Rewrites (which one an override needs depends on the policy's rounding, see ``check_override``):
+
+- ``keep_unrounded`` (``round_result=False`` under per-op rounding): the node computes from operands
+  upcast to fp32 and returns fp32, so its direct consumers read the unrounded opmath value; each
+  floating-point consumer's result is cast back to the dtype it had, and a graph output is rounded
+  to its original dtype. Under ``emulate_precision_casts`` Inductor honours exactly these casts.
+  Under fusion-boundary rounding nothing is needed (fused intermediates stay fp32 already).
+- ``keep_rounded`` (``round_result=True`` or ``compute=STORAGE`` under fusion-boundary rounding,
+  bf16 only): the in-kernel fp32 value is rounded to bf16 by integer RNE on its bit pattern, which
+  Inductor cannot elide the way it elides a ``.to(bf16).to(fp32)`` pair. Under per-op rounding
+  nothing is needed (every result is rounded already).
+- ``contract_fma``: no per-node switch exists. ``False`` holds wherever contraction is off for the
+  whole compilation (per-op rounding; on CPU the backend turns the C++ flag off, with a warning);
+  ``True``, or ``False`` on GPU under fusion-boundary rounding, raises ``RoundoffPlacementError``.
 """
 
 from __future__ import annotations
