@@ -79,8 +79,33 @@ def bf16_chain(device: str, n: int = 1 << 20) -> dict[str, Any]:
     ref = fn(*xs)
     plain = torch.compile(fn)(*xs)
     ours = roundoff.compile(fn, policy="eager")(*xs)
+    native = roundoff.compile(fn, policy="inductor-gpu" if device == "cuda" else "inductor-cpu")(*xs)
     return {"elements": n, "plain_mismatch": int((plain != ref).sum()),
-            "roundoff_mismatch": int((ours != ref).sum()), "pass": bool((ours == ref).all())}
+            "roundoff_mismatch": int((ours != ref).sum()), "pass": bool((ours == ref).all()),
+            "roundoff_native_policy_vs_plain_mismatch": int((native != plain).sum())}
+
+
+def kept_rounding_override(device: str, n: int = 1 << 20) -> dict[str, Any]:
+    """A node override from blame's vocabulary on the device: round ``a*b`` of the chain to bf16
+    inside Inductor's fused kernel (native preset), against a hand-cast eager oracle."""
+    from roundoff.capture import capture
+    from roundoff.policy import OpOverride, get_policy
+
+    fn = get_workload("bf16-chain").build()
+    g = torch.Generator().manual_seed(1)
+    a, b, c, d = xs = [torch.randn(n, generator=g).to(torch.bfloat16).to(device) for _ in range(4)]
+
+    def f(t: torch.Tensor) -> torch.Tensor:
+        return t.float()
+
+    oracle = ((f((f(a) * f(b)).bfloat16()) + f(c)) * f(d) - f(a)).bfloat16()
+    nid = next(m.meta["roundoff_id"] for m in capture(fn, *xs).graph.nodes if "mul" in str(m.target))
+    base = get_policy("inductor-gpu" if device == "cuda" else "inductor-cpu")
+    pol = dataclasses.replace(base, node_overrides={nid: OpOverride(round_result=True)})
+    out = roundoff.compile(fn, policy=pol)(*xs)
+    plain = torch.compile(fn)(*xs)
+    return {"override": f"{nid}: round_result=True on {base.name}", "mismatch_vs_oracle": int((out != oracle).sum()),
+            "plain_vs_oracle": int((plain != oracle).sum()), "pass": bool((out == oracle).all())}
 
 
 # ---- fidelity of the inductor-gpu preset ------------------------------------------------------
@@ -215,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     stem = "gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun"
     sections = [("fma_cancel", fma_cancel, (device,)), ("softmax_backward", softmax_backward, (device,)),
                 ("bf16_chain", bf16_chain, (device,)),
+                ("kept_rounding_override", kept_rounding_override, (device,)),
                 ("fidelity", fidelity, (device, args.random, args.transcendentals))]
     for key, fn, fargs in sections:  # written after each section: a timeout keeps what finished
         _section(results, key, fn, *fargs)
@@ -232,6 +258,9 @@ def summary(r: dict[str, Any]) -> str:
                  f"roundoff {sm.get('roundoff_trials_with_nan')}/13  {sm.get('error', '')}")
     lines.append(f"bf16 chain mismatches vs eager: plain {ch.get('plain_mismatch')}, roundoff "
                  f"{ch.get('roundoff_mismatch')} of {ch.get('elements')}  {ch.get('error', '')}")
+    ko = r.get("kept_rounding_override", {})
+    lines.append(f"node override {ko.get('override')}: mismatches vs hand-cast oracle "
+                 f"{ko.get('mismatch_vs_oracle')} (plain compile {ko.get('plain_vs_oracle')})  {ko.get('error', '')}")
     lines.append(f"fidelity ({fi.get('policy')}, transcendentals={fi.get('transcendentals')}): "
                  f"{fi.get('error', '')}")
     for g in fi.get("graphs", []):
