@@ -178,7 +178,8 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
     return row
 
 
-def fidelity(device: str, n_random: int, impl: str) -> dict[str, Any]:
+def fidelity(device: str, n_random: int, impl: str,
+             progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     from roundoff.policy import get_policy
 
     policy = get_policy("inductor-gpu" if device == "cuda" else "inductor-cpu")
@@ -198,6 +199,8 @@ def fidelity(device: str, n_random: int, impl: str) -> dict[str, Any]:
             row = {"graph": f"random:{seed}", "error": f"{type(err).__name__}: {err}"[:300]}
         row["ops"] = [s[0] for s in steps]
         rows.append(row)
+        if progress is not None:  # partial results survive a timeout
+            progress({"policy": policy.name, "transcendentals": impl, "graphs": rows, "partial": True})
     ok = [r for r in rows if "error" not in r]
     no_fma = [r for r in ok if r["fma_candidates"] == 0]
     return {"policy": policy.name, "transcendentals": impl, "graphs": rows,
@@ -241,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     sections = [("fma_cancel", fma_cancel, (device,)), ("softmax_backward", softmax_backward, (device,)),
                 ("bf16_chain", bf16_chain, (device,)),
                 ("kept_rounding_override", kept_rounding_override, (device,)),
-                ("fidelity", fidelity, (device, args.random, args.transcendentals))]
+                ("fidelity", fidelity, (device, args.random, args.transcendentals,
+                                        lambda part: _write({**results, "fidelity": part}, args.out, stem)))]
     for key, fn, fargs in sections:  # written after each section: a timeout keeps what finished
         _section(results, key, fn, *fargs)
         _write(results, args.out, stem)
