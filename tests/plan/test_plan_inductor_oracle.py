@@ -15,6 +15,7 @@ from roundoff.capture import capture
 from roundoff.execute import run_plan
 from roundoff.plan import Plan, plan
 from roundoff.policy import OpOverride, get_policy
+from roundoff.zoo import get_workload
 
 BF16 = torch.bfloat16
 REPRO = "pytest tests/plan/test_plan_inductor_oracle.py"
@@ -72,3 +73,20 @@ def test_counterfactual_roundings_are_detected() -> None:
         f"reading h rounded inside its kernel should not match; {REPRO}"
     )
     assert any(amax.node_id in d.rounded_inputs for d in p.decisions.values())
+
+
+def test_user_softmax_backward_nan_predicted_like_torch_compile() -> None:
+    # threads/003: NaN gradients compiled, finite eager. On CPU (no FMA) the NaN comes from the
+    # amax backward comparing the stored (rounded) max with the recomputed unrounded x / y.
+    w = get_workload("softmax-backward")
+    fn, (x, y) = w.build(), w.make_inputs()
+    prog = capture(fn, x, y, backward=True)
+    yr = y.detach().requires_grad_(True)
+    torch._dynamo.reset()
+    torch.compile(fn, dynamic=False)(x, yr).sum().backward()
+    (grad_cpu,) = run_plan(plan(prog, "inductor-cpu"), (x, y))[1:]
+    (grad_eager,) = run_plan(plan(prog, "eager"), (x, y))[1:]
+    assert torch.equal(torch.isnan(grad_cpu), torch.isnan(yr.grad)), (
+        f"{grad_cpu} vs {yr.grad}; {REPRO}"
+    )
+    assert torch.isnan(yr.grad).any() and not torch.isnan(grad_eager).any()
