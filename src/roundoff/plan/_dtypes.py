@@ -8,17 +8,7 @@ from __future__ import annotations
 
 import torch
 
-FORMAT_OF_DTYPE: dict[torch.dtype, str] = {
-    torch.float64: "fp64",
-    torch.float32: "fp32",
-    torch.bfloat16: "bf16",
-    torch.float16: "fp16",
-    torch.float8_e4m3fn: "fp8_e4m3fn",
-    torch.float8_e5m2: "fp8_e5m2",
-}
-DTYPE_OF_FORMAT: dict[str, torch.dtype] = {v: k for k, v in FORMAT_OF_DTYPE.items()}
-# tf32 has no torch dtype; values are held in fp32 containers.
-DTYPE_OF_FORMAT["tf32"] = torch.float32
+from roundoff.policy.formats import format_dtype, format_of_dtype, known_formats
 
 #: Formats whose arithmetic torch does in fp32 (``at::opmath_type``).
 LOW_PRECISION = frozenset({torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2})
@@ -39,25 +29,22 @@ _SHORT = {
 
 
 def dtype_of_format(name: str, field: str) -> torch.dtype:
-    """The torch dtype a format name stands for; ValueError naming `field` and the accepted names."""
-    try:
-        return DTYPE_OF_FORMAT[name]
-    except KeyError:
-        known = ", ".join(sorted(DTYPE_OF_FORMAT))
+    """The torch dtype a format name is held in (tf32: fp32); ValueError naming `field` otherwise."""
+    if name not in known_formats():
+        known = ", ".join(known_formats())
         raise ValueError(
             f"policy field {field}={name!r} is not a known format; use one of: {known}"
-        ) from None
+        )
+    return format_dtype(name)
 
 
 def format_of(dtype: torch.dtype) -> str:
     """The format name of a floating dtype (``torch.bfloat16`` -> ``"bf16"``)."""
-    try:
-        return FORMAT_OF_DTYPE[dtype]
-    except KeyError:
-        raise ValueError(
-            f"dtype {dtype} is not a floating format roundoff plans; known: "
-            f"{', '.join(FORMAT_OF_DTYPE.values())}"
-        ) from None
+    name = format_of_dtype(dtype)
+    if name is None:
+        known = ", ".join(known_formats())
+        raise ValueError(f"dtype {dtype} is not a floating format roundoff plans; known: {known}")
+    return name
 
 
 def opmath(dtype: torch.dtype) -> torch.dtype:

@@ -121,7 +121,7 @@ class _Printer:
         if not dt.is_float(dtype):
             return var
         if c.input_format is not None:
-            target = dt.DTYPE_OF_FORMAT[c.input_format]
+            target = dt.dtype_of_format(c.input_format, "input_format")
             if c.input_format == "tf32" or dt.wider(dtype, target) is dtype and dtype != target:
                 return self._emit_cast(lines, var, target, c.input_format, True)
             if dtype != target:
