@@ -54,6 +54,7 @@ def test_user_casts_dropped_at_fusion_boundary_kept_when_honoured_and_in_eager()
     v = "t" + cid[1:].replace(".", "_")
     assert f"{v}_bf16 = round({v}, bf16)" in format_trace(honoured)
     assert "round(" not in format_trace(dropped).split("return")[0]
+    assert "cast not applied in the kernel: value stays f32" in format_trace(dropped)
 
 
 def _scaled(x: torch.Tensor) -> torch.Tensor:

@@ -225,6 +225,9 @@ class _Printer:
             )
         if d.input_format is not None:
             parts.append(f"inputs={d.input_format}")
+        narrowing = dt.is_float(d.storage_dtype) and d.compute_dtype != d.storage_dtype
+        if d.op_class is OpClass.CAST and narrowing and not d.rounds_result:
+            parts.append(f"cast not applied in the kernel: value stays {dt.short(d.compute_dtype)}")
         if d.node_id in self.plan.copies:
             parts.append(f"copy of {self.plan.copies[d.node_id]} recomputed in this kernel")
         if d.op_class is OpClass.UNMODELED:
