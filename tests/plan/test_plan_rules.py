@@ -11,7 +11,7 @@ import torch
 from plan_helpers import by_op
 
 from roundoff.capture import capture
-from roundoff.plan import format_trace, plan
+from roundoff.plan import format_side_by_side, format_trace, plan
 from roundoff.policy import ComputePrecision, OpOverride, RoundingPoint, get_policy
 
 BF16 = torch.bfloat16
@@ -197,3 +197,11 @@ def test_bad_input_is_a_clear_error() -> None:
         plan(prog, 3)  # type: ignore[arg-type]
     with pytest.raises(Exception, match="nope"):
         plan(prog, "nope")
+
+
+def test_trace_functions_reject_non_plans() -> None:
+    with pytest.raises(TypeError, match="roundoff Plan"):
+        format_trace("eager")  # type: ignore[arg-type]
+    prog = capture(_scaled, *_inputs((4, 8)))
+    with pytest.raises(TypeError, match="plan_b must be a roundoff Plan"):
+        format_side_by_side(plan(prog, "eager"), prog)  # type: ignore[arg-type]
