@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from roundoff.analyze import check, lint
@@ -10,7 +12,7 @@ from roundoff.plan import plan
 from roundoff.zoo import get_workload
 
 
-def _kinds(fn, *xs, policy: str = "eager") -> set[str]:  # noqa: ANN001 - test helper
+def _kinds(fn: Callable[..., torch.Tensor], *xs: torch.Tensor, policy: str = "eager") -> set[str]:
     return {h.kind for h in check(capture(fn, *xs), xs, policy, against="oracle").hazards}
 
 

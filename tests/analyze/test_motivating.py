@@ -7,7 +7,7 @@ import json
 import torch
 
 from roundoff.analyze import check
-from roundoff.capture import capture
+from roundoff.capture import Program, capture
 from roundoff.zoo import get_workload
 
 
@@ -17,7 +17,7 @@ def _zoo(name: str, **kw: object) -> tuple:
     return fn, xs, capture(fn, *xs, backward=w.backward)
 
 
-def _node(program, target):  # noqa: ANN001, ANN202 - test helper
+def _node(program: Program, target: object) -> str:
     return next(n.meta["roundoff_id"] for n in program.graph.nodes if n.target is target)
 
 

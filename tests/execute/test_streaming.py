@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from roundoff.capture import capture
+from roundoff.capture import Program, capture
 from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_keep, run_plan
 from roundoff.plan import plan
+from roundoff.plan.model import Plan
 from roundoff.zoo import get_workload
 
 from tests.execute.graphs import same_bits
@@ -18,10 +19,10 @@ def _chain(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def _live_peak(prog, p, keep: bool) -> int:  # noqa: ANN001 - test helper
+def _live_peak(prog: Program, p: Plan, keep: bool) -> int:
     peak = 0
 
-    def on_node(node, vals, ls) -> None:  # noqa: ANN001
+    def on_node(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
         nonlocal peak
         peak = max(peak, len(ls.env))
 

@@ -57,11 +57,40 @@ class Metrics:
 
 
 def _ordinal(x: torch.Tensor) -> torch.Tensor:
-    """Monotone integer image of the bit patterns of `x` (a float tensor), -0.0 == 0.0, as int64."""
-    bits = x.view(_INT_VIEW[x.dtype]).to(torch.int64)
-    width = x.element_size() * 8
-    magnitude = bits & ((1 << (width - 1)) - 1)
+    """Monotone integer image of the bit patterns of `x` (a float tensor), -0.0 == 0.0.
+
+    int32 for formats up to 16 bits wide (differences fit), int64 otherwise.
+    """
+    wide = torch.int64 if x.element_size() >= 4 else torch.int32
+    bits = x.view(_INT_VIEW[x.dtype]).to(wide)
+    magnitude = bits & ((1 << (x.element_size() * 8 - 1)) - 1)
     return torch.where(bits < 0, -magnitude, magnitude)
+
+
+def _in_format(a: torch.Tensor, r: torch.Tensor, fmt: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """`a` (already holding values of `fmt`) and `r` rounded RNE to `fmt`, both as `fmt` tensors."""
+    if fmt in NARROW:
+        from roundoff.execute.formats import format_name
+        from roundoff.numerics import round_to
+
+        r_f = round_to(r if r.dtype in (torch.float32, torch.float64) else r.double(), format_name(fmt)).to(fmt)
+    else:
+        r_f = r.to(fmt)
+    return a.to(fmt), r_f
+
+
+def _summary(ulp: torch.Tensor, err: torch.Tensor, rd: torch.Tensor, n_finite: int) -> dict[str, float]:
+    if not n_finite:
+        return dict(max_ulp=0.0, mean_ulp=0.0, max_bits=0.0, mean_bits=0.0, max_abs=0.0, max_rel=0.0, sqnr_db=math.inf)
+    rel = torch.where(rd != 0, err / rd.abs(), 0.0)
+    noise, signal = float(err.square().sum()), float(rd.square().sum())
+    sqnr = math.inf if noise == 0 else (10 * math.log10(signal / noise) if signal > 0 else -math.inf)
+    max_ulp = float(ulp.max())
+    return dict(
+        max_ulp=max_ulp, mean_ulp=float(ulp.sum(dtype=torch.float64)) / n_finite, max_bits=math.log2(1 + max_ulp),
+        mean_bits=float(torch.log2(1 + ulp.to(torch.float32)).sum(dtype=torch.float64)) / n_finite,
+        max_abs=float(err.max()), max_rel=float(rel.max()), sqnr_db=sqnr,
+    )
 
 
 def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:
@@ -70,36 +99,22 @@ def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -
         raise ValueError(f"cannot compare shapes {tuple(actual.shape)} and {tuple(reference.shape)}")
     a = actual.detach().reshape(-1)
     r = reference.detach().reshape(-1)
-    fmt = dtype if dtype in _INT_VIEW else torch.float32
-    a_f, r_f = a.to(fmt), r.to(fmt)  # a is exact in fmt (already rounded); r rounds RNE
-    if fmt in NARROW:
-        from roundoff.numerics import round_to
-        from roundoff.execute.formats import format_name
-
-        r_f = round_to(r.to(torch.float64), format_name(fmt)).to(fmt)
-    nan_a, nan_r = a.isnan(), r.isnan()
-    inf_a, inf_r = a.isinf(), r.isinf()
-    finite = ~(nan_a | nan_r | inf_a | inf_r)
-    ulp = (_ordinal(a_f) - _ordinal(r_f)).abs().to(torch.float64)[finite]
-    differs = (ulp > 0).sum().item() + (inf_a ^ inf_r).sum().item() + (nan_a ^ nan_r).sum().item()
-    ad, rd = a.to(torch.float64)[finite], r.to(torch.float64)[finite]
-    err = (ad - rd).abs()
     n = a.numel()
-    if err.numel():
-        rel = err / rd.abs()
-        rel = rel[rd != 0]
-        noise = float((err * err).sum())
-        signal = float((rd * rd).sum())
-        sqnr = math.inf if noise == 0 else (10 * math.log10(signal / noise) if signal > 0 else -math.inf)
-        bits = torch.log2(1 + ulp)
-        stats = dict(
-            max_ulp=float(ulp.max()), mean_ulp=float(ulp.mean()), max_bits=float(bits.max()),
-            mean_bits=float(bits.mean()), max_abs=float(err.max()),
-            max_rel=float(rel.max()) if rel.numel() else 0.0, sqnr_db=sqnr,
-        )
-    else:
-        stats = dict(max_ulp=0.0, mean_ulp=0.0, max_bits=0.0, mean_bits=0.0, max_abs=0.0, max_rel=0.0, sqnr_db=math.inf)
+    a_f, r_f = _in_format(a, r, dtype if dtype in _INT_VIEW else torch.float32)
+    if bool(a.isfinite().all()) and bool(r.isfinite().all()):  # fast path: no masking
+        ulp = (_ordinal(a_f) - _ordinal(r_f)).abs()
+        rd = r.to(torch.float64)
+        err = (a.to(torch.float64) - rd).abs()
+        return Metrics(numel=n, mismatch_fraction=int(torch.count_nonzero(ulp)) / max(n, 1), nan=0, inf=0,
+                       ref_nan=0, ref_inf=0, **_summary(ulp, err, rd, n))
+    nan_a, nan_r, inf_a, inf_r = a.isnan(), r.isnan(), a.isinf(), r.isinf()
+    finite = ~(nan_a | nan_r | inf_a | inf_r)
+    # Non-finite positions are masked with where() (boolean indexing is slow on large tensors).
+    ulp = torch.where(finite, (_ordinal(a_f) - _ordinal(r_f)).abs(), 0)
+    rd = torch.where(finite, r.to(torch.float64), 0.0)
+    err = (torch.where(finite, a.to(torch.float64), 0.0) - rd).abs()
+    differs = int(torch.count_nonzero(ulp)) + int((inf_a ^ inf_r).sum()) + int((nan_a ^ nan_r).sum())
     return Metrics(
         numel=n, mismatch_fraction=differs / max(n, 1), nan=int(nan_a.sum()), inf=int(inf_a.sum()),
-        ref_nan=int(nan_r.sum()), ref_inf=int(inf_r.sum()), **stats,
+        ref_nan=int(nan_r.sum()), ref_inf=int(inf_r.sum()), **_summary(ulp, err, rd, int(finite.sum())),
     )

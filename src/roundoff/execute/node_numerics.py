@@ -206,7 +206,8 @@ class PlanNumerics:
         (a, b), _ = self.operands(mul, read, fresh)
         c = args[1 - site.operand]
         cdt = self._compute(node, d)
-        a, b, c = (t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt) for t in (a, b, c))
+        dev = next(t.device for t in (a, b, c) if isinstance(t, torch.Tensor))
+        a, b, c = (t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt, device=dev) for t in (a, b, c))
         if node.target is _aten.sub.Tensor:
             if site.operand == 0:
                 c = -c
