@@ -68,6 +68,12 @@ def _where(n: torch.fx.Node) -> str:
     return f"`{_name(n)}` ({_nid(n)}{' at ' + src if src else ''})"
 
 
+def _half_ulp(x: float, dtype: torch.dtype | None) -> float:
+    """Half an ulp of |x| in `dtype` (fp32 when unknown): the largest rounding error at x."""
+    unit = _UNIT.get(dtype or torch.float32, 2.0**-24)  # 2^-p: half the spacing at 1.0
+    return 2.0 ** math.floor(math.log2(x)) * unit if x > 0 else 0.0
+
+
 Rule = Callable[[torch.fx.Node, "NodeDecision | None", Plan, Ranges], "str | None"]
 
 
@@ -82,7 +88,7 @@ def _fma_cancellation(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
     cancels = size is not None and result is not None and result < size * 2.0**-8
     if not (same_product or feeds or cancels):
         return None
-    err = f" (about {size * _UNIT.get(_dtype(mul) or torch.float32, 2.0**-24) / 2:.2g} here)" if size else ""
+    err = f" (up to {_half_ulp(size, _dtype(mul)):.2g} here)" if size else ""
     return (
         f"{_where(n)}: FMA contraction computes `{_name(mul)}` ({d.fma.mul_id}) exactly but its other operand "
         f"rounded, so the result keeps the product's rounding error{err} instead of cancelling"
