@@ -155,6 +155,9 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
     from roundoff.plan import plan
     from roundoff.policy import OpOverride
 
+    # Every random graph shares one code object: without a reset, Dynamo's recompile limit (8)
+    # silently falls back to eager after the 8th graph and "real Inductor" would be eager.
+    torch._dynamo.reset()
     with torch.no_grad():
         real = torch.compile(fn)(*inputs)
     program = capture(fn, *inputs)
