@@ -221,3 +221,13 @@ def test_cuda_matches_torch_cast(fmt: str) -> None:
     ref = x.to(FORMATS[fmt].torch_dtype).to(torch.float32)
     msg = first_mismatch(x.cpu(), round_to(x, fmt).cpu(), ref.cpu(), fmt)
     assert not msg, msg
+
+
+@pytest.mark.skipif(__import__("shutil").which("cc") is None, reason="torch.compile on CPU needs a C++ compiler")
+def test_fused_kernel_matches_torch_cast() -> None:
+    """round_to(..., fused=True) (torch.compile of the same kernel, no data-dependent branches)."""
+    g = torch.Generator().manual_seed(9)
+    for n in (777, 1 << 20):  # two lengths: one compiled graph, dynamic in the length
+        x = torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, generator=g).view(torch.float32)
+        msg = first_mismatch(x, round_to(x, "fp16", fused=True), x.to(torch.float16).float(), "fp16")
+        assert not msg, f"fused: {msg}"

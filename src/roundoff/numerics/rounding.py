@@ -63,13 +63,20 @@ _CHUNK = 1 << 16
 @functools.lru_cache(maxsize=None)
 def _compiled(src_dtype: torch.dtype, fmt: Format, mode: RoundingMode) -> Callable[[torch.Tensor], torch.Tensor]:
     src = SOURCES[src_dtype]
-    fn = functools.partial(kernel, src=src, fmt=fmt, mode=mode, branchless=True)
-    return torch.compile(fn, dynamic=True)
+
+    def rounded(x: torch.Tensor) -> torch.Tensor:
+        return kernel(x, src, fmt, mode, branchless=True)
+
+    # Not dynamic=True: torch 2.11 then turns the kernel's integer constants into symbols and fails on
+    # `1 << shift`. The length is marked dynamic per call instead (`_apply`), constants stay static.
+    return torch.compile(rounded)
 
 
 def _apply(x: torch.Tensor, src: Source, fmt: Format, mode: RoundingMode, fused: bool) -> torch.Tensor:
     if fused:
-        return _compiled(src.dtype, fmt, mode)(x.reshape(-1)).view(x.shape)
+        flat = x.reshape(-1)
+        torch._dynamo.maybe_mark_dynamic(flat, 0)
+        return _compiled(src.dtype, fmt, mode)(flat).view(x.shape)
     if x.is_cuda or x.numel() <= _CHUNK:
         return kernel(x, src, fmt, mode)
     flat = x.reshape(-1)
