@@ -8,6 +8,7 @@ from compile_helpers import bf16_inputs, differing
 
 import roundoff
 import roundoff.compiler  # importing it registers the "roundoff" backend
+from roundoff.compiler.backend import compilations
 from roundoff.zoo import get_workload
 
 
@@ -19,7 +20,9 @@ def test_bf16_chain_plain_compile_differs_roundoff_compile_does_not() -> None:
     xs = bf16_inputs(200_000, 4)
     ref = chain(*xs)
     plain = torch.compile(chain)(*xs)
+    before = compilations["eager"]
     ours = roundoff.compile(chain, policy="eager")(*xs)
+    assert compilations["eager"] == before + 1, "Dynamo ran the roundoff-compiled chain eagerly"
     repro = "repro: roundoff.compile(chain, policy='eager')(*bf16 randn(200000) x4, seed 0) vs eager"
     assert differing(plain, ref) > 0.2, f"plain torch.compile should round only at kernel end; {repro}"
     assert differing(ours, ref) == 0.0, repro
@@ -35,9 +38,11 @@ def test_registered_backend_name() -> None:
 def test_zoo_pointwise_graphs_equal_eager(name: str) -> None:
     work = get_workload(name)
     fn, inputs = work.build(), work.make_inputs()
+    before = compilations["eager"]
     with torch.no_grad():
         ref = fn(*inputs)
         out = roundoff.compile(fn, policy="eager")(*inputs)
+    assert compilations["eager"] > before, f"Dynamo ran zoo {name!r} eagerly"
     for i, (o, r) in enumerate(zip(torch.utils._pytree.tree_leaves(out), torch.utils._pytree.tree_leaves(ref))):
         assert differing(o, r) == 0.0, f"output {i}; repro: roundoff.compile(zoo {name!r}, policy='eager')"
 

@@ -9,6 +9,7 @@ for that compilation (its key is taken before the rewrite).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
@@ -29,6 +30,11 @@ from roundoff.compiler.settings import _CPP_CONTRACT, InductorSettings, inductor
 from roundoff.policy.model import Policy
 
 BACKEND_NAME = "roundoff"
+
+#: Graphs compiled by roundoff backends so far, per policy name. Dynamo silently runs a frame
+#: eagerly once its recompile limit is hit; this count lets callers (and tests) see that Inductor
+#: really compiled under the policy.
+compilations: collections.Counter[str] = collections.Counter()
 
 
 def resolve_policy(policy: Policy | str) -> Policy:
@@ -92,6 +98,7 @@ def make_backend(
     def backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **_: Any) -> Any:
         from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
+        compilations[policy.name] += 1
         device = _device_type(example_inputs)
         settings = _forbid_fma_if_asked(policy, device, inductor_settings(policy, device))
         for item in settings.unenforced:
