@@ -19,7 +19,9 @@ def test_constants_match_torch_finfo(name: str) -> None:
     f = FORMATS[name]
     fi = torch.finfo(f.torch_dtype)
     got = (f.max_finite, f.min_normal, f.min_subnormal, f.bits)
-    assert got == (fi.max, fi.smallest_normal, fi.smallest_subnormal, fi.bits), f"repro: get_format({name!r})"
+    ints = {8: torch.uint8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+    tiniest = torch.tensor([1], dtype=ints[f.bits]).view(f.torch_dtype).item()  # bit pattern 0...01
+    assert got == (fi.max, fi.smallest_normal, tiniest, fi.bits), f"repro: get_format({name!r})"
     if name == "fp8_e5m2fnuz":  # torch 2.13's finfo says 0.125 for a 2-bit mantissa; ml_dtypes says 0.25
         assert (f.eps, fi.eps) == (0.25, 0.125), "torch fixed finfo(float8_e5m2fnuz).eps: drop this branch"
     else:
