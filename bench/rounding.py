@@ -69,14 +69,14 @@ def _libraries(device: str) -> dict[str, Callable[[torch.Tensor, str], torch.Ten
         pychop.backend("torch")
         chops = {f: pychop.Chop(exp_bits=e, sig_bits=m, rmode=1) for f, (e, m) in LAYOUT.items()}
         libs["pychop"] = lambda x, f: chops[f](x)
-    except Exception as e:  # any failure to set it up is recorded, not fatal
+    except Exception as e:  # noqa: BLE001 - a third-party library failing to set up is recorded, not fatal
         libs["pychop"] = f"unavailable: {type(e).__name__}: {e}"
     try:
         from qtorch.quant import float_quantize
 
         float_quantize(torch.ones(4), exp=8, man=7, rounding="nearest")  # JIT-builds the C++ extension
         libs["qtorch"] = lambda x, f: float_quantize(x, exp=LAYOUT[f][0], man=LAYOUT[f][1], rounding="nearest")
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - e.g. its C++ JIT build failing: recorded, not fatal
         libs["qtorch"] = f"unavailable: {type(e).__name__}: {str(e)[:200]}"
     return libs
 
@@ -110,12 +110,12 @@ def run(n: int, repeat: int, device: str) -> dict:
         t0 = time.perf_counter()
         round_to(data[:1024], f, fused=True)
         compile_s = time.perf_counter() - t0
-        base = best(lambda: libs["torch cast round trip"](data, f), repeat)  # type: ignore[operator]
+        base = best(lambda f=f: libs["torch cast round trip"](data, f), repeat)  # type: ignore[operator,misc]
         for name, fn in libs.items():
             if isinstance(fn, str):
                 rows.append({"format": f, "library": name, "status": fn})
                 continue
-            t = base if name == "torch cast round trip" else best(lambda: fn(data, f), repeat)
+            t = base if name == "torch cast round trip" else best(lambda fn=fn, f=f: fn(data, f), repeat)
             row = {
                 "format": f, "library": name, "seconds": t, "ns_per_element": t / n * 1e9,
                 "elements_per_s": n / t, "time_vs_torch": t / base,

@@ -46,7 +46,7 @@ def main() -> None:
     print(f"fma CUDA vs CPU: {bad} mismatches of {a.numel()}")
     try:
         torch.backends.cuda.matmul.allow_tf32 = True
-    except Exception:  # newer spelling only
+    except (AttributeError, RuntimeError):  # releases that know only the newer spelling
         torch.backends.cuda.matmul.fp32_precision = "tf32"
     A = torch.randn(2048, 2048, device=dev, generator=g)
     A[0, :8] = torch.tensor([1 + 2**-11, -(1 + 2**-11), 1 + 3 * 2**-11, 1 + 2**-11 + 2**-20, 1 + 2**-12, 1, 2, 3], device=dev)

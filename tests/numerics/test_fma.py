@@ -101,7 +101,7 @@ def test_fp64_then_round_is_wrong_where_fma_is_right() -> None:
     c2 = (rng.choice([-1.0, 1.0], 100_000) * 2.0 ** rng.integers(-90, -60, 100_000)).astype(np.float32)
     ref2 = fmaf(a2, b2, c2)
     naive2 = (a2.astype(np.float64) * b2 + c2).astype(np.float32)
-    ok = lambda v: (v.view(np.int32) == ref2.view(np.int32)) | (np.isnan(v) & np.isnan(ref2))  # noqa: E731
+    ok = lambda v: (v.view(np.int32) == ref2.view(np.int32)) | (np.isnan(v) & np.isnan(ref2))
     assert (~ok(naive2)).sum() > 10_000, int((~ok(naive2)).sum())
     assert ok(fma(*(torch.from_numpy(v) for v in (a2, b2, c2))).numpy()).all()
 

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from roundoff.numerics import FORMATS, ErrorAccumulator, bits_of_error, compare, ordinal, round_to, ulp_distance
+from roundoff.numerics import (
+    FORMATS,
+    ErrorAccumulator,
+    bits_of_error,
+    compare,
+    ordinal,
+    round_to,
+    ulp_distance,
+)
 
 
 @pytest.mark.parametrize("fmt", [n for n, f in FORMATS.items() if f.torch_dtype is not None and f.bits <= 16])

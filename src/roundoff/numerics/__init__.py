@@ -6,8 +6,22 @@ Public API: `round_to`, `RoundingMode`, `fma`, `Format`, `Encoding`, `Overflow`,
 """
 
 from roundoff.numerics.fma import fma
-from roundoff.numerics.formats import FORMATS, Encoding, Format, Overflow, format_of_dtype, get_format
-from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats, bits_of_error, compare, ordinal, ulp_distance
+from roundoff.numerics.formats import (
+    FORMATS,
+    Encoding,
+    Format,
+    Overflow,
+    format_of_dtype,
+    get_format,
+)
+from roundoff.numerics.metrics import (
+    ErrorAccumulator,
+    ErrorStats,
+    bits_of_error,
+    compare,
+    ordinal,
+    ulp_distance,
+)
 from roundoff.numerics.rounding import RoundingMode, round_to
 
 __all__ = [

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Encoding", "Overflow", "Format", "FORMATS", "get_format", "format_of_dtype"]
+__all__ = ["FORMATS", "Encoding", "Format", "Overflow", "format_of_dtype", "get_format"]
 
 
 class Encoding(enum.Enum):

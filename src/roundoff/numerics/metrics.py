@@ -26,7 +26,7 @@ import torch
 from roundoff.numerics.formats import Format, format_of_dtype, get_format
 from roundoff.numerics.rounding import round_to
 
-__all__ = ["ErrorStats", "ErrorAccumulator", "compare", "ordinal", "ulp_distance", "bits_of_error"]
+__all__ = ["ErrorAccumulator", "ErrorStats", "bits_of_error", "compare", "ordinal", "ulp_distance"]
 
 _INT_OF_WIDTH = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
 

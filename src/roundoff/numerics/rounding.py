@@ -57,10 +57,10 @@ def _check_input(x: object, fmt: Format) -> Source:
 
 
 #: CPU tensors are rounded in chunks of this many elements, so temporaries stay in cache and are reused.
-_CHUNK = 1 << 16
+_CHUNK = 1 << 18
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(src_dtype: torch.dtype, fmt: Format, mode: RoundingMode) -> Callable[[torch.Tensor], torch.Tensor]:
     src = SOURCES[src_dtype]
 
