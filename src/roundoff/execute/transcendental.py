@@ -10,6 +10,8 @@ backend's own fp32 kernel: `TranscendentalImpl("inductor")` runs the op alone th
 
 from __future__ import annotations
 
+import itertools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +19,7 @@ import torch
 
 IMPLEMENTATIONS = ("eager", "inductor")
 _TENSOR = "<tensor>"  # placeholder for a tensor argument in the cache key
+_COUNTER = itertools.count()
 
 
 class TranscendentalImpl:
@@ -51,4 +54,8 @@ def _compile_one(target: Any, consts: tuple, kwargs: dict) -> Callable[..., Any]
         args = [next(it) if c is _TENSOR else c for c in consts]
         return target(*args, **kwargs)
 
-    return torch.compile(one_op, dynamic=False, fullgraph=True)
+    # Dynamo caches compiled code per code object (and stops recompiling after
+    # `recompile_limit`): give every (op, constants, shapes) its own code object.
+    code = one_op.__code__.replace(co_name=f"roundoff_{getattr(target, '__name__', 'op')}_{next(_COUNTER)}")
+    fresh = types.FunctionType(code, one_op.__globals__, code.co_name, None, one_op.__closure__)
+    return torch.compile(fresh, dynamic=False, fullgraph=True)
