@@ -34,18 +34,32 @@ def build(large: bool, device: str) -> tuple[torch.nn.Module, torch.Tensor, dict
     if not large:
         work = get_workload("llama-block")
         x = work.make_inputs(device=device)[0]
-        size = dict(dim=blocks.DIM, heads=blocks.HEADS, seq=blocks.SEQ, batch=blocks.BATCH, ffn=blocks.FFN)
+        size = {
+            "dim": blocks.DIM,
+            "heads": blocks.HEADS,
+            "seq": blocks.SEQ,
+            "batch": blocks.BATCH,
+            "ffn": blocks.FFN,
+        }
         return work.build(device=device), x, size
-    size = dict(dim=4096, heads=32, seq=2048, batch=1, ffn=11008)
+    size = {"dim": 4096, "heads": 32, "seq": 2048, "batch": 1, "ffn": 11008}
     saved = (blocks.DIM, blocks.HEADS, blocks.SEQ)
     blocks.DIM, blocks.HEADS, blocks.SEQ = size["dim"], size["heads"], size["seq"]
     try:
-        module = blocks._initialise(blocks.Block(blocks.SwiGLU(size["dim"], size["ffn"]), sdpa=True),
-                                    0, device, torch.bfloat16)
+        module = blocks._initialise(
+            blocks.Block(blocks.SwiGLU(size["dim"], size["ffn"]), sdpa=True),
+            0,
+            device,
+            torch.bfloat16,
+        )
     finally:
         blocks.DIM, blocks.HEADS, blocks.SEQ = saved
     g = torch.Generator().manual_seed(1000)
-    x = torch.randn(size["batch"], size["seq"], size["dim"], generator=g).to(torch.bfloat16).to(device)
+    x = (
+        torch.randn(size["batch"], size["seq"], size["dim"], generator=g)
+        .to(torch.bfloat16)
+        .to(device)
+    )
     return module, x.requires_grad_(), size
 
 
@@ -89,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         "eager": module,
         "plain_compile": torch.compile(module),
         "roundoff_eager": roundoff.compile(module, policy="eager"),
-        "roundoff_eager_check100": roundoff.compile(module, policy="eager", check="warn", sample_every=100),
+        "roundoff_eager_check100": roundoff.compile(
+            module, policy="eager", check="warn", sample_every=100
+        ),
     }
     steps = {name: step_fn(m, module, x) for name, m in variants.items()}
     compile_s = {}
@@ -106,34 +122,54 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):
             for name, step in steps.items():
                 times[name].append(time_steps(step, args.steps, device))
-            print(f"round {r}: " + ", ".join(f"{k} {v[-1]:.3f} ms" for k, v in times.items()), flush=True)
+            print(
+                f"round {r}: " + ", ".join(f"{k} {v[-1]:.3f} ms" for k, v in times.items()),
+                flush=True,
+            )
             _report(args, device, size, variants, times, compile_s, caught)
     return 0
 
 
-def _report(args: argparse.Namespace, device: str, size: dict, variants: dict, times: dict,
-            compile_s: dict, caught: list) -> None:
+def _report(
+    args: argparse.Namespace,
+    device: str,
+    size: dict,
+    variants: dict,
+    times: dict,
+    compile_s: dict,
+    caught: list,
+) -> None:
     """Write JSON and text (called after every round, so a timeout keeps the rounds done)."""
     med = {k: statistics.median(v) for k, v in times.items()}
     checker = variants["roundoff_eager_check100"]._roundoff.checker
     result: dict[str, Any] = {
-        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "torch": torch.__version__,
-        "command": " ".join(sys.argv), "size": size, "rounds": len(times["eager"]), "steps_per_round": args.steps,
-        "ms_per_step_median": med, "ms_per_step_all": times, "warmup_s_incl_compile": compile_s,
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "command": " ".join(sys.argv),
+        "size": size,
+        "rounds": len(times["eager"]),
+        "steps_per_round": args.steps,
+        "ms_per_step_median": med,
+        "ms_per_step_all": times,
+        "warmup_s_incl_compile": compile_s,
         "throughput_ratio_roundoff_vs_plain": med["plain_compile"] / med["roundoff_eager"],
         "checking_overhead": med["roundoff_eager_check100"] / med["roundoff_eager"] - 1,
-        "checked_calls": len(checker.history), "checks_failed": sum(
-            not c.passed for _, cs in checker.history for c in cs),
+        "checked_calls": len(checker.history),
+        "checks_failed": sum(not c.passed for _, cs in checker.history for c in cs),
         "divergence_warnings": sum("diverges" in str(w.message) for w in caught),
     }
-    text = (f"{result['device']} torch {result['torch']} size {size}\n"
-            + "".join(f"  {k:>24}: {v:.3f} ms/step\n" for k, v in med.items())
-            + f"  roundoff.compile(eager) throughput / plain compile: "
-              f"{result['throughput_ratio_roundoff_vs_plain']:.3f}\n"
-            + f"  checking overhead at sample_every=100: {result['checking_overhead']:+.2%} "
-              f"({result['checked_calls']} checked calls, {result['checks_failed']} failed)\n")
+    text = (
+        f"{result['device']} torch {result['torch']} size {size}\n"
+        + "".join(f"  {k:>24}: {v:.3f} ms/step\n" for k, v in med.items())
+        + f"  roundoff.compile(eager) throughput / plain compile: "
+        f"{result['throughput_ratio_roundoff_vs_plain']:.3f}\n"
+        + f"  checking overhead at sample_every=100: {result['checking_overhead']:+.2%} "
+        f"({result['checked_calls']} checked calls, {result['checks_failed']} failed)\n"
+    )
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + ("_large" if args.large else "_small")
+    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + (
+        "_large" if args.large else "_small"
+    )
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
     (args.out / f"{stem}.txt").write_text(text)
     print(text, flush=True)

@@ -44,8 +44,11 @@ def fma_cancel(device: str) -> dict[str, Any]:
     work = get_workload("fma-cancel")
     fn = work.build()
     x, s = (t.detach().to(device) for t in work.make_inputs(device="cpu"))
-    out = {"eager": fn(x, s).item(), "plain_compile": torch.compile(fn)(x, s).item(),
-           "roundoff_eager": roundoff.compile(fn, policy="eager")(x, s).item()}
+    out = {
+        "eager": fn(x, s).item(),
+        "plain_compile": torch.compile(fn)(x, s).item(),
+        "roundoff_eager": roundoff.compile(fn, policy="eager")(x, s).item(),
+    }
     out["pass"] = out["roundoff_eager"] == 1.0
     return out
 
@@ -64,12 +67,20 @@ def softmax_backward(device: str, trials: int = 12) -> dict[str, Any]:
     rows = []
     for seed in range(trials + 1):
         x, y = (t.detach().to(device) for t in work.make_inputs(seed=seed))
-        rows.append({"seed": seed, "eager_nan": _nan_count(_softmax_grads(fn, x, y)),
-                     "plain_nan": _nan_count(_softmax_grads(plain, x, y)),
-                     "roundoff_nan": _nan_count(_softmax_grads(ours, x, y))})
-    return {"trials": rows, "plain_trials_with_nan": sum(r["plain_nan"] > 0 for r in rows),
-            "roundoff_trials_with_nan": sum(r["roundoff_nan"] > 0 for r in rows),
-            "pass": all(r["roundoff_nan"] == 0 for r in rows)}
+        rows.append(
+            {
+                "seed": seed,
+                "eager_nan": _nan_count(_softmax_grads(fn, x, y)),
+                "plain_nan": _nan_count(_softmax_grads(plain, x, y)),
+                "roundoff_nan": _nan_count(_softmax_grads(ours, x, y)),
+            }
+        )
+    return {
+        "trials": rows,
+        "plain_trials_with_nan": sum(r["plain_nan"] > 0 for r in rows),
+        "roundoff_trials_with_nan": sum(r["roundoff_nan"] > 0 for r in rows),
+        "pass": all(r["roundoff_nan"] == 0 for r in rows),
+    }
 
 
 def bf16_chain(device: str, n: int = 1 << 20) -> dict[str, Any]:
@@ -79,10 +90,16 @@ def bf16_chain(device: str, n: int = 1 << 20) -> dict[str, Any]:
     ref = fn(*xs)
     plain = torch.compile(fn)(*xs)
     ours = roundoff.compile(fn, policy="eager")(*xs)
-    native = roundoff.compile(fn, policy="inductor-gpu" if device == "cuda" else "inductor-cpu")(*xs)
-    return {"elements": n, "plain_mismatch": int((plain != ref).sum()),
-            "roundoff_mismatch": int((ours != ref).sum()), "pass": bool((ours == ref).all()),
-            "roundoff_native_policy_vs_plain_mismatch": int((native != plain).sum())}
+    native = roundoff.compile(fn, policy="inductor-gpu" if device == "cuda" else "inductor-cpu")(
+        *xs
+    )
+    return {
+        "elements": n,
+        "plain_mismatch": int((plain != ref).sum()),
+        "roundoff_mismatch": int((ours != ref).sum()),
+        "pass": bool((ours == ref).all()),
+        "roundoff_native_policy_vs_plain_mismatch": int((native != plain).sum()),
+    }
 
 
 def kept_rounding_override(device: str, n: int = 1 << 20) -> dict[str, Any]:
@@ -99,19 +116,51 @@ def kept_rounding_override(device: str, n: int = 1 << 20) -> dict[str, Any]:
         return t.float()
 
     oracle = ((f((f(a) * f(b)).bfloat16()) + f(c)) * f(d) - f(a)).bfloat16()
-    nid = next(m.meta["roundoff_id"] for m in capture(fn, *xs).graph.nodes if "mul" in str(m.target))
+    nid = next(
+        m.meta["roundoff_id"] for m in capture(fn, *xs).graph.nodes if "mul" in str(m.target)
+    )
     base = get_policy("inductor-gpu" if device == "cuda" else "inductor-cpu")
     pol = dataclasses.replace(base, node_overrides={nid: OpOverride(round_result=True)})
     out = roundoff.compile(fn, policy=pol)(*xs)
     plain = torch.compile(fn)(*xs)
-    return {"override": f"{nid}: round_result=True on {base.name}", "mismatch_vs_oracle": int((out != oracle).sum()),
-            "plain_vs_oracle": int((plain != oracle).sum()), "pass": bool((out == oracle).all())}
+    return {
+        "override": f"{nid}: round_result=True on {base.name}",
+        "mismatch_vs_oracle": int((out != oracle).sum()),
+        "plain_vs_oracle": int((plain != oracle).sum()),
+        "pass": bool((out == oracle).all()),
+    }
 
 
 # ---- fidelity of the inductor-gpu preset ------------------------------------------------------
 
 _UNARY = ("exp_tanh", "tanh", "sigmoid", "neg", "scalar_mul", "scalar_add", "rsqrt_abs")
 _BINARY = ("add", "sub", "mul", "div_safe", "where_gt")
+
+
+_OPS: dict[str, Callable[[Any, Any, Any], torch.Tensor]] = {
+    "add": lambda a, b, s: a + b,
+    "sub": lambda a, b, s: a - b,
+    "mul": lambda a, b, s: a * b,
+    "div_safe": lambda a, b, s: a / (b.abs() + 1),
+    "where_gt": lambda a, b, s: torch.where(a > b, a, b),
+    "exp_tanh": lambda a, b, s: torch.exp(torch.tanh(a)),
+    "tanh": lambda a, b, s: torch.tanh(a),
+    "sigmoid": lambda a, b, s: torch.sigmoid(a),
+    "neg": lambda a, b, s: -a,
+    "scalar_mul": lambda a, b, s: a * s,
+    "scalar_add": lambda a, b, s: a + s,
+    "rsqrt_abs": lambda a, b, s: torch.rsqrt(a.abs() + 1),
+}
+# A failing section or graph is a finding to record, not a reason to lose the other results.
+_RECORDED = (
+    RuntimeError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AssertionError,
+    ImportError,
+    NotImplementedError,
+)
 
 
 def random_pointwise(seed: int) -> tuple[Callable, int, list[tuple]]:
@@ -124,19 +173,15 @@ def random_pointwise(seed: int) -> tuple[Callable, int, list[tuple]]:
         if rng.random() < 0.65:
             steps.append((rng.choice(_BINARY), rng.randrange(avail), rng.randrange(avail), None))
         else:
-            steps.append((rng.choice(_UNARY), rng.randrange(avail), None, round(rng.uniform(-3, 3), 3)))
+            steps.append(
+                (rng.choice(_UNARY), rng.randrange(avail), None, round(rng.uniform(-3, 3), 3))
+            )
 
     def fn(*xs: torch.Tensor) -> torch.Tensor:
         vals = list(xs)
         for op, i, j, s in steps:
             a, b = vals[i], vals[j] if j is not None else None
-            vals.append({
-                "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
-                "div_safe": lambda: a / (b.abs() + 1), "where_gt": lambda: torch.where(a > b, a, b),
-                "exp_tanh": lambda: torch.exp(torch.tanh(a)), "tanh": lambda: torch.tanh(a),
-                "sigmoid": lambda: torch.sigmoid(a), "neg": lambda: -a, "scalar_mul": lambda: a * s,
-                "scalar_add": lambda: a + s, "rsqrt_abs": lambda: torch.rsqrt(a.abs() + 1),
-            }[op]())
+            vals.append(_OPS[op](a, b, s))
         return vals[-1]
 
     return fn, n_in, steps
@@ -164,16 +209,27 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
     pl = plan(program, policy)
     emu = _emulate(program, policy, inputs, impl)
     differs = (emu != real) & ~(emu.isnan() & real.isnan())
-    row = {"graph": name, "elements": real.numel(), "fma_candidates": len(pl.fma_sites),
-           "identical": int(real.numel() - differs.sum()), "explained": 0, "flips": []}
+    row = {
+        "graph": name,
+        "elements": real.numel(),
+        "fma_candidates": len(pl.fma_sites),
+        "identical": int(real.numel() - differs.sum()),
+        "explained": 0,
+        "flips": [],
+    }
     unexplained = differs.clone()
     for site in pl.fma_sites if differs.any() else ():
         flip = {site.node_id: OpOverride(contract_fma=not site.contracted)}
         flipped = dataclasses.replace(policy, node_overrides={**policy.node_overrides, **flip})
         alt = _emulate(program, flipped, inputs, impl)
         fixed = unexplained & ((alt == real) | (alt.isnan() & real.isnan()))
-        row["flips"].append({"site": site.node_id, "contracted_in_plan": site.contracted,
-                             "elements_fixed": int(fixed.sum())})
+        row["flips"].append(
+            {
+                "site": site.node_id,
+                "contracted_in_plan": site.contracted,
+                "elements_fixed": int(fixed.sum()),
+            }
+        )
         unexplained &= ~fixed
     row["explained"] = int(differs.sum() - unexplained.sum())
     row["unexplained"] = int(unexplained.sum())
@@ -181,8 +237,9 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
     return row
 
 
-def fidelity(device: str, n_random: int, impl: str,
-             progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def fidelity(
+    device: str, n_random: int, impl: str, progress: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
     from roundoff.policy import get_policy
 
     policy = get_policy("inductor-gpu" if device == "cuda" else "inductor-cpu")
@@ -194,23 +251,31 @@ def fidelity(device: str, n_random: int, impl: str,
     for seed in range(n_random):
         fn, n_in, steps = random_pointwise(seed)
         g = torch.Generator().manual_seed(seed)
-        inputs = tuple((torch.randn(1 << 16, generator=g) * 4).to(torch.bfloat16).to(device)
-                       for _ in range(n_in))
+        inputs = tuple(
+            (torch.randn(1 << 16, generator=g) * 4).to(torch.bfloat16).to(device)
+            for _ in range(n_in)
+        )
         try:
             row = fidelity_one(f"random:{seed}", fn, inputs, policy, impl)
-        except Exception as err:  # a layer failing on one graph is a finding, not a crash
+        except _RECORDED as err:
             row = {"graph": f"random:{seed}", "error": f"{type(err).__name__}: {err}"[:300]}
         row["ops"] = [s[0] for s in steps]
         rows.append(row)
         if progress is not None:  # partial results survive a timeout
-            progress({"policy": policy.name, "transcendentals": impl, "graphs": rows, "partial": True})
+            progress(
+                {"policy": policy.name, "transcendentals": impl, "graphs": rows, "partial": True}
+            )
     ok = [r for r in rows if "error" not in r]
     no_fma = [r for r in ok if r["fma_candidates"] == 0]
-    return {"policy": policy.name, "transcendentals": impl, "graphs": rows,
-            "no_fma_graphs": len(no_fma),
-            "no_fma_all_identical": all(r["identical_fraction"] == 1.0 for r in no_fma),
-            "all_differences_explained": all(r["unexplained"] == 0 for r in ok),
-            "errors": len(rows) - len(ok)}
+    return {
+        "policy": policy.name,
+        "transcendentals": impl,
+        "graphs": rows,
+        "no_fma_graphs": len(no_fma),
+        "no_fma_all_identical": all(r["identical_fraction"] == 1.0 for r in no_fma),
+        "all_differences_explained": all(r["unexplained"] == 0 for r in ok),
+        "errors": len(rows) - len(ok),
+    }
 
 
 def _write(results: dict[str, Any], out: Path, stem: str) -> None:
@@ -223,7 +288,7 @@ def _section(results: dict, key: str, fn: Callable, *args: Any) -> None:
     t0 = time.perf_counter()
     try:
         results[key] = fn(*args)
-    except Exception as err:
+    except _RECORDED as err:
         results[key] = {"error": f"{type(err).__name__}: {err}"[:500], "pass": False}
     results[key]["seconds"] = round(time.perf_counter() - t0, 1)
     print(f"[{key}] {json.dumps(results[key], default=str)[:1500]}", flush=True)
@@ -236,19 +301,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transcendentals", default="inductor", choices=("eager", "inductor"))
     args = ap.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    results: dict[str, Any] = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-                               "torch": torch.__version__, "command": " ".join(sys.argv)}
+    results: dict[str, Any] = {
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "command": " ".join(sys.argv),
+    }
     try:
         import triton
+
         results["triton"] = triton.__version__
     except ImportError:
         results["triton"] = None
     stem = "gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun"
-    sections = [("fma_cancel", fma_cancel, (device,)), ("softmax_backward", softmax_backward, (device,)),
-                ("bf16_chain", bf16_chain, (device,)),
-                ("kept_rounding_override", kept_rounding_override, (device,)),
-                ("fidelity", fidelity, (device, args.random, args.transcendentals,
-                                        lambda part: _write({**results, "fidelity": part}, args.out, stem)))]
+    sections = [
+        ("fma_cancel", fma_cancel, (device,)),
+        ("softmax_backward", softmax_backward, (device,)),
+        ("bf16_chain", bf16_chain, (device,)),
+        ("kept_rounding_override", kept_rounding_override, (device,)),
+        (
+            "fidelity",
+            fidelity,
+            (
+                device,
+                args.random,
+                args.transcendentals,
+                lambda part: _write({**results, "fidelity": part}, args.out, stem),
+            ),
+        ),
+    ]
     for key, fn, fargs in sections:  # written after each section: a timeout keeps what finished
         _section(results, key, fn, *fargs)
         _write(results, args.out, stem)
@@ -258,27 +338,43 @@ def main(argv: list[str] | None = None) -> int:
 
 def summary(r: dict[str, Any]) -> str:
     lines = [f"device {r['device']}  torch {r['torch']}  triton {r['triton']}"]
-    fc, sm, ch, fi = (r.get(k, {}) for k in ("fma_cancel", "softmax_backward", "bf16_chain", "fidelity"))
-    lines.append(f"exp(x*s - x*s): eager {fc.get('eager')}  plain compile {fc.get('plain_compile')}  "
-                 f"roundoff eager {fc.get('roundoff_eager')}  {fc.get('error', '')}")
-    lines.append(f"softmax backward: trials with NaN plain {sm.get('plain_trials_with_nan')}/13, "
-                 f"roundoff {sm.get('roundoff_trials_with_nan')}/13  {sm.get('error', '')}")
-    lines.append(f"bf16 chain mismatches vs eager: plain {ch.get('plain_mismatch')}, roundoff "
-                 f"{ch.get('roundoff_mismatch')} of {ch.get('elements')}  {ch.get('error', '')}")
+    fc, sm, ch, fi = (
+        r.get(k, {}) for k in ("fma_cancel", "softmax_backward", "bf16_chain", "fidelity")
+    )
+    lines.append(
+        f"exp(x*s - x*s): eager {fc.get('eager')}  plain compile {fc.get('plain_compile')}  "
+        f"roundoff eager {fc.get('roundoff_eager')}  {fc.get('error', '')}"
+    )
+    lines.append(
+        f"softmax backward: trials with NaN plain {sm.get('plain_trials_with_nan')}/13, "
+        f"roundoff {sm.get('roundoff_trials_with_nan')}/13  {sm.get('error', '')}"
+    )
+    lines.append(
+        f"bf16 chain mismatches vs eager: plain {ch.get('plain_mismatch')}, roundoff "
+        f"{ch.get('roundoff_mismatch')} of {ch.get('elements')}  {ch.get('error', '')}"
+    )
     ko = r.get("kept_rounding_override", {})
-    lines.append(f"node override {ko.get('override')}: mismatches vs hand-cast oracle "
-                 f"{ko.get('mismatch_vs_oracle')} (plain compile {ko.get('plain_vs_oracle')})  {ko.get('error', '')}")
-    lines.append(f"fidelity ({fi.get('policy')}, transcendentals={fi.get('transcendentals')}): "
-                 f"{fi.get('error', '')}")
+    lines.append(
+        f"node override {ko.get('override')}: mismatches vs hand-cast oracle "
+        f"{ko.get('mismatch_vs_oracle')} (plain compile {ko.get('plain_vs_oracle')})  {ko.get('error', '')}"
+    )
+    lines.append(
+        f"fidelity ({fi.get('policy')}, transcendentals={fi.get('transcendentals')}): "
+        f"{fi.get('error', '')}"
+    )
     for g in fi.get("graphs", []):
         if "error" in g:
             lines.append(f"  {g['graph']:>22}  ERROR {g['error'][:120]}")
             continue
-        lines.append(f"  {g['graph']:>22}  identical {g['identical_fraction']:.6f}  fma candidates "
-                     f"{g['fma_candidates']}  differing {g['elements'] - g['identical']}  explained "
-                     f"{g['explained']}  unexplained {g['unexplained']}")
-    lines.append(f"  graphs without FMA candidates all identical: {fi.get('no_fma_all_identical')}; "
-                 f"every difference explained: {fi.get('all_differences_explained')}")
+        lines.append(
+            f"  {g['graph']:>22}  identical {g['identical_fraction']:.6f}  fma candidates "
+            f"{g['fma_candidates']}  differing {g['elements'] - g['identical']}  explained "
+            f"{g['explained']}  unexplained {g['unexplained']}"
+        )
+    lines.append(
+        f"  graphs without FMA candidates all identical: {fi.get('no_fma_all_identical')}; "
+        f"every difference explained: {fi.get('all_differences_explained')}"
+    )
     return "\n".join(lines) + "\n"
 
 

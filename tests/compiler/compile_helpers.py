@@ -14,8 +14,12 @@ def eager() -> Policy:
     return get_policy("eager")
 
 
-def with_overrides(policy: Policy, name: str, node: dict[str, OpOverride] | None = None,
-                   op: dict[str, OpOverride] | None = None) -> Policy:
+def with_overrides(
+    policy: Policy,
+    name: str,
+    node: dict[str, OpOverride] | None = None,
+    op: dict[str, OpOverride] | None = None,
+) -> Policy:
     """`policy` with node/op overrides added (what `roundoff blame` emits)."""
     return dataclasses.replace(policy, name=name, node_overrides=node or {}, op_overrides=op or {})
 

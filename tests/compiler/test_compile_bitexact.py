@@ -23,8 +23,12 @@ def test_bf16_chain_plain_compile_differs_roundoff_compile_does_not() -> None:
     before = compilations["eager"]
     ours = roundoff.compile(chain, policy="eager")(*xs)
     assert compilations["eager"] == before + 1, "Dynamo ran the roundoff-compiled chain eagerly"
-    repro = "repro: roundoff.compile(chain, policy='eager')(*bf16 randn(200000) x4, seed 0) vs eager"
-    assert differing(plain, ref) > 0.2, f"plain torch.compile should round only at kernel end; {repro}"
+    repro = (
+        "repro: roundoff.compile(chain, policy='eager')(*bf16 randn(200000) x4, seed 0) vs eager"
+    )
+    assert differing(plain, ref) > 0.2, (
+        f"plain torch.compile should round only at kernel end; {repro}"
+    )
     assert differing(ours, ref) == 0.0, repro
 
 
@@ -43,8 +47,12 @@ def test_zoo_pointwise_graphs_equal_eager(name: str) -> None:
         ref = fn(*inputs)
         out = roundoff.compile(fn, policy="eager")(*inputs)
     assert compilations["eager"] > before, f"Dynamo ran zoo {name!r} eagerly"
-    for i, (o, r) in enumerate(zip(torch.utils._pytree.tree_leaves(out), torch.utils._pytree.tree_leaves(ref))):
-        assert differing(o, r) == 0.0, f"output {i}; repro: roundoff.compile(zoo {name!r}, policy='eager')"
+    for i, (o, r) in enumerate(
+        zip(torch.utils._pytree.tree_leaves(out), torch.utils._pytree.tree_leaves(ref))
+    ):
+        assert differing(o, r) == 0.0, (
+            f"output {i}; repro: roundoff.compile(zoo {name!r}, policy='eager')"
+        )
 
 
 def test_bad_arguments_say_what_to_do() -> None:

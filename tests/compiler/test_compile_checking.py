@@ -27,7 +27,9 @@ def _cancel_inputs() -> tuple[torch.Tensor, ...]:
 
 def test_divergent_policy_warns_with_output_and_metrics() -> None:
     f = roundoff.compile(cancel, policy=get_policy("inductor-gpu"), check="warn")
-    with pytest.warns(RoundoffDivergenceWarning, match=r"output: rmse vs fp64.*non-finite compiled=[1-9]"):
+    with pytest.warns(
+        RoundoffDivergenceWarning, match=r"output: rmse vs fp64.*non-finite compiled=[1-9]"
+    ):
         out = f(*_cancel_inputs())
     assert torch.isinf(out).any(), "repro: inductor-gpu FMA policy on CPU, exp(x*s - y*s)"
     assert (cancel(*_cancel_inputs()) == 1).all()
@@ -61,5 +63,5 @@ def test_module_is_checked_with_its_parameters() -> None:
     assert isinstance(m, torch.nn.Module)
     assert list(m.parameters()) == list(lin.parameters())
     m(torch.randn(8, 16, dtype=torch.bfloat16))
-    (_, checks), = m._roundoff.checker.history
+    ((_, checks),) = m._roundoff.checker.history
     assert checks[0].passed

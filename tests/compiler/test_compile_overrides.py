@@ -37,7 +37,9 @@ def test_node_override_keeps_one_product_in_fp32() -> None:
     oracle = (_f((_f(t) * _f(d)).bfloat16()) - _f(a)).bfloat16()
     f = roundoff.compile(chain, policy=with_overrides(eager(), "keep-ab", node={nid: KEEP}))
     out = f(*xs)
-    repro = f"repro: roundoff.compile(chain, eager + node_overrides {{{nid!r}: round_result=False}})"
+    repro = (
+        f"repro: roundoff.compile(chain, eager + node_overrides {{{nid!r}: round_result=False}})"
+    )
     assert out.dtype == torch.bfloat16
     assert differing(out, oracle) == 0.0, repro
     assert differing(out, chain(*xs)) > 0.01, "override had no effect; " + repro
@@ -48,8 +50,12 @@ def test_op_override_keeps_every_product_in_fp32() -> None:
     a, b, c, d = xs = bf16_inputs(100_000, 4, seed=2)
     t = (_f(a) * _f(b) + _f(c)).bfloat16()
     oracle = (_f(t) * _f(d) - _f(a)).bfloat16()
-    out = roundoff.compile(chain, policy=with_overrides(eager(), "keep-mul", op={"aten.mul": KEEP}))(*xs)
-    assert differing(out, oracle) == 0.0, "repro: eager + op_overrides {'aten.mul': round_result=False}"
+    out = roundoff.compile(
+        chain, policy=with_overrides(eager(), "keep-mul", op={"aten.mul": KEEP})
+    )(*xs)
+    assert differing(out, oracle) == 0.0, (
+        "repro: eager + op_overrides {'aten.mul': round_result=False}"
+    )
 
 
 def test_unknown_node_id_fails_loudly() -> None:
@@ -87,10 +93,14 @@ def test_blame_overrides_through_compile_remove_the_divergence() -> None:
     assert [o.contract_fma for o in fixed.node_overrides.values()] == [False], result.changes
     eager_out = _cancel(*inputs)
     diverged = roundoff.compile(_cancel, policy="inductor-gpu")(*inputs)
-    assert differing(diverged, eager_out) > 0.05, "repro: roundoff.compile(_cancel, 'inductor-gpu') on CPU"
+    assert differing(diverged, eager_out) > 0.05, (
+        "repro: roundoff.compile(_cancel, 'inductor-gpu') on CPU"
+    )
     with pytest.warns(RoundoffEnforcementWarning, match="contraction turned off"):
         out = roundoff.compile(_cancel, policy=fixed)(*inputs)
-    assert differing(out, eager_out) == 0.0, "repro: blame(capture(_cancel)) policy through roundoff.compile"
+    assert differing(out, eager_out) == 0.0, (
+        "repro: blame(capture(_cancel)) policy through roundoff.compile"
+    )
 
 
 def test_kept_rounding_under_fusion_boundary_policy() -> None:
@@ -99,10 +109,16 @@ def test_kept_rounding_under_fusion_boundary_policy() -> None:
     a, b, c, d = xs = bf16_inputs(100_000, 4, seed=3)
     fused = get_policy("inductor-cpu")
     nid = _first_mul_id(xs)
-    single = ((_f(a) * _f(b) + _f(c)) * _f(d) - _f(a)).bfloat16()  # Inductor: one rounding at the end
-    oracle = ((_f((_f(a) * _f(b)).bfloat16()) + _f(c)) * _f(d) - _f(a)).bfloat16()  # a*b rounded too
+    single = (
+        (_f(a) * _f(b) + _f(c)) * _f(d) - _f(a)
+    ).bfloat16()  # Inductor: one rounding at the end
+    oracle = (
+        (_f((_f(a) * _f(b)).bfloat16()) + _f(c)) * _f(d) - _f(a)
+    ).bfloat16()  # a*b rounded too
     base = roundoff.compile(chain, policy=fused)(*xs)
-    out = roundoff.compile(chain, policy=with_overrides(fused, "round-ab", node={nid: OpOverride(round_result=True)}))(*xs)
+    out = roundoff.compile(
+        chain, policy=with_overrides(fused, "round-ab", node={nid: OpOverride(round_result=True)})
+    )(*xs)
     repro = f"repro: roundoff.compile(chain, inductor-cpu + {{{nid!r}: round_result=True}})"
     assert differing(base, single) == 0.0, "inductor-cpu should round once; " + repro
     assert differing(out, oracle) == 0.0, repro
@@ -124,7 +140,11 @@ def test_kept_rounding_bit_trick_matches_torch_cast_on_every_bf16_pattern() -> N
     expected = _rounded_minus_exact(x, y, w)  # eager: the product rounded by torch's own cast
     prog = capture(_rounded_minus_exact, x, y, w)
     nid = next(n.meta["roundoff_id"] for n in prog.graph.nodes if "mul" in str(n.target))
-    pol = with_overrides(get_policy("inductor-cpu"), "round", node={nid: OpOverride(round_result=True)})
+    pol = with_overrides(
+        get_policy("inductor-cpu"), "round", node={nid: OpOverride(round_result=True)}
+    )
     out = roundoff.compile(_rounded_minus_exact, policy=pol)(x, y, w)
     bad = ((out != expected) & ~(out.isnan() & expected.isnan())).nonzero().flatten()
-    assert bad.numel() == 0, f"first bad: x={x[bad[0]].item()!r} y={y[bad[0]].item()!r}; repro: this test"
+    assert bad.numel() == 0, (
+        f"first bad: x={x[bad[0]].item()!r} y={y[bad[0]].item()!r}; repro: this test"
+    )

@@ -15,7 +15,9 @@ from roundoff.policy.model import FmaContraction, RoundingPoint
 
 def test_eager_policy_turns_on_precision_casts_and_contraction_off() -> None:
     s = inductor_settings(eager(), "cpu")
-    assert s.patches["emulate_precision_casts"] is True, "repro: inductor_settings(get_policy('eager'), 'cpu')"
+    assert s.patches["emulate_precision_casts"] is True, (
+        "repro: inductor_settings(get_policy('eager'), 'cpu')"
+    )
     assert s.patches["cpp.enable_floating_point_contract_flag"] == "off"
     assert s.unenforced == ()
     if has_config("eager_numerics.division_rounding"):
@@ -23,8 +25,9 @@ def test_eager_policy_turns_on_precision_casts_and_contraction_off() -> None:
 
 
 def test_fusing_fma_policy_on_cpu_turns_contraction_on() -> None:
-    pol = dataclasses.replace(eager(), rounding=RoundingPoint.FUSION_BOUNDARY,
-                              fma=FmaContraction.WITHIN_FUSION)
+    pol = dataclasses.replace(
+        eager(), rounding=RoundingPoint.FUSION_BOUNDARY, fma=FmaContraction.WITHIN_FUSION
+    )
     s = inductor_settings(pol, "cpu")
     assert s.patches["emulate_precision_casts"] is False
     assert s.patches["cpp.enable_floating_point_contract_flag"] == "fast"
@@ -33,7 +36,9 @@ def test_fusing_fma_policy_on_cpu_turns_contraction_on() -> None:
 def test_gpu_conflict_is_reported_not_hidden() -> None:
     # Triton FP fusion follows `not emulate_precision_casts`: fusion-boundary rounding without FMA
     # cannot be expressed on GPU, and must be listed.
-    pol = dataclasses.replace(eager(), rounding=RoundingPoint.FUSION_BOUNDARY, fma=FmaContraction.NEVER)
+    pol = dataclasses.replace(
+        eager(), rounding=RoundingPoint.FUSION_BOUNDARY, fma=FmaContraction.NEVER
+    )
     s = inductor_settings(pol, "cuda")
     assert any("fma=never" in u for u in s.unenforced), s.unenforced
     honor = dataclasses.replace(eager(), rounding=RoundingPoint.FUSION_BOUNDARY_HONOR_CASTS)
@@ -42,7 +47,9 @@ def test_gpu_conflict_is_reported_not_hidden() -> None:
 
 def test_every_patched_knob_exists_in_installed_torch() -> None:
     for name in inductor_settings(eager(), "cuda").patches:
-        assert has_config(name), f"patch {name!r} not in torch {torch.__version__}'s inductor config"
+        assert has_config(name), (
+            f"patch {name!r} not in torch {torch.__version__}'s inductor config"
+        )
 
 
 def test_bad_policy_type() -> None:

@@ -42,7 +42,9 @@ def resolve_policy(policy: Policy | str) -> Policy:
     if isinstance(policy, Policy):
         return policy
     if not isinstance(policy, str):
-        raise TypeError(f"policy must be a roundoff Policy or a preset name/TOML path, got {policy!r}")
+        raise TypeError(
+            f"policy must be a roundoff Policy or a preset name/TOML path, got {policy!r}"
+        )
     from roundoff.policy import get_policy
 
     return get_policy(policy)
@@ -67,18 +69,28 @@ def _patched(settings: InductorSettings, no_autograd_cache: bool) -> Iterator[No
         yield
 
 
-def _forbid_fma_if_asked(policy: Policy, device: str, settings: InductorSettings) -> InductorSettings:
+def _forbid_fma_if_asked(
+    policy: Policy, device: str, settings: InductorSettings
+) -> InductorSettings:
     """On CPU, an override forbidding one FMA (``contract_fma=False``, what blame emits for the
     FMA cases) turns C++ contraction off for the whole compilation: a superset of the fix, noted in
     `unenforced` so the backend warns about it."""
-    forbids = [k for k, o in {**policy.op_overrides, **policy.node_overrides}.items()
-               if o.contract_fma is False]
+    forbids = [
+        k
+        for k, o in {**policy.op_overrides, **policy.node_overrides}.items()
+        if o.contract_fma is False
+    ]
     if not forbids or device != "cpu" or settings.patches.get(_CPP_CONTRACT) != "fast":
         return settings
-    note = (f"contract_fma=False on {', '.join(forbids)}: C++ FP contraction turned off for the whole "
-            f"compilation (Inductor has no per-node switch)")
-    return dataclasses.replace(settings, patches={**settings.patches, _CPP_CONTRACT: "off"},
-                               unenforced=settings.unenforced + (note,))
+    note = (
+        f"contract_fma=False on {', '.join(forbids)}: C++ FP contraction turned off for the whole "
+        f"compilation (Inductor has no per-node switch)"
+    )
+    return dataclasses.replace(
+        settings,
+        patches={**settings.patches, _CPP_CONTRACT: "off"},
+        unenforced=settings.unenforced + (note,),
+    )
 
 
 def make_backend(
@@ -102,11 +114,14 @@ def make_backend(
         device = _device_type(example_inputs)
         settings = _forbid_fma_if_asked(policy, device, inductor_settings(policy, device))
         for item in settings.unenforced:
-            warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2)
+            warnings.warn(
+                RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2
+            )
         keys = node_keys() if policy.node_overrides else {}
         fma_off = settings.patches.get(_CPP_CONTRACT) == "off" and device == "cpu"
-        placer = OverridePlacer(policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts,
-                                fma_off)
+        placer = OverridePlacer(
+            policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts, fma_off
+        )
         state = {"graphs": 0, "backward_pending": False}
 
         def inner(graph: torch.fx.GraphModule, inputs: Any, **kwargs: Any) -> Any:
@@ -127,13 +142,16 @@ def make_backend(
     return backend
 
 
-def _registered_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Mapping | None = None,
-                        **_: Any) -> Any:
+def _registered_backend(
+    gm: torch.fx.GraphModule, example_inputs: list[Any], options: Mapping | None = None, **_: Any
+) -> Any:
     """``torch.compile(m, backend="roundoff", options={"policy": "eager"})``."""
     options = dict(options or {})
     policy = resolve_policy(options.pop("policy", "eager"))
     if options:
-        raise ValueError(f"backend 'roundoff' accepts options {{'policy': ...}} only, got {sorted(options)}")
+        raise ValueError(
+            f"backend 'roundoff' accepts options {{'policy': ...}} only, got {sorted(options)}"
+        )
     return make_backend(policy)(gm, example_inputs)
 
 
@@ -161,9 +179,13 @@ def compile(
     (see ``roundoff.compiler.checking``).
     """
     if not callable(model_or_fn):
-        raise TypeError(f"roundoff.compile expects a callable or nn.Module, got {type(model_or_fn).__name__}")
+        raise TypeError(
+            f"roundoff.compile expects a callable or nn.Module, got {type(model_or_fn).__name__}"
+        )
     if "backend" in torch_compile_kwargs:
-        raise ValueError("roundoff.compile sets the backend itself; pass policy=... instead of backend=...")
+        raise ValueError(
+            "roundoff.compile sets the backend itself; pass policy=... instead of backend=..."
+        )
     pol = resolve_policy(policy)
     checker_args = (check, sample_every)
     Checker(model_or_fn, model_or_fn, *checker_args)  # validates check / sample_every up front
@@ -175,17 +197,22 @@ def compile(
 class _Compiled:
     """State behind a roundoff.compile wrapper: lazy capture for node keys, then a Checker."""
 
-    def __init__(self, fn: Callable, policy: Policy, check: str | None, sample_every: int,
-                 kwargs: dict) -> None:
+    def __init__(
+        self, fn: Callable, policy: Policy, check: str | None, sample_every: int, kwargs: dict
+    ) -> None:
         self.fn, self.policy = fn, policy
         self.keys: Mapping[str, tuple[NodeKey, int]] | None = None
         self.placements: list[str] = []
-        compiled = torch.compile(fn, backend=make_backend(policy, self._node_keys, self.placements), **kwargs)
+        compiled = torch.compile(
+            fn, backend=make_backend(policy, self._node_keys, self.placements), **kwargs
+        )
         self.checker = Checker(fn, compiled, check, sample_every)
 
     def _node_keys(self) -> Mapping[str, tuple[NodeKey, int]]:
         if self.keys is None:
-            raise RoundoffPlacementError("internal: node keys requested before the first call captured them")
+            raise RoundoffPlacementError(
+                "internal: node keys requested before the first call captured them"
+            )
         return self.keys
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -193,7 +220,9 @@ class _Compiled:
             from roundoff.capture import capture
 
             if kwargs:
-                raise RoundoffPlacementError("node overrides need positional tensor inputs to capture the callable")
+                raise RoundoffPlacementError(
+                    "node overrides need positional tensor inputs to capture the callable"
+                )
             program = capture(self.fn, *args)
             self.keys = program_keys(program, self.policy.node_overrides)
         try:

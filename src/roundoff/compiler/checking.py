@@ -67,7 +67,9 @@ def _same(ref: torch.Tensor, res: torch.Tensor, ref64: torch.Tensor) -> bool:
     return same_rule(ref, res, ref64, tol=1e-4)
 
 
-def compare_outputs(compiled: Any, eager: Any, fp64: Any | Callable[[], Any]) -> tuple[OutputCheck, ...]:
+def compare_outputs(
+    compiled: Any, eager: Any, fp64: Any | Callable[[], Any]
+) -> tuple[OutputCheck, ...]:
     """Verdict and metrics for every floating-point tensor leaf of the outputs (pytree order).
 
     `fp64` may be a zero-argument callable: it is then run only if some output is not allclose to
@@ -87,7 +89,9 @@ def compare_outputs(compiled: Any, eager: Any, fp64: Any | Callable[[], Any]) ->
         if not (isinstance(c, torch.Tensor) and c.is_floating_point()):
             continue
         c, e = c.detach(), e.detach()
-        close = c.shape == e.shape and bool(torch.allclose(e, c, atol=1e-4, rtol=1e-4, equal_nan=True))
+        close = c.shape == e.shape and bool(
+            torch.allclose(e, c, atol=1e-4, rtol=1e-4, equal_nan=True)
+        )
         diff = (c.double() - e.double()).abs()
         differs = (c != e) & ~(c.isnan() & e.isnan())
         finite = diff[torch.isfinite(diff)]
@@ -113,7 +117,10 @@ def run_fp64(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """`fn` on fp64 copies of the arguments (and of a module's parameters and buffers)."""
     args64, kwargs64 = pytree.tree_map(_to64, (args, kwargs))
     if isinstance(fn, torch.nn.Module):
-        state = {k: _to64(v) for k, v in {**dict(fn.named_parameters()), **dict(fn.named_buffers())}.items()}
+        state = {
+            k: _to64(v)
+            for k, v in {**dict(fn.named_parameters()), **dict(fn.named_buffers())}.items()
+        }
         return torch.func.functional_call(fn, state, args64, kwargs64)
     return fn(*args64, **kwargs64)
 
@@ -121,12 +128,21 @@ def run_fp64(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 class Checker:
     """Wraps a compiled callable; every `sample_every`-th call (the first included) is checked."""
 
-    def __init__(self, original: Callable, compiled: Callable, mode: str | None, sample_every: int) -> None:
+    def __init__(
+        self, original: Callable, compiled: Callable, mode: str | None, sample_every: int
+    ) -> None:
         if mode not in CHECK_MODES:
             raise ValueError(f"check={mode!r} is not accepted; use None, 'warn' or 'raise'")
         if not isinstance(sample_every, int) or sample_every < 1:
-            raise ValueError(f"sample_every={sample_every!r} must be a positive int (1 checks every call)")
-        self.original, self.compiled, self.mode, self.sample_every = original, compiled, mode, sample_every
+            raise ValueError(
+                f"sample_every={sample_every!r} must be a positive int (1 checks every call)"
+            )
+        self.original, self.compiled, self.mode, self.sample_every = (
+            original,
+            compiled,
+            mode,
+            sample_every,
+        )
         self.calls = 0
         self.history: list[tuple[int, tuple[OutputCheck, ...]]] = []
 

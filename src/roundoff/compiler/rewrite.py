@@ -106,8 +106,9 @@ def program_keys(program, node_ids: Iterable[str]) -> dict[str, tuple[NodeKey, i
         if nid not in by_id:
             known = ", ".join(sorted(i for i in by_id if i)[:8])
             raise RoundoffPlacementError(
-                f"node override {nid!r} names no computing node of the captured program "
-                f"(ids look like {known}, ...); run `roundoff trace` to see the ids"
+                f"node override {nid!r} names no computing node of the forward capture of your "
+                f"callable (ids look like {known}, ...); run `roundoff trace` to see the ids. Ids of "
+                f"backward-only nodes or of decomposed nodes (n7.0) cannot be placed by roundoff.compile"
             )
         key = by_id[nid]
         if key.source is None:
@@ -140,7 +141,9 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         return
     with graph.inserting_before(node):
         args = [
-            _cast(graph, a, torch.float32) if isinstance(a, torch.fx.Node) and _float_dtype(a) in _LOW_PRECISION else a
+            _cast(graph, a, torch.float32)
+            if isinstance(a, torch.fx.Node) and _float_dtype(a) in _LOW_PRECISION
+            else a
             for a in node.args
         ]
     node.args = tuple(args)
@@ -163,7 +166,9 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
 def _call(graph: torch.fx.Graph, target: object, *args: object) -> torch.fx.Node:
     node = graph.call_function(target, args)
     vals = [a.meta.get("val") if isinstance(a, torch.fx.Node) else a for a in args]
-    if all(not isinstance(a, torch.fx.Node) or isinstance(v, torch.Tensor) for a, v in zip(args, vals)):
+    if all(
+        not isinstance(a, torch.fx.Node) or isinstance(v, torch.Tensor) for a, v in zip(args, vals)
+    ):
         node.meta["val"] = target(*vals)
     return node
 
@@ -188,12 +193,22 @@ def keep_rounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     with graph.inserting_before(node.next):  # one anchor: new nodes land in creation order
         up = _cast(graph, node, torch.float32)
         nan = _call(graph, aten.isnan.default, up)
-        bits = _call(graph, aten.view.dtype, _call(graph, aten.where.ScalarSelf, nan, 0.0, up), torch.int32)
-        lsb = _call(graph, aten.bitwise_and.Scalar,
-                    _call(graph, aten.bitwise_right_shift.Tensor_Scalar, bits, 16), 1)
+        bits = _call(
+            graph, aten.view.dtype, _call(graph, aten.where.ScalarSelf, nan, 0.0, up), torch.int32
+        )
+        lsb = _call(
+            graph,
+            aten.bitwise_and.Scalar,
+            _call(graph, aten.bitwise_right_shift.Tensor_Scalar, bits, 16),
+            1,
+        )
         biased = _call(graph, aten.add.Tensor, _call(graph, aten.add.Tensor, bits, lsb), 0x7FFF)
-        rounded = _call(graph, aten.view.dtype, _call(graph, aten.bitwise_and.Scalar, biased, -65536),
-                        torch.float32)
+        rounded = _call(
+            graph,
+            aten.view.dtype,
+            _call(graph, aten.bitwise_and.Scalar, biased, -65536),
+            torch.float32,
+        )
         out = _cast(graph, _call(graph, aten.where.self, nan, up, rounded), dtype)
     for user in users:
         user.replace_input_with(node, out)
@@ -204,7 +219,9 @@ def _matches_op(name: str, node: torch.fx.Node) -> bool:
     return full == name or full.rsplit(".", 1)[0] == name
 
 
-def check_override(label: str, override: OpOverride, emulates_casts: bool, fma_off: bool = False) -> str | None:
+def check_override(
+    label: str, override: OpOverride, emulates_casts: bool, fma_off: bool = False
+) -> str | None:
     """The rewrite `override` needs ("keep_unrounded", "keep_rounded" or None); raise if it cannot
     be enforced.
 
@@ -212,7 +229,9 @@ def check_override(label: str, override: OpOverride, emulates_casts: bool, fma_o
     the C++ contraction flag off because some override forbids an FMA), so ``contract_fma=False``
     holds everywhere, this node included. Under per-op rounding (`emulates_casts`) every result is
     rounded already, so a kept rounding (``round_result=True``, ``compute=STORAGE``) needs nothing."""
-    if override.contract_fma is True or (override.contract_fma is False and not (emulates_casts or fma_off)):
+    if override.contract_fma is True or (
+        override.contract_fma is False and not (emulates_casts or fma_off)
+    ):
         raise RoundoffPlacementError(
             f"override {label}: contract_fma={override.contract_fma} cannot be set per node in "
             f"Inductor (contraction is a per-kernel Triton/C++ flag; on CPU roundoff turns it off for "
@@ -245,8 +264,11 @@ class OverridePlacer:
             return check_override(label, o, emulates_casts, fma_off)
 
         self.op_rewrites = {n: a for n, o in op_overrides.items() if (a := needs(f"op {n!r}", o))}
-        self.node_rewrites = {nid: (node_keys[nid], a) for nid, o in node_overrides.items()
-                              if (a := needs(f"node {nid!r}", o))}
+        self.node_rewrites = {
+            nid: (node_keys[nid], a)
+            for nid, o in node_overrides.items()
+            if (a := needs(f"node {nid!r}", o))
+        }
         self.placed: dict[str, str] = {}
 
     @property
@@ -282,8 +304,10 @@ class OverridePlacer:
     def finish(self) -> None:
         missing = [nid for nid in self.node_rewrites if nid not in self.placed]
         if missing:
-            detail = ", ".join(f"{nid} ({k.op} at {k.source}#{k.occurrence})" for nid, (k, _) in
-                               ((m, self.node_rewrites[m][0]) for m in missing))
+            detail = ", ".join(
+                f"{nid} ({k.op} at {k.source}#{k.occurrence})"
+                for nid, (k, _) in ((m, self.node_rewrites[m][0]) for m in missing)
+            )
             raise RoundoffPlacementError(
                 f"node overrides not found in any compiled graph: {detail}; the op may have been "
                 f"decomposed or fused away by Inductor's pre-lowering passes"

@@ -47,7 +47,7 @@ class InductorSettings:
 
 def has_config(name: str) -> bool:
     """Whether the installed ``torch._inductor.config`` has the (dotted) option `name`."""
-    import torch._inductor.config as config
+    from torch._inductor import config
 
     obj: Any = config
     for part in name.split("."):
@@ -91,7 +91,9 @@ def inductor_settings(policy: Policy, device_type: str) -> InductorSettings:
         if has_config(_CPP_CONTRACT):
             patches[_CPP_CONTRACT] = "fast" if contract and not per_op else "off"
         if contract and per_op:
-            unenforced.append("fma=within_fusion with every_op rounding: no fused kernel to contract in")
+            unenforced.append(
+                "fma=within_fusion with every_op rounding: no fused kernel to contract in"
+            )
     elif contract == per_op:
         want = "within_fusion" if contract else "never"
         unenforced.append(
