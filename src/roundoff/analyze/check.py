@@ -25,7 +25,8 @@ from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics, round_value
-from roundoff.execute.run import _check_inputs, plan_numerics
+from roundoff.execute.run import complete_inputs, plan_numerics
+from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.policy.model import Policy
 
@@ -70,7 +71,7 @@ def check(
     `local=False` skips the local-error recomputation (about a third of the work).
     """
     program = _program(target, inputs, backward)
-    inputs = _check_inputs(program, inputs)
+    inputs = complete_inputs(program, inputs)
     plan_a = _plan(program, policy)
     sides = [plan_numerics(plan_a, transcendentals), OracleNumerics()]
     vs_oracle = isinstance(against, str) and against in ORACLE_NAMES
@@ -90,9 +91,25 @@ def check(
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
-        hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled), notes=tuple(plan_a.notes),
+        hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
+        notes=tuple(plan_a.notes) + _inexact_note(plan_a),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+_INEXACT = (OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION)
+
+
+def _inexact_note(plan: Plan) -> tuple[str, ...]:
+    """Say where the emulation cannot be bit-exact to the backend (summation order)."""
+    n = sum(1 for d in plan.decisions.values() if d.op_class in _INEXACT)
+    if not n:
+        return ()
+    return (
+        f"{n} reduction/matmul-like node(s) are emulated with torch's own kernels in the modelled accumulate "
+        "dtype, rounded once: not bit-exact to the backend (summation order differs); their error is "
+        "bounded against the fp64 oracle instead.",
+    )
 
 
 def _culprits(reports: tuple[NodeReport, ...], limit: int = 5) -> tuple[str, ...]:

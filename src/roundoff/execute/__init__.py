@@ -1,12 +1,12 @@
 """roundoff.execute: run a Plan with its numerics emulated, the fp64 oracle, and the real eager run.
 
-Public API: `run_plan`, `run_oracle`, `run_eager`, `run_keep`, `Lockstep` (several numerics over one
+Public API: `run_plan`, `complete_inputs`, `run_oracle`, `run_eager`, `run_keep`, `Lockstep` (several numerics over one
 graph in one streaming pass), `PlanNumerics`, `OracleNumerics`, `TranscendentalImpl`.
 """
 
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
-from roundoff.execute.run import plan_numerics, run_eager, run_keep, run_oracle, run_plan
+from roundoff.execute.run import complete_inputs, plan_numerics, run_eager, run_keep, run_oracle, run_plan
 from roundoff.execute.transcendental import TranscendentalImpl
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "OracleNumerics",
     "PlanNumerics",
     "TranscendentalImpl",
+    "complete_inputs",
     "plan_numerics",
     "run_eager",
     "run_keep",

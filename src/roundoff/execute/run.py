@@ -14,7 +14,7 @@ from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.plan.model import Plan
 
 
-def _check_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
+def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
     """`inputs` validated against the capture's example inputs (dtype, shape).
 
     A prefix is accepted: the remaining graph inputs (a module's parameters and buffers) are taken
@@ -50,21 +50,21 @@ def run_plan(
     plan: Plan, inputs: Sequence[Any], *, transcendentals: str | TranscendentalImpl = "eager"
 ) -> tuple[torch.Tensor, ...]:
     """Outputs of `plan.program` with the plan's numerics emulated, in their storage dtypes."""
-    inputs = _check_inputs(plan.program, inputs)
+    inputs = complete_inputs(plan.program, inputs)
     (out,) = Lockstep(plan.program, [plan_numerics(plan, transcendentals)]).run_inputs(inputs)
     return tuple(out)
 
 
 def run_oracle(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, ...]:
     """Outputs of `program` with every float value in fp64 (inputs upcast exactly, casts ignored)."""
-    inputs = _check_inputs(program, inputs)
+    inputs = complete_inputs(program, inputs)
     (out,) = Lockstep(program, [OracleNumerics()]).run_inputs(inputs)
     return tuple(out)
 
 
 def run_eager(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, ...]:
     """The real eager PyTorch run of the captured graph."""
-    inputs = _check_inputs(program, inputs)
+    inputs = complete_inputs(program, inputs)
     with torch.no_grad():
         return tuple(program.graph_module(*inputs))
 
@@ -81,7 +81,7 @@ def run_keep(
     Pass (a copy of) that environment, minus the nodes a change can affect, as `initial_env` to
     re-run only the rest (partial evaluation; blame uses this).
     """
-    inputs = _check_inputs(plan.program, inputs)
+    inputs = complete_inputs(plan.program, inputs)
     ls = Lockstep(plan.program, [plan_numerics(plan, transcendentals)], keep=True)
     (out,) = ls.run_inputs(inputs, initial_env=dict(initial_env) if initial_env else None)
     return tuple(out), ls.env
