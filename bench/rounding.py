@@ -1,6 +1,6 @@
 """Benchmark: round_to (eager and fused) against torch's cast round trip, ml_dtypes, pychop and qtorch.
 
-Usage: python bench/rounding.py [--n 16777216] [--repeat 7] [--device cpu|cuda] [--out bench/results]
+Usage: python bench/rounding.py [--n 16777216] [--repeat 7] [--device cpu|cuda] [--out bench/results] [--threads 1]
 Prints a rich table (time per element, elements/s, ratio to torch's round trip, disagreements with
 torch's cast) and writes bench/results/rounding-<device>.json and .txt with the command that made them.
 Disagreements are counted on 2**22 random fp32 bit patterns (all of NaN/inf/subnormal included, any NaN
@@ -158,7 +158,11 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--out", default="bench/results")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (default 1: on a shared, loaded machine every multi-threaded op waits "
+                        "for a descheduled worker, which swamps the measurement)")
     a = p.parse_args()
+    torch.set_num_threads(a.threads)
     result = run(a.n, a.repeat, a.device)
     console = Console(record=True, width=140)
     console.print(table(result))
