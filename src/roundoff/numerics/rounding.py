@@ -29,6 +29,7 @@ which costs seconds, then close to memory bandwidth).
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 
 import torch
@@ -67,9 +68,14 @@ def _compiled(src_dtype: torch.dtype, fmt: Format, mode: RoundingMode) -> Callab
     def rounded(x: torch.Tensor) -> torch.Tensor:
         return kernel(x, src, fmt, mode, branchless=True)
 
+    # Dynamo keeps its compiled graphs on the code object, at most a few per object (recompile limit):
+    # one code object per (dtype, format, mode) stops variants from evicting each other into eager.
+    name = f"round_{str(src_dtype).removeprefix('torch.')}_to_{fmt.name}_{mode.value}"
+    code = rounded.__code__.replace(co_name=name)
+    variant = types.FunctionType(code, rounded.__globals__, name, rounded.__defaults__, rounded.__closure__)
     # Not dynamic=True: torch 2.11 then turns the kernel's integer constants into symbols and fails on
     # `1 << shift`. The length is marked dynamic per call instead (`_apply`), constants stay static.
-    return torch.compile(rounded)
+    return torch.compile(variant)
 
 
 def _apply(x: torch.Tensor, src: Source, fmt: Format, mode: RoundingMode, fused: bool) -> torch.Tensor:
