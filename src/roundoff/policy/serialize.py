@@ -32,8 +32,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from roundoff.ops.classes import OpClass
 from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
@@ -154,6 +152,12 @@ def policy_from_dict(data: Mapping[str, Any]) -> Policy:
 
 def policy_to_toml(policy: Policy) -> str:
     """TOML text for `policy`; ``policy_from_toml`` of it equals `policy`."""
+    try:
+        import tomli_w  # only saving needs it: loading/analysis must work without it
+    except ImportError:
+        raise ImportError(
+            "saving a policy as TOML needs the 'tomli_w' package; install it with `pip install tomli_w`"
+        ) from None
     return tomli_w.dumps(policy_to_dict(validate(policy)))
 
 
