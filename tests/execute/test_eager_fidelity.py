@@ -63,17 +63,38 @@ def test_oracle_equals_fp64_eager(recipe: list) -> None:
 
 # Eager CPU kernels for add/sub/rsub cast a Python-scalar operand to the tensor's dtype *before* the
 # fp32 opmath computation (the scalar is rounded to bf16/fp16); mul and div read it unrounded
-# (`original_scalar_value`). The eager preset models every scalar as unrounded, so add/sub with a
-# scalar differ until the plan records `scalar_format` for them. The emulator itself handles it:
-# given that decision it is bit-exact (second test).
+# (`original_scalar_value`). The eager preset records that per op (`OpOverride.scalars`), so the
+# plan gives add/sub a `scalar_format` and leaves mul's scalar unrounded.
 _SCALAR_RECIPE = [("add", 0, 0, 0.1), ("sub", 3, 0, 0.180336877703666687), ("mul", 4, 0, 0.1)]
 
 
-@pytest.mark.xfail(strict=True, reason="eager preset treats add/sub scalars as unrounded; CPU kernels round them")
-def test_add_sub_scalar_preset_matches_eager() -> None:
-    fn, xs = build(_SCALAR_RECIPE), inputs(torch.bfloat16)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_add_sub_scalar_preset_matches_eager(dtype: torch.dtype) -> None:
+    fn, xs = build(_SCALAR_RECIPE), inputs(dtype)
     (emu,) = run_plan(plan(capture(fn, *xs), "eager"), xs)
-    assert same_bits(emu, fn(*xs))
+    real = fn(*xs)
+    assert same_bits(emu, real), f"{n_differ(emu, real)} differ; repro: build({_SCALAR_RECIPE!r}), {dtype}, 'eager'"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_add_sub_scalar_eager_cuda_preset_differs_on_cpu(dtype: torch.dtype) -> None:
+    """eager-cuda keeps add/sub scalars unrounded, which CPU eager does not: the model must see it."""
+    fn, xs = build(_SCALAR_RECIPE), inputs(dtype)
+    (emu,) = run_plan(plan(capture(fn, *xs), "eager-cuda"), xs)
+    real = fn(*xs)
+    assert n_differ(emu, real) > 0, f"repro: build({_SCALAR_RECIPE!r}), {dtype}, 'eager-cuda' equals CPU eager"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(recipe=recipes(scalar_ops=("add", "sub", "mul", "div")))
+def test_random_scalar_pointwise_bf16_equals_eager(recipe: list) -> None:
+    _check_random(recipe, torch.bfloat16)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(recipe=recipes(scalar_ops=("add", "sub", "mul", "div")))
+def test_random_scalar_pointwise_fp16_equals_eager(recipe: list) -> None:
+    _check_random(recipe, torch.float16)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])

@@ -16,10 +16,12 @@ from roundoff.policy import (
     PRESETS,
     ComputePrecision,
     RoundingPoint,
+    ScalarMixing,
     class_precision,
     compute_dtype,
     compute_precision,
     get_policy,
+    scalar_mixing,
 )
 
 _DT = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp64": torch.float64}
@@ -67,6 +69,7 @@ norm  fp64 fp64 fp64 every_op n
 
 GOLDEN: dict[str, str] = {
     "eager": _OPMATH_EVERY,
+    "eager-cuda": _OPMATH_EVERY,  # differs from eager only in how scalars mix (table below)
     "inductor-gpu": _FUSED_FMA,
     "inductor-cpu": _FUSED_NO_FMA,
     "inductor-emulate": _OPMATH_EVERY,
@@ -183,7 +186,7 @@ def test_every_preset_has_description_and_source() -> None:
         assert len(policy.source) > 10, f"{policy.name}: source {policy.source!r} too thin"
     names = list(PRESETS)
     assert names == [
-        "eager", "inductor-gpu", "inductor-cpu", "inductor-emulate", "xla-2.9", "xla-2.10",
+        "eager", "eager-cuda", "inductor-gpu", "inductor-cpu", "inductor-emulate", "xla-2.9", "xla-2.10",
         "xla-neuron", "xla-excess-precision", "thunder-nvfuser", "thunder-autocast", "fp32", "fp64",
     ]  # fmt: skip
 
@@ -192,3 +195,42 @@ def test_fusion_none_presets_round_every_op() -> None:
     for policy in PRESETS.values():
         if policy.fusion.value == "none":
             assert policy.rounding is RoundingPoint.EVERY_OP, policy.name
+
+
+# How a Python scalar meets a bf16/fp16 tensor, per (preset, op): "rnd" = rounded to the tensor's
+# dtype before the fp32 opmath computation, "unr" = enters fp32 unrounded. From the sources:
+# eager CPU: TensorIterator casts CPU scalars to the common dtype (add/sub/rsub, pow, fmod,
+# remainder), except the kernels that read `iter.original_scalar_value<opmath_t>` (mul, div in
+# BinaryOpsKernel.cpp) or take the scalar as opmath_t (addcmul/addcdiv `value`, lerp's weight).
+# eager CUDA: opmath_gpu_kernel_with_scalars reads every scalar as opmath_t. torch_xla:
+# GetIrValueForScalar(value, element_type) for every op. Inductor / Thunder: fp32 scalar constants.
+_SCALAR_OPS = ("aten.add.Tensor", "aten.sub.Tensor", "aten.rsub.Scalar", "aten.mul.Tensor",
+               "aten.div.Tensor", "aten.pow.Tensor_Scalar", "aten.fmod.Scalar",
+               "aten.remainder.Scalar", "aten.addcmul.default", "aten.lerp.Scalar")  # fmt: skip
+SCALARS_GOLDEN = """
+preset            add sub rsub mul div pow fmod remainder addcmul lerp
+eager             rnd rnd rnd  unr unr rnd rnd  rnd       unr     unr
+eager-cuda        unr unr unr  unr unr unr unr  unr       unr     unr
+inductor-gpu      unr unr unr  unr unr unr unr  unr       unr     unr
+inductor-cpu      unr unr unr  unr unr unr unr  unr       unr     unr
+xla-2.9           rnd rnd rnd  rnd rnd rnd rnd  rnd       rnd     rnd
+xla-2.10          rnd rnd rnd  rnd rnd rnd rnd  rnd       rnd     rnd
+thunder-nvfuser   unr unr unr  unr unr unr unr  unr       unr     unr
+"""
+_MIXING = {"rnd": ScalarMixing.ROUND_TO_STORAGE, "unr": ScalarMixing.OPMATH_UNROUNDED}
+
+
+def test_scalar_mixing_golden_table() -> None:
+    header, *rows = SCALARS_GOLDEN.strip().splitlines()
+    assert len(header.split()) == len(_SCALAR_OPS) + 1
+    diff = []
+    for row in rows:
+        preset, *cells = row.split()
+        for op, cell in zip(_SCALAR_OPS, cells):
+            got = scalar_mixing(get_policy(preset), op, node_id="n3")
+            if got is not _MIXING[cell]:
+                diff.append(f"  {preset} {op}: spec {cell} got {got.value}")
+    assert not diff, (
+        "scalar mixing differs:\n" + "\n".join(diff)
+        + "\nrepro: pytest tests/policy/test_policy_golden.py -k scalar_mixing"
+    )

@@ -57,6 +57,8 @@ def test_override_tables_use_documented_layout() -> None:
     data = tomllib.loads(policy_to_toml(policy))
     assert data["op_overrides"] == {"aten.mul": {"compute": "storage"}}
     assert data["node_overrides"] == {"n12": {"contract_fma": False}}
+    eager = tomllib.loads(policy_to_toml(PRESETS["eager"]))
+    assert eager["op_overrides"]["aten.add"] == {"scalars": "round_to_storage"}
 
 
 def _fields(policy: Policy) -> dict:
@@ -71,6 +73,7 @@ _override = st.builds(
     compute=st.none() | st.sampled_from(ComputePrecision),
     round_result=st.none() | st.booleans(),
     contract_fma=st.none() | st.booleans(),
+    scalars=st.none() | st.sampled_from(ScalarMixing),
 ).filter(lambda o: not o.is_empty())
 _op_keys = st.sampled_from(
     ["aten.mul", "aten.mul.Tensor", "aten.add.Tensor", "aten.exp", "aten.mm.default", "prims.fma"]
@@ -150,7 +153,9 @@ BAD = {
     "bad op key": ({"op_overrides": {"mul": {"compute": "storage"}}}, ["op_overrides.mul"]),
     "unknown override field": ({"op_overrides": {"aten.mul": {"precision": "storage"}}},
                                ["op_overrides.aten.mul", "'precision'"]),
-    "empty override": ({"node_overrides": {"n3": {}}}, ["node_overrides.n3", "sets nothing"]),
+    "unknown override scalars": ({"op_overrides": {"aten.add": {"scalars": "sometimes"}}},
+                                 ["op_overrides.aten.add.scalars", "'round_to_storage'"]),
+    "empty override": ({"node_overrides": {"n3": {}}}, ["node_overrides.n3", "sets nothing", "scalars"]),
     "bad node id": ({"node_overrides": {"x12": {"contract_fma": False}}},
                     ["node_overrides.x12", "'n12'"]),
     "non-bool flag": ({"node_overrides": {"n12": {"contract_fma": "no"}}},
@@ -205,4 +210,8 @@ def test_get_policy_names_and_errors(tmp_path: Path) -> None:
 def test_hand_built_policy_with_wrong_types_rejected() -> None:
     bad = Policy(**{**_fields(PRESETS["eager"]), "rounding": "every_op"})
     with pytest.raises(PolicyError, match="'rounding'.*RoundingPoint"):
+        get_policy(bad)
+    bad = Policy(**{**_fields(PRESETS["eager"]),
+                    "op_overrides": {"aten.add": OpOverride(scalars="round_to_storage")}})  # type: ignore[arg-type]  # fmt: skip
+    with pytest.raises(PolicyError, match=r"op_overrides\.aten\.add\.scalars.*ScalarMixing"):
         get_policy(bad)

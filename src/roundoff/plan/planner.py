@@ -15,7 +15,8 @@ Steps, each a pure function of (program, policy):
    (``roundoff.plan.fma``).
 
 Per-node and per-op overrides (``policy.node_overrides`` > overload > packet > class) are resolved by
-``roundoff.policy``. Rounding is RNE to the storage dtype; subnormals, overflow and NaN are whatever
+``roundoff.policy``; an override's ``scalars`` sets that node's scalar format, and ``compute=OPMATH``
+on a matmul-like node keeps its operands as stored (no ``matmul_input`` downcast). Rounding is RNE to the storage dtype; subnormals, overflow and NaN are whatever
 the rounding does (see ``roundoff.numerics``): the plan only says where.
 """
 
@@ -143,7 +144,25 @@ def _first_tensor_dtype(node: torch.fx.Node, promote: torch.dtype | None) -> tor
 
 
 def _has_scalar_operand(node: torch.fx.Node) -> bool:
-    return any(isinstance(a, (int, float)) and not isinstance(a, bool) for a in node.args)
+    """A Python number among the args or keyword args (``alpha``, ``value``, ``min``, ...)."""
+    values = (*node.args, *node.kwargs.values())
+    return any(isinstance(a, (int, float)) and not isinstance(a, bool) for a in values)
+
+
+def _input_format(
+    cls: OpClass, precision: ComputePrecision | None, override: OpOverride,
+    value_dtype: torch.dtype, policy: Policy,
+) -> str | None:
+    """Format tensor operands are rounded to first (None: as read); see OpOverride for matmuls."""
+    if cls in _MATMUL_LIKE:
+        if override.compute is ComputePrecision.OPMATH:
+            return None  # taken out of the autocast: operands as stored
+        if policy.matmul_input is not None:
+            dt.dtype_of_format(policy.matmul_input, "matmul_input")
+            return policy.matmul_input
+    if precision is ComputePrecision.STORAGE:
+        return dt.format_of(value_dtype)
+    return None
 
 
 def _base(
@@ -165,17 +184,14 @@ def _base(
     if not dt.is_float(value_dtype):
         return _Base(info.name, cls, storage, value_dtype, None, None, None, override)
     precision = policies.compute_precision(policy, info.name, cls, nid) if cls.computes else None
-    input_format = None
+    input_format = _input_format(cls, precision, override, value_dtype, policy)
     if cls in _MATMUL_LIKE:
         # STORAGE: operands as stored (Thunder's prims.matmul); accumulation as the policy says
         compute = dt.wider(
             dt.dtype_of_format(policy.matmul_accumulate, "matmul_accumulate"), value_dtype
         )
-        if precision is ComputePrecision.STORAGE:
-            input_format = dt.format_of(value_dtype)
     elif precision is ComputePrecision.STORAGE:
         compute = value_dtype
-        input_format = dt.format_of(value_dtype)
     elif cls is OpClass.REDUCTION:
         compute = dt.wider(
             dt.dtype_of_format(policy.reduction_accumulate, "reduction_accumulate"), value_dtype
@@ -184,12 +200,9 @@ def _base(
         compute = value_dtype
     else:
         compute = dt.opmath(value_dtype)
-    if cls in _MATMUL_LIKE and policy.matmul_input is not None:
-        dt.dtype_of_format(policy.matmul_input, "matmul_input")
-        input_format = policy.matmul_input
     scalar_format = None
     if (
-        policy.scalars is ScalarMixing.ROUND_TO_STORAGE
+        policies.scalar_mixing(policy, info.name, nid) is ScalarMixing.ROUND_TO_STORAGE
         and cls in _SCALAR_OPERAND_CLASSES
         and _has_scalar_operand(node)
     ):
@@ -307,7 +320,11 @@ def _notes(
             "single kernels): " + ", ".join(unmodeled)
         )
     if policy.matmul_input is not None:
-        narrowed = [node_id(n) for n in nodes if bases[node_id(n)].op_class in _MATMUL_LIKE]
+        narrowed = [
+            node_id(n) for n in nodes
+            if bases[node_id(n)].op_class in _MATMUL_LIKE
+            and bases[node_id(n)].input_format == policy.matmul_input
+        ]  # fmt: skip
         if narrowed:
             notes.append(
                 f"matmul-like ops {', '.join(narrowed)} read their operands rounded to "

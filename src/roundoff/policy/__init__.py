@@ -7,6 +7,7 @@ from roundoff.policy.decide import (
     compute_precision,
     matmul_input_dtype,
     override_for,
+    scalar_mixing,
     storage_dtype,
 )
 from roundoff.policy.errors import PolicyError
@@ -55,6 +56,7 @@ __all__ = [
     "policy_to_dict",
     "policy_to_toml",
     "save_policy",
+    "scalar_mixing",
     "storage_dtype",
     "validate",
 ]

@@ -19,6 +19,7 @@ from roundoff.policy.model import (
     OpOverride,
     Policy,
     RoundingPoint,
+    ScalarMixing,
 )
 
 _LOW_PRECISION = frozenset({torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2})
@@ -51,7 +52,14 @@ def override_for(policy: Policy, op_name: str, node_id: str | None = None) -> Op
         compute=first("compute"),  # type: ignore[arg-type]
         round_result=first("round_result"),  # type: ignore[arg-type]
         contract_fma=first("contract_fma"),  # type: ignore[arg-type]
+        scalars=first("scalars"),  # type: ignore[arg-type]
     )
+
+
+def scalar_mixing(policy: Policy, op_name: str, node_id: str | None = None) -> ScalarMixing:
+    """How this node's Python-scalar operands meet its tensors: the override, else ``policy.scalars``."""
+    override = override_for(policy, op_name, node_id)
+    return override.scalars if override.scalars is not None else policy.scalars
 
 
 def compute_precision(
@@ -127,5 +135,6 @@ __all__ = [
     "format_of_dtype",
     "matmul_input_dtype",
     "override_for",
+    "scalar_mixing",
     "storage_dtype",
 ]

@@ -59,14 +59,29 @@ class OpOverride:
     `round_result`: True forces the result to be rounded to its storage dtype even inside a fused
     kernel; False keeps it in the compute dtype for its consumers in the same kernel.
     `contract_fma`: for an add/sub that is an FMA candidate, force (True) or forbid (False) contraction.
+    `scalars`: how this op's Python-scalar operands (and float keyword arguments such as ``alpha``)
+    meet a low-precision tensor, replacing ``Policy.scalars`` for it (eager CPU rounds the scalar of
+    add/sub/rsub to bf16/fp16 first but keeps mul/div's unrounded).
+
+    `compute` on a matmul-like op (matmul, convolution, attention): OPMATH keeps its operands as
+    stored (no ``Policy.matmul_input`` autocast downcast; fp32 accumulation per
+    ``matmul_accumulate``); STORAGE reads them rounded to the storage format, or to
+    ``matmul_input`` when the policy sets one. An OPMATH override is how one matmul is taken out of
+    an autocast policy.
     """
 
     compute: ComputePrecision | None = None
     round_result: bool | None = None
     contract_fma: bool | None = None
+    scalars: ScalarMixing | None = None
 
     def is_empty(self) -> bool:
-        return self.compute is None and self.round_result is None and self.contract_fma is None
+        return (
+            self.compute is None
+            and self.round_result is None
+            and self.contract_fma is None
+            and self.scalars is None
+        )
 
 
 def _frozen(mapping: Mapping | None) -> Mapping:

@@ -6,7 +6,17 @@ Modelling decisions that the sources leave open are written next to the entry, w
 
 - eager: ATen computes every pointwise op in ``at::opmath_type`` (fp32 for bf16/fp16/fp8) and
   rounds each result; composite kernels (_softmax, native_layer_norm, ...) compute in fp32 and
-  round once, so no decompositions apply. A Python scalar enters the fp32 computation unrounded.
+  round once, so no decompositions apply. Python scalars (and wrapped 0-dim CPU tensors) per op,
+  measured bit for bit against eager CPU bf16/fp16 in torch 2.13 (tests/execute/test_eager_fidelity):
+  TensorIterator casts a CPU scalar to the common dtype (``TensorIteratorBase::compute_types``,
+  ``cast_common_dtype_to_outputs``/``is_cpu_scalar`` path), so add/sub/rsub (also their ``alpha``),
+  pow (scalar base or exponent), fmod and remainder see it rounded to bf16/fp16: ROUND_TO_STORAGE
+  overrides. mul and div (``BinaryOpsKernel.cpp``: ``iter.original_scalar_value<opmath_t>``),
+  addcmul/addcdiv (``value.to<opmath_t>()``) and lerp's scalar weight keep it unrounded: the
+  policy default. clamp, where, maximum/minimum only compare or select, where rounding is monotone
+  and the result is rounded anyway: either choice gives the same bits (measured).
+- eager-cuda: as eager, but ``opmath_gpu_kernel_with_scalars`` (``Loops.cuh``) reads every CPU
+  scalar as ``opmath_t`` unrounded, add/sub included: no scalar overrides.
 - inductor-gpu / inductor-cpu: Inductor decomposes, fuses pointwise chains and keeps fused
   intermediates in fp32 (``codegen_upcast_to_fp32``), so per-op and user casts inside a kernel
   vanish: FUSION_BOUNDARY. Triton/ptxas contracts ``a*b + c`` (even a multi-use product: the
@@ -54,6 +64,11 @@ _OPMATH_ALL = {
 }
 _THUNDER = {**_OPMATH_ALL, "matmul": "storage", "convolution": "storage", "attention": "storage"}
 _NATIVE_BF16_MUL = {"aten.mul": {"compute": "storage"}}
+_ROUNDED_SCALAR = {"scalars": "round_to_storage"}
+_EAGER_CPU_SCALARS = {
+    op: _ROUNDED_SCALAR
+    for op in ("aten.add", "aten.sub", "aten.rsub", "aten.pow", "aten.fmod", "aten.remainder")
+}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
@@ -62,8 +77,17 @@ _XLA_2_9_SOURCE = (
 PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
     {
         "name": "eager",
-        "description": "Eager PyTorch: every op upcast to fp32 opmath and rounded after each op",
-        "source": "PyTorch ATen at::opmath_type / TensorIterator kernels (torch 2.9-2.13)",
+        "description": "Eager PyTorch on CPU: every op upcast to fp32 opmath and rounded after each op",
+        "source": "PyTorch ATen at::opmath_type / TensorIterator kernels (torch 2.9-2.13); CPU "
+                  "scalars cast to the common dtype except mul/div (BinaryOpsKernel.cpp)",
+        "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
+        "scalars": "opmath_unrounded", "op_overrides": _EAGER_CPU_SCALARS,
+    },
+    {
+        "name": "eager-cuda",
+        "description": "Eager PyTorch on CUDA: as eager, every Python scalar unrounded in fp32",
+        "source": "PyTorch ATen/native/cuda/Loops.cuh opmath_gpu_kernel_with_scalars "
+                  "(torch 2.9-2.13)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
         "scalars": "opmath_unrounded",
     },

@@ -19,6 +19,9 @@ Layout (None-valued fields are omitted; enum values are their lower-case ``.valu
     [op_overrides."aten.mul"]
     compute = "storage"
 
+    [op_overrides."aten.add"]
+    scalars = "round_to_storage"
+
     [node_overrides.n12]
     contract_fma = false
 """
@@ -65,6 +68,8 @@ def _override_to_dict(override: OpOverride) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if override.compute is not None:
         out["compute"] = override.compute.value
+    if override.scalars is not None:
+        out["scalars"] = override.scalars.value
     for flag in ("round_result", "contract_fma"):
         if getattr(override, flag) is not None:
             out[flag] = getattr(override, flag)
@@ -109,11 +114,12 @@ def _table(value: object, field: str) -> Mapping[str, Any]:
 def _override_from_dict(data: object, field: str) -> OpOverride:
     table = _table(data, field)
     check_mapping_keys(f"field {field!r}", table, _OVERRIDE_FIELDS)
-    compute = table.get("compute")
+    compute, scalars = table.get("compute"), table.get("scalars")
     return OpOverride(
         compute=None if compute is None else _enum(ComputePrecision, compute, f"{field}.compute"),
         round_result=table.get("round_result"),
         contract_fma=table.get("contract_fma"),
+        scalars=None if scalars is None else _enum(ScalarMixing, scalars, f"{field}.scalars"),
     )
 
 

@@ -89,10 +89,12 @@ def _check_override(policy: Policy, field: str, override: object) -> None:
     if not isinstance(override, OpOverride):
         raise _fail(policy, field, f"got {override!r}; expected an OpOverride")
     if override.is_empty():
-        raise _fail(policy, field, "sets nothing; give compute, round_result or contract_fma, "
-                    "or remove the override")  # fmt: skip
+        raise _fail(policy, field, "sets nothing; give compute, round_result, contract_fma "
+                    "or scalars, or remove the override")  # fmt: skip
     if override.compute is not None:
         _check_enum(policy, f"{field}.compute", override.compute, ComputePrecision)
+    if override.scalars is not None:
+        _check_enum(policy, f"{field}.scalars", override.scalars, ScalarMixing)
     for flag in ("round_result", "contract_fma"):
         value = getattr(override, flag)
         if value is not None and not isinstance(value, bool):
