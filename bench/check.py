@@ -1,7 +1,8 @@
 """Cost of a full `roundoff.analyze.check` against one eager forward+backward, same machine, same run.
 
-Workload: the zoo's Llama-style block, forward+backward, in bf16, at the zoo's batch (2) and at a
-larger batch so per-op work, not per-node Python overhead, dominates. Measured per configuration:
+Workload: the zoo's Llama-style block, forward+backward, in bf16: at the zoo's size (d=64, seq 16,
+batch 2) and at realistic sizes (`--sizes D:SEQ:BATCH ...`, the same layers with d, 4*d/2 MLP width,
+d/16 heads) where per-op work, not per-node Python overhead, dominates. Measured per size:
 
 - eager: the real module, ``block(x)`` then ``out.backward(ones)`` (autograd), one step;
 - check: ``check(program, inputs, "inductor-gpu", against="eager")``: emulated policy run, fp64
@@ -12,10 +13,11 @@ Time is the median of `--repeat` runs after one warm-up. Peak memory is measured
 subprocess per item (CPU: resident set size sampled every 0.5 ms above the level before the call;
 CUDA: ``torch.cuda.max_memory_allocated`` above the level before the call).
 
-    python bench/check.py [--device cpu|cuda] [--batch 2 64] [--repeat 5] [--threads 1] [--out FILE.json]
+    python bench/check.py [--device cpu|cuda] [--sizes 64:16:2 256:128:4] [--repeat 5] [--threads 1] [--out FILE.json]
 
-The check's time includes planning (decomposition re-trace: a fixed cost per program, independent of
-the batch), so the larger batch shows the per-element cost.
+Planning (decomposition re-trace: a fixed cost per program) is done by the first (warm-up) call and
+cached by `check` for the same program and policy; `check-cold` times that first call alone.
+A child process that fails has its stderr printed by the parent, which then stops.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 import torch
 
 ITEMS = ("eager", "check", "check-lite")
+DEFAULT_SIZES = ("64:16:2", "256:128:4", "512:256:4")
 
 
 def _rss() -> int:
@@ -69,15 +72,26 @@ def _peak_cuda(fn: Callable[[], Any]) -> int:
     return torch.cuda.max_memory_allocated() - base
 
 
-def _setup(batch: int, device: str) -> dict[str, Callable[[], Any]]:
+def _block(d: int, seq: int, device: str) -> torch.nn.Module:
+    """The zoo's Llama block layers at model width `d` and sequence length `seq` (weights as the zoo's)."""
+    from roundoff.zoo import blocks
+
+    if (d, seq) == (blocks.DIM, blocks.SEQ):
+        return blocks.llama_block(device=device)
+    block = blocks.Block(blocks.SwiGLU(d, 2 * d))
+    block.input_layernorm, block.post_attention_layernorm = blocks.RMSNorm(d), blocks.RMSNorm(d)
+    block.self_attn = blocks.Attention(d, max(1, d // 16), seq)
+    return blocks._initialise(block, 0, device, torch.bfloat16)
+
+
+def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
     from roundoff.analyze import check
     from roundoff.capture import capture
-    from roundoff.zoo import get_workload
 
-    w = get_workload("llama-block")
-    block = w.build(device=device)
-    (x,) = w.make_inputs(device=device)
-    x = x.detach().repeat(batch // x.shape[0] or 1, 1, 1)[:batch].contiguous().requires_grad_()
+    d, seq, batch = (int(v) for v in size.split(":"))
+    block = _block(d, seq, device)
+    g = torch.Generator().manual_seed(1000)
+    x = torch.randn(batch, seq, d, generator=g).to(torch.bfloat16).to(device).requires_grad_()
     program = capture(block, x, backward=True)
     inputs = tuple(t.detach() for t in program.example_inputs)
 
@@ -100,11 +114,13 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def measure_one(item: str, batch: int, device: str, repeat: int) -> dict[str, Any]:
-    """Run in a fresh process: peak memory of the first call, then median time of `repeat` calls."""
-    fns = _setup(batch, device)
+def measure_one(item: str, size: str, device: str, repeat: int) -> dict[str, Any]:
+    """Run in a fresh process: time and peak memory of the first call, then median time of `repeat` calls."""
+    fns = _setup(size, device)
     fn = fns[item]
+    t0 = time.perf_counter()
     peak = _peak_cuda(fn) if device == "cuda" else _peak_cpu(fn)
+    first = time.perf_counter() - t0
     times = []
     for _ in range(repeat):
         _sync(device)
@@ -112,40 +128,47 @@ def measure_one(item: str, batch: int, device: str, repeat: int) -> dict[str, An
         fn()
         _sync(device)
         times.append(time.perf_counter() - t0)
-    return {"item": item, "batch": batch, "seconds": statistics.median(times), "peak_bytes": peak,
-            "nodes": fns["_nodes"]()}
+    return {"item": item, "size": size, "seconds": statistics.median(times), "first_call_seconds": first,
+            "peak_bytes": peak, "nodes": fns["_nodes"]()}
+
+
+def _child(item: str, size: str, args: argparse.Namespace) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--one", item, "--sizes", size, "--device", args.device,
+           "--repeat", str(args.repeat), "--threads", str(args.threads)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit(f"bench/check.py: child {' '.join(cmd[1:])} exited {proc.returncode} (its stderr is above)")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--batch", type=int, nargs="+", default=[2, 64])
+    ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="D:SEQ:BATCH per size")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (CPU); same for every item")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; same for every item")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     if args.one:
-        print(json.dumps(measure_one(args.one, args.batch[0], args.device, args.repeat)))
+        print(json.dumps(measure_one(args.one, args.sizes[0], args.device, args.repeat)))
         return
     rows = []
-    for batch in args.batch:
-        res = {}
-        for item in ITEMS:
-            cmd = [sys.executable, __file__, "--one", item, "--batch", str(batch), "--device", args.device,
-                   "--repeat", str(args.repeat), "--threads", str(args.threads)]
-            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-            res[item] = json.loads(out.strip().splitlines()[-1])
+    for size in args.sizes:
+        res = {item: _child(item, size, args) for item in ITEMS}
         e = res["eager"]
         for item in ITEMS:
             r = res[item]
             r["time_ratio"] = r["seconds"] / e["seconds"]
+            r["first_call_ratio"] = r["first_call_seconds"] / e["seconds"]
             r["memory_ratio"] = r["peak_bytes"] / e["peak_bytes"] if e["peak_bytes"] > 0 else None
             rows.append(r)
             mem = f"{r['memory_ratio']:.2f}x" if r["memory_ratio"] is not None else "n/a"
-            print(f"batch {batch:4d} {item:11s} {r['seconds'] * 1e3:9.2f} ms  {r['time_ratio']:7.1f}x time  "
-                  f"{r['peak_bytes'] / 2**20:8.1f} MiB  {mem} memory  ({r['nodes']} nodes)")
+            print(f"{size:>12} {item:11s} {r['seconds'] * 1e3:9.2f} ms  {r['time_ratio']:7.1f}x time "
+                  f"(first call {r['first_call_ratio']:7.1f}x)  {r['peak_bytes'] / 2**20:8.1f} MiB  {mem} memory  "
+                  f"({r['nodes']} nodes)", flush=True)
     doc = {
         "command": "python bench/check.py " + " ".join(sys.argv[1:]),
         "device": args.device if args.device == "cpu" else torch.cuda.get_device_name(),

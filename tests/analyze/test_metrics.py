@@ -58,3 +58,44 @@ def test_abs_rel_sqnr_and_nonfinite_counts() -> None:
 def test_shape_mismatch_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="cannot compare shapes"):
         measure(torch.zeros(3), torch.zeros(4, dtype=torch.float64), torch.float32)
+
+
+def _adversarial(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """bf16-valued fp32 `actual` near an fp64 `reference`, with NaN, ±inf, zeros and exact elements."""
+    from roundoff.numerics import round_to
+
+    g = torch.Generator().manual_seed(seed)
+    ref = torch.randn(4096, generator=g, dtype=torch.float64) * 10.0 ** torch.randint(-5, 5, (4096,), generator=g)
+    act = round_to(ref.float() * (1 + 1e-3 * torch.randn(4096, generator=g)), "bf16")
+    ref[:4] = torch.tensor([math.nan, math.inf, 0.0, -math.inf], dtype=torch.float64)
+    act[2:8] = torch.tensor([math.nan, -math.inf, math.inf, 0.0, -0.0, math.nan])
+    return act, ref
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_measure_is_numerics_compare_field_for_field(seed: int, dtype: torch.dtype) -> None:
+    from roundoff.execute.formats import format_name
+    from roundoff.numerics import compare
+
+    act, ref = _adversarial(seed)
+    m, s = measure(act, ref, dtype), compare(act, ref, format_name(dtype))
+    got = (m.numel, m.max_ulp, m.mean_ulp, m.max_bits, m.mean_bits, m.max_abs, m.max_rel, m.mismatch_fraction,
+           m.sqnr_db, m.nan, m.inf, m.ref_nan, m.ref_inf)
+    want = (s.count, s.max_ulp, s.mean_ulp, s.max_bits, s.mean_bits, s.max_abs, s.max_rel, s.mismatch_fraction,
+            s.sqnr_db, s.nan_actual, s.inf_actual, s.nan_reference, s.inf_reference)
+    assert got == want, f"repro: measure(*_adversarial({seed}), {dtype}) vs numerics.compare"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_equal_fast_path_matches_compare(seed: int) -> None:
+    from roundoff.numerics import compare
+
+    act, _ = _adversarial(seed)
+    act = act.nan_to_num(nan=1.0, posinf=math.inf, neginf=-math.inf)  # equal tensors have no NaN
+    m, s = measure(act, act.clone(), torch.bfloat16), compare(act, act.clone(), "bf16")
+    assert (m.max_ulp, m.max_abs, m.mismatch_fraction, m.sqnr_db, m.inf, m.ref_inf, m.nan) == (
+        s.max_ulp, s.max_abs, s.mismatch_fraction, s.sqnr_db, s.inf_actual, s.inf_reference, s.nan_actual
+    ), f"repro: measure(x, x.clone()) for _adversarial({seed}) without NaN"
+    nan = torch.tensor([1.0, math.nan])
+    assert measure(nan, nan, torch.float32).nan == 1, "repro: measure(t, t) with a NaN must not take the fast path"

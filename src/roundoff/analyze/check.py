@@ -10,6 +10,7 @@ dtype, i.e. the best any run in that dtype could return.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -33,10 +34,27 @@ from roundoff.policy.model import Policy
 ORACLE_NAMES = ("oracle", "fp64")
 
 
-def _plan(program: Program, policy: Policy | str) -> Plan:
-    from roundoff.plan import plan
+_PLANS: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[Policy, Plan]] = weakref.WeakKeyDictionary()
 
-    return plan(program, policy)
+
+def _plan(program: Program, policy: Policy | str) -> Plan:
+    """`roundoff.plan.plan(program, policy)`, cached per (program, resolved policy).
+
+    A plan is a pure function of the two (it re-traces the program to decompose it, the costliest
+    step of a small check), so a second check of the same program and policy reuses it.
+    """
+    from roundoff.plan import plan
+    from roundoff.policy.registry import get_policy
+
+    resolved = get_policy(policy) if isinstance(policy, str) else policy
+    try:
+        hash(resolved)
+    except TypeError:
+        return plan(program, resolved)
+    cache = _PLANS.setdefault(program.graph_module, {})
+    if resolved not in cache:
+        cache[resolved] = plan(program, resolved)
+    return cache[resolved]
 
 
 def _program(target: Program | Callable[..., Any], inputs: Sequence[Any], backward: bool) -> Program:

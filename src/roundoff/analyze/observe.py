@@ -15,7 +15,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.hazards import Ranges
-from roundoff.analyze.metrics import Metrics, measure
+from roundoff.analyze.metrics import Metrics, exact_metrics, measure
 from roundoff.analyze.result import NodeReport
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.execute.formats import is_float
@@ -50,36 +50,45 @@ class NodeObserver:
         self.reference_nan_origin: str | None = None
         self.ranges = Ranges()
         self.zero_operands: dict[str, list[str]] = {}
+        # Nodes whose policy value equals the oracle's bit for bit: a node reading only such values
+        # has local error == total error, so it is not recomputed from oracle inputs.
+        self.exact: set[torch.fx.Node] = set()
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
         if node.op == "placeholder" and is_float(vals[ORACLE]):
-            self._record_range(node.meta.get(NODE_ID, node.name), vals[ORACLE])
+            self._record_range(node.meta.get(NODE_ID, node.name), vals[ORACLE], None)
+            if vals[POLICY].shape == vals[ORACLE].shape and torch.equal(vals[POLICY].double(), vals[ORACLE]):
+                self.exact.add(node)
         if node.op != "call_function" or not is_float(vals[POLICY]):
             return
         d = self.side.decision(node)
         op_class = d.op_class if d is not None else None
         if op_class is OpClass.DATA_MOVEMENT and node.target is not operator.getitem:
+            if all(p in self.exact for p in node.all_input_nodes):  # moves exact values only
+                self.exact.add(node)
             return
-        self._origin(node, vals, ls)
         dtype = self.side.storage(node)
         dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
         res, oracle = vals[POLICY], vals[ORACLE]
         nid = node.meta.get(NODE_ID, node.name)
-        self._record_range(nid, oracle)
         vs_oracle = measure(res, oracle, dtype)
+        self._record_range(nid, oracle, vs_oracle)
         vs_ref = ref_vs_oracle = None
         if self.has_reference:
             ref = vals[REFERENCE]
-            if ref is res or torch.equal(ref, res):  # common: the policies agree at this node
-                vs_ref, ref_vs_oracle = _zero_metrics(res.numel()), vs_oracle
+            if torch.equal(ref, res):  # common: the policies agree at this node
+                vs_ref, ref_vs_oracle = exact_metrics(res), vs_oracle
             else:
                 vs_ref = measure(res, ref, dtype)
                 ref_vs_oracle = measure(ref, oracle, dtype)
         else:
             ref = _rounded(oracle, dtype)
+        self._origin(node, vals, ls, vs_oracle, ref_vs_oracle)
         local, inherited = self._local(node, ls, oracle, dtype, vs_oracle)
-        verdict = self._verdict(res, ref, oracle, dtype)
+        if vs_oracle.max_abs == 0.0 and vs_oracle.nonfinite == 0 and vs_oracle.ref_nan + vs_oracle.ref_inf == 0:
+            self.exact.add(node)
+        verdict = self._verdict(res, ref, oracle, dtype, vs_oracle)
         self.reports.append(
             NodeReport(
                 node_id=nid, op=_op_name(node), source=node_source(node),
@@ -90,14 +99,19 @@ class NodeObserver:
             )
         )
 
-    def _record_range(self, nid: str, oracle: torch.Tensor) -> None:
-        finite = oracle[oracle.isfinite()]
+    def _record_range(self, nid: str, oracle: torch.Tensor, m: Metrics | None) -> None:
+        """absmax/max of the oracle's finite values (`m`'s reference counts skip the mask when all are finite)."""
+        all_finite = m.ref_nan + m.ref_inf == 0 if m is not None else bool(oracle.isfinite().all())
+        finite = oracle.reshape(-1) if all_finite else oracle[oracle.isfinite()]
         if finite.numel():
-            self.ranges.absmax[nid] = float(finite.abs().max())
-            self.ranges.max[nid] = float(finite.max())
+            lo, hi = torch.aminmax(finite)
+            self.ranges.absmax[nid] = max(-float(lo), float(hi))
+            self.ranges.max[nid] = float(hi)
 
-    def _verdict(self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> str:
-        if not bool(res.isfinite().all()) and bool(ref.isfinite().all()):
+    def _verdict(
+        self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype, m: Metrics
+    ) -> str:
+        if m.nan + m.inf and bool(ref.isfinite().all()):
             return "nonfinite"
         r, s = ref.to(dtype), res.to(dtype)
         return "ok" if torch.equal(r, s) or same_rule(r, s, oracle, self.tol) else "diverges"
@@ -107,27 +121,26 @@ class NodeObserver:
     ) -> tuple[Metrics | None, float | None]:
         if not self.local:
             return None, None
+        if all(p in self.exact for p in node.all_input_nodes):  # oracle inputs == policy inputs
+            return total, 0.0
         value = self.side.evaluate(node, ls.reader(ORACLE), fresh=True)
         if not is_float(value):
             return None, None
         local = measure(value, oracle, dtype)
         return local, max(0.0, total.mean_bits - local.mean_bits)
 
-    def _origin(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
-        for side, attr in ((POLICY, "nan_origin"), (REFERENCE, "reference_nan_origin")):
-            if getattr(self, attr) is not None or side >= len(vals) or not is_float(vals[side]):
-                continue
-            if bool(vals[side].isfinite().all()):
+    def _origin(
+        self, node: torch.fx.Node, vals: tuple, ls: Lockstep, m: Metrics, ref_m: Metrics | None
+    ) -> None:
+        """First node of each run that makes a non-finite value from finite inputs (`m`: policy's counts)."""
+        for side, attr, metrics in ((POLICY, "nan_origin", m), (REFERENCE, "reference_nan_origin", ref_m)):
+            if getattr(self, attr) is not None or metrics is None or not metrics.nonfinite:
                 continue
             inputs = [ls.env[p][side] for p in node.all_input_nodes if p in ls.env]
             if all(bool(v.isfinite().all()) for v in inputs if is_float(v)):
                 setattr(self, attr, node.meta.get(NODE_ID, node.name))
                 if side == POLICY:
                     self.zero_operands[node.meta.get(NODE_ID, node.name)] = _new_zeros(node, ls)
-
-
-def _zero_metrics(n: int) -> Metrics:
-    return Metrics(n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float("inf"), 0, 0, 0, 0)
 
 
 def _rounded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

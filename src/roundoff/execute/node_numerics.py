@@ -206,8 +206,10 @@ class PlanNumerics:
         (a, b), _ = self.operands(mul, read, fresh)
         c = args[1 - site.operand]
         cdt = self._compute(node, d)
-        dev = next(t.device for t in (a, b, c) if isinstance(t, torch.Tensor))
-        a, b, c = (t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt, device=dev) for t in (a, b, c))
+        # One device for all three: the device of the operand with most dimensions (a 0-dim CPU
+        # constant may meet CUDA tensors, which torch's own ops allow but a fused FMA kernel does not).
+        dev = max((t for t in (a, b, c) if isinstance(t, torch.Tensor)), key=lambda t: t.dim()).device
+        a, b, c = (t.to(dev) if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt, device=dev) for t in (a, b, c))
         if node.target is _aten.sub.Tensor:
             if site.operand == 0:
                 c = -c
