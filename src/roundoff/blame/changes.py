@@ -10,6 +10,9 @@ A change names one node of a Plan and the `OpOverride` that flips one of its pre
   compute dtype instead (more precision than eager; offered only when the reference is the oracle).
 - ``NO_FMA``: the add/sub is contracted with a multiply into one FMA; the change computes the
   product rounded and then the add/sub, as eager does.
+- ``NO_DOWNCAST``: a matmul-like node reads its operands rounded to a format other than their
+  storage (an autocast ``matmul_input`` downcast, e.g. fp16 operands rounded to bf16); the change
+  (``compute=OPMATH`` on the node) reads them as stored.
 
 A set of changes applied to a policy is the policy with those node overrides merged in (a change
 overrides only the field it flips; an existing override of the same node keeps its other fields).
@@ -19,14 +22,17 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import torch
 
 from roundoff.capture.program import Program, node_id
 from roundoff.plan.model import NodeDecision, Plan
+from roundoff.ops.classes import OpClass
+from roundoff.policy.formats import format_of_dtype
 from roundoff.policy.model import ComputePrecision, OpOverride, Policy
 
+MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
 LOW_PRECISION = frozenset(
     {torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2}
 )
@@ -39,6 +45,7 @@ class ChangeKind(enum.Enum):
     ROUND = "round"
     KEEP_FP32 = "keep_fp32"
     NO_FMA = "no_fma"
+    NO_DOWNCAST = "no_downcast"
 
 
 class Reference(enum.Enum):
@@ -73,7 +80,7 @@ class Change:
     @property
     def override(self) -> OpOverride:
         """The per-node override that makes this change."""
-        if self.kind is ChangeKind.UPCAST:
+        if self.kind in (ChangeKind.UPCAST, ChangeKind.NO_DOWNCAST):
             return OpOverride(compute=ComputePrecision.OPMATH)
         if self.kind is ChangeKind.ROUND:
             return OpOverride(round_result=True)
@@ -90,10 +97,22 @@ def _is_low(dtype: torch.dtype | None) -> bool:
     return dtype in LOW_PRECISION
 
 
+def _downcasts(d: NodeDecision) -> bool:
+    """A matmul-like node whose operands are rounded to a format other than their storage dtype."""
+    return (
+        d.op_class in MATMUL_LIKE
+        and d.input_format is not None
+        and d.storage_dtype is not None
+        and d.input_format != format_of_dtype(d.storage_dtype)
+    )
+
+
 def _changes_for(index: int, d: NodeDecision, reference: Reference, outputs: set[str]) -> list[Change]:
     found: list[ChangeKind] = []
     if d.fma is not None and d.fma.contracted:
         found.append(ChangeKind.NO_FMA)  # FMA contraction matters in fp32 programs too
+    if _downcasts(d):
+        found.append(ChangeKind.NO_DOWNCAST)
     if _is_low(d.storage_dtype) and d.op_class.computes:
         if _is_low(d.compute_dtype):
             found.append(ChangeKind.UPCAST)
@@ -119,6 +138,7 @@ def candidate_changes(plan: Plan, reference: Reference | str = Reference.EAGER) 
 
     Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
     Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate -> kept fp32), NO_FMA.
+    Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
     """
     ref = Reference.parse(reference)
@@ -138,12 +158,8 @@ def merge_overrides(
     merged = dict(base)
     for c in changes:
         cur = merged.get(c.node_id, OpOverride())
-        o = c.override
-        merged[c.node_id] = OpOverride(
-            compute=o.compute if o.compute is not None else cur.compute,
-            round_result=o.round_result if o.round_result is not None else cur.round_result,
-            contract_fma=o.contract_fma if o.contract_fma is not None else cur.contract_fma,
-        )
+        flipped = {f.name: v for f in fields(OpOverride) if (v := getattr(c.override, f.name)) is not None}
+        merged[c.node_id] = replace(cur, **flipped)
     return merged
 
 

@@ -73,6 +73,12 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
             f"product unrounded on one side only, so `{expression(n, program)}` becomes the rounding error "
             f"of the product instead of what the other operand cancels against"
         )
+    if change.kind is ChangeKind.NO_DOWNCAST:
+        return (
+            f"{where}: read the operands as stored ({storage}) instead of rounding them to "
+            f"{d.input_format} first (the autocast downcast) — the reference multiplies the stored "
+            f"values, and {d.input_format} keeps fewer significand bits than {storage}"
+        )
     if change.kind is ChangeKind.UPCAST:
         return (
             f"{where}: compute in fp32 (opmath) instead of {compute} — computing in {storage} "
