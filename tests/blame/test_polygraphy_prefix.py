@@ -44,9 +44,17 @@ def _passes(block, changes) -> bool:
 def test_autocast_downcast_offers_one_change_per_matmul(block) -> None:
     _, _, program = block
     base = plan(program, POLICY)
-    kinds = {c.node_id for c in candidate_changes(base, "eager") if c.kind is ChangeKind.NO_DOWNCAST}
-    mms = {nid for nid, d in base.decisions.items() if d.op_class.value == "matmul" and d.input_format == "bf16"}
-    assert mms and kinds == mms, f"repro: candidate_changes(plan(llama-block fp16, {POLICY!r})): {kinds} vs {mms}"
+    kinds = {
+        c.node_id for c in candidate_changes(base, "eager") if c.kind is ChangeKind.NO_DOWNCAST
+    }
+    mms = {
+        nid
+        for nid, d in base.decisions.items()
+        if d.op_class.value == "matmul" and d.input_format == "bf16"
+    }
+    assert mms and kinds == mms, (
+        f"repro: candidate_changes(plan(llama-block fp16, {POLICY!r})): {kinds} vs {mms}"
+    )
 
 
 def test_ddmin_finds_strictly_smaller_set_than_best_prefix(block) -> None:
@@ -74,5 +82,7 @@ def test_merging_a_change_keeps_the_nodes_other_override_fields() -> None:
     base = {"n5": OpOverride(scalars=ScalarMixing.ROUND_TO_STORAGE, contract_fma=True)}
     merged = merge_overrides(base, [Change(0, "n5", ChangeKind.NO_DOWNCAST, "aten.mm.default")])
     assert merged["n5"] == OpOverride(
-        compute=ComputePrecision.OPMATH, contract_fma=True, scalars=ScalarMixing.ROUND_TO_STORAGE,
+        compute=ComputePrecision.OPMATH,
+        contract_fma=True,
+        scalars=ScalarMixing.ROUND_TO_STORAGE,
     ), merged

@@ -18,7 +18,9 @@ from roundoff.policy import ComputePrecision, OpOverride, get_policy
 OPMATH = OpOverride(compute=ComputePrecision.OPMATH)
 
 
-def _two_matmuls(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _two_matmuls(
+    x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     return x @ w1, x @ w2
 
 
@@ -46,15 +48,25 @@ def test_node_override_opmath_keeps_one_matmul_as_stored() -> None:
     assert [base.decisions[i].input_format for i in (first, second)] == ["bf16", "bf16"]
     policy = replace(get_policy("thunder-autocast"), node_overrides={first: OPMATH})
     p = plan(program, policy)
-    assert p.decisions[first].input_format is None, "repro: thunder-autocast + {first: compute=opmath}"
+    assert p.decisions[first].input_format is None, (
+        "repro: thunder-autocast + {first: compute=opmath}"
+    )
     assert p.decisions[second].input_format == "bf16"
     assert p.decisions[first].compute_dtype == torch.float32  # accumulation per matmul_accumulate
-    assert not any(first in note for note in p.notes), p.notes  # the trace no longer says it narrows
+    assert not any(first in note for note in p.notes), (
+        p.notes
+    )  # the trace no longer says it narrows
     got_first, got_second = run_plan(p, xs)
     x, w1, w2 = xs
-    assert torch.equal(got_first, _mm(x, w1, None)), "repro: overridden mm vs (x.float() @ w1.float()).half()"
-    assert torch.equal(got_second, _mm(x, w2, torch.bfloat16)), "repro: autocast mm vs bf16-rounded operands"
-    assert not torch.equal(_mm(x, w1, None), _mm(x, w1, torch.bfloat16)), "inputs do not exercise the downcast"
+    assert torch.equal(got_first, _mm(x, w1, None)), (
+        "repro: overridden mm vs (x.float() @ w1.float()).half()"
+    )
+    assert torch.equal(got_second, _mm(x, w2, torch.bfloat16)), (
+        "repro: autocast mm vs bf16-rounded operands"
+    )
+    assert not torch.equal(_mm(x, w1, None), _mm(x, w1, torch.bfloat16)), (
+        "inputs do not exercise the downcast"
+    )
 
 
 def test_op_override_and_storage_override_on_matmul() -> None:
@@ -62,9 +74,15 @@ def test_op_override_and_storage_override_on_matmul() -> None:
     program = capture(_two_matmuls, *xs)
     everywhere = replace(get_policy("thunder-autocast"), op_overrides={"aten.mm": OPMATH})
     p = plan(program, everywhere)
-    assert all(p.decisions[i].input_format is None for i in _mm_ids(p)), "repro: op_overrides aten.mm opmath"
+    assert all(p.decisions[i].input_format is None for i in _mm_ids(p)), (
+        "repro: op_overrides aten.mm opmath"
+    )
     storage = OpOverride(compute=ComputePrecision.STORAGE)
     p = plan(program, replace(get_policy("thunder-autocast"), op_overrides={"aten.mm": storage}))
-    assert all(p.decisions[i].input_format == "bf16" for i in _mm_ids(p)), "STORAGE keeps the autocast format"
+    assert all(p.decisions[i].input_format == "bf16" for i in _mm_ids(p)), (
+        "STORAGE keeps the autocast format"
+    )
     p = plan(program, replace(get_policy("eager"), op_overrides={"aten.mm": storage}))
-    assert all(p.decisions[i].input_format == "fp16" for i in _mm_ids(p)), "STORAGE without autocast: storage format"
+    assert all(p.decisions[i].input_format == "fp16" for i in _mm_ids(p)), (
+        "STORAGE without autocast: storage format"
+    )

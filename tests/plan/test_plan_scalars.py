@@ -64,10 +64,14 @@ def test_eager_preset_scalars_match_real_eager_cpu(name: str, dtype: torch.dtype
 def test_eager_cuda_keeps_every_scalar_unrounded() -> None:
     xs = _inputs(torch.bfloat16)
     p = plan(capture(lambda x, y: (x + 0.1) * 0.3, *xs), "eager-cuda")
-    assert all(d.scalar_format is None for d in p.decisions.values()), "repro: eager-cuda, (x+0.1)*0.3"
+    assert all(d.scalar_format is None for d in p.decisions.values()), (
+        "repro: eager-cuda, (x+0.1)*0.3"
+    )
     p = plan(capture(lambda x, y: (x + 0.1) * 0.3, *xs), "eager")
     formats = {d.op: d.scalar_format for d in p.decisions.values() if d.op.startswith("aten.")}
-    assert formats == {"aten.add.Tensor": "bf16", "aten.mul.Tensor": None}, f"repro: eager, {formats}"
+    assert formats == {"aten.add.Tensor": "bf16", "aten.mul.Tensor": None}, (
+        f"repro: eager, {formats}"
+    )
 
 
 def test_scalar_override_resolution_node_over_overload_over_packet() -> None:
@@ -77,7 +81,10 @@ def test_scalar_override_resolution_node_over_overload_over_packet() -> None:
 
     pol = replace(
         pol,
-        op_overrides={"aten.mul": OpOverride(scalars=rnd), "aten.mul.Scalar": OpOverride(scalars=unr)},
+        op_overrides={
+            "aten.mul": OpOverride(scalars=rnd),
+            "aten.mul.Scalar": OpOverride(scalars=unr),
+        },
         node_overrides={"n3": OpOverride(scalars=unr)},
     )
     assert scalar_mixing(pol, "aten.mul.Tensor") is rnd

@@ -231,6 +231,7 @@ def test_scalar_mixing_golden_table() -> None:
             if got is not _MIXING[cell]:
                 diff.append(f"  {preset} {op}: spec {cell} got {got.value}")
     assert not diff, (
-        "scalar mixing differs:\n" + "\n".join(diff)
+        "scalar mixing differs:\n"
+        + "\n".join(diff)
         + "\nrepro: pytest tests/policy/test_policy_golden.py -k scalar_mixing"
     )

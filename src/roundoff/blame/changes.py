@@ -27,15 +27,13 @@ from dataclasses import dataclass, fields, replace
 import torch
 
 from roundoff.capture.program import Program, node_id
-from roundoff.plan.model import NodeDecision, Plan
 from roundoff.ops.classes import OpClass
+from roundoff.plan.model import NodeDecision, Plan
 from roundoff.policy.formats import format_of_dtype
 from roundoff.policy.model import ComputePrecision, OpOverride, Policy
 
 MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
-LOW_PRECISION = frozenset(
-    {torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2}
-)
+LOW_PRECISION = frozenset({torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2})
 
 
 class ChangeKind(enum.Enum):
@@ -107,7 +105,9 @@ def _downcasts(d: NodeDecision) -> bool:
     )
 
 
-def _changes_for(index: int, d: NodeDecision, reference: Reference, outputs: set[str]) -> list[Change]:
+def _changes_for(
+    index: int, d: NodeDecision, reference: Reference, outputs: set[str]
+) -> list[Change]:
     found: list[ChangeKind] = []
     if d.fma is not None and d.fma.contracted:
         found.append(ChangeKind.NO_FMA)  # FMA contraction matters in fp32 programs too
@@ -133,7 +133,9 @@ def output_ids(program: Program) -> set[str]:
     return {node_id(x) for x in flat}
 
 
-def candidate_changes(plan: Plan, reference: Reference | str = Reference.EAGER) -> tuple[Change, ...]:
+def candidate_changes(
+    plan: Plan, reference: Reference | str = Reference.EAGER
+) -> tuple[Change, ...]:
     """Every decision of `plan` that can be flipped toward `reference`, in graph (topological) order.
 
     Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
@@ -158,7 +160,9 @@ def merge_overrides(
     merged = dict(base)
     for c in changes:
         cur = merged.get(c.node_id, OpOverride())
-        flipped = {f.name: v for f in fields(OpOverride) if (v := getattr(c.override, f.name)) is not None}
+        flipped = {
+            f.name: v for f in fields(OpOverride) if (v := getattr(c.override, f.name)) is not None
+        }
         merged[c.node_id] = replace(cur, **flipped)
     return merged
 

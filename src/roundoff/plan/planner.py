@@ -150,8 +150,11 @@ def _has_scalar_operand(node: torch.fx.Node) -> bool:
 
 
 def _input_format(
-    cls: OpClass, precision: ComputePrecision | None, override: OpOverride,
-    value_dtype: torch.dtype, policy: Policy,
+    cls: OpClass,
+    precision: ComputePrecision | None,
+    override: OpOverride,
+    value_dtype: torch.dtype,
+    policy: Policy,
 ) -> str | None:
     """Format tensor operands are rounded to first (None: as read); see OpOverride for matmuls."""
     if cls in _MATMUL_LIKE:
