@@ -99,3 +99,19 @@ def test_equal_fast_path_matches_compare(seed: int) -> None:
     ), f"repro: measure(x, x.clone()) for _adversarial({seed}) without NaN"
     nan = torch.tensor([1.0, math.nan])
     assert measure(nan, nan, torch.float32).nan == 1, "repro: measure(t, t) with a NaN must not take the fast path"
+
+
+def test_chunked_measure_matches_compare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With chunks of 1000 (several updates), counts and maxima are exact and sums agree to fp64 rounding."""
+    from roundoff.analyze import metrics
+    from roundoff.numerics import compare
+
+    act, ref = _adversarial(3)
+    monkeypatch.setattr(metrics, "CHUNK", 1000)
+    m, s = measure(act, ref, torch.bfloat16), compare(act, ref, "bf16")
+    assert (m.numel, m.max_ulp, m.max_abs, m.max_rel, m.mismatch_fraction, m.nan, m.inf, m.ref_nan, m.ref_inf) == (
+        s.count, s.max_ulp, s.max_abs, s.max_rel, s.mismatch_fraction, s.nan_actual, s.inf_actual,
+        s.nan_reference, s.inf_reference,
+    ), "repro: measure(*_adversarial(3), bf16) with CHUNK=1000"
+    assert m.mean_ulp == pytest.approx(s.mean_ulp, rel=1e-12) and m.mean_bits == pytest.approx(s.mean_bits, rel=1e-12)
+    assert m.sqnr_db == pytest.approx(s.sqnr_db, rel=1e-12)

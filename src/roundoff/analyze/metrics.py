@@ -3,7 +3,9 @@
 `measure(actual, reference, dtype)` is ``roundoff.numerics.compare(actual, reference, fmt)`` (the one
 implementation of ULPs, bits, abs/rel error, SQNR and NaN/Inf counts; see its contract) with the
 result under the field names the report layer reads (`Metrics`). `fmt` is the format of `dtype`, the
-value's storage dtype (fp32 for dtypes roundoff has no format for). In short:
+value's storage dtype (fp32 for dtypes roundoff has no format for), fed through numerics'
+`ErrorAccumulator` in chunks of `CHUNK` elements (counts and maxima exact; sums in fp64 per chunk).
+In short:
 
 - ULPs by ordinal distance in `fmt` after rounding both sides to it (RNE); -0.0 == 0.0.
 - Elements where either side is NaN or inf are left out of the ULP/abs/rel/SQNR figures and counted
@@ -23,7 +25,13 @@ from dataclasses import asdict, dataclass
 import torch
 
 from roundoff.execute.formats import FORMAT_OF_DTYPE
-from roundoff.numerics.metrics import ErrorStats, compare
+from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats
+
+
+#: Elements per `ErrorAccumulator.update`: bounds the metric pass's fp64 temporaries (~10 copies of a
+#: chunk) so comparing a large node does not raise the check's peak memory; a value of at most this
+#: many elements is compared in one update, exactly as ``compare`` does.
+CHUNK = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -86,4 +94,8 @@ def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -
     fmt = FORMAT_OF_DTYPE.get(dtype, "fp32")
     if actual.dtype == reference.dtype and torch.equal(actual, reference):
         return exact_metrics(actual)
-    return from_stats(compare(actual.detach(), reference.detach(), fmt))
+    a, r = actual.detach().reshape(-1), reference.detach().reshape(-1)
+    acc = ErrorAccumulator(fmt)
+    for i in range(0, max(a.numel(), 1), CHUNK):
+        acc.update(a[i : i + CHUNK], r[i : i + CHUNK])
+    return from_stats(acc.result())
