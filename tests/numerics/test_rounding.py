@@ -10,13 +10,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roundoff.numerics import FORMATS, RoundingMode, get_format, round_to
+from roundoff.numerics import FORMATS, RoundingMode, get_format, round_to, rounding
 
 from ._oracle import round_exact
 
-TORCH_FORMATS = [n for n, f in FORMATS.items() if f.torch_dtype is not None and f.mantissa_bits < 23]
+TORCH_FORMATS = [
+    n for n, f in FORMATS.items() if f.torch_dtype is not None and f.mantissa_bits < 23
+]
 FP8 = [n for n in TORCH_FORMATS if n.startswith("fp8")]
 MODES = list(RoundingMode)
+HAS_CC = __import__("shutil").which("cc") is not None  # torch.compile on CPU needs a C++ compiler
 
 
 def same(got: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
@@ -40,17 +43,23 @@ def first_mismatch(x: torch.Tensor, got: torch.Tensor, ref: torch.Tensor, fmt: s
 
 @pytest.mark.parametrize("fmt", ["bf16", "fp16"])
 def test_every_fp32_bit_pattern_matches_torch_cast(fmt: str) -> None:
-    """All 2**32 fp32 patterns, 2**22 at a time, bit for bit against x.to(dtype).to(fp32)."""
+    """All 2**32 fp32 patterns, 2**22 at a time, bit for bit against x.to(dtype).to(fp32).
+
+    Both kernels: the eager one (bf16: integer carry trick; fp16: float magic-constant trick) and the
+    compiled integer kernel (``fused=True``), where torch.compile works here.
+    """
     dt = FORMATS[fmt].torch_dtype
     chunk = 1 << 22
     offsets = torch.arange(chunk, dtype=torch.int32)
+    kernels = [False, True] if HAS_CC else [False]
     for start in range(-(1 << 31), 1 << 31, chunk):
         x = (offsets + start).view(torch.float32)
-        got = round_to(x, fmt)
         ref = x.to(dt).to(torch.float32)
-        if not torch.equal(got.view(torch.int32), ref.view(torch.int32)):
-            msg = first_mismatch(x, got, ref, fmt)
-            assert not msg, msg
+        for fused in kernels:
+            got = round_to(x, fmt, fused=fused)
+            if not torch.equal(got.view(torch.int32), ref.view(torch.int32)):
+                msg = first_mismatch(x, got, ref, fmt)
+                assert not msg, f"fused={fused}: {msg}"
 
 
 def _all_patterns(dtype: torch.dtype) -> torch.Tensor:
@@ -98,19 +107,33 @@ FMT_NAMES = [n for n in FORMATS if n not in ("fp64",)]
 
 
 @settings(max_examples=60, deadline=None)
-@given(bits=st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=40), fmt=st.sampled_from(FMT_NAMES),
-       mode=st.sampled_from(MODES))
-def test_fp64_bit_patterns_match_exact_oracle(bits: list[int], fmt: str, mode: RoundingMode) -> None:
+@given(
+    bits=st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=40),
+    fmt=st.sampled_from(FMT_NAMES),
+    mode=st.sampled_from(MODES),
+)
+def test_fp64_bit_patterns_match_exact_oracle(
+    bits: list[int], fmt: str, mode: RoundingMode
+) -> None:
     x = torch.tensor([_f64(b) for b in bits], dtype=torch.float64)
-    x = x * torch.tensor(2.0) ** torch.randint(-1100, 0, x.shape, dtype=torch.float64) if bits[0] % 3 == 0 else x
+    x = (
+        x * torch.tensor(2.0) ** torch.randint(-1100, 0, x.shape, dtype=torch.float64)
+        if bits[0] % 3 == 0
+        else x
+    )
     msg = first_mismatch(x, round_to(x, fmt, mode), _oracle_tensor(x, fmt, mode), fmt)
     assert not msg, f"{mode}: {msg}"
 
 
 @settings(max_examples=60, deadline=None)
-@given(bits=st.lists(st.integers(0, (1 << 32) - 1), min_size=1, max_size=40),
-       fmt=st.sampled_from([n for n in FMT_NAMES if n != "fp32"]), mode=st.sampled_from(MODES))
-def test_fp32_bit_patterns_match_exact_oracle_in_every_mode(bits: list[int], fmt: str, mode: RoundingMode) -> None:
+@given(
+    bits=st.lists(st.integers(0, (1 << 32) - 1), min_size=1, max_size=40),
+    fmt=st.sampled_from([n for n in FMT_NAMES if n != "fp32"]),
+    mode=st.sampled_from(MODES),
+)
+def test_fp32_bit_patterns_match_exact_oracle_in_every_mode(
+    bits: list[int], fmt: str, mode: RoundingMode
+) -> None:
     x = torch.tensor([_f32(b) for b in bits], dtype=torch.float32)
     msg = first_mismatch(x, round_to(x, fmt, mode), _oracle_tensor(x, fmt, mode), fmt)
     assert not msg, f"{mode}: {msg}"
@@ -119,22 +142,44 @@ def test_fp32_bit_patterns_match_exact_oracle_in_every_mode(bits: list[int], fmt
 def _adversarial(fmt: str) -> list[float]:
     """Ties, double-rounding traps, subnormal edges, max finite +- half an ulp, zeros, inf, NaN."""
     f = FORMATS[fmt]
-    m, ulp1 = f.mantissa_bits, 2.0 ** -f.mantissa_bits
+    m, ulp1 = f.mantissa_bits, 2.0**-f.mantissa_bits
     half_sub = f.min_subnormal / 2
     top_ulp = math.ldexp(1.0, f.max_exponent - m)
     vals = [
-        1 + ulp1 / 2, 1 + 3 * ulp1 / 2,  # ties to even: down, up
-        1 + ulp1 / 2 + 2.0**-40, 1 + ulp1 / 2 - 2.0**-40,  # just off a tie
+        1 + ulp1 / 2,
+        1 + 3 * ulp1 / 2,  # ties to even: down, up
+        1 + ulp1 / 2 + 2.0**-40,
+        1 + ulp1 / 2 - 2.0**-40,  # just off a tie
         1 + ulp1 / 2 + 2.0**-30,  # fp64 -> fp32 -> fmt turns this into a tie (double rounding trap)
         1 + ulp1 + ulp1 / 2 - 2.0**-30,  # the trap from below
-        half_sub, 3 * half_sub, half_sub * (1 + 2.0**-30), half_sub * (1 - 2.0**-30),
-        f.min_subnormal, f.min_normal, f.min_normal - half_sub, f.min_normal - f.min_subnormal,
-        f.min_normal - half_sub * (1 + 2.0**-30), f.min_subnormal * 0.25,
-        f.max_finite, f.max_finite + top_ulp / 2, f.max_finite + top_ulp / 2 * (1 - 2.0**-30),
-        f.max_finite + top_ulp / 2 * (1 + 2.0**-30), f.max_finite + top_ulp, f.max_finite * 4,
-        0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 1.7976931348623157e308, 2.0**-1022,
+        half_sub,
+        3 * half_sub,
+        half_sub * (1 + 2.0**-30),
+        half_sub * (1 - 2.0**-30),
+        f.min_subnormal,
+        f.min_normal,
+        f.min_normal - half_sub,
+        f.min_normal - f.min_subnormal,
+        f.min_normal - half_sub * (1 + 2.0**-30),
+        f.min_subnormal * 0.25,
+        f.max_finite,
+        f.max_finite + top_ulp / 2,
+        f.max_finite + top_ulp / 2 * (1 - 2.0**-30),
+        f.max_finite + top_ulp / 2 * (1 + 2.0**-30),
+        f.max_finite + top_ulp,
+        f.max_finite * 4,
+        0.0,
+        -0.0,
+        math.inf,
+        -math.inf,
+        math.nan,
+        5e-324,
+        1.7976931348623157e308,
+        2.0**-1022,
     ]
-    return [v for v in vals if not (isinstance(v, float) and math.isinf(v) and v == 0)] + [-v for v in vals]
+    return [v for v in vals if not (isinstance(v, float) and math.isinf(v) and v == 0)] + [
+        -v for v in vals
+    ]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -149,23 +194,33 @@ def test_fp64_adversarial_cases_match_exact_oracle(fmt: str, mode: RoundingMode)
 def test_torch_fp64_casts_round_through_fp32_and_torch_compatible_matches(fmt: str) -> None:
     """torch's fp64 -> narrow cast rounds twice (via fp32); the default here rounds once."""
     f = FORMATS[fmt]
-    ulp1 = 2.0 ** -f.mantissa_bits
+    ulp1 = 2.0**-f.mantissa_bits
     trap = torch.tensor([1 + ulp1 / 2 + 2.0**-30, -(1 + ulp1 / 2 + 2.0**-30)], dtype=torch.float64)
     torch_cast = trap.to(f.torch_dtype).to(torch.float64)
     correct = _oracle_tensor(trap, fmt, RoundingMode.NEAREST_EVEN)
-    assert torch_cast.tolist() == [1.0, -1.0], f"torch no longer double-rounds {fmt}: {torch_cast.tolist()}"
+    assert torch_cast.tolist() == [1.0, -1.0], (
+        f"torch no longer double-rounds {fmt}: {torch_cast.tolist()}"
+    )
     assert round_to(trap, fmt).tolist() == correct.tolist() == [1 + ulp1, -(1 + ulp1)]
     assert round_to(trap, fmt, torch_compatible=True).tolist() == torch_cast.tolist()
     x = torch.tensor(_adversarial(fmt), dtype=torch.float64)
-    msg = first_mismatch(x, round_to(x, fmt, torch_compatible=True), x.to(f.torch_dtype).to(torch.float64), fmt)
+    msg = first_mismatch(
+        x, round_to(x, fmt, torch_compatible=True), x.to(f.torch_dtype).to(torch.float64), fmt
+    )
     assert not msg, msg
 
 
 @settings(max_examples=40, deadline=None)
-@given(bits=st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=64), fmt=st.sampled_from(TORCH_FORMATS))
+@given(
+    bits=st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=64),
+    fmt=st.sampled_from(TORCH_FORMATS),
+)
 def test_fp64_torch_compatible_matches_torch_cast(bits: list[int], fmt: str) -> None:
-    x = torch.tensor([_f64(b) for b in bits], dtype=torch.float64) * 2.0**-900 if bits[0] % 2 else \
-        torch.tensor([_f64(b) for b in bits], dtype=torch.float64)
+    x = (
+        torch.tensor([_f64(b) for b in bits], dtype=torch.float64) * 2.0**-900
+        if bits[0] % 2
+        else torch.tensor([_f64(b) for b in bits], dtype=torch.float64)
+    )
     ref = x.to(FORMATS[fmt].torch_dtype).to(torch.float64)
     msg = first_mismatch(x, round_to(x, fmt, torch_compatible=True), ref, fmt)
     assert not msg, msg
@@ -208,7 +263,9 @@ def test_tf32_default_is_nearest_ties_away() -> None:
         (torch.ones(2), 3, TypeError, "format name"),
     ],
 )
-def test_bad_input_is_rejected_with_a_clear_message(x: object, fmt: object, err: type, words: str) -> None:
+def test_bad_input_is_rejected_with_a_clear_message(
+    x: object, fmt: object, err: type, words: str
+) -> None:
     with pytest.raises(err, match=words):
         round_to(x, fmt)  # type: ignore[arg-type]
 
@@ -217,17 +274,97 @@ def test_bad_input_is_rejected_with_a_clear_message(x: object, fmt: object, err:
 @pytest.mark.parametrize("fmt", TORCH_FORMATS)
 def test_cuda_matches_torch_cast(fmt: str) -> None:
     g = torch.Generator().manual_seed(3)
-    x = torch.randint(-(2**31), 2**31 - 1, (1 << 22,), dtype=torch.int32, generator=g).view(torch.float32).cuda()
+    x = (
+        torch.randint(-(2**31), 2**31 - 1, (1 << 22,), dtype=torch.int32, generator=g)
+        .view(torch.float32)
+        .cuda()
+    )
     ref = x.to(FORMATS[fmt].torch_dtype).to(torch.float32)
     msg = first_mismatch(x.cpu(), round_to(x, fmt).cpu(), ref.cpu(), fmt)
     assert not msg, msg
 
 
-@pytest.mark.skipif(__import__("shutil").which("cc") is None, reason="torch.compile on CPU needs a C++ compiler")
+@pytest.mark.skipif(not HAS_CC, reason="torch.compile on CPU needs a C++ compiler")
 def test_fused_kernel_matches_torch_cast() -> None:
     """round_to(..., fused=True) (torch.compile of the same kernel, no data-dependent branches)."""
     g = torch.Generator().manual_seed(9)
     for n in (777, 1 << 20):  # two lengths: one compiled graph, dynamic in the length
-        x = torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, generator=g).view(torch.float32)
-        msg = first_mismatch(x, round_to(x, "fp16", fused=True), x.to(torch.float16).float(), "fp16")
+        x = torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, generator=g).view(
+            torch.float32
+        )
+        msg = first_mismatch(
+            x, round_to(x, "fp16", fused=True), x.to(torch.float16).float(), "fp16"
+        )
         assert not msg, f"fused: {msg}"
+
+
+def _random_floats(n: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, generator=g).view(
+        torch.float32
+    )
+
+
+@pytest.mark.skipif(not HAS_CC, reason="torch.compile on CPU needs a C++ compiler")
+def test_auto_uses_compiled_kernel_only_for_large_tensors_and_never_recompiles_per_size() -> None:
+    """fused=None: compiled from FUSED_MIN_NUMEL elements on (probed once), eager below; dynamic length."""
+    torch._dynamo.reset()
+    key = "cpu/round_float32_to_fp8_e5m2_nearest_even"
+    small = _random_floats(rounding.FUSED_MIN_NUMEL - 1, 4)
+    msg = first_mismatch(
+        small, round_to(small, "fp8_e5m2"), small.to(torch.float8_e5m2).float(), "fp8_e5m2"
+    )
+    assert not msg, msg
+    assert key not in rounding.fused_status(), "a small tensor must not trigger a compile"
+    before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    for n in (rounding.FUSED_MIN_NUMEL, rounding.FUSED_MIN_NUMEL + 777, 3 << 20):
+        x = _random_floats(n, n)
+        msg = first_mismatch(
+            x, round_to(x, "fp8_e5m2"), x.to(torch.float8_e5m2).float(), "fp8_e5m2"
+        )
+        assert not msg, f"n={n}: {msg}"
+    assert rounding.fused_status().get(key) == "ok", rounding.fused_status()
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"] - before
+    assert graphs == 1, (
+        f"{graphs} graphs compiled for 3 lengths; repro: round_to(x, 'fp8_e5m2') at 3 sizes >= 2**20"
+    )
+
+
+def test_auto_falls_back_to_eager_and_records_why_when_compiling_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*args: object) -> object:
+        raise RuntimeError("no C++ compiler (simulated)")
+
+    monkeypatch.setattr(rounding, "_compiled", broken)
+    monkeypatch.setattr(rounding, "_FUSED_FAILED", {})
+    monkeypatch.setattr(rounding, "_FUSED_OK", set())
+    x = _random_floats(rounding.FUSED_MIN_NUMEL, 5)
+    msg = first_mismatch(x, round_to(x, "fp16"), x.to(torch.float16).float(), "fp16")
+    assert not msg, msg
+    assert "simulated" in rounding.fused_status()["cpu/round_float32_to_fp16_nearest_even"]
+    with pytest.raises(RuntimeError, match="simulated"):
+        round_to(x, "fp16", fused=True)  # forcing the compiled kernel does not hide its failure
+
+
+@pytest.mark.parametrize("fmt", TORCH_FORMATS)
+def test_eager_fp64_sources_match_exact_oracle_on_random_patterns(fmt: str) -> None:
+    """The eager fast paths on fp64 inputs (no torch cast rounds fp64 once): exact rational oracle."""
+    g = torch.Generator().manual_seed(11)
+    bits = torch.randint(-(2**63), 2**63 - 1, (1000,), dtype=torch.int64, generator=g).view(
+        torch.float64
+    )
+    scaled = torch.randn(1000, dtype=torch.float64, generator=g) * torch.exp2(
+        torch.randint(-30, 20, (1000,), generator=g).double()
+    )
+    traps = torch.tensor(
+        [1 + 2.0**-11 + 2.0**-40, 1 + 2.0**-11 - 2.0**-40, 2.0**-25 + 2.0**-60, 65520 - 2.0**-30]
+    )
+    x = torch.cat([bits, scaled, traps.double(), -traps.double()])
+    got = round_to(x, fmt, fused=False)
+    for k in range(x.numel()):
+        want = round_exact(x[k].item(), get_format(fmt), "nearest_even")
+        assert same(got[k : k + 1], torch.tensor([want], dtype=torch.float64)).all(), (
+            f"x={x[k].item()!r} ours={got[k].item()!r} exact={want!r}; repro: round_to(torch.tensor([{x[k].item()!r}], "
+            f"dtype=torch.float64), {fmt!r}, fused=False)"
+        )
