@@ -7,11 +7,9 @@ used only where they are exact; everything else goes through `_kernels.kernel`.
 `bf16_nearest_even` (fp32 -> bf16, RNE): on the int32 view,
 ``r = (i + 0x7FFF + ((i >> 16) & 1)) & 0xFFFF0000`` is `round_magnitude`'s carry trick with the sign
 bit riding along (a carry never reaches it from a finite input: the largest finite magnitude rounds up
-to inf's pattern at most). Only NaN inputs can go wrong (carry into the exponent's all-ones field
-gives inf, -0.0 or +0.0 patterns), so NaN is fixed afterwards: ``(i & 0x7FFFFFFF) + 0x007FFFFF`` has
-its sign bit set exactly when the magnitude bits exceed inf's 0x7F800000, i.e. for NaN; shifting that
-sign over the word and masking gives 0x7FC00000 there and 0 elsewhere, and OR-ing 0x7FC00000 into any
-pattern yields a quiet NaN (exponent all ones, mantissa bit 22 set).
+to inf's pattern at most). Only NaN inputs could go wrong (a carry into the all-ones exponent field
+gives inf, -0.0 or +0.0 patterns), so NaNs are first replaced by the canonical quiet NaN 0x7FC00000
+(`nan_to_num` with nan=NaN; infs kept): its low 16 bits are zero, so it rounds to itself.
 
 `magic_nearest_even` (fp32/fp64 -> formats with their own narrower exponent range: fp16, fp8_e5m2,
 fp8_e4m3fn when it saturates), in float arithmetic on ``m = |x|``:
@@ -68,13 +66,11 @@ def magic_applies(src: Source, fmt: Format, mode: RoundingMode) -> bool:
 
 def bf16_nearest_even(x: torch.Tensor, out: torch.Tensor, scratch: torch.Tensor) -> None:
     """fp32 -> bf16 RNE into `out`; `scratch` is an int32 tensor of x's size (see module doc)."""
-    i = x.view(torch.int32)
+    inf = float("inf")
+    torch.nan_to_num(x, nan=float("nan"), posinf=inf, neginf=-inf, out=scratch.view(torch.float32))
     r = out.view(torch.int32)
-    torch.bitwise_right_shift(i, 16, out=r)
-    r.bitwise_and_(1).add_(i).add_(0x7FFF).bitwise_and_(-0x10000)
-    torch.bitwise_and(i, 0x7FFFFFFF, out=scratch)
-    scratch.add_(0x007FFFFF).bitwise_right_shift_(31).bitwise_and_(0x7FC00000)
-    r.bitwise_or_(scratch)
+    torch.bitwise_right_shift(scratch, 16, out=r)
+    r.bitwise_and_(1).add_(scratch).add_(0x7FFF).bitwise_and_(-0x10000)
 
 
 def magic_nearest_even(

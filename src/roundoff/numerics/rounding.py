@@ -186,7 +186,8 @@ def _apply(
 ) -> torch.Tensor:
     if fused:
         return _fused(x, src, fmt, mode)
-    if fused is None and x.numel() >= FUSED_MIN_NUMEL:
+    # Inside a region torch.compile is tracing, the eager kernel is traced and fused with the rest.
+    if fused is None and x.numel() >= FUSED_MIN_NUMEL and not torch.compiler.is_compiling():
         y = _auto_fused(x, src, fmt, mode)
         if y is not None:
             return y
