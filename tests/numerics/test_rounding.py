@@ -306,9 +306,13 @@ def _random_floats(n: int, seed: int) -> torch.Tensor:
 
 
 @pytest.mark.skipif(not HAS_CC, reason="torch.compile on CPU needs a C++ compiler")
-def test_auto_uses_compiled_kernel_only_for_large_tensors_and_never_recompiles_per_size() -> None:
+def test_auto_uses_compiled_kernel_only_for_large_tensors_and_never_recompiles_per_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """fused=None: compiled from FUSED_MIN_NUMEL elements on (probed once), eager below; dynamic length."""
     torch._dynamo.reset()
+    monkeypatch.setattr(rounding, "_FUSED_FAILED", {})  # a fresh probe record, whatever ran before
+    monkeypatch.setattr(rounding, "_FUSED_OK", set())
     key = "cpu/round_float32_to_fp8_e5m2_nearest_even"
     small = _random_floats(rounding.FUSED_MIN_NUMEL - 1, 4)
     msg = first_mismatch(
