@@ -22,7 +22,7 @@ def _node(program: Program, target: object) -> str:
 
 
 def test_fma_cancel_inductor_gpu_inf_with_origin_and_fma_named() -> None:
-    fn, xs, prog = _zoo("fma-cancel")
+    _fn, xs, prog = _zoo("fma-cancel")
     oracle = torch.exp(xs[0].double() * xs[1].double() - xs[0].double() * xs[1].double())
     assert oracle.item() == 1.0  # independent fp64 run of the user's function
     r = check(prog, xs, "inductor-gpu")
@@ -39,7 +39,7 @@ def test_fma_cancel_inductor_gpu_inf_with_origin_and_fma_named() -> None:
 
 
 def test_fma_cancel_eager_is_clean() -> None:
-    fn, xs, prog = _zoo("fma-cancel")
+    _fn, xs, prog = _zoo("fma-cancel")
     r = check(prog, xs, "eager", against="oracle")
     assert not r.diverges and r.nan_origin is None and not r.hazards
     assert r.outputs[0].vs_oracle.max_ulp == 0
@@ -71,7 +71,7 @@ def test_xla_bf16_mul_per_layer() -> None:
     a = torch.randn(1 << 16).bfloat16()
     b = torch.randn(1 << 16).bfloat16()
     assert torch.equal(a.float() * b.float(), (a.double() * b.double()).float())  # exact product
-    fn, xs, prog = _zoo("llama-block")
+    _fn, xs, prog = _zoo("llama-block")
     old, new = check(prog, xs, "xla-2.9", against="oracle"), check(prog, xs, "xla-2.10", against="oracle")
     assert old.by_source() == new.by_source()
     fused_old = check(prog, xs, "xla-neuron", against="oracle").by_source()

@@ -123,11 +123,12 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
     n = sum(1 for d in plan.decisions.values() if d.op_class in _INEXACT)
     if not n:
         return ()
-    return (
+    note = (
         f"{n} reduction/matmul-like node(s) are emulated with torch's own kernels in the modelled accumulate "
         "dtype, rounded once: not bit-exact to the backend (summation order differs); their error is "
-        "bounded against the fp64 oracle instead.",
+        "bounded against the fp64 oracle instead."
     )
+    return (note,)
 
 
 def _culprits(reports: tuple[NodeReport, ...], limit: int = 5) -> tuple[str, ...]:

@@ -27,7 +27,6 @@ import torch
 from roundoff.execute.formats import FORMAT_OF_DTYPE
 from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats
 
-
 #: Elements per `ErrorAccumulator.update` (32 MiB of fp64): bounds the metric pass's fp64 temporaries (~10 copies of a
 #: chunk) so comparing a large node does not raise the check's peak memory; a value of at most this
 #: many elements is compared in one update, exactly as ``compare`` does.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,7 +137,7 @@ class CheckResult:
 
 
 def _num(x: float) -> float | str:
-    return x if x == x and abs(x) != float("inf") else str(x)
+    return x if math.isfinite(x) else str(x)
 
 
 def _m(x: Metrics | None) -> dict[str, Any] | None:

@@ -6,7 +6,14 @@ graph in one streaming pass), `PlanNumerics`, `OracleNumerics`, `TranscendentalI
 
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
-from roundoff.execute.run import complete_inputs, plan_numerics, run_eager, run_keep, run_oracle, run_plan
+from roundoff.execute.run import (
+    complete_inputs,
+    plan_numerics,
+    run_eager,
+    run_keep,
+    run_oracle,
+    run_plan,
+)
 from roundoff.execute.transcendental import TranscendentalImpl
 
 __all__ = [
