@@ -106,3 +106,33 @@ def test_bad_inputs() -> None:
         compare(torch.zeros(3), torch.zeros(4))
     with pytest.raises(ValueError, match="known formats"):
         compare(torch.zeros(3), torch.zeros(3), "fp12")
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "fp16", "fp32", "tf32", "fp8_e5m2", "fp8_e4m3fn"])
+@pytest.mark.parametrize("ref_dtype", [torch.float64, torch.float32])
+def test_all_finite_fast_path_equals_masked_path(fmt: str, ref_dtype: torch.dtype) -> None:
+    """The unmasked path (all finite) gives the masked path's figures: counts/maxima exact, sums to fp64 order."""
+    g = torch.Generator().manual_seed(7)
+    n = 20_000
+    scale = torch.exp2(torch.randint(-140, 120, (n,), generator=g).double())  # subnormal .. near-overflow in fp32
+    ref = (torch.randn(n, dtype=torch.float64, generator=g) * scale).to(ref_dtype)
+    act = (ref.double() * (1 + torch.randn(n, dtype=torch.float64, generator=g) * 1e-3)).float()
+    ref[::101], act[::103] = 0.0, -0.0
+    act[::211] = ref[::211].float()
+    fast_acc, slow_acc = ErrorAccumulator(fmt), ErrorAccumulator(fmt)
+    assert fast_acc._update_finite(act, ref), f"repro: fast path refused finite data ({fmt}, {ref_dtype})"
+    fast, slow = fast_acc.result(), slow_acc._update_masked(act, ref).result()
+    for k, v in vars(slow).items():
+        if k in ("mean_ulp", "mean_bits", "sqnr_db"):
+            assert getattr(fast, k) == pytest.approx(v, rel=1e-12), f"{k} repro: fast vs masked {fmt} {ref_dtype}"
+        else:
+            assert getattr(fast, k) == v, f"{k}: {getattr(fast, k)} != {v} repro: fast vs masked {fmt} {ref_dtype}"
+    assert slow.mismatches > 0 and slow.zero_reference > 0  # the data exercises the figures compared
+
+
+def test_fast_path_defers_on_nonfinite() -> None:
+    for bad in (math.nan, math.inf, -math.inf):
+        act, ref = torch.ones(8), torch.ones(8, dtype=torch.float64)
+        act[3] = bad
+        assert not ErrorAccumulator("bf16")._update_finite(act, ref), f"repro: _update_finite(act[3]={bad})"
+        assert not ErrorAccumulator("bf16")._update_finite(ref.float(), act.double()), f"repro: ref[3]={bad}"
