@@ -136,3 +136,17 @@ def test_fast_path_defers_on_nonfinite() -> None:
         act[3] = bad
         assert not ErrorAccumulator("bf16")._update_finite(act, ref), f"repro: _update_finite(act[3]={bad})"
         assert not ErrorAccumulator("bf16")._update_finite(ref.float(), act.double()), f"repro: ref[3]={bad}"
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "fp16"])
+def test_torch_cast_from_fp32_rounds_like_round_to(fmt: str) -> None:
+    """The fast path's shortcut (torch's fp32 -> bf16/fp16 cast) equals `round_to` on random fp32 bit patterns."""
+    from roundoff.numerics.metrics import _fast_ordinal
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(-(2**31), 2**31 - 1, (200_000,), generator=g, dtype=torch.int64).to(torch.int32).view(torch.float32)
+    x = x[x.isfinite()]
+    f = FORMATS[fmt]
+    want = ordinal(round_to(x.double(), fmt), fmt)
+    got = _fast_ordinal(x, f)
+    assert torch.equal(got.to(torch.int64), want), f"repro: _fast_ordinal(<random fp32 bits seed 3>, {fmt!r})"
