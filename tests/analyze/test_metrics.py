@@ -115,3 +115,23 @@ def test_chunked_measure_matches_compare(monkeypatch: pytest.MonkeyPatch) -> Non
     ), "repro: measure(*_adversarial(3), bf16) with CHUNK=1000"
     assert m.mean_ulp == pytest.approx(s.mean_ulp, rel=1e-12) and m.mean_bits == pytest.approx(s.mean_bits, rel=1e-12)
     assert m.sqnr_db == pytest.approx(s.sqnr_db, rel=1e-12)
+
+
+@pytest.mark.parametrize("chunk", [1 << 22, 1000])
+def test_measure_each_matches_measure_per_actual(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """One shared-reference pass gives each actual's `measure` figures (finite and non-finite chunks, chunked)."""
+    from roundoff.analyze import metrics
+
+    monkeypatch.setattr(metrics, "CHUNK", chunk)
+    act, ref = _adversarial(4)
+    finite_act = act.nan_to_num(nan=0.5, posinf=2.0, neginf=-2.0)
+    fin_ref = ref.nan_to_num(nan=0.25, posinf=3.0, neginf=-3.0)
+    for r, actuals in ((fin_ref, [finite_act, finite_act * 1.001, fin_ref.clone()]), (ref, [act, finite_act])):
+        got = metrics.measure_each(actuals, r, torch.bfloat16)
+        for i, (a, m) in enumerate(zip(actuals, got)):
+            want = metrics.measure(a, r, torch.bfloat16)
+            for k, v in vars(want).items():
+                close = v == pytest.approx(getattr(m, k), rel=1e-12) if k in ("mean_ulp", "mean_bits", "sqnr_db") else None
+                assert close if close is not None else getattr(m, k) == v, (
+                    f"{k}: {getattr(m, k)} != {v} repro: measure_each(actuals[{i}]) CHUNK={chunk}"
+                )

@@ -20,6 +20,7 @@ counted on both sides) without an elementwise pass; `compare` gives the same fig
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import torch
@@ -80,8 +81,32 @@ def exact_metrics(value: torch.Tensor) -> Metrics:
     return Metrics(n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, math.inf, 0, inf, 0, inf)
 
 
-def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:
-    """Metrics of `actual` against `reference`, both float tensors of one shape, ULPs in `dtype`'s format."""
+def measure_each(actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype: torch.dtype) -> tuple[Metrics, ...]:
+    """``measure(a, reference, dtype)`` for each of `actuals`, the reference converted and rounded once per chunk.
+
+    Same figures as `measure` (counts/maxima exact, sums to fp64 summation order); an actual equal to
+    the reference element for element gets `exact_metrics` without a pass.
+    """
+    for a in actuals:
+        _check_tensors(a, reference)
+    fmt = FORMAT_OF_DTYPE.get(dtype, "fp32")
+    out: list[Metrics | None] = [
+        exact_metrics(a) if a.dtype == reference.dtype and torch.equal(a, reference) else None for a in actuals
+    ]
+    todo = [i for i, m in enumerate(out) if m is None]
+    if todo:
+        flat = [actuals[i].detach().reshape(-1) for i in todo]
+        r = reference.detach().reshape(-1)
+        accs = [ErrorAccumulator(fmt) for _ in todo]
+        step = max(1, CHUNK // len(flat))  # k actuals per pass: the same temporaries as one `measure` chunk
+        for i in range(0, max(r.numel(), 1), step):
+            ErrorAccumulator.update_each(accs, [a[i : i + step] for a in flat], r[i : i + step])
+        for i, acc in zip(todo, accs):
+            out[i] = from_stats(acc.result())
+    return tuple(m for m in out if m is not None)
+
+
+def _check_tensors(actual: torch.Tensor, reference: torch.Tensor) -> None:
     if not isinstance(actual, torch.Tensor) or not isinstance(reference, torch.Tensor):
         raise TypeError(
             f"measure() compares two tensors, got {type(actual).__name__} and {type(reference).__name__}"
@@ -90,6 +115,11 @@ def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -
         raise ValueError(
             f"cannot compare shapes {tuple(actual.shape)} and {tuple(reference.shape)}; pass tensors of one shape"
         )
+
+
+def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:
+    """Metrics of `actual` against `reference`, both float tensors of one shape, ULPs in `dtype`'s format."""
+    _check_tensors(actual, reference)
     fmt = FORMAT_OF_DTYPE.get(dtype, "fp32")
     if actual.dtype == reference.dtype and torch.equal(actual, reference):
         return exact_metrics(actual)

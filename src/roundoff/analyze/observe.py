@@ -15,7 +15,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.hazards import Ranges
-from roundoff.analyze.metrics import Metrics, exact_metrics, measure
+from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each
 from roundoff.analyze.result import NodeReport
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.execute.formats import is_float
@@ -72,20 +72,24 @@ class NodeObserver:
         dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
         res, oracle = vals[POLICY], vals[ORACLE]
         nid = node.meta.get(NODE_ID, node.name)
-        vs_oracle = measure(res, oracle, dtype)
+        # Every comparison against the oracle (policy, reference, local recomputation) in one pass.
+        ref = vals[REFERENCE] if self.has_reference else None
+        ref_differs = ref is not None and not torch.equal(ref, res)  # common: the policies agree here
+        local_value = self._local_value(node, ls)
+        against_oracle = [res] + ([ref] if ref_differs else []) + ([local_value] if local_value is not None else [])
+        measured = measure_each(against_oracle, oracle, dtype)
+        vs_oracle = measured[0]
         self._record_range(nid, oracle, vs_oracle)
         vs_ref = ref_vs_oracle = None
-        if self.has_reference:
-            ref = vals[REFERENCE]
-            if torch.equal(ref, res):  # common: the policies agree at this node
-                vs_ref, ref_vs_oracle = exact_metrics(res), vs_oracle
+        if ref is not None:
+            if ref_differs:
+                vs_ref, ref_vs_oracle = measure(res, ref, dtype), measured[1]
             else:
-                vs_ref = measure(res, ref, dtype)
-                ref_vs_oracle = measure(ref, oracle, dtype)
+                vs_ref, ref_vs_oracle = exact_metrics(res), vs_oracle
         else:
             ref = _rounded(oracle, dtype)
         self._origin(node, vals, ls, vs_oracle, ref_vs_oracle)
-        local, inherited = self._local(node, ls, oracle, dtype, vs_oracle)
+        local, inherited = self._local(node, vs_oracle, measured[-1] if local_value is not None else None)
         if vs_oracle.max_abs == 0.0 and vs_oracle.nonfinite == 0 and vs_oracle.ref_nan + vs_oracle.ref_inf == 0:
             self.exact.add(node)
         verdict = self._verdict(res, ref, oracle, dtype, vs_oracle)
@@ -116,17 +120,23 @@ class NodeObserver:
         r, s = ref.to(dtype), res.to(dtype)
         return "ok" if torch.equal(r, s) or same_rule(r, s, oracle, self.tol) else "diverges"
 
+    def _local_value(self, node: torch.fx.Node, ls: Lockstep) -> torch.Tensor | None:
+        """The node recomputed by the policy from the oracle's inputs, when that can differ from its value."""
+        if not self.local or all(p in self.exact for p in node.all_input_nodes):
+            return None
+        value = self.side.evaluate(node, ls.reader(ORACLE), fresh=True)
+        return value if is_float(value) else None
+
     def _local(
-        self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype, total: Metrics
+        self, node: torch.fx.Node, total: Metrics, local: Metrics | None
     ) -> tuple[Metrics | None, float | None]:
+        """(local error, bits inherited from the inputs); when every input is exact, local == total."""
         if not self.local:
             return None, None
         if all(p in self.exact for p in node.all_input_nodes):  # oracle inputs == policy inputs
             return total, 0.0
-        value = self.side.evaluate(node, ls.reader(ORACLE), fresh=True)
-        if not is_float(value):
+        if local is None:
             return None, None
-        local = measure(value, oracle, dtype)
         return local, max(0.0, total.mean_bits - local.mean_bits)
 
     def _origin(

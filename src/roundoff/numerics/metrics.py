@@ -19,6 +19,7 @@ Contract:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -117,6 +118,33 @@ def bits_of_error(ulps: torch.Tensor | float) -> torch.Tensor | float:
     return math.log2(1 + ulps)
 
 
+def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> list[list[float]] | None:
+    """Per actual: [max_abs, max_rel, sum r^2, sum err^2, sum ulps, sum bits, max_ulp, mismatches, zero_ref]
+    against the flat reference `r`, without boolean indexing and with one host sync; None when some
+    element of any side is non-finite (nothing is then measured).
+
+    The difference is taken in fp64 (exact for fp32/bf16/fp16 inputs; fp64 inputs round once, as on the
+    masked path). A row's max |a - r| is NaN/inf exactly when some element of that actual or of `r` is
+    NaN/inf (or the fp64 difference of two finite values overflows): then the caller takes the masked
+    path. ULPs: each side rounded to `f` (RNE), ordinals compared; the reference is rounded once.
+    """
+    r64 = r.to(torch.float64)
+    wide = [t.to(torch.float32) if t.dtype in _TORCH_RNE else t for t in actuals]
+    a = wide[0].unsqueeze(0) if len(wide) == 1 else torch.stack(wide)
+    err = (a.to(torch.float64) - r64).abs_()
+    nz = r64 != 0
+    rel = torch.where(nz, err / r64.abs(), 0.0)
+    ulps = (_fast_ordinal(a, f) - _fast_ordinal(r, f)).abs_()
+    bits = ulps.to(torch.float64).add_(1.0).log2_()
+    sig = torch.dot(r64, r64).expand(len(actuals))
+    stats = torch.stack([
+        err.amax(1), rel.amax(1), sig, (err * err).sum(1), ulps.sum(1).to(torch.float64), bits.sum(1),
+        ulps.amax(1).to(torch.float64), torch.count_nonzero(ulps, 1).to(torch.float64),
+        torch.count_nonzero(~nz & (err != 0), 1).to(torch.float64),
+    ], 1).tolist()
+    return stats if all(math.isfinite(row[0]) for row in stats) else None
+
+
 @dataclass(frozen=True)
 class ErrorStats:
     """Error of `actual` against `reference` (see the module docstring for every definition)."""
@@ -175,33 +203,19 @@ class ErrorAccumulator:
         return self._update_masked(a, r)
 
     def _update_finite(self, a: torch.Tensor, r: torch.Tensor) -> bool:
-        """Fast path: every statistic without boolean indexing, one host sync; False (nothing added) if
-        any element of either side is non-finite.
-
-        The difference is taken in fp64 (exact for fp32/bf16/fp16 inputs; fp64 inputs round once, as on
-        the masked path). Its max is NaN/inf exactly when some element of `a` or `r` is NaN/inf (or the
-        fp64 difference of two finite values overflows): then this path defers to the masked one.
-        ULPs: both sides rounded to the format (RNE) in their own dtype, ordinals as int64.
-        """
+        """Fast path (see `_finite_stats`): False, adding nothing, if any element of either side is non-finite."""
         f = self._fmt if self._fmt is not None else format_of_dtype(a.dtype)
-        r64 = r.to(torch.float64)
-        d = a.to(torch.float64) - r64
-        err = d.abs_()
-        nz = r64 != 0
-        rel = torch.where(nz, err / r64.abs(), 0.0)
-        ulps = (_fast_ordinal(a, f) - _fast_ordinal(r, f)).abs_()
-        bits = ulps.to(torch.float64).add_(1.0).log2_()
-        stats = torch.stack([
-            err.max(), rel.max(), torch.dot(r64, r64), torch.dot(err, err), ulps.sum().to(torch.float64),
-            bits.sum(), ulps.max().to(torch.float64), torch.count_nonzero(ulps).to(torch.float64),
-            torch.count_nonzero(~nz & (err != 0)).to(torch.float64),
-        ]).tolist()
-        max_abs, max_rel, sig, noise, ulp_sum, bits_sum, max_ulp, mism, zero_ref = stats
-        if not math.isfinite(max_abs):
+        rows = _finite_stats((a,), r, f)
+        if rows is None:
             return False
+        self._add_finite(rows[0], a.numel())
+        return True
+
+    def _add_finite(self, row: list[float], numel: int) -> None:
+        max_abs, max_rel, sig, noise, ulp_sum, bits_sum, max_ulp, mism, zero_ref = row
         n, s = self._n, self._s
-        n["count"] += a.numel()
-        n["finite"] += a.numel()
+        n["count"] += numel
+        n["finite"] += numel
         n["mismatches"] += int(mism)
         n["zero_ref"] += int(zero_ref)
         n["max_ulp"] = max(n["max_ulp"], int(max_ulp))
@@ -211,7 +225,30 @@ class ErrorAccumulator:
         s["max_rel"] = max(s["max_rel"], max_rel)
         s["sig"] += sig
         s["noise"] += noise
-        return True
+
+    @staticmethod
+    def update_each(
+        accumulators: Sequence[ErrorAccumulator], actuals: Sequence[torch.Tensor], reference: torch.Tensor
+    ) -> None:
+        """``acc.update(actual, reference)`` for each pair, sharing the reference's conversion and
+        rounding (one host sync when everything is finite). Accumulators must share one format."""
+        if len(accumulators) != len(actuals) or not actuals:
+            raise ValueError(f"update_each needs one accumulator per actual, got {len(accumulators)} and {len(actuals)}")
+        for a in actuals:
+            _check_pair(a, reference)
+        fmts = {acc._fmt for acc in accumulators}
+        if len(fmts) != 1 or None in fmts:
+            raise ValueError(f"update_each needs accumulators of one explicit format, got {sorted(map(str, fmts))}")
+        f = accumulators[0]._fmt
+        assert f is not None
+        r = reference.detach().reshape(-1)
+        flat = tuple(a.detach().reshape(-1) for a in actuals)
+        rows = _finite_stats(flat, r, f) if r.numel() else None
+        for i, acc in enumerate(accumulators):
+            if rows is None:
+                acc.update(flat[i], r)
+            else:
+                acc._add_finite(rows[i], r.numel())
 
     def _update_masked(self, actual: torch.Tensor, reference: torch.Tensor) -> ErrorAccumulator:
         """General path: NaN/inf counted, every metric over the elements finite on both sides."""
