@@ -16,7 +16,7 @@ def run(*args: str):
 
 
 def _expected(workload: str, policy: str) -> dict[str, float]:
-    """Per source line, the worst node's mean bits vs fp64, straight from analyze.check."""
+    """Per source line, the lowest SQNR (dB) vs fp64, straight from analyze.check."""
     from roundoff.analyze import check
     from roundoff.zoo import get_workload
 
@@ -24,9 +24,9 @@ def _expected(workload: str, policy: str) -> dict[str, float]:
     result = check(w.build(), w.make_inputs(), policy, "oracle")
     layers: dict[str, float] = {}
     for n in result.nodes:
-        bits = math.inf if n.verdict == "nonfinite" else n.vs_oracle.mean_bits
+        sqnr = -math.inf if n.verdict == "nonfinite" else n.vs_oracle.sqnr_db
         key = n.source or "(no source line)"
-        layers[key] = max(layers.get(key, 0.0), bits)
+        layers[key] = min(layers.get(key, math.inf), sqnr)
     layers["output rmse"] = max(o.rmse_result for o in result.outputs)
     return layers
 

@@ -275,7 +275,7 @@ def sweep_table(
     """Error against fp64 per (workload, layer) row and policy column, a heading row per workload;
     the smallest error of each row is bold (the policy closest to fp64 there) where they differ."""
     table = Table(
-        title="Error against fp64 per layer (mean bits; last row of each: output RMSE)",
+        title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: output RMSE)",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
