@@ -11,6 +11,7 @@ import torch
 from roundoff.numerics import (
     FORMATS,
     ErrorAccumulator,
+    ErrorStats,
     bits_of_error,
     compare,
     ordinal,
@@ -121,12 +122,19 @@ def test_all_finite_fast_path_equals_masked_path(fmt: str, ref_dtype: torch.dtyp
     act[::211] = ref[::211].float()
     fast_acc, slow_acc = ErrorAccumulator(fmt), ErrorAccumulator(fmt)
     assert fast_acc._update_finite(act, ref), f"repro: fast path refused finite data ({fmt}, {ref_dtype})"
-    fast, slow = fast_acc.result(), slow_acc._update_masked(act, ref).result()
+    _assert_same_stats(fast_acc.result(), slow_acc._update_indexed(act, ref).result(), f"finite {fmt} {ref_dtype}")
+    act[::89], ref[::97], act[::113], ref[5::113] = math.nan, math.nan, math.inf, -math.inf
+    masked, indexed = ErrorAccumulator(fmt)._update_masked(act, ref), ErrorAccumulator(fmt)._update_indexed(act, ref)
+    _assert_same_stats(masked.result(), indexed.result(), f"NaN/inf {fmt} {ref_dtype}")
+
+
+def _assert_same_stats(fast: ErrorStats, slow: ErrorStats, what: str) -> None:
+    """Counts and maxima identical; sums to fp64 summation order."""
     for k, v in vars(slow).items():
         if k in ("mean_ulp", "mean_bits", "sqnr_db"):
-            assert getattr(fast, k) == pytest.approx(v, rel=1e-12), f"{k} repro: fast vs masked {fmt} {ref_dtype}"
+            assert getattr(fast, k) == pytest.approx(v, rel=1e-12), f"{k} repro: fast vs indexed path, {what}"
         else:
-            assert getattr(fast, k) == v, f"{k}: {getattr(fast, k)} != {v} repro: fast vs masked {fmt} {ref_dtype}"
+            assert getattr(fast, k) == v, f"{k}: {getattr(fast, k)} != {v} repro: fast vs indexed path, {what}"
     assert slow.mismatches > 0 and slow.zero_reference > 0  # the data exercises the figures compared
 
 

@@ -118,6 +118,28 @@ def bits_of_error(ulps: torch.Tensor | float) -> torch.Tensor | float:
     return math.log2(1 + ulps)
 
 
+_LUT_SIZE = 4096
+
+
+def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
+    """Per row of `ulps` (k, n): [sum ulps, sum log2(1 + ulps), max ulps, count of ulps != 0], fp64.
+
+    Rows whose ulps are all below `_LUT_SIZE` (the common case) are histogrammed (one `bincount`)
+    and the sums taken as counts @ values: ulp sums exact, bit sums equal to the elementwise sum up to
+    fp64 summation order. Otherwise the elementwise formulas.
+    """
+    k, n = ulps.shape
+    umax = ulps.amax(1)
+    if n and int(umax.max()) < _LUT_SIZE:
+        off = (torch.arange(k, dtype=ulps.dtype, device=ulps.device) * _LUT_SIZE).unsqueeze(1)
+        counts = torch.bincount((ulps + off).reshape(-1), minlength=k * _LUT_SIZE).view(k, _LUT_SIZE)
+        counts = counts.to(torch.float64)
+        values = torch.arange(_LUT_SIZE, dtype=torch.float64, device=ulps.device)
+        return [counts @ values, counts @ torch.log2(1 + values), umax.to(torch.float64), n - counts[:, 0]]
+    bits = ulps.to(torch.float64).add_(1.0).log2_().sum(1)
+    return [ulps.sum(1).to(torch.float64), bits, umax.to(torch.float64), (ulps != 0).sum(1).to(torch.float64)]
+
+
 def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> list[list[float]] | None:
     """Per actual: [max_abs, max_rel, sum r^2, sum err^2, sum ulps, sum bits, max_ulp, mismatches, zero_ref]
     against the flat reference `r`, without boolean indexing and with one host sync; None when some
@@ -139,11 +161,9 @@ def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -
     nz = r64 != 0
     absr = r64.abs().masked_fill_(~nz, math.inf)  # rel = err / |r| where r != 0, err / inf = 0 elsewhere
     red = [err.amax(1), (err / absr).amax(1), torch.dot(r64, r64).expand(len(actuals)), torch.linalg.vecdot(err, err),
-           torch.count_nonzero(err.masked_fill_(nz, 0.0), 1).to(torch.float64)]
+           (err.masked_fill_(nz, 0.0) != 0).sum(1).to(torch.float64)]
     del err, absr, nz, r64
-    bits = ulps.to(torch.float64).add_(1.0).log2_().sum(1)
-    red[4:4] = [ulps.sum(1).to(torch.float64), bits, ulps.amax(1).to(torch.float64),
-                torch.count_nonzero(ulps, 1).to(torch.float64)]
+    red[4:4] = _ulp_sums(ulps)
     stats = torch.stack(red, 1).tolist()
     return stats if all(math.isfinite(row[0]) for row in stats) else None
 
@@ -211,14 +231,14 @@ class ErrorAccumulator:
         rows = _finite_stats((a,), r, f)
         if rows is None:
             return False
-        self._add_finite(rows[0], a.numel())
+        self._add_finite(rows[0], a.numel(), a.numel())
         return True
 
-    def _add_finite(self, row: list[float], numel: int) -> None:
+    def _add_finite(self, row: list[float], count: int, finite: int) -> None:
         max_abs, max_rel, sig, noise, ulp_sum, bits_sum, max_ulp, mism, zero_ref = row
         n, s = self._n, self._s
-        n["count"] += numel
-        n["finite"] += numel
+        n["count"] += count
+        n["finite"] += finite
         n["mismatches"] += int(mism)
         n["zero_ref"] += int(zero_ref)
         n["max_ulp"] = max(n["max_ulp"], int(max_ulp))
@@ -249,11 +269,33 @@ class ErrorAccumulator:
         rows = _finite_stats(flat, r, f) if r.numel() else None
         for i, acc in enumerate(accumulators):
             if rows is None:
-                acc.update(flat[i], r)
+                acc._update_masked(flat[i], r)
             else:
-                acc._add_finite(rows[i], r.numel())
+                acc._add_finite(rows[i], r.numel(), r.numel())
 
-    def _update_masked(self, actual: torch.Tensor, reference: torch.Tensor) -> ErrorAccumulator:
+    def _update_masked(self, a: torch.Tensor, r: torch.Tensor) -> ErrorAccumulator:
+        """Chunks with NaN/inf: counted, then every metric over the elements finite on both sides,
+        computed unmasked with the other elements set to 0 on both sides (0 vs 0 adds nothing to any
+        figure). Falls back to boolean indexing only if the fp64 difference of two finite values overflows."""
+        if self._fmt is None:
+            self._fmt = format_of_dtype(a.dtype)
+        fa, fr = torch.isfinite(a), torch.isfinite(r)
+        fin = fa & fr
+        na, nr = torch.isnan(a), torch.isnan(r)
+        ia, ir = ~fa & ~na, ~fr & ~nr
+        nonfinite_mismatch = ~fin & ~((na & nr) | (ia & ir & (a == r)))
+        counts = torch.stack([fin.sum(), na.sum(), nr.sum(), ia.sum(), ir.sum(), nonfinite_mismatch.sum()]).tolist()
+        rows = _finite_stats((torch.where(fin, a, 0.0),), torch.where(fin, r, 0.0), self._fmt) if a.numel() else None
+        if rows is None:
+            return self._update_indexed(a, r)
+        n = self._n
+        self._add_finite(rows[0], a.numel(), counts[0])
+        for k, v in zip(("nan_a", "nan_r", "inf_a", "inf_r", "nonfinite"), counts[1:]):
+            n[k] += v
+        n["mismatches"] += counts[5]
+        return self
+
+    def _update_indexed(self, actual: torch.Tensor, reference: torch.Tensor) -> ErrorAccumulator:
         """General path: NaN/inf counted, every metric over the elements finite on both sides."""
         a, r = actual.to(torch.float64), reference.to(torch.float64)
         fin = torch.isfinite(a) & torch.isfinite(r)
