@@ -285,6 +285,7 @@ class ErrorAccumulator:
         ia, ir = ~fa & ~na, ~fr & ~nr
         nonfinite_mismatch = ~fin & ~((na & nr) | (ia & ir & (a == r)))
         counts = torch.stack([fin.sum(), na.sum(), nr.sum(), ia.sum(), ir.sum(), nonfinite_mismatch.sum()]).tolist()
+        del fa, fr, na, nr, ia, ir, nonfinite_mismatch
         rows = _finite_stats((torch.where(fin, a, 0.0),), torch.where(fin, r, 0.0), self._fmt) if a.numel() else None
         if rows is None:
             return self._update_indexed(a, r)
