@@ -7,7 +7,9 @@ d/16 heads) where per-op work, not per-node Python overhead, dominates. Measured
 - eager: the real module, ``block(x)`` then ``out.backward(ones)`` (autograd), one step;
 - check: ``check(program, inputs, "inductor-gpu", against="eager")``: emulated policy run, fp64
   oracle, emulated eager reference and every node's comparison + local error, streaming;
-- check-lite: the same against the oracle only and without local error.
+- check-lite: the same against the oracle only and without local error;
+- runs-only: the floor of `check`: the same three lockstep runs (policy and reference emulated in
+  fp32 containers, fp64 oracle), streaming, with no per-node observer (no metrics, verdicts, local error).
 
 Time is the median of `--repeat` runs after one warm-up. Peak memory is measured in a fresh
 subprocess per item (CPU: resident set size sampled every 0.5 ms above the level before the call;
@@ -36,7 +38,7 @@ from typing import Any
 
 import torch
 
-ITEMS = ("eager", "check", "check-lite")
+ITEMS = ("eager", "check", "check-lite", "runs-only")
 DEFAULT_SIZES = ("64:16:2", "256:128:4", "512:256:4")
 
 
@@ -101,8 +103,20 @@ def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
         block.zero_grad(set_to_none=True)
         x.grad = None
 
+    def runs_only() -> None:
+        from roundoff.analyze.check import _plan
+        from roundoff.execute.interpreter import Lockstep
+        from roundoff.execute.node_numerics import OracleNumerics
+        from roundoff.execute.run import plan_numerics
+
+        plan_a = _plan(program, "inductor-gpu")
+        sides = [plan_numerics(plan_a), OracleNumerics(), plan_numerics(_plan(plan_a.program, "eager"))]
+        with torch.no_grad():
+            Lockstep(plan_a.program, sides).run_inputs(inputs)
+
     return {
         "eager": eager,
+        "runs-only": runs_only,
         "check": lambda: check(program, inputs, "inductor-gpu", against="eager"),
         "check-lite": lambda: check(program, inputs, "inductor-gpu", against="oracle", local=False),
         "_nodes": lambda: sum(1 for _ in program.graph.nodes),
