@@ -146,7 +146,7 @@ def test_fast_path_defers_on_nonfinite() -> None:
         assert not ErrorAccumulator("bf16")._update_finite(ref.float(), act.double()), f"repro: ref[3]={bad}"
 
 
-@pytest.mark.parametrize("fmt", ["bf16", "fp16"])
+@pytest.mark.parametrize("fmt", ["bf16", "fp16", "fp32"])
 def test_torch_cast_from_fp32_rounds_like_round_to(fmt: str) -> None:
     """The fast path's shortcut (torch's fp32 -> bf16/fp16 cast) equals `round_to` on random fp32 bit patterns."""
     from roundoff.numerics.metrics import _fast_ordinal

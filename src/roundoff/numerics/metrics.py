@@ -87,12 +87,14 @@ def _fast_ordinal(t: torch.Tensor, f: Format) -> torch.Tensor:
     """
     if not (t.dtype == torch.float32 and f.torch_dtype in _TORCH_RNE) and t.dtype != f.torch_dtype:
         t = _rounded(t, f)
-    if f.torch_dtype is None or f.bits > 16:
+    if f.torch_dtype is None or f.bits > 32:
         return ordinal(t, f)
-    bits = t.to(f.torch_dtype).view(_INT_OF_WIDTH[f.bits]).to(torch.int32)
+    bits = t.to(f.torch_dtype).view(_INT_OF_WIDTH[f.bits])
+    bits = bits.to(torch.int32) if f.bits < 32 else bits
     sign = torch.bitwise_right_shift(bits, 31)  # 0 or -1
     mag = torch.bitwise_and(bits, (1 << (f.bits - 1)) - 1)
-    return mag.bitwise_xor_(sign).sub_(sign)  # -mag where the sign bit is set
+    ords = mag.bitwise_xor_(sign).sub_(sign)  # -mag where the sign bit is set (no overflow: |mag| < 2**31)
+    return ords if f.bits <= 16 else ords.to(torch.int64)  # 32-bit ordinals differ by up to 2**32
 
 
 def ulp_distance(
