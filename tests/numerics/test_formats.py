@@ -8,7 +8,14 @@ import ml_dtypes
 import pytest
 import torch
 
-from roundoff.numerics import FORMATS, Overflow, format_of_dtype, get_format
+from roundoff.numerics import (
+    FORMATS,
+    Overflow,
+    format_of_dtype,
+    get_format,
+    is_low_precision,
+    opmath_dtype,
+)
 
 ML = {"bf16": ml_dtypes.bfloat16, "fp8_e4m3fn": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2,
       "fp8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "fp8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz}
@@ -62,3 +69,18 @@ def test_lookup_by_name_dtype_and_record() -> None:
         format_of_dtype(torch.int32)
     with pytest.raises(TypeError, match="Format, a format name or a torch dtype"):
         get_format(16)  # type: ignore[arg-type]
+
+
+_DTYPES = [f.torch_dtype for f in FORMATS.values() if f.torch_dtype is not None] + [torch.int32, torch.bool]
+
+
+@pytest.mark.parametrize("dtype", _DTYPES, ids=str)
+def test_opmath_dtype_is_torchs_computation_dtype(dtype: torch.dtype) -> None:
+    """Oracle: torch's prims table (bf16/fp16 -> fp32); fp8 is absent there, ATen's toOpMathType has it -> fp32."""
+    from torch._prims_common import get_computation_dtype
+
+    want = torch.float32 if "float8" in str(dtype) else get_computation_dtype(dtype)
+    assert opmath_dtype(dtype) == want, f"repro: opmath_dtype({dtype}) = {opmath_dtype(dtype)}, torch: {want}"
+    assert is_low_precision(dtype) == (want != dtype), f"repro: is_low_precision({dtype})"
+    if dtype.is_floating_point:
+        assert get_format(dtype).storage_dtype == dtype, f"repro: get_format({dtype}).storage_dtype"

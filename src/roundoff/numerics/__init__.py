@@ -1,8 +1,8 @@
 """roundoff.numerics: formats, exact rounding, correctly rounded FMA and error metrics (torch only).
 
 Public API: `round_to`, `RoundingMode`, `fma`, `Format`, `Encoding`, `Overflow`, `FORMATS`, `get_format`,
-`format_of_dtype`, and the metrics `compare`, `ErrorStats`, `ErrorAccumulator`, `ulp_distance`,
-`ordinal`, `bits_of_error`.
+`format_of_dtype`, `is_low_precision`, `opmath_dtype`, and the metrics `compare`, `ErrorStats`,
+`ErrorAccumulator`, `ulp_distance`, `ordinal`, `bits_of_error`.
 """
 
 from roundoff.numerics.fma import fma
@@ -13,6 +13,8 @@ from roundoff.numerics.formats import (
     Overflow,
     format_of_dtype,
     get_format,
+    is_low_precision,
+    opmath_dtype,
 )
 from roundoff.numerics.metrics import (
     ErrorAccumulator,
@@ -37,6 +39,8 @@ __all__ = [
     "fma",
     "format_of_dtype",
     "get_format",
+    "is_low_precision",
+    "opmath_dtype",
     "ordinal",
     "round_to",
     "ulp_distance",

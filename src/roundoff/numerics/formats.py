@@ -14,6 +14,10 @@ Overflow (`Overflow`) is what a round-to-nearest conversion does with a value be
 (including inf): ``INF`` (IEEE), ``SATURATE`` (clamp to ±max finite), ``NAN``. For fp8_e4m3fn torch
 changed behaviour between releases (older: NaN, 2.13: saturate, inf included), so that record's overflow
 is read from the installed torch's own cast once at import (`_torch_e4m3fn_overflow`).
+
+Opmath (`is_low_precision`, `opmath_dtype`): torch computes on bf16, fp16 and every fp8 dtype (fnuz
+included) in fp32 and rounds the result back (``at::toOpMathType``); every other dtype computes in itself.
+This module is the one dtype <-> format table of roundoff: the other layers read it from here.
 """
 
 from __future__ import annotations
@@ -24,7 +28,16 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["FORMATS", "Encoding", "Format", "Overflow", "format_of_dtype", "get_format"]
+__all__ = [
+    "FORMATS",
+    "Encoding",
+    "Format",
+    "Overflow",
+    "format_of_dtype",
+    "get_format",
+    "is_low_precision",
+    "opmath_dtype",
+]
 
 
 class Encoding(enum.Enum):
@@ -63,6 +76,11 @@ class Format:
     def bits(self) -> int:
         """Storage width in bits (tf32: 19 significant bits, stored in 32)."""
         return 1 + self.exponent_bits + self.mantissa_bits
+
+    @property
+    def storage_dtype(self) -> torch.dtype:
+        """The torch dtype a tensor of this format is held in: `torch_dtype`, fp32 for tf32."""
+        return self.torch_dtype if self.torch_dtype is not None else torch.float32
 
     @property
     def bias(self) -> int:
@@ -144,6 +162,22 @@ FORMATS: dict[str, Format] = {
 }
 
 _BY_DTYPE: dict[torch.dtype, Format] = {f.torch_dtype: f for f in FORMATS.values() if f.torch_dtype}
+
+#: dtypes torch computes in fp32 opmath (``at::toOpMathType``): the formats of 16 bits or fewer.
+_LOW_PRECISION: frozenset[torch.dtype] = frozenset(d for d, f in _BY_DTYPE.items() if f.bits <= 16)
+
+
+def is_low_precision(dtype: torch.dtype | None) -> bool:
+    """True for bf16, fp16 and every fp8 dtype (fnuz included): torch computes them in fp32 opmath.
+
+    False for wider floats, non-floating dtypes and None (no error: callers ask about any value's dtype).
+    """
+    return dtype in _LOW_PRECISION
+
+
+def opmath_dtype(dtype: torch.dtype) -> torch.dtype:
+    """torch's opmath type (``at::toOpMathType``): fp32 for `is_low_precision` dtypes, else `dtype`."""
+    return torch.float32 if is_low_precision(dtype) else dtype
 
 
 def format_of_dtype(dtype: torch.dtype) -> Format:
