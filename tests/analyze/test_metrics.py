@@ -75,11 +75,10 @@ def _adversarial(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_measure_is_numerics_compare_field_for_field(seed: int, dtype: torch.dtype) -> None:
-    from roundoff.execute.formats import format_name
-    from roundoff.numerics import compare
+    from roundoff.numerics import compare, format_of_dtype
 
     act, ref = _adversarial(seed)
-    m, s = measure(act, ref, dtype), compare(act, ref, format_name(dtype))
+    m, s = measure(act, ref, dtype), compare(act, ref, format_of_dtype(dtype).name)
     got = (m.numel, m.max_ulp, m.mean_ulp, m.max_bits, m.mean_bits, m.max_abs, m.max_rel, m.mismatch_fraction,
            m.sqnr_db, m.nan, m.inf, m.ref_nan, m.ref_inf)
     want = (s.count, s.max_ulp, s.mean_ulp, s.max_bits, s.mean_bits, s.max_abs, s.max_rel, s.mismatch_fraction,

@@ -100,7 +100,7 @@ def test_random_scalar_pointwise_fp16_equals_eager(recipe: list) -> None:
 def test_add_sub_scalar_rounded_first_matches_eager(dtype: torch.dtype) -> None:
     from dataclasses import replace
 
-    from roundoff.execute.formats import format_name
+    from roundoff.numerics import format_of_dtype
 
     fn, xs = build(_SCALAR_RECIPE), inputs(dtype)
     p = plan(capture(fn, *xs), "eager")
@@ -109,7 +109,7 @@ def test_add_sub_scalar_rounded_first_matches_eager(dtype: torch.dtype) -> None:
     for n in p.program.graph.nodes:
         if n.target in (aten.add.Tensor, aten.sub.Tensor) and any(isinstance(a, float) for a in n.args):
             nid = n.meta["roundoff_id"]
-            decisions[nid] = replace(decisions[nid], scalar_format=format_name(dtype))
+            decisions[nid] = replace(decisions[nid], scalar_format=format_of_dtype(dtype).name)
     (emu,) = run_plan(replace(p, decisions=decisions), xs)
     real = fn(*xs)
     assert same_bits(emu, real), f"{n_differ(emu, real)} differ; repro: build({_SCALAR_RECIPE!r}), {dtype}"

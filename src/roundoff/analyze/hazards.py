@@ -15,6 +15,7 @@ import torch.fx
 
 from roundoff.analyze.result import Hazard
 from roundoff.capture.program import NODE_ID, node_source
+from roundoff.numerics import FORMATS, get_format, is_low_precision
 from roundoff.plan.model import NodeDecision, Plan
 
 _aten = torch.ops.aten
@@ -23,9 +24,9 @@ _ADD_SUB = {_aten.add.Tensor, _aten.sub.Tensor}
 _MAX = {_aten.amax.default, _aten.max.default, _aten.max.dim}
 _EQ = {_aten.eq.Tensor, _aten.ne.Tensor, _aten.ge.Tensor, _aten.le.Tensor}
 _SUMS = {_aten.sum.default, _aten.sum.dim_IntList, _aten.mean.default, _aten.mean.dim}
-_FP16_MAX = 65504.0
+_FP16_MAX = FORMATS["fp16"].max_finite
 _EXP_LIMIT = {torch.float16: math.log(_FP16_MAX), torch.bfloat16: 88.7, torch.float32: 88.7}
-_UNIT = {torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11, torch.float32: 2.0**-24}
+_UNIT = {d: get_format(d).eps / 2 for d in (torch.bfloat16, torch.float16, torch.float32)}  # unit roundoff
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def _numel(n: torch.fx.Node) -> int:
 def _reads_rounded(d: NodeDecision | None, p: torch.fx.Node, plan: Plan) -> bool:
     """Whether a consumer with decision `d` sees producer `p` rounded to its storage dtype."""
     pd = plan.decisions.get(_nid(p))
-    narrow = _dtype(p) in (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2)
+    narrow = is_low_precision(_dtype(p))
     rounded = p.op == "placeholder" or (pd is not None and pd.rounds_result) or (d is not None and _nid(p) in d.rounded_inputs)
     return bool(rounded or not narrow)
 
@@ -178,10 +179,11 @@ def _narrow_reduction(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
         return None
     terms = _numel(n.args[0]) // max(_numel(n), 1)
     acc = d.compute_dtype
-    if acc not in (torch.bfloat16, torch.float16) or terms < 256:
+    if not is_low_precision(acc) or terms < 256:
         return None
+    unit = get_format(acc).eps / 2
     return (
-        f"{_where(n)}: sums {terms} terms accumulating in {acc}: once the sum is ~{int(1 / _UNIT[acc])} times a "
+        f"{_where(n)}: sums {terms} terms accumulating in {acc}: once the sum is ~{int(1 / unit)} times a "
         f"term, each new term falls below half an ulp and is lost. Fix: accumulate in fp32."
     )
 

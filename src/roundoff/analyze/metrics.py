@@ -25,13 +25,21 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from roundoff.execute.formats import FORMAT_OF_DTYPE
+from roundoff.numerics import FORMATS, Format, get_format
 from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats
 
 #: Elements per `ErrorAccumulator.update` (32 MiB of fp64): bounds the metric pass's fp64 temporaries (~10 copies of a
 #: chunk) so comparing a large node does not raise the check's peak memory; a value of at most this
 #: many elements is compared in one update, exactly as ``compare`` does.
 CHUNK = 1 << 22
+
+
+def _ulp_format(dtype: torch.dtype) -> Format:
+    """The format ULPs are counted in: `dtype`'s own, fp32's for a dtype without one (integers, bool)."""
+    try:
+        return get_format(dtype)
+    except ValueError:
+        return FORMATS["fp32"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,7 @@ def measure_each(actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype
     """
     for a in actuals:
         _check_tensors(a, reference)
-    fmt = FORMAT_OF_DTYPE.get(dtype, "fp32")
+    fmt = _ulp_format(dtype)
     out: list[Metrics | None] = [
         exact_metrics(a) if a.dtype == reference.dtype and torch.equal(a, reference) else None for a in actuals
     ]
@@ -120,7 +128,7 @@ def _check_tensors(actual: torch.Tensor, reference: torch.Tensor) -> None:
 def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:
     """Metrics of `actual` against `reference`, both float tensors of one shape, ULPs in `dtype`'s format."""
     _check_tensors(actual, reference)
-    fmt = FORMAT_OF_DTYPE.get(dtype, "fp32")
+    fmt = _ulp_format(dtype)
     if actual.dtype == reference.dtype and torch.equal(actual, reference):
         return exact_metrics(actual)
     a, r = actual.detach().reshape(-1), reference.detach().reshape(-1)

@@ -27,13 +27,12 @@ from dataclasses import dataclass, fields, replace
 import torch
 
 from roundoff.capture.program import Program, node_id
+from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
-from roundoff.policy.formats import format_of_dtype
 from roundoff.policy.model import ComputePrecision, OpOverride, Policy
 
 MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
-LOW_PRECISION = frozenset({torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2})
 
 
 class ChangeKind(enum.Enum):
@@ -91,17 +90,13 @@ class Change:
         return f"{self.kind.value}@{self.node_id}"
 
 
-def _is_low(dtype: torch.dtype | None) -> bool:
-    return dtype in LOW_PRECISION
-
-
 def _downcasts(d: NodeDecision) -> bool:
     """A matmul-like node whose operands are rounded to a format other than their storage dtype."""
     return (
         d.op_class in MATMUL_LIKE
         and d.input_format is not None
         and d.storage_dtype is not None
-        and d.input_format != format_of_dtype(d.storage_dtype)
+        and d.input_format != get_format(d.storage_dtype).name
     )
 
 
@@ -113,8 +108,8 @@ def _changes_for(
         found.append(ChangeKind.NO_FMA)  # FMA contraction matters in fp32 programs too
     if _downcasts(d):
         found.append(ChangeKind.NO_DOWNCAST)
-    if _is_low(d.storage_dtype) and d.op_class.computes:
-        if _is_low(d.compute_dtype):
+    if is_low_precision(d.storage_dtype) and d.op_class.computes:
+        if is_low_precision(d.compute_dtype):
             found.append(ChangeKind.UPCAST)
         elif d.compute_dtype is not None:
             if reference is Reference.EAGER and not d.rounds_result:

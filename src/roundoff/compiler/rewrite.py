@@ -36,9 +36,9 @@ import torch
 import torch.fx
 
 from roundoff.compiler.errors import RoundoffPlacementError
+from roundoff.numerics import is_low_precision
 from roundoff.policy.model import ComputePrecision, OpOverride
 
-_LOW_PRECISION = (torch.bfloat16, torch.float16)
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -137,12 +137,12 @@ def _cast(graph: torch.fx.Graph, value: torch.fx.Node, dtype: torch.dtype) -> to
 def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     """Rewrite `node` to compute and return fp32; consumers' results are cast back (see module)."""
     dtype = _float_dtype(node)
-    if dtype not in _LOW_PRECISION:
+    if not is_low_precision(dtype):
         return
     with graph.inserting_before(node):
         args = [
             _cast(graph, a, torch.float32)
-            if isinstance(a, torch.fx.Node) and _float_dtype(a) in _LOW_PRECISION
+            if isinstance(a, torch.fx.Node) and is_low_precision(_float_dtype(a))
             else a
             for a in node.args
         ]

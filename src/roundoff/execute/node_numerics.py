@@ -32,8 +32,9 @@ import torch.fx
 from torch.fx.node import map_aggregate
 
 from roundoff.capture.program import NODE_ID
-from roundoff.execute.formats import NARROW, container_dtype, format_name, is_float
+from roundoff.execute.formats import container_dtype, is_float
 from roundoff.execute.transcendental import TranscendentalImpl
+from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
 
@@ -61,8 +62,8 @@ def round_value(value: Any, dtype: Any) -> Any:
     if isinstance(value, (tuple, list)):
         dts = dtype if isinstance(dtype, tuple) else (dtype,) * len(value)
         return type(value)(round_value(v, d) for v, d in zip(value, dts))
-    if is_float(value) and isinstance(dtype, torch.dtype) and dtype in NARROW:
-        return round_to(value, format_name(dtype))
+    if is_float(value) and isinstance(dtype, torch.dtype) and is_low_precision(dtype):
+        return round_to(value, get_format(dtype))
     return value
 
 
@@ -150,8 +151,8 @@ class PlanNumerics:
         cdt = self._compute(node, d)
         arg = self._reader(d, read, fresh)
         fmts = [f for f in (d.input_format if d else None,) if f]
-        if d is not None and d.compute_dtype in NARROW:
-            fmts.append(format_name(d.compute_dtype))
+        if d is not None and is_low_precision(d.compute_dtype):
+            fmts.append(get_format(d.compute_dtype).name)
         scalar_fmt = d.scalar_format if d is not None else None
 
         def prep(a: Any) -> Any:
@@ -186,7 +187,7 @@ class PlanNumerics:
             out = self.transcendentals(node.target, args, kwargs)
         else:
             out = node.target(*args, **kwargs)
-        if d is not None and d.compute_dtype in NARROW:
+        if d is not None and is_low_precision(d.compute_dtype):
             out = round_value(out, d.compute_dtype)
         if d is not None and d.rounds_result:
             out = round_value(out, self.storage(node))

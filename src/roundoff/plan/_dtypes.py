@@ -1,17 +1,14 @@
-"""Dtype helpers for planning: format names, opmath types, short names for traces.
+"""Dtype helpers for planning: policy format names (with the field in errors), short trace names.
 
-Exact data only: which torch dtypes are floating formats roundoff knows, which of them compute in
-fp32 "opmath" (``at::toOpMathType``: bf16, fp16, fp8 -> fp32), and their printed short names.
+Formats, their dtypes and opmath types come from ``roundoff.numerics`` (``FORMATS``, ``get_format``,
+``opmath_dtype``); this module only adds the planner's error wording and the printed short names.
 """
 
 from __future__ import annotations
 
 import torch
 
-from roundoff.policy.formats import format_dtype, format_of_dtype, known_formats
-
-#: Formats whose arithmetic torch does in fp32 (``at::opmath_type``).
-LOW_PRECISION = frozenset({torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2})
+from roundoff.numerics import FORMATS
 
 _SHORT = {
     torch.float64: "f64",
@@ -30,26 +27,11 @@ _SHORT = {
 
 def dtype_of_format(name: str, field: str) -> torch.dtype:
     """The torch dtype a format name is held in (tf32: fp32); ValueError naming `field` otherwise."""
-    if name not in known_formats():
-        known = ", ".join(known_formats())
+    if name not in FORMATS:
         raise ValueError(
-            f"policy field {field}={name!r} is not a known format; use one of: {known}"
+            f"policy field {field}={name!r} is not a known format; use one of: {', '.join(FORMATS)}"
         )
-    return format_dtype(name)
-
-
-def format_of(dtype: torch.dtype) -> str:
-    """The format name of a floating dtype (``torch.bfloat16`` -> ``"bf16"``)."""
-    name = format_of_dtype(dtype)
-    if name is None:
-        known = ", ".join(known_formats())
-        raise ValueError(f"dtype {dtype} is not a floating format roundoff plans; known: {known}")
-    return name
-
-
-def opmath(dtype: torch.dtype) -> torch.dtype:
-    """fp32 for bf16/fp16/fp8 (torch's opmath type), else `dtype` itself."""
-    return torch.float32 if dtype in LOW_PRECISION else dtype
+    return FORMATS[name].storage_dtype
 
 
 def wider(a: torch.dtype, b: torch.dtype) -> torch.dtype:

@@ -32,6 +32,7 @@ import torch.fx
 from roundoff import capture, ops
 from roundoff import policy as policies
 from roundoff.capture.program import Program, node_id, node_source
+from roundoff.numerics import get_format, opmath_dtype
 from roundoff.ops.classes import OpClass
 from roundoff.plan import _dtypes as dt
 from roundoff.plan import remat
@@ -164,7 +165,7 @@ def _input_format(
             dt.dtype_of_format(policy.matmul_input, "matmul_input")
             return policy.matmul_input
     if precision is ComputePrecision.STORAGE:
-        return dt.format_of(value_dtype)
+        return get_format(value_dtype).name
     return None
 
 
@@ -202,14 +203,14 @@ def _base(
     elif cls in (OpClass.RANDOM, OpClass.OTHER, OpClass.UNMODELED):
         compute = value_dtype
     else:
-        compute = dt.opmath(value_dtype)
+        compute = opmath_dtype(value_dtype)
     scalar_format = None
     if (
         policies.scalar_mixing(policy, info.name, nid) is ScalarMixing.ROUND_TO_STORAGE
         and cls in _SCALAR_OPERAND_CLASSES
         and _has_scalar_operand(node)
     ):
-        scalar_format = dt.format_of(value_dtype)
+        scalar_format = get_format(value_dtype).name
     return _Base(info.name, cls, storage, compute, precision, input_format, scalar_format, override)
 
 

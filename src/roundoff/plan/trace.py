@@ -18,6 +18,7 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import node_id
+from roundoff.numerics import get_format
 from roundoff.ops.classes import OpClass
 from roundoff.plan import _dtypes as dt
 from roundoff.plan.model import NodeDecision, Plan
@@ -115,7 +116,7 @@ class _Printer:
             var = self.stored_name[pid]
         elif pd is not None and pid in c.rounded_inputs and dt.is_float(pd.storage_dtype):
             var = self._emit_cast(
-                lines, var, pd.storage_dtype, dt.format_of(pd.storage_dtype), True
+                lines, var, pd.storage_dtype, get_format(pd.storage_dtype).name, True
             )
         dtype = self.var_dtype.get(var, pd.compute_dtype if pd else None)
         if not dt.is_float(dtype):
@@ -134,7 +135,7 @@ class _Printer:
             and dt.wider(dtype, c.compute_dtype) is c.compute_dtype
         ):
             return self._emit_cast(
-                lines, var, c.compute_dtype, dt.format_of(c.compute_dtype), False
+                lines, var, c.compute_dtype, get_format(c.compute_dtype).name, False
             )
         return var
 
@@ -198,7 +199,7 @@ class _Printer:
         self.var_dtype[var] = d.compute_dtype
         if d.rounds_result and dt.is_float(d.storage_dtype) and d.compute_dtype != d.storage_dtype:
             self.stored_name[nid] = self._emit_cast(
-                lines, var, d.storage_dtype, dt.format_of(d.storage_dtype), True
+                lines, var, d.storage_dtype, get_format(d.storage_dtype).name, True
             )
         elif d.compute_dtype == d.storage_dtype or not dt.is_float(d.storage_dtype):
             self.stored_name[nid] = var
@@ -248,7 +249,7 @@ class _Printer:
             if pid in self.stored_name:
                 refs.append(self.stored_name[pid])
             elif dt.is_float(pd.storage_dtype):
-                fmt = dt.format_of(pd.storage_dtype)
+                fmt = get_format(pd.storage_dtype).name
                 refs.append(
                     self._emit_cast(block.lines, self._var(pid), pd.storage_dtype, fmt, True)
                 )

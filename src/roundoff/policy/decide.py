@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
+from roundoff.numerics import get_format, opmath_dtype
 from roundoff.ops.classes import OpClass
-from roundoff.policy.formats import format_dtype, format_of_dtype
 from roundoff.policy.model import (
     ComputePrecision,
     FmaContraction,
@@ -21,8 +21,6 @@ from roundoff.policy.model import (
     RoundingPoint,
     ScalarMixing,
 )
-
-_LOW_PRECISION = frozenset({torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2})
 
 
 def _packet_of(op_name: str) -> str | None:
@@ -80,14 +78,12 @@ def storage_dtype(policy: Policy, program_dtype: torch.dtype) -> torch.dtype:
     """The dtype a floating tensor is stored in under `policy` (``storage`` promotes all floats)."""
     if policy.storage is None or not program_dtype.is_floating_point:
         return program_dtype
-    return format_dtype(policy.storage)
+    return get_format(policy.storage).storage_dtype
 
 
 def compute_dtype(precision: ComputePrecision, storage: torch.dtype) -> torch.dtype:
     """fp32 for OPMATH over a low-precision storage dtype (torch's ``at::opmath_type``), else storage."""
-    if precision is ComputePrecision.OPMATH and storage in _LOW_PRECISION:
-        return torch.float32
-    return storage
+    return opmath_dtype(storage) if precision is ComputePrecision.OPMATH else storage
 
 
 @dataclass(frozen=True)
@@ -123,7 +119,7 @@ def class_precision(
 def matmul_input_dtype(policy: Policy, program_dtype: torch.dtype) -> torch.dtype:
     """dtype matmul-like operands are read in: ``matmul_input`` if set, else as stored."""
     if policy.matmul_input is not None:
-        return format_dtype(policy.matmul_input)
+        return get_format(policy.matmul_input).storage_dtype
     return storage_dtype(policy, program_dtype)
 
 
@@ -132,7 +128,6 @@ __all__ = [
     "class_precision",
     "compute_dtype",
     "compute_precision",
-    "format_of_dtype",
     "matmul_input_dtype",
     "override_for",
     "scalar_mixing",

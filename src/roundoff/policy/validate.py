@@ -13,9 +13,9 @@ from collections.abc import Mapping
 
 import torch
 
+from roundoff.numerics import FORMATS
 from roundoff.ops.classes import OpClass
 from roundoff.policy.errors import PolicyError
-from roundoff.policy.formats import known_formats
 from roundoff.policy.model import (
     ComputePrecision,
     FmaContraction,
@@ -45,7 +45,7 @@ def _check_enum(policy: Policy, field: str, value: object, kind: type[enum.Enum]
 def _check_format(policy: Policy, field: str, value: object, optional: bool) -> None:
     if value is None and optional:
         return
-    formats = known_formats()
+    formats = tuple(FORMATS)
     if not isinstance(value, str) or value not in formats:
         none = " or omit it (None)" if optional else ""
         raise _fail(
