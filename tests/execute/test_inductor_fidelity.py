@@ -22,7 +22,6 @@ from roundoff.capture import capture
 from roundoff.execute import TranscendentalImpl, run_plan
 from roundoff.plan import plan
 from roundoff.zoo import get_workload
-
 from tests.execute.graphs import build, inputs, n_differ, recipes, same_bits
 
 POINTWISE_ZOO = ["fma-cancel", "fma-cancel-vector", "bf16-chain"]

@@ -9,7 +9,6 @@ from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_keep, 
 from roundoff.plan import plan
 from roundoff.plan.model import Plan
 from roundoff.zoo import get_workload
-
 from tests.execute.graphs import same_bits
 
 

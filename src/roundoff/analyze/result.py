@@ -27,7 +27,7 @@ class Hazard:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(kind=self.kind, node_id=self.node_id, op=self.op, source=self.source, message=self.message)
+        return {"kind": self.kind, "node_id": self.node_id, "op": self.op, "source": self.source, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -55,12 +55,12 @@ class NodeReport:
     fma: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(
-            node_id=self.node_id, op=self.op, source=self.source, op_class=self.op_class, dtype=self.dtype,
-            vs_oracle=_m(self.vs_oracle), vs_reference=_m(self.vs_reference),
-            reference_vs_oracle=_m(self.reference_vs_oracle), local=_m(self.local),
-            inherited_bits=self.inherited_bits, verdict=self.verdict, fma=self.fma,
-        )
+        return {
+            "node_id": self.node_id, "op": self.op, "source": self.source, "op_class": self.op_class, "dtype": self.dtype,
+            "vs_oracle": _m(self.vs_oracle), "vs_reference": _m(self.vs_reference),
+            "reference_vs_oracle": _m(self.reference_vs_oracle), "local": _m(self.local),
+            "inherited_bits": self.inherited_bits, "verdict": self.verdict, "fma": self.fma,
+        }
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,11 @@ class OutputVerdict:
     vs_reference: Metrics | None
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(
-            name=self.name, node_id=self.node_id, passes=self.passes, rmse_result=_num(self.rmse_result),
-            rmse_reference=_num(self.rmse_reference), vs_oracle=self.vs_oracle.to_dict(),
-            vs_reference=None if self.vs_reference is None else self.vs_reference.to_dict(),
-        )
+        return {
+            "name": self.name, "node_id": self.node_id, "passes": self.passes, "rmse_result": _num(self.rmse_result),
+            "rmse_reference": _num(self.rmse_reference), "vs_oracle": self.vs_oracle.to_dict(),
+            "vs_reference": None if self.vs_reference is None else self.vs_reference.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -127,13 +127,13 @@ class CheckResult:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(
-            schema=SCHEMA_VERSION, program=self.program, policy=self.policy, against=self.against,
-            diverges=self.diverges, outputs=[o.to_dict() for o in self.outputs],
-            first_divergent=self.first_divergent, nan_origin=self.nan_origin, culprits=list(self.culprits),
-            hazards=[h.to_dict() for h in self.hazards], explanations=list(self.explanations),
-            unmodeled=list(self.unmodeled), notes=list(self.notes), nodes=[n.to_dict() for n in self.nodes],
-        )
+        return {
+            "schema": SCHEMA_VERSION, "program": self.program, "policy": self.policy, "against": self.against,
+            "diverges": self.diverges, "outputs": [o.to_dict() for o in self.outputs],
+            "first_divergent": self.first_divergent, "nan_origin": self.nan_origin, "culprits": list(self.culprits),
+            "hazards": [h.to_dict() for h in self.hazards], "explanations": list(self.explanations),
+            "unmodeled": list(self.unmodeled), "notes": list(self.notes), "nodes": [n.to_dict() for n in self.nodes],
+        }
 
 
 def _num(x: float) -> float | str:
