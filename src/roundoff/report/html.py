@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from roundoff.report.json_report import number
+from roundoff.report.json_report import node_ref_text, number
 from roundoff.report.terminal import fmt_num
 
 
@@ -73,12 +73,6 @@ def plot_series(document: dict[str, Any]) -> list[dict[str, Any]]:
     return series
 
 
-def _ref(ref: dict[str, Any] | None) -> str:
-    if ref is None:
-        return "none"
-    where = f" at {ref['source']}" if ref.get("source") else ""
-    return f"{ref['op']} ({ref['id']}){where}"
-
 
 def render_html(document: dict[str, Any]) -> str:
     """The full page for `document`; the caller writes it to a file."""
@@ -86,7 +80,7 @@ def render_html(document: dict[str, Any]) -> str:
     return _template().render(
         doc=document,
         num=fmt_num,
-        ref=_ref,
+        ref=node_ref_text,
         plotlyjs=Markup(_plotlyjs()),
         plot_json=Markup(plot_json.replace("</", "<\\/")),
     )

@@ -281,6 +281,14 @@ def node_ref(node_id: str, op: str, source: str | None, explanation: str | None 
     return {"id": node_id, "op": op, "source": source, "explanation": explanation}
 
 
+def node_ref_text(ref: dict[str, Any] | None) -> str:
+    """A node reference in words: ``"sub (n4) at model.py:12"``, or ``"none"``."""
+    if ref is None:
+        return "none"
+    where = f" at {ref['source']}" if ref.get("source") else ""
+    return f"{ref['op']} ({ref['id']}){where}"
+
+
 def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -> dict[str, Any]:
     """One run's entry; the run verdict is the worst output verdict. `rest` fills optional keys."""
     run: dict[str, Any] = {

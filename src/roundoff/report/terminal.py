@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.report.json_report import number
+from roundoff.report.json_report import node_ref_text, number
 
 VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold magenta"}
 
@@ -125,12 +125,6 @@ def verdict_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
     return table
 
 
-def _node_ref(ref: dict[str, Any] | None) -> str:
-    if ref is None:
-        return "none"
-    where = f" at {ref['source']}" if ref.get("source") else ""
-    return f"{ref['op']} ({ref['id']}){where}"
-
 
 def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
     """The `top` nodes with the most bits of error, non-finite and diverging nodes first."""
@@ -216,8 +210,8 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"])),
         outputs_table(run),
         nodes_table(run, top),
-        Text(f"first divergent node: {_node_ref(run['first_divergent'])}"),
-        Text(f"NaN/Inf origin: {_node_ref(run['nan_origin'])}"),
+        Text(f"first divergent node: {node_ref_text(run['first_divergent'])}"),
+        Text(f"NaN/Inf origin: {node_ref_text(run['nan_origin'])}"),
     ]
     origin = run["nan_origin"]
     if origin and origin.get("explanation") and origin["explanation"] not in run["explanations"]:
