@@ -14,12 +14,13 @@ from roundoff.blame.changes import (
     candidate_changes,
     merge_overrides,
 )
-from roundoff.blame.evaluate import Evaluator, resolve_policy
+from roundoff.blame.evaluate import Evaluator
 from roundoff.blame.explain import explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
 from roundoff.capture.program import Program
+from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
 
 SEARCHES = ("ddmin", "prefix", "prefix-linear")
@@ -68,7 +69,7 @@ def blame(
             f"program must be a roundoff Program (from roundoff.capture.capture), got "
             f"{type(program).__name__}"
         )
-    pol = resolve_policy(policy)
+    pol = get_policy(policy)
     ref = Reference.parse(against)
     args = tuple(program.example_inputs if inputs is None else inputs)
     ev = Evaluator(

@@ -23,21 +23,8 @@ from roundoff.blame.changes import Change, Reference, apply_changes, downstream
 from roundoff.blame.repro_runtime import within
 from roundoff.capture.program import Program, node_id
 from roundoff.plan.model import Plan
+from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
-
-
-def resolve_policy(policy: Policy | str) -> Policy:
-    """A Policy, or the preset named `policy`; TypeError for anything else."""
-    if isinstance(policy, Policy):
-        return policy
-    if isinstance(policy, str):
-        from roundoff.policy import get_policy
-
-        return get_policy(policy)
-    raise TypeError(
-        f"policy must be a roundoff Policy or a preset name (str), got {type(policy).__name__}; "
-        "see `roundoff policies` for the names"
-    )
 
 
 def _make_plan(program: Program, policy: Policy) -> Plan:
@@ -78,7 +65,7 @@ class Evaluator:
 
         self._run_keep = run_keep
         self.program = program
-        self.policy = resolve_policy(policy)
+        self.policy = get_policy(policy)
         self.inputs = tuple(inputs)
         self.reference = Reference.parse(reference)
         self.tol = tol

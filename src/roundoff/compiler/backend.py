@@ -27,6 +27,7 @@ from roundoff.compiler.errors import (
 )
 from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys
 from roundoff.compiler.settings import _CPP_CONTRACT, InductorSettings, inductor_settings
+from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
 
 BACKEND_NAME = "roundoff"
@@ -37,17 +38,6 @@ BACKEND_NAME = "roundoff"
 compilations: collections.Counter[str] = collections.Counter()
 
 
-def resolve_policy(policy: Policy | str) -> Policy:
-    """A Policy object, or a preset name / TOML path resolved by ``roundoff.policy.get_policy``."""
-    if isinstance(policy, Policy):
-        return policy
-    if not isinstance(policy, str):
-        raise TypeError(
-            f"policy must be a roundoff Policy or a preset name/TOML path, got {policy!r}"
-        )
-    from roundoff.policy import get_policy
-
-    return get_policy(policy)
 
 
 def _device_type(example_inputs: Any) -> str:
@@ -147,7 +137,7 @@ def _registered_backend(
 ) -> Any:
     """``torch.compile(m, backend="roundoff", options={"policy": "eager"})``."""
     options = dict(options or {})
-    policy = resolve_policy(options.pop("policy", "eager"))
+    policy = get_policy(options.pop("policy", "eager"))
     if options:
         raise ValueError(
             f"backend 'roundoff' accepts options {{'policy': ...}} only, got {sorted(options)}"
@@ -186,7 +176,7 @@ def compile(
         raise ValueError(
             "roundoff.compile sets the backend itself; pass policy=... instead of backend=..."
         )
-    pol = resolve_policy(policy)
+    pol = get_policy(policy)
     checker_args = (check, sample_every)
     Checker(model_or_fn, model_or_fn, *checker_args)  # validates check / sample_every up front
     if check is None and not pol.node_overrides:
