@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import operator
-from typing import Any
 
 import torch
 import torch.fx
@@ -21,6 +20,7 @@ from roundoff.capture.program import NODE_ID, node_source
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import PlanNumerics
+from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 
 POLICY, ORACLE, REFERENCE = 0, 1, 2
@@ -95,7 +95,7 @@ class NodeObserver:
         verdict = self._verdict(res, ref, oracle, dtype, vs_oracle)
         self.reports.append(
             NodeReport(
-                node_id=nid, op=_op_name(node), source=node_source(node),
+                node_id=nid, op=short_name(node.target), source=node_source(node),
                 op_class=op_class.value if op_class else "unknown", dtype=str(dtype).replace("torch.", ""),
                 vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
                 local=local, inherited_bits=inherited, verdict=verdict,
@@ -157,12 +157,6 @@ def _rounded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     from roundoff.execute.node_numerics import round_value
 
     return round_value(x, dtype)
-
-
-def _op_name(node: torch.fx.Node) -> str:
-    t: Any = node.target
-    name = getattr(t, "__name__", str(t))
-    return name.split(".")[0] if hasattr(t, "overloadpacket") else name
 
 
 def _new_zeros(node: torch.fx.Node, ls: Lockstep) -> list[str]:

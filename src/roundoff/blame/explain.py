@@ -7,6 +7,7 @@ import torch.fx
 
 from roundoff.blame.changes import Change, ChangeKind
 from roundoff.capture.program import Program, node_id
+from roundoff.ops import short_name
 from roundoff.plan.model import Plan
 
 _DTYPE_NAMES = {
@@ -23,10 +24,6 @@ def _dt(dtype: torch.dtype | None) -> str:
     return _DTYPE_NAMES.get(dtype, str(dtype)) if dtype is not None else "?"
 
 
-def short_op(target: object) -> str:
-    """``aten.sub.Tensor`` -> ``sub``."""
-    name = getattr(target, "_opname", None) or getattr(target, "__name__", None) or str(target)
-    return str(name)
 
 
 _SYMBOLS = {"mul": "*", "add": "+", "sub": "-", "div": "/"}
@@ -39,23 +36,23 @@ def _name(a: object, program: Program | None, depth: int) -> str:
         placeholders = [n for n in program.nodes() if n.op == "placeholder"]
         i = placeholders.index(a)
         return program.input_names[i] if i < len(program.input_names) else a.name
-    if depth > 0 and a.op == "call_function" and short_op(a.target) in _SYMBOLS:
+    if depth > 0 and a.op == "call_function" and short_name(a.target) in _SYMBOLS:
         return expression(a, program, depth - 1)
     return a.name
 
 
 def expression(n: torch.fx.Node, program: Program | None = None, depth: int = 1) -> str:
     """A short expression for a node: ``x*scale`` for ``mul(x, scale)``, operands expanded `depth` deep."""
-    sym = _SYMBOLS.get(short_op(n.target))
+    sym = _SYMBOLS.get(short_name(n.target))
     names = [_name(a, program, depth) for a in n.args[:2]]
     if sym and len(names) == 2:
         sep = f" {sym} " if sym in "+-" else sym
         return f"{names[0]}{sep}{names[1]}"
-    return f"{short_op(n.target)}({', '.join(names)})"
+    return f"{short_name(n.target)}({', '.join(names)})"
 
 
 def _users(n: torch.fx.Node) -> str:
-    ops = sorted({short_op(u.target) for u in n.users if u.op == "call_function"})
+    ops = sorted({short_name(u.target) for u in n.users if u.op == "call_function"})
     return ", ".join(f"`{o}`" for o in ops) or "the output"
 
 
@@ -63,7 +60,7 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
     """One sentence: "`sub` at model.py:12: <what to change> — <why it matters>"."""
     n = program.node(change.node_id)
     d = plan.decisions[change.node_id]
-    where = f"`{short_op(n.target)}` ({change.node_id}) at {change.source or 'unknown source'}"
+    where = f"`{short_name(n.target)}` ({change.node_id}) at {change.source or 'unknown source'}"
     storage, compute = _dt(d.storage_dtype), _dt(d.compute_dtype)
     if change.kind is ChangeKind.NO_FMA:
         assert d.fma is not None
@@ -89,7 +86,7 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
             f"{where}: round the result to {storage} as it is produced, as eager does — kept in "
             f"{compute} inside the fused kernel, it feeds {_users(n)} a value eager never sees"
         )
-        if any(short_op(u.target) == "eq" for u in n.users):
+        if any(short_name(u.target) == "eq" for u in n.users):
             why += (
                 f"; `eq` then compares the unrounded value with a copy rounded to {storage} "
                 "elsewhere (e.g. `x == amax(x)` in amax's backward finds no maximum and divides by "
@@ -106,4 +103,4 @@ def describe_node(program: Program, nid: str) -> str:
     """``sub at model.py:12`` for reports."""
     n = program.node(nid)
     src = n.meta.get("roundoff_source")
-    return f"{short_op(n.target)} ({node_id(n)})" + (f" at {src}" if src else "")
+    return f"{short_name(n.target)} ({node_id(n)})" + (f" at {src}" if src else "")

@@ -4,7 +4,7 @@
 """
 
 from roundoff.ops.classes import OpClass, OpInfo
-from roundoff.ops.classify import base_name, classify, op_name
+from roundoff.ops.classify import base_name, classify, op_name, short_name
 from roundoff.ops.promotion import promotion_kind
 from roundoff.ops.table import LITERAL_CLASSES
 from roundoff.ops.universe import core_aten_ops, inductor_decomposition_ops, prims_ops
@@ -20,4 +20,5 @@ __all__ = [
     "op_name",
     "prims_ops",
     "promotion_kind",
+    "short_name",
 ]

@@ -45,6 +45,12 @@ def base_name(packet_name: str) -> str:
     return packet_name
 
 
+def short_name(target: Any) -> str:
+    """The op's short name for messages: ``aten.sub.Tensor`` -> ``"sub"``, getitem -> ``"getitem"``."""
+    name = getattr(target, "_opname", None) or getattr(target, "__name__", None) or str(target)
+    return str(name)
+
+
 def op_name(target: Any) -> str:
     """A stable printable name: ``"aten.mul.Tensor"``, ``"aten.mul"``, ``"operator.getitem"``."""
     if isinstance(target, torch._ops.OpOverload):
