@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
+from roundoff.numerics import _metric_kernel
 from roundoff.numerics.formats import Format, format_of_dtype, get_format
 from roundoff.numerics.rounding import round_to
 
@@ -143,6 +144,36 @@ def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
 
 
 def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> list[list[float]] | None:
+    """`_eager_finite_stats`, by one compiled fused pass (`_metric_kernel`) for large inputs where it applies.
+
+    Same figures either way: counts and maxima bit for bit, sums to fp64 summation order (and log2
+    within an ulp per term); the first call of each compiled variant is checked against the eager path.
+    """
+    if _metric_kernel.applies(actuals, r, f):
+        rows = _metric_kernel.fused_rows(actuals, r, f, lambda got: _disagreement(got, actuals, r, f))
+        if rows is not None:
+            return rows if all(math.isfinite(row[0]) for row in rows) else None
+    return _eager_finite_stats(actuals, r, f)
+
+
+#: Row fields of `_finite_stats` that are sums (compared to a relative tolerance, the rest exactly).
+_SUM_FIELDS = (2, 3, 4, 5)
+
+
+def _disagreement(got: list[list[float]], actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> str | None:
+    """Why the compiled rows `got` differ from the eager path's on the same inputs (None: they agree)."""
+    want = _eager_finite_stats(actuals, r, f)
+    if want is None:
+        return None if not all(math.isfinite(row[0]) for row in got) else "finite rows where eager saw NaN/inf"
+    for i, (g, w) in enumerate(zip(got, want)):
+        for j, (x, y) in enumerate(zip(g, w)):
+            ok = math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) if j in _SUM_FIELDS else x == y
+            if not ok:
+                return f"compiled metric kernel disagreed with the eager path on its first call (row {i}, field {j}: {x} vs {y})"
+    return None
+
+
+def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> list[list[float]] | None:
     """Per actual: [max_abs, max_rel, sum r^2, sum err^2, sum ulps, sum bits, max_ulp, mismatches, zero_ref]
     against the flat reference `r`, without boolean indexing and with one host sync; None when some
     element of any side is non-finite (nothing is then measured).

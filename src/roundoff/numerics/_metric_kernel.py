@@ -1,0 +1,154 @@
+"""One fused pass for the all-finite metric figures of k actuals against one reference (torch.compile).
+
+`row_stats(actuals, r, f)` returns a (k, 9) fp64 tensor, per actual the row of `metrics._finite_stats`:
+[max |a-r|, max |a-r|/|r| (r != 0), sum r^2, sum (a-r)^2, sum ulps, sum log2(1+ulps), max ulps,
+count ulps != 0, count (r == 0 and a != r)], written only with elementwise ops and full reductions so
+Inductor fuses it into one loop that reads each input once (no temporaries in memory).
+
+Numeric contract (the same as the eager path's, see `roundoff.numerics.metrics`):
+- ULPs: each side rounded to `f` with the format's own conversion (`_kernels.kernel`, bit-exact to
+  `round_to`; fp64 sources rounded once, no double rounding), then ordinals compared in int64. The
+  rounded value is exact in fp32 (f has at most fp32's precision and range), so its ordinal is read
+  from fp32 bits (8-bit-exponent formats: the sign-magnitude fp32 ordinal shifted right by the dropped
+  mantissa bits, exact since those bits are 0) or from the format's own torch dtype (fp16).
+- Differences, |r|, squares in fp64: exact for fp32/bf16/fp16 inputs, so maxima equal the eager
+  path's bit for bit; sums differ only by fp64 summation order. log2 is Inductor's vectorised fp64
+  log2 (within 1 ulp of torch's per term), so the bit sum agrees to fp64 rounding.
+- Counts use integer arithmetic on bit patterns (``min(bits(|x|), 1)`` is 1 iff x != 0, for x >= 0
+  and -0.0 alike), not boolean reductions, which Inductor's CPU code runs several times slower.
+- NaN/inf inputs make the row's max |a-r| NaN/inf; the caller then discards the row (masked path).
+
+`fused_rows` runs the compiled kernel for inputs of at least `FUSED_MIN_NUMEL` elements: one graph per
+(k, dtypes, format), dynamic in the length, compiled on first use (seconds) and checked against the
+eager figures on that first call; a failure or disagreement is recorded (`fused_status`) and the
+caller's eager path is used from then on.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Sequence
+
+import torch
+
+from roundoff.numerics._kernels import SOURCES, RoundingMode, kernel
+from roundoff.numerics.formats import Format
+
+#: Inputs of at least this many elements take the compiled kernel. Below it, compile latency and the
+#: per-call guard cost outweigh the gain; the zoo's programs and the test suite stay below it.
+FUSED_MIN_NUMEL = 1 << 16
+
+#: Formats the kernel computes ordinals for (fp32-exact, with an 8-bit exponent or a torch dtype).
+FUSED_FORMATS = ("fp32", "tf32", "bf16", "fp16")
+
+_WIDE = (torch.float32, torch.float64)
+
+#: variant name -> why the compiled kernel is not used for it (a failed compile or probe).
+_FAILED: dict[str, str] = {}
+_OK: set[str] = set()
+
+
+def _ordinals(x: torch.Tensor, f: Format) -> torch.Tensor:
+    """int64 ordinals in `f` of `x` rounded to `f` with f's own conversion (finite `x`)."""
+    if x.dtype not in _WIDE:
+        x = x.to(torch.float32)  # bf16/fp16 values are exact in fp32
+    src = SOURCES[x.dtype]
+    if f.mantissa_bits < src.frac or f.exponent_bits < src.exp_bits:
+        x = kernel(x, src, f, RoundingMode(f.rounding), branchless=True)
+    v = x.to(torch.float32)  # exact: representable in f
+    if f.exponent_bits == 8:
+        bits, width, shift = v.view(torch.int32), 32, 23 - f.mantissa_bits
+    else:
+        assert f.torch_dtype is not None and f.bits == 16
+        bits, width, shift = v.to(f.torch_dtype).view(torch.int16).to(torch.int32), 16, 0
+    sign = torch.bitwise_right_shift(bits, 31)  # 0 or -1 (int16 patterns sign-extended)
+    mag = torch.bitwise_and(bits, (1 << (width - 1)) - 1)
+    ords = torch.bitwise_xor(mag, sign) - sign  # -mag where the sign bit is set
+    return torch.bitwise_right_shift(ords, shift).to(torch.int64)
+
+
+def _nonzero(x: torch.Tensor) -> torch.Tensor:
+    """1 where fp64 `x` (>= 0 or ±0.0 after abs) is nonzero, else 0 (int64, no comparison)."""
+    return x.view(torch.int64).clamp(max=1)
+
+
+def row_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor:
+    """(k, 9) fp64 rows of `_finite_stats` for 1-D `actuals` against 1-D `r` (see module doc)."""
+    r64 = r.to(torch.float64)
+    absr = r64.abs()
+    ref_zero = 1 - _nonzero(absr)
+    r_ords = _ordinals(r, f)
+    sig = torch.sum(r64 * r64)
+    rows = []
+    for a in actuals:
+        ulps = (_ordinals(a, f) - r_ords).abs()
+        err = (a.to(torch.float64) - r64).abs()
+        rel = torch.where(ref_zero == 0, err / absr, 0.0)
+        ud = ulps.to(torch.float64)
+        rows.append(torch.stack([
+            err.amax(), rel.amax(), sig, torch.sum(err * err), ud.sum(), torch.log2(ud + 1.0).sum(), ud.amax(),
+            ulps.clamp(max=1).sum().to(torch.float64), (_nonzero(err) * ref_zero).sum().to(torch.float64),
+        ]))
+    return torch.stack(rows)
+
+
+def _variant(k: int, dtypes: tuple[torch.dtype, ...], f: Format) -> str:
+    names = "_".join(str(d).removeprefix("torch.") for d in dtypes)
+    return f"metric_rows_{k}_{names}_in_{f.name}"
+
+
+@functools.cache
+def _compiled(k: int, dtypes: tuple[torch.dtype, ...], f: Format) -> Callable[..., torch.Tensor]:
+    def rows(*tensors: torch.Tensor) -> torch.Tensor:
+        return row_stats(tensors[:-1], tensors[-1], f)
+
+    # One code object per variant: Dynamo keeps a few graphs per code object, so variants sharing one
+    # would evict each other (see rounding._compiled).
+    name = _variant(k, dtypes, f)
+    code = rows.__code__.replace(co_name=name)
+    fn = types.FunctionType(code, rows.__globals__, name, rows.__defaults__, rows.__closure__)
+    return torch.compile(fn)
+
+
+def applies(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> bool:
+    """Whether `fused_rows` would run the compiled kernel for these inputs."""
+    return (
+        r.numel() >= FUSED_MIN_NUMEL
+        and f.name in FUSED_FORMATS
+        and not torch.compiler.is_compiling()
+        and all(t.dtype in (*_WIDE, torch.bfloat16, torch.float16) for t in (*actuals, r))
+        and _variant(len(actuals), tuple(t.dtype for t in (*actuals, r)), f) not in _FAILED
+    )
+
+
+def fused_rows(
+    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, check: Callable[[list[list[float]]], str | None]
+) -> list[list[float]] | None:
+    """`row_stats` compiled, as lists; None where the compiled kernel is not used (see module doc).
+
+    `check` is called with the rows of a variant's first call and returns why they are wrong (None if
+    they are right); a compile error or a wrong probe disables that variant for the process.
+    """
+    dtypes = tuple(t.dtype for t in (*actuals, r))
+    name = _variant(len(actuals), dtypes, f)
+    tensors = [t.contiguous() for t in (*actuals, r)]
+    for t in tensors:
+        torch._dynamo.maybe_mark_dynamic(t, 0)  # one graph for all lengths
+    try:
+        rows = _compiled(len(actuals), dtypes, f)(*tensors).tolist()
+    except Exception as e:  # noqa: BLE001 - any compiler failure means "use eager"; the reason is kept
+        _FAILED[name] = f"{type(e).__name__}: {str(e).strip()[:300]}"
+        return None
+    if name not in _OK:
+        why = check(rows)
+        if why is not None:
+            _FAILED[name] = why
+            return None
+        _OK.add(name)
+    return rows
+
+
+def fused_status() -> dict[str, str]:
+    """Compiled metric variants used so far: name -> "ok" or why it is not used."""
+    return {**{n: "ok" for n in sorted(_OK)}, **dict(sorted(_FAILED.items()))}
