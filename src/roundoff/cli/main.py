@@ -296,4 +296,7 @@ def demo(
 
 
 def main() -> None:  # pragma: no cover - console entry point wrapper
+    from roundoff.execute.cpu_allocator import retain_freed_memory
+
+    retain_freed_memory()  # a command-line process: large emulation temporaries reuse freed memory
     app()
