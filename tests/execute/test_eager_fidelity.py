@@ -113,3 +113,24 @@ def test_add_sub_scalar_rounded_first_matches_eager(dtype: torch.dtype) -> None:
     (emu,) = run_plan(replace(p, decisions=decisions), xs)
     real = fn(*xs)
     assert same_bits(emu, real), f"{n_differ(emu, real)} differ; repro: build({_SCALAR_RECIPE!r}), {dtype}"
+
+
+def _matmul_chain(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, q: torch.Tensor, k: torch.Tensor) -> tuple:
+    h = torch.relu(a @ b) @ c  # mm, pointwise, mm
+    s = torch.bmm(q, k.transpose(1, 2)) * 0.125  # bmm on a transposed (data-movement) operand
+    return h, s.softmax(-1)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_matmul_graph_equals_eager(dtype: torch.dtype) -> None:
+    """mm/bmm with operands held in the storage dtype run torch's own kernel, as eager does: bit for bit."""
+    g = torch.Generator().manual_seed(7)
+    shapes = [(48, 200), (200, 72), (72, 40), (3, 33, 64), (3, 29, 64)]
+    xs = tuple(torch.randn(*s, generator=g).to(dtype) for s in shapes)
+    real = _matmul_chain(*xs)
+    emu = run_plan(plan(capture(_matmul_chain, *xs), "eager"), xs)
+    for e, r in zip(emu, real):
+        assert same_bits(e, r), (
+            f"{n_differ(e, r)} of {r.numel()} elements differ; repro: "
+            f"run_plan(plan(capture(_matmul_chain, *xs), 'eager'), xs) with xs from seed 7, {dtype}"
+        )

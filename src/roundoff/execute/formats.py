@@ -16,6 +16,12 @@ def is_float(x: object) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
+HELD_NARROW = (torch.bfloat16, torch.float16)
+"""Formats whose rounded values are held in their own dtype: torch's fp32 -> bf16/fp16 casts round to
+nearest even with IEEE subnormals and overflow to inf, i.e. they are ``round_to`` (tested on all 2**32
+fp32 patterns), and widening back to fp32 is exact."""
+
+
 def container_dtype(dtype: torch.dtype | None) -> torch.dtype | None:
     """The dtype a value of `dtype` is held in while emulating: fp32 for low-precision formats
     (bf16, fp16, fp8: every value is exact in fp32), the dtype itself otherwise (None passes)."""

@@ -5,13 +5,18 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
 1. Operands are read from the producers' values. A producer's value is re-rounded (RNE, via
    ``roundoff.numerics.round_to``) to the producer's storage format when ``d.rounded_inputs`` names
    it, or, with ``fresh=True`` (oracle inputs, for local error), also when the producer itself
-   rounds its result. Values of narrow formats (bf16, fp16, fp8) are held in fp32 containers.
+   rounds its result. A value rounded to bf16 or fp16 is held in that dtype (torch's fp32 casts to
+   them are exactly ``round_to``, see ``formats.HELD_NARROW``); other values of narrow formats (fp8,
+   and bf16/fp16 values not rounded yet) are held in fp32 containers. Data movement whose float
+   operands share one held dtype runs in it (exact); every other op reads its operands widened.
 2. Tensor operands are rounded to ``d.input_format`` when set, and to ``d.compute_dtype`` when that
    is a narrow format (STORAGE compute); Python-float operands are rounded to ``d.scalar_format``
    when set (from their fp64 value, correctly rounded). Float ``dtype`` arguments (``_to_copy``,
    ``full``, ``sum(dtype=)``, ...) are rewritten to the container dtype, so a cast computes nothing
    and rounds only when the plan says so.
-3. The op runs in the container dtype (fp32, or fp64 for fp64 programs). A contracted FMA site is
+3. The op runs in the container dtype (fp32, or fp64 for fp64 programs); a matmul (mm, bmm) whose
+   operands are both held in the storage dtype it rounds its result to runs in that dtype, with
+   torch's own kernel (fp32 accumulation, one rounding: what eager runs). A contracted FMA site is
    computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
    reads them) and the other addend. Transcendental ops may run through another backend's kernel
    (`TranscendentalImpl`), so implementation differences can be told apart from policy differences.
@@ -32,7 +37,7 @@ import torch.fx
 from torch.fx.node import map_aggregate
 
 from roundoff.capture.program import NODE_ID
-from roundoff.execute.formats import container_dtype, is_float
+from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
@@ -40,6 +45,14 @@ from roundoff.plan.model import NodeDecision, Plan
 
 Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
+_NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
+
+
+def _held_dtype(obj: Any) -> torch.dtype | None:
+    """The one narrow dtype (bf16/fp16) every float tensor in `obj` is held in, else None."""
+    dtypes: set[torch.dtype] = set()
+    map_aggregate(obj, lambda a: dtypes.add(a.dtype) if is_float(a) else None)
+    return next(iter(dtypes)) if len(dtypes) == 1 and dtypes <= set(HELD_NARROW) else None
 
 
 def _rewrite_dtypes(obj: Any, to: torch.dtype) -> Any:
@@ -56,13 +69,23 @@ def storage_of(node: torch.fx.Node) -> torch.dtype | tuple | None:
 
 
 def round_value(value: Any, dtype: Any) -> Any:
-    """Round a (possibly tuple) container value to `dtype`'s format; exact for wide formats."""
+    """Round a (possibly tuple) value to `dtype`'s format (RNE); wide formats pass unchanged.
+
+    fp32 values rounded to bf16/fp16 come back held in that dtype; fp64 values (correctly rounded,
+    not torch's double-rounding cast) and other formats stay in their container dtype.
+    """
     from roundoff.numerics import round_to
 
     if isinstance(value, (tuple, list)):
         dts = dtype if isinstance(dtype, tuple) else (dtype,) * len(value)
         return type(value)(round_value(v, d) for v, d in zip(value, dts))
     if is_float(value) and isinstance(dtype, torch.dtype) and is_low_precision(dtype):
+        if value.dtype == dtype:
+            return value  # held in its own format: already rounded
+        if value.dtype == torch.float32 and dtype in HELD_NARROW:
+            return value.to(dtype)  # RNE, == round_to (formats.HELD_NARROW)
+        if value.dtype in HELD_NARROW:
+            value = value.to(torch.float32)  # exact; then rounded to another narrow format
         return round_to(value, get_format(dtype))
     return value
 
@@ -125,6 +148,8 @@ class PlanNumerics:
             return value
         st = self.storage(node)
         st = st if isinstance(st, torch.dtype) else value.dtype
+        if value.dtype == st and st in HELD_NARROW:
+            return value  # a bf16/fp16 input is exact in its own dtype
         return round_value(value.to(container_dtype(st)), st)
 
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
@@ -154,14 +179,22 @@ class PlanNumerics:
         if d is not None and is_low_precision(d.compute_dtype):
             fmts.append(get_format(d.compute_dtype).name)
         scalar_fmt = d.scalar_format if d is not None else None
+        raw_args = torch.fx.node.map_arg(node.args, arg)
+        raw_kwargs = torch.fx.node.map_arg(node.kwargs, arg)
+        if d is not None and d.op_class is OpClass.DATA_MOVEMENT and not fmts:
+            held = _held_dtype((raw_args, raw_kwargs))
+            if held is not None:  # exact: the moved values stay in their own format
+                return raw_args, _rewrite_dtypes(raw_kwargs, held)
 
         def prep(a: Any) -> Any:
             from roundoff.numerics import round_to
 
             if is_float(a):
+                held = a.dtype
                 a = a.to(cdt)
                 for f in fmts:
-                    a = round_to(a, f)
+                    if held not in HELD_NARROW or get_format(held).name != f:  # else already in f
+                        a = round_to(a, f)
                 return a
             if isinstance(a, float) and scalar_fmt:
                 return _round_scalar(a, scalar_fmt)
@@ -169,12 +202,13 @@ class PlanNumerics:
                 return cdt
             return a
 
-        args = map_aggregate(torch.fx.node.map_arg(node.args, arg), prep)
-        kwargs = map_aggregate(torch.fx.node.map_arg(node.kwargs, arg), prep)
-        return args, kwargs
+        return map_aggregate(raw_args, prep), map_aggregate(raw_kwargs, prep)
 
     def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
         d = self.decision(node)
+        native = self._native_matmul(node, d, read, fresh)
+        if native is not None:
+            return native
         args, kwargs = self.operands(node, read, fresh)
         if d is not None and d.fma is not None and d.fma.contracted:
             out = self._fma(node, d, args, kwargs, read, fresh)
@@ -192,6 +226,18 @@ class PlanNumerics:
         if d is not None and d.rounds_result:
             out = round_value(out, self.storage(node))
         return out
+
+    def _native_matmul(self, node: torch.fx.Node, d: NodeDecision | None, read: Read, fresh: bool) -> Any:
+        """mm/bmm in its storage dtype (step 3), or None where the contract needs the fp32 path."""
+        if node.target not in _NATIVE_MATMUL or d is None or not d.rounds_result or d.input_format:
+            return None
+        st = self.storage(node)
+        if st not in HELD_NARROW or d.compute_dtype != torch.float32 or node.kwargs:
+            return None
+        args = torch.fx.node.map_arg(node.args, self._reader(d, read, fresh))
+        if all(isinstance(a, torch.Tensor) and a.dtype == st for a in args):
+            return node.target(*args)
+        return None
 
     def _fma(self, node: torch.fx.Node, d: NodeDecision, args: tuple, kwargs: dict, read: Read, fresh: bool) -> Any:
         """``fma(a, b, ±c)`` for an add/sub whose operand `d.fma.operand` is the product ``a*b``."""
