@@ -8,14 +8,21 @@ d/16 heads) where per-op work, not per-node Python overhead, dominates. Measured
 - check: ``check(program, inputs, "inductor-gpu", against="eager")``: emulated policy run, fp64
   oracle, emulated eager reference and every node's comparison + local error, streaming;
 - check-lite: the same against the oracle only and without local error;
-- runs-only: the floor of `check`: the same three lockstep runs (policy and reference emulated in
-  fp32 containers, fp64 oracle), streaming, with no per-node observer (no metrics, verdicts, local error).
+- runs-only: the floor of `check`: the same three lockstep runs (policy, fp64 oracle, reference),
+  streaming, with no per-node observer (no metrics, verdicts, local error);
+- fp64-eager: the real module and input cast to fp64, forward+backward in eager: the cost of any fp64
+  oracle of this program on this machine (the floor below which no fp64-checked run can go).
+
+Every child process first calls `roundoff.execute.cpu_allocator.retain_freed_memory()` (what the
+``roundoff`` command does), eager included, so all items run on the same allocator; ``--default-malloc``
+leaves glibc's defaults (fresh page faults for every large temporary).
 
 Time is the median of `--repeat` runs after one warm-up. Peak memory is measured in a fresh
 subprocess per item (CPU: resident set size sampled every 0.5 ms above the level before the call;
 CUDA: ``torch.cuda.max_memory_allocated`` above the level before the call).
 
-    python bench/check.py [--device cpu|cuda] [--sizes 64:16:2 256:128:4] [--repeat 5] [--threads 1] [--out FILE.json]
+    python bench/check.py [--device cpu|cuda] [--sizes 64:16:2 256:128:4] [--repeat 5] [--threads 1]
+                          [--default-malloc] [--out FILE.json]
 
 Planning (decomposition re-trace: a fixed cost per program) is done by the first (warm-up) call and
 cached by `check` for the same program and policy; `check-cold` times that first call alone.
@@ -25,6 +32,7 @@ A child process that fails has its stderr printed by the parent, which then stop
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -38,7 +46,7 @@ from typing import Any
 
 import torch
 
-ITEMS = ("eager", "check", "check-lite", "runs-only")
+ITEMS = ("eager", "fp64-eager", "check", "check-lite", "runs-only")
 DEFAULT_SIZES = ("64:16:2", "256:128:4", "512:256:4")
 
 
@@ -103,6 +111,15 @@ def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
         block.zero_grad(set_to_none=True)
         x.grad = None
 
+    block64 = copy.deepcopy(block).double()
+    x64 = x.detach().double().requires_grad_()
+
+    def fp64_eager() -> None:
+        out = block64(x64)
+        out.backward(torch.ones_like(out))
+        block64.zero_grad(set_to_none=True)
+        x64.grad = None
+
     def runs_only() -> None:
         from roundoff.analyze.check import _plan
         from roundoff.execute.interpreter import Lockstep
@@ -116,6 +133,7 @@ def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
 
     return {
         "eager": eager,
+        "fp64-eager": fp64_eager,
         "runs-only": runs_only,
         "check": lambda: check(program, inputs, "inductor-gpu", against="eager"),
         "check-lite": lambda: check(program, inputs, "inductor-gpu", against="oracle", local=False),
@@ -149,6 +167,7 @@ def measure_one(item: str, size: str, device: str, repeat: int) -> dict[str, Any
 def _child(item: str, size: str, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", item, "--sizes", size, "--device", args.device,
            "--repeat", str(args.repeat), "--threads", str(args.threads)]
+    cmd += ["--default-malloc"] if args.default_malloc else []
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
@@ -163,9 +182,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; same for every item")
+    ap.add_argument("--default-malloc", action="store_true", help="keep glibc's default allocator settings")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if not args.default_malloc:
+        from roundoff.execute.cpu_allocator import retain_freed_memory
+
+        retain_freed_memory()
     if args.one:
         print(json.dumps(measure_one(args.one, args.sizes[0], args.device, args.repeat)))
         return
@@ -188,6 +212,7 @@ def main() -> None:
         "device": args.device if args.device == "cpu" else torch.cuda.get_device_name(),
         "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
         "torch": torch.__version__, "threads": args.threads, "rows": rows,
+        "allocator": "glibc default" if args.default_malloc else "retain_freed_memory()",
         "targets": {"time_ratio": 5.0, "memory_ratio": 3.0},
     }
     if args.out:
