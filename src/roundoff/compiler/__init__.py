@@ -9,6 +9,7 @@ from roundoff.compiler.errors import (
     RoundoffEnforcementWarning,
     RoundoffPlacementError,
 )
+from roundoff.compiler.reference import Fp64Reference
 from roundoff.compiler.settings import InductorSettings, has_config, inductor_settings
 
 register()
@@ -16,6 +17,7 @@ register()
 __all__ = [
     "BACKEND_NAME",
     "Checker",
+    "Fp64Reference",
     "InductorSettings",
     "OutputCheck",
     "RoundoffCompileError",

@@ -25,6 +25,7 @@ from roundoff.compiler.errors import (
     RoundoffEnforcementWarning,
     RoundoffPlacementError,
 )
+from roundoff.compiler.reference import Fp64Reference
 from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys
 from roundoff.compiler.settings import _CPP_CONTRACT, InductorSettings, inductor_settings
 from roundoff.policy import get_policy
@@ -36,8 +37,6 @@ BACKEND_NAME = "roundoff"
 #: eagerly once its recompile limit is hit; this count lets callers (and tests) see that Inductor
 #: really compiled under the policy.
 compilations: collections.Counter[str] = collections.Counter()
-
-
 
 
 def _device_type(example_inputs: Any) -> str:
@@ -158,6 +157,7 @@ def compile(
     policy: Policy | str = "eager",
     check: str | None = None,
     sample_every: int = 100,
+    check_reference: str = "eager",
     **torch_compile_kwargs: Any,
 ) -> Callable[..., Any]:
     """``torch.compile(model_or_fn, ...)`` with Inductor enforcing `policy`.
@@ -166,7 +166,11 @@ def compile(
     otherwise a wrapper (for a module: an ``nn.Module`` sharing the original's parameters) that
     captures the callable on its first call to place node overrides, and, with `check` "warn" or
     "raise", compares every `sample_every`-th call (the first included) with eager and fp64 runs
-    (see ``roundoff.compiler.checking``).
+    (see ``roundoff.compiler.checking``). `check_reference` says how the fp64 run is evaluated:
+    "eager" (fp64 copies made anew on each sampled call, nothing held between samples) or
+    "compiled" (a cached fp64 copy of the module, refreshed in place and compiled once with plain
+    torch.compile: cheaper samples, a compile on the first, fp64 parameters held; see
+    ``roundoff.compiler.reference``). The verdict rule is the same for both.
     """
     if not callable(model_or_fn):
         raise TypeError(
@@ -177,18 +181,42 @@ def compile(
             "roundoff.compile sets the backend itself; pass policy=... instead of backend=..."
         )
     pol = get_policy(policy)
-    checker_args = (check, sample_every)
-    Checker(model_or_fn, model_or_fn, *checker_args)  # validates check / sample_every up front
+    reference = reference_for(model_or_fn, check_reference)
+    Checker(
+        model_or_fn, model_or_fn, check, sample_every
+    )  # validates check / sample_every up front
     if check is None and not pol.node_overrides:
         return torch.compile(model_or_fn, backend=make_backend(pol), **torch_compile_kwargs)
-    return _Compiled(model_or_fn, pol, check, sample_every, torch_compile_kwargs).wrapper()
+    state = _Compiled(model_or_fn, pol, check, sample_every, torch_compile_kwargs, reference)
+    return state.wrapper()
+
+
+CHECK_REFERENCES = ("eager", "compiled")
+
+
+def reference_for(fn: Callable[..., Any], check_reference: str) -> Fp64Reference:
+    """The fp64 reference of checking mode for `check_reference` ("eager" or "compiled")."""
+    if check_reference not in CHECK_REFERENCES:
+        raise ValueError(
+            f"check_reference={check_reference!r} is not accepted; use 'eager' (fp64 copies made "
+            f"per sampled call) or 'compiled' (cached fp64 copy, compiled once)"
+        )
+    if check_reference == "compiled":
+        return Fp64Reference(fn, cache=True, compile=True)
+    return Fp64Reference(fn, cache=False)
 
 
 class _Compiled:
     """State behind a roundoff.compile wrapper: lazy capture for node keys, then a Checker."""
 
     def __init__(
-        self, fn: Callable, policy: Policy, check: str | None, sample_every: int, kwargs: dict
+        self,
+        fn: Callable,
+        policy: Policy,
+        check: str | None,
+        sample_every: int,
+        kwargs: dict,
+        reference: Fp64Reference | None = None,
     ) -> None:
         self.fn, self.policy = fn, policy
         self.keys: Mapping[str, tuple[NodeKey, int]] | None = None
@@ -196,7 +224,7 @@ class _Compiled:
         compiled = torch.compile(
             fn, backend=make_backend(policy, self._node_keys, self.placements), **kwargs
         )
-        self.checker = Checker(fn, compiled, check, sample_every)
+        self.checker = Checker(fn, compiled, check, sample_every, reference)
 
     def _node_keys(self) -> Mapping[str, tuple[NodeKey, int]]:
         if self.keys is None:

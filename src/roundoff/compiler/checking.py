@@ -2,17 +2,20 @@
 
 Reference (chosen, not configurable): the user's callable run eagerly on the same inputs, plus an
 fp64 run (floating-point arguments, and a module's floating-point parameters and buffers, upcast
-exactly to fp64; tensors captured by closure stay as they are). The verdict per floating-point
+exactly to fp64; tensors captured by closure stay as they are; see ``reference.Fp64Reference`` for
+how it is kept cheap: a cached fp64 shadow module refreshed in place, optionally compiled). The verdict per floating-point
 output is the analysis layer's, PyTorch's own accuracy rule ``same(eager, compiled, fp64_ref)``:
 RMSE of the compiled output against fp64 within a multiplier of eager's RMSE (NaN/inf must match
 eager's). The fp64 run is made only when an output is not allclose to eager (``same``'s own first
-test), so a faithful policy's samples cost one eager call. Between samples a call costs one
-counter increment and a modulo.
+test), so a bit-faithful policy's samples cost one eager call. Between samples a call costs one
+counter increment and a modulo. `Checker.sample_seconds` records the host wall time of each
+sampled check (its ``.item()`` calls synchronise, so on a GPU it includes the queued work).
 """
 
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +25,9 @@ import torch
 import torch.utils._pytree as pytree
 
 from roundoff.compiler.errors import RoundoffDivergenceError, RoundoffDivergenceWarning
+from roundoff.compiler.reference import Fp64Reference, run_fp64
+
+__all__ = ["CHECK_MODES", "Checker", "OutputCheck", "compare_outputs", "run_fp64"]
 
 CHECK_MODES = (None, "warn", "raise")
 
@@ -67,6 +73,23 @@ def _same(ref: torch.Tensor, res: torch.Tensor, ref64: torch.Tensor) -> bool:
     return same_rule(ref, res, ref64, tol=1e-4)
 
 
+def _plain_metrics(c: torch.Tensor, e: torch.Tensor) -> list[float]:
+    """[fraction of elements whose bits differ (NaN == NaN), max finite |c - e| (0.0 if none),
+    non-finite counts of c and e], read back in one host sync."""
+    if not c.numel():
+        return [0.0, 0.0, 0.0, 0.0]
+    diff = (c.double() - e.double()).abs()
+    differs = (c != e) & ~(c.isnan() & e.isnan())
+    return torch.stack(
+        [
+            differs.double().mean(),
+            torch.where(torch.isfinite(diff), diff, 0.0).max(),
+            (~torch.isfinite(c)).sum().double(),
+            (~torch.isfinite(e)).sum().double(),
+        ]
+    ).tolist()
+
+
 def compare_outputs(
     compiled: Any, eager: Any, fp64: Any | Callable[[], Any]
 ) -> tuple[OutputCheck, ...]:
@@ -92,44 +115,31 @@ def compare_outputs(
         close = c.shape == e.shape and bool(
             torch.allclose(e, c, atol=1e-4, rtol=1e-4, equal_nan=True)
         )
-        diff = (c.double() - e.double()).abs()
-        differs = (c != e) & ~(c.isnan() & e.isnan())
-        finite = diff[torch.isfinite(diff)]
+        mismatch, max_abs, nonfinite_c, nonfinite_e = _plain_metrics(c, e)
         checks.append(
             OutputCheck(
                 name=f"output[{i}]" if len(leaves_c) > 1 else "output",
                 passed=close or _same(e, c, ref64(i)),
                 rmse_compiled=math.nan if close else _rmse(c, ref64(i)),
                 rmse_eager=math.nan if close else _rmse(e, ref64(i)),
-                mismatch_fraction=differs.float().mean().item() if c.numel() else 0.0,
-                max_abs_diff=finite.max().item() if finite.numel() else 0.0,
-                nonfinite=(int((~torch.isfinite(c)).sum()), int((~torch.isfinite(e)).sum())),
+                mismatch_fraction=mismatch,
+                max_abs_diff=max_abs,
+                nonfinite=(int(nonfinite_c), int(nonfinite_e)),
             )
         )
     return tuple(checks)
-
-
-def _to64(x: Any) -> Any:
-    return x.detach().double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-
-
-def run_fp64(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """`fn` on fp64 copies of the arguments (and of a module's parameters and buffers)."""
-    args64, kwargs64 = pytree.tree_map(_to64, (args, kwargs))
-    if isinstance(fn, torch.nn.Module):
-        state = {
-            k: _to64(v)
-            for k, v in {**dict(fn.named_parameters()), **dict(fn.named_buffers())}.items()
-        }
-        return torch.func.functional_call(fn, state, args64, kwargs64)
-    return fn(*args64, **kwargs64)
 
 
 class Checker:
     """Wraps a compiled callable; every `sample_every`-th call (the first included) is checked."""
 
     def __init__(
-        self, original: Callable, compiled: Callable, mode: str | None, sample_every: int
+        self,
+        original: Callable,
+        compiled: Callable,
+        mode: str | None,
+        sample_every: int,
+        reference: Fp64Reference | None = None,
     ) -> None:
         if mode not in CHECK_MODES:
             raise ValueError(f"check={mode!r} is not accepted; use None, 'warn' or 'raise'")
@@ -143,7 +153,11 @@ class Checker:
             mode,
             sample_every,
         )
+        self.reference = (
+            reference if reference is not None else Fp64Reference(original, cache=False)
+        )
         self.calls = 0
+        self.sample_seconds: list[float] = []
         self.history: list[tuple[int, tuple[OutputCheck, ...]]] = []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -154,14 +168,11 @@ class Checker:
         return out
 
     def _check(self, out: Any, args: tuple, kwargs: dict) -> None:
+        t0 = time.perf_counter()
         with torch.no_grad():
             eager = self.original(*args, **kwargs)
-
-            def fp64() -> Any:
-                with torch.no_grad():
-                    return run_fp64(self.original, args, kwargs)
-
-            checks = compare_outputs(out, eager, fp64)
+            checks = compare_outputs(out, eager, lambda: self.reference(args, kwargs))
+        self.sample_seconds.append(time.perf_counter() - t0)
         self.history.append((self.calls, checks))
         failed = [c for c in checks if not c.passed]
         if not failed:

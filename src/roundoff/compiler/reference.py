@@ -1,0 +1,102 @@
+"""The fp64 reference run of checking mode, made cheap to repeat.
+
+Contract: the reference is the user's callable evaluated in fp64 on fp64 copies of its
+floating-point arguments and of a module's floating-point parameters and buffers. Every bf16, fp16,
+fp8 and fp32 value (subnormals, +-inf, NaN, -0.0 included) is exactly an fp64 value, so these
+copies are exact; tensors captured by closure and non-floating tensors stay as they are. fp64
+rounding error (unit roundoff 2^-53 ~ 1.1e-16) is far below that of any format compared against it
+(fp32: 6e-8, bf16: 3.9e-3), so which kernels evaluate the fp64 run (eager or Inductor, fused or
+not, summation order) does not change a verdict of ``same(eager, compiled, fp64_ref)``. Where the
+callable itself casts to a narrower dtype (an RMSNorm that normalises in ``x.float()``), that part
+of the reference is evaluated at that precision, eager or compiled alike, and there the compiled
+reference may differ from the eager one at that precision (7.4e-7 absolute on the outputs of the
+d=4096 Llama block, measured on an H200: bench/results/compile_gpu_large_sample_profile.json).
+
+`Fp64Reference` keeps, for a module, one fp64 *shadow* copy built on the first run and refreshed in
+place (``copy_``, exact) from the live parameters and buffers before every run, so a training step
+that changed the weights is seen; with ``compile=True`` the shadow's forward is compiled once with
+plain ``torch.compile`` (Inductor defaults; its compile is paid on the first sampled call). The
+shadow costs fp64 memory for every floating parameter and buffer (4x a bf16 model, 2x an fp32 one)
+for as long as the checker lives; ``cache=False`` instead converts the parameters on every run
+(the same peak at the sampled call, nothing held between samples, no compile). A plain callable
+has no state to cache: only its arguments are converted, and ``compile`` compiles it once.
+Every run is under ``torch.no_grad``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+
+def to_fp64(x: Any) -> Any:
+    """An fp64 copy of a floating-point tensor (exact, detached); anything else unchanged."""
+    return x.detach().double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
+def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {**dict(module.named_parameters()), **dict(module.named_buffers())}
+
+
+def run_fp64(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """`fn` on fp64 copies of the arguments (and of a module's parameters and buffers), built anew."""
+    args64, kwargs64 = pytree.tree_map(to_fp64, (args, kwargs))
+    with torch.no_grad():
+        if isinstance(fn, torch.nn.Module):
+            state = {k: to_fp64(v) for k, v in _state(fn).items()}
+            return torch.func.functional_call(fn, state, args64, kwargs64)
+        return fn(*args64, **kwargs64)
+
+
+class Fp64Reference:
+    """Callable ``(args, kwargs) -> fp64 outputs`` of `fn`; see the module docstring."""
+
+    def __init__(self, fn: Callable[..., Any], cache: bool = True, compile: bool = False) -> None:
+        if compile and not cache and isinstance(fn, torch.nn.Module):
+            raise ValueError(
+                "Fp64Reference(compile=True, cache=False) for a module is not supported: the compiled "
+                "forward needs the cached fp64 shadow module; pass cache=True or compile=False"
+            )
+        self.fn, self.cache, self.compile = fn, cache, compile
+        self._shadow: torch.nn.Module | None = None
+        self._pairs: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])
+        self._run: Callable[..., Any] | None = None
+
+    def _build(self) -> Callable[..., Any]:
+        fn = self.fn
+        if isinstance(fn, torch.nn.Module) and self.cache:
+            with torch.no_grad():
+                shadow = copy.deepcopy(fn)
+                for t in _state(shadow).values():
+                    if t.is_floating_point():
+                        t.data = t.data.double()
+                shadow.requires_grad_(False)
+            live, mine = _state(fn), _state(shadow)
+            if live.keys() != mine.keys():
+                raise RuntimeError(
+                    "internal: the fp64 shadow copy of the module has different parameter names"
+                )
+            self._pairs = ([mine[k] for k in live], [live[k] for k in live])
+            self._shadow = fn = shadow
+        elif isinstance(fn, torch.nn.Module):
+            return lambda *a, **k: run_fp64(self.fn, a, k)
+        return torch.compile(fn) if self.compile else fn
+
+    def refresh(self) -> None:
+        """Copy the live parameters and buffers into the fp64 shadow (exact; no-op without one)."""
+        dst, src = self._pairs
+        if dst:
+            with torch.no_grad():
+                torch._foreach_copy_(dst, src)
+
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        if self._run is None:
+            self._run = self._build()
+        self.refresh()
+        args64, kwargs64 = pytree.tree_map(to_fp64, (args, kwargs))
+        with torch.no_grad():
+            return self._run(*args64, **kwargs64)
