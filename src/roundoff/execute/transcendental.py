@@ -6,6 +6,15 @@ compare policies bit for bit, the emulator can evaluate each transcendental node
 backend's own fp32 kernel: `TranscendentalImpl("inductor")` runs the op alone through
 ``torch.compile`` (one compiled function per op, argument shapes and constants, cached).
 `TranscendentalImpl("eager")` is plain eager (the default when no impl is given).
+
+Which nodes an implementation evaluates: ``handles(target, op_class)``. Both evaluate every
+transcendental node; "inductor" also evaluates the IEEE ops of `INDUCTOR_APPROXIMATED`, which eager
+computes as one correctly rounded operation but Inductor's Triton backend lowers, by default, to a
+PTX approximation: fp32 ``a / b`` becomes ``div.full.f32`` (not correctly rounded: measured on an
+H200, 1 element in 65,536 of a random graph differs by 1 ulp, see bench/results/gpu_README.md)
+unless ``torch._inductor.config.eager_numerics.division_rounding`` is on (then ``div_rn``).
+On CPU Inductor's C++ ``/`` is IEEE, so evaluating these through Inductor there changes no bit.
+The kernel is compiled under whatever Inductor config is current when a node is first met.
 """
 
 from __future__ import annotations
@@ -17,6 +26,11 @@ from typing import Any
 
 import torch
 
+from roundoff.ops.classes import OpClass
+
+_aten = torch.ops.aten
+#: Correctly rounded in eager, approximated by Inductor's Triton lowering (see the module docstring).
+INDUCTOR_APPROXIMATED = frozenset({_aten.div.Tensor, _aten.div.Scalar, _aten.reciprocal.default})
 IMPLEMENTATIONS = ("eager", "inductor")
 _TENSOR = "<tensor>"  # placeholder for a tensor argument in the cache key
 _COUNTER = itertools.count()
@@ -27,9 +41,17 @@ class TranscendentalImpl:
 
     def __init__(self, name: str = "eager") -> None:
         if name not in IMPLEMENTATIONS:
-            raise ValueError(f"unknown transcendental implementation {name!r}; accepted: {IMPLEMENTATIONS}")
+            raise ValueError(
+                f"unknown transcendental implementation {name!r}; accepted: {IMPLEMENTATIONS}"
+            )
         self.name = name
         self._cache: dict[tuple, Callable[..., Any]] = {}
+
+    def handles(self, target: Any, op_class: OpClass) -> bool:
+        """Whether this implementation evaluates a node of `target` / `op_class` (else: plain torch)."""
+        if op_class is OpClass.POINTWISE_TRANSCENDENTAL:
+            return True
+        return self.name == "inductor" and target in INDUCTOR_APPROXIMATED
 
     def __call__(self, target: Any, args: tuple, kwargs: dict) -> Any:
         if self.name == "eager":
@@ -56,6 +78,8 @@ def _compile_one(target: Any, consts: tuple, kwargs: dict) -> Callable[..., Any]
 
     # Dynamo caches compiled code per code object (and stops recompiling after
     # `recompile_limit`): give every (op, constants, shapes) its own code object.
-    code = one_op.__code__.replace(co_name=f"roundoff_{getattr(target, '__name__', 'op')}_{next(_COUNTER)}")
+    code = one_op.__code__.replace(
+        co_name=f"roundoff_{getattr(target, '__name__', 'op')}_{next(_COUNTER)}"
+    )
     fresh = types.FunctionType(code, one_op.__globals__, code.co_name, None, one_op.__closure__)
     return torch.compile(fresh, dynamic=False, fullgraph=True)
