@@ -79,18 +79,19 @@ def main() -> None:
           f"repeat {args.repeat}  env {malloc}")
     print(f"{'case':<10} {'k':>2} {'n':>9} {'baseline ms':>12} {'update_each ms':>15} {'ratio':>7}")
     for case in args.cases:
-        fmt = case.split("+")[0]
         for k in args.ks:
             for n in args.sizes:
-                acts, r = _inputs(case, n, k)
-                base = _median_time(lambda: [torch.sub(a, r) for a in acts], args.repeat, 2)
-
-                def metric() -> None:
-                    ErrorAccumulator.update_each([ErrorAccumulator(fmt) for _ in acts], acts, r)
-
-                t = _median_time(metric, args.repeat, 2)
+                base, t = _row(case, k, n, args.repeat)
                 print(f"{case:<10} {k:>2} {n:>9} {base * 1e3:>12.3f} {t * 1e3:>15.3f} {t / base:>7.1f}")
 
+
+def _row(case: str, k: int, n: int, repeat: int) -> tuple[float, float]:
+    """(baseline seconds, update_each seconds) for one case, k actuals, n elements."""
+    fmt = case.split("+")[0]
+    acts, r = _inputs(case, n, k)
+    base = _median_time(lambda: [torch.sub(a, r) for a in acts], repeat, 2)
+    t = _median_time(lambda: ErrorAccumulator.update_each([ErrorAccumulator(fmt) for _ in acts], acts, r), repeat, 2)
+    return base, t
 
 if __name__ == "__main__":
     main()

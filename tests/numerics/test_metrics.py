@@ -158,3 +158,89 @@ def test_torch_cast_from_fp32_rounds_like_round_to(fmt: str) -> None:
     want = ordinal(round_to(x.double(), fmt), fmt)
     got = _fast_ordinal(x, f)
     assert torch.equal(got.to(torch.int64), want), f"repro: _fast_ordinal(<random fp32 bits seed 3>, {fmt!r})"
+
+
+def _adversarial_pair(n: int, ref_dtype: torch.dtype, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """fp32 actuals from random bit patterns (subnormals .. near max) and a reference near them, with
+    -0.0, zeros, sign flips and far-off values (huge ulp distances), ties and subnormal edges."""
+    g = torch.Generator().manual_seed(seed)
+    bits = torch.randint(-(2**31), 2**31 - 1, (n,), generator=g, dtype=torch.int64).to(torch.int32)
+    bits = torch.where(bits.view(torch.float32).isfinite(), bits, torch.zeros_like(bits))
+    act = bits.view(torch.float32).clone()
+    ref = act.double() * (1 + torch.randn(n, dtype=torch.float64, generator=g) * 2.0**-6)
+    ref[::7] = act[::7].double() + 2.0**-9 * act[::7].double()  # bf16 ties of bf16-valued actuals' neighbours
+    ref[1::13] = -ref[1::13]  # sign flips: ulp distances up to ~2**32 in fp32
+    ref[2::17] = 0.0
+    act[3::19] = -0.0
+    ref = ref.clamp(-3.0e38, 3.0e38)  # finite in fp32 too
+    act[4::23] = ref[4::23].float()
+    ref[5::29] = 2.0**-149 * torch.randint(0, 4, (ref[5::29].numel(),), generator=g).double()  # fp32 subnormals
+    act[6::31] = act[6::31] * 2.0**-120
+    assert bool(act.isfinite().all()) and bool(ref.to(ref_dtype).isfinite().all())
+    return act, ref.to(ref_dtype)
+
+
+def _with_nonfinite(act: torch.Tensor, ref: torch.Tensor) -> None:
+    nan, inf = math.nan, math.inf
+    act[::89], ref[::97], act[::113], ref[5::113], act[9::127], ref[9::127] = nan, nan, inf, -inf, -inf, -inf
+    act[10::131], ref[10::131] = inf, inf
+    act[11::137], ref[11::137] = nan, nan
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "fp16", "fp32", "tf32"])
+def test_fused_kernel_rows_equal_indexed_path_uncompiled(fmt: str) -> None:
+    """`_metric_kernel.row_stats` / `masked_row_stats` (the compiled path's code, run eagerly here) give
+    the indexed path's figures: k = 3 actuals against an fp64 reference, then NaN/inf with one actual."""
+    from roundoff.numerics import _metric_kernel as mk
+
+    f = FORMATS[fmt]
+    acts, ref = [], None
+    for seed in (11, 12, 13):
+        a, ref = _adversarial_pair(20_000, torch.float64, 11)  # one reference, three perturbed actuals
+        acts.append(a if seed == 11 else torch.nextafter(a, torch.tensor(math.inf)) if seed == 12 else a * (1 + 2.0**-10))
+    assert ref is not None
+    rows = mk.row_stats(acts, ref, f).tolist()
+    for i, a in enumerate(acts):
+        fast = ErrorAccumulator(fmt)
+        fast._add_finite(rows[i], a.numel(), a.numel())
+        _assert_same_stats(fast.result(), ErrorAccumulator(fmt)._update_indexed(a, ref).result(), f"row_stats {fmt} actual {i}")
+    act, ref = acts[0].clone(), ref.clone()
+    _with_nonfinite(act, ref)
+    row = mk.masked_row_stats(act, ref, f).tolist()[0]
+    fast = ErrorAccumulator(fmt)
+    fast._add_finite(row[:9], act.numel(), int(row[9]))
+    for k, v in zip(("nan_a", "nan_r", "inf_a", "inf_r", "nonfinite"), row[10:]):
+        fast._n[k] += int(v)
+    fast._n["mismatches"] += int(row[14])
+    _assert_same_stats(fast.result(), ErrorAccumulator(fmt)._update_indexed(act, ref).result(), f"masked_row_stats {fmt}")
+
+
+def test_compiled_masked_kernel_equals_indexed_path_on_large_input() -> None:
+    """The one compiled variant the suite builds: NaN/inf, -0.0, subnormals, huge ulps, >= FUSED_MIN_NUMEL."""
+    from roundoff.numerics import _metric_kernel as mk
+
+    act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL + 123, torch.float64, 5)
+    _with_nonfinite(act, ref)
+    assert mk.applies((act,), ref, FORMATS["bf16"], masked=True)
+    got = ErrorAccumulator("bf16")._update_masked(act, ref).result()
+    status = mk.fused_status().get("metric_masked_float32_float64_in_bf16")
+    assert status == "ok", f"compiled path not taken: {status} repro: ErrorAccumulator('bf16')._update_masked(<adversarial n=2**17+123>)"
+    want = ErrorAccumulator("bf16")._update_indexed(act, ref).result()
+    _assert_same_stats(got, want, "compiled masked kernel, bf16, fp32 vs fp64, n=2**17+123")
+    assert want.max_ulp > 2**14 and want.nonfinite_mismatches > 0 and want.inf_reference > 0
+
+
+def test_compiled_kernel_failure_falls_back_to_eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile error disables the variant (reason kept) and the eager figures are returned."""
+    from roundoff.numerics import _metric_kernel as mk
+
+    def broken(*_: object) -> object:
+        raise RuntimeError("simulated compiler failure")
+
+    monkeypatch.setattr(mk, "_compiled", broken)
+    monkeypatch.setattr(mk, "_FAILED", {})
+    act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL, torch.float64, 6)
+    got = compare(act, ref, "fp16")
+    assert "simulated compiler failure" in mk.fused_status()["metric_rows_1_float32_float64_in_fp16"]
+    assert not mk.applies((act,), ref, FORMATS["fp16"])
+    _assert_same_stats(got, ErrorAccumulator("fp16")._update_indexed(act, ref).result(), "fallback after compile error")

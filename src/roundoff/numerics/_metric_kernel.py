@@ -27,6 +27,7 @@ caller's eager path is used from then on.
 from __future__ import annotations
 
 import functools
+import math
 import types
 from collections.abc import Callable, Sequence
 
@@ -37,7 +38,7 @@ from roundoff.numerics.formats import Format
 
 #: Inputs of at least this many elements take the compiled kernel. Below it, compile latency and the
 #: per-call guard cost outweigh the gain; the zoo's programs and the test suite stay below it.
-FUSED_MIN_NUMEL = 1 << 16
+FUSED_MIN_NUMEL = 1 << 17
 
 #: Formats the kernel computes ordinals for (fp32-exact, with an 8-bit exponent or a torch dtype).
 FUSED_FORMATS = ("fp32", "tf32", "bf16", "fp16")
@@ -93,14 +94,43 @@ def row_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> to
     return torch.stack(rows)
 
 
+def _classes(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """int64 indicators (0/1) of NaN and of inf in `x`, and its sign bit (integer ops on the bits)."""
+    src = SOURCES[torch.float64 if x.dtype == torch.float64 else torch.float32]
+    bits = (x if x.dtype in _WIDE else x.to(torch.float32)).view(src.int_dtype).to(torch.int64)
+    mag = torch.bitwise_and(bits, src.abs_mask)
+    nan = (mag - src.inf).clamp(0, 1)  # magnitude above inf's pattern
+    nonfinite = (mag - src.inf + 1).clamp(0, 1)
+    return nan, nonfinite - nan, torch.bitwise_right_shift(bits, 63).neg()
+
+
+def masked_row_stats(a: torch.Tensor, r: torch.Tensor, f: Format) -> torch.Tensor:
+    """(1, 15) fp64: `row_stats` over the elements finite on both sides (the others zeroed on both
+    sides, which adds nothing to any figure), then the counts [finite, NaN in a, NaN in r, inf in a,
+    inf in r, non-finite mismatches] of `metrics.ErrorAccumulator._update_masked`."""
+    nan_a, inf_a, sign_a = _classes(a)
+    nan_r, inf_r, sign_r = _classes(r)
+    fin = (1 - nan_a - inf_a) * (1 - nan_r - inf_r)
+    same = nan_a * nan_r + inf_a * inf_r * (1 - torch.bitwise_xor(sign_a, sign_r))  # NaN & NaN, or one inf
+    mismatch = (1 - fin) * (1 - same)
+    keep = fin == 1
+    row = row_stats((torch.where(keep, a, 0.0),), torch.where(keep, r, 0.0), f)
+    counts = torch.stack([t.sum() for t in (fin, nan_a, nan_r, inf_a, inf_r, mismatch)]).to(torch.float64)
+    return torch.cat([row, counts.unsqueeze(0)], 1)
+
+
 def _variant(k: int, dtypes: tuple[torch.dtype, ...], f: Format) -> str:
     names = "_".join(str(d).removeprefix("torch.") for d in dtypes)
-    return f"metric_rows_{k}_{names}_in_{f.name}"
+    kind = "masked" if k == 0 else f"rows_{k}"
+    return f"metric_{kind}_{names}_in_{f.name}"
 
 
 @functools.cache
 def _compiled(k: int, dtypes: tuple[torch.dtype, ...], f: Format) -> Callable[..., torch.Tensor]:
+    """k actuals and the reference -> `row_stats`; k == 0: one actual and the reference -> `masked_row_stats`."""
     def rows(*tensors: torch.Tensor) -> torch.Tensor:
+        if k == 0:
+            return masked_row_stats(tensors[0], tensors[1], f)
         return row_stats(tensors[:-1], tensors[-1], f)
 
     # One code object per variant: Dynamo keeps a few graphs per code object, so variants sharing one
@@ -111,36 +141,41 @@ def _compiled(k: int, dtypes: tuple[torch.dtype, ...], f: Format) -> Callable[..
     return torch.compile(fn)
 
 
-def applies(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> bool:
+def applies(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked: bool = False) -> bool:
     """Whether `fused_rows` would run the compiled kernel for these inputs."""
+    k = 0 if masked else len(actuals)
     return (
         r.numel() >= FUSED_MIN_NUMEL
         and f.name in FUSED_FORMATS
         and not torch.compiler.is_compiling()
         and all(t.dtype in (*_WIDE, torch.bfloat16, torch.float16) for t in (*actuals, r))
-        and _variant(len(actuals), tuple(t.dtype for t in (*actuals, r)), f) not in _FAILED
+        and _variant(k, tuple(t.dtype for t in (*actuals, r)), f) not in _FAILED
     )
 
 
 def fused_rows(
-    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, check: Callable[[list[list[float]]], str | None]
+    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, check: Callable[[list[list[float]]], str | None],
+    masked: bool = False,
 ) -> list[list[float]] | None:
-    """`row_stats` compiled, as lists; None where the compiled kernel is not used (see module doc).
+    """`row_stats` (`masked`: `masked_row_stats` of one actual) compiled, as lists; None where the
+    compiled kernel is not used (see module doc).
 
     `check` is called with the rows of a variant's first call and returns why they are wrong (None if
-    they are right); a compile error or a wrong probe disables that variant for the process.
+    they are right); a compile error or a wrong probe disables that variant for the process. Rows whose
+    max |a-r| is NaN/inf are returned unchecked (the caller does not use them).
     """
     dtypes = tuple(t.dtype for t in (*actuals, r))
-    name = _variant(len(actuals), dtypes, f)
+    k = 0 if masked else len(actuals)
+    name = _variant(k, dtypes, f)
     tensors = [t.contiguous() for t in (*actuals, r)]
     for t in tensors:
         torch._dynamo.maybe_mark_dynamic(t, 0)  # one graph for all lengths
     try:
-        rows = _compiled(len(actuals), dtypes, f)(*tensors).tolist()
+        rows = _compiled(k, dtypes, f)(*tensors).tolist()
     except Exception as e:  # noqa: BLE001 - any compiler failure means "use eager"; the reason is kept
         _FAILED[name] = f"{type(e).__name__}: {str(e).strip()[:300]}"
         return None
-    if name not in _OK:
+    if name not in _OK and all(math.isfinite(row[0]) for row in rows):
         why = check(rows)
         if why is not None:
             _FAILED[name] = why

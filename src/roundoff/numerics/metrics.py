@@ -19,7 +19,7 @@ Contract:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -160,9 +160,15 @@ def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -
 _SUM_FIELDS = (2, 3, 4, 5)
 
 
-def _disagreement(got: list[list[float]], actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> str | None:
+def _disagreement(
+    got: list[list[float]], actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format,
+) -> str | None:
     """Why the compiled rows `got` differ from the eager path's on the same inputs (None: they agree)."""
-    want = _eager_finite_stats(actuals, r, f)
+    return _rows_disagree(got, _eager_finite_stats(actuals, r, f))
+
+
+def _rows_disagree(got: list[list[float]], want: list[list[float]] | None) -> str | None:
+    """Why rows `got` differ from `want` (None: equal counts and maxima, sums to 1e-9 relative)."""
     if want is None:
         return None if not all(math.isfinite(row[0]) for row in got) else "finite rows where eager saw NaN/inf"
     for i, (g, w) in enumerate(zip(got, want)):
@@ -199,6 +205,30 @@ def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: For
     red[4:4] = _ulp_sums(ulps)
     stats = torch.stack(red, 1).tolist()
     return stats if all(math.isfinite(row[0]) for row in stats) else None
+
+
+def _masked_eager(
+    a: torch.Tensor, r: torch.Tensor, f: Format, stats: Callable[..., list[list[float]] | None]
+) -> tuple[list[int], list[list[float]] | None]:
+    """Counts [finite, NaN in a, NaN in r, inf in a, inf in r, non-finite mismatches] and `stats` of
+    the two sides with every element that is not finite on both sides set to 0 (see `_update_masked`)."""
+    fa, fr = torch.isfinite(a), torch.isfinite(r)
+    fin = fa & fr
+    na, nr = torch.isnan(a), torch.isnan(r)
+    ia, ir = ~fa & ~na, ~fr & ~nr
+    nonfinite_mismatch = ~fin & ~((na & nr) | (ia & ir & (a == r)))
+    counts = torch.stack([fin.sum(), na.sum(), nr.sum(), ia.sum(), ir.sum(), nonfinite_mismatch.sum()]).tolist()
+    del fa, fr, na, nr, ia, ir, nonfinite_mismatch
+    rows = stats((torch.where(fin, a, 0.0),), torch.where(fin, r, 0.0), f) if a.numel() else None
+    return counts, rows
+
+
+def _masked_disagreement(got: list[list[float]], a: torch.Tensor, r: torch.Tensor, f: Format) -> str | None:
+    """Why the compiled masked row `got` differs from the eager masked figures (None: they agree)."""
+    counts, rows = _masked_eager(a, r, f, _eager_finite_stats)
+    if [int(c) for c in got[0][9:]] != counts:
+        return f"compiled masked metric kernel counted {got[0][9:]}, eager {counts}, on its first call"
+    return _rows_disagree([got[0][:9]], rows)
 
 
 @dataclass(frozen=True)
@@ -309,21 +339,23 @@ class ErrorAccumulator:
     def _update_masked(self, a: torch.Tensor, r: torch.Tensor) -> ErrorAccumulator:
         """Chunks with NaN/inf: counted, then every metric over the elements finite on both sides,
         computed unmasked with the other elements set to 0 on both sides (0 vs 0 adds nothing to any
-        figure). Falls back to boolean indexing only if the fp64 difference of two finite values overflows."""
+        figure); large inputs in one compiled pass (`_metric_kernel.masked_row_stats`). Falls back to
+        boolean indexing only if the fp64 difference of two finite values overflows."""
         if self._fmt is None:
             self._fmt = format_of_dtype(a.dtype)
-        fa, fr = torch.isfinite(a), torch.isfinite(r)
-        fin = fa & fr
-        na, nr = torch.isnan(a), torch.isnan(r)
-        ia, ir = ~fa & ~na, ~fr & ~nr
-        nonfinite_mismatch = ~fin & ~((na & nr) | (ia & ir & (a == r)))
-        counts = torch.stack([fin.sum(), na.sum(), nr.sum(), ia.sum(), ir.sum(), nonfinite_mismatch.sum()]).tolist()
-        del fa, fr, na, nr, ia, ir, nonfinite_mismatch
-        rows = _finite_stats((torch.where(fin, a, 0.0),), torch.where(fin, r, 0.0), self._fmt) if a.numel() else None
-        if rows is None:
+        f = self._fmt
+        fused = None
+        if a.numel() and _metric_kernel.applies((a,), r, f, masked=True):
+            fused = _metric_kernel.fused_rows((a,), r, f, lambda got: _masked_disagreement(got, a, r, f), masked=True)
+        if fused is not None:
+            row, counts = fused[0][:9], [int(c) for c in fused[0][9:]]
+        else:
+            counts, rows = _masked_eager(a, r, f, _finite_stats)
+            row = rows[0] if rows is not None else [math.nan]
+        if not math.isfinite(row[0]):
             return self._update_indexed(a, r)
         n = self._n
-        self._add_finite(rows[0], a.numel(), counts[0])
+        self._add_finite(row, a.numel(), counts[0])
         for k, v in zip(("nan_a", "nan_r", "inf_a", "inf_r", "nonfinite"), counts[1:]):
             n[k] += v
         n["mismatches"] += counts[5]
