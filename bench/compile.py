@@ -6,15 +6,22 @@ hits all alike: eager, plain ``torch.compile``, ``roundoff.compile(policy="eager
 ``check="warn", sample_every=100`` (each round times a multiple of 100 calls, so exactly one call in
 100 is checked: an eager forward plus an fp64 forward beside it). Reports median ms per step and
 ratios: throughput of roundoff.compile relative to plain compile (target >= 0.95) and checking
-overhead relative to roundoff.compile without checking (target < 5%).
+overhead relative to roundoff.compile without checking (target < 5%), with the fp64 reference run
+eagerly or compiled (``check_reference``), and, as the worst case, with the fp64 reference forced
+on every sample (``forced_fp64``: what a sample costs when an output is not allclose to eager).
 
-Usage: ``python bench/compile.py [--large] [--rounds 5] [--steps 100] --out DIR``.
+``--profile-sample`` instead times the pieces of one sampled check (eager forward, fp64 parameter
+conversion, fp64 forward built anew / from the cached shadow / compiled, the comparisons) and lists
+the fp64 forward's top kernels (torch.profiler), writing ``<stem>_sample_profile.{json,txt}``.
+
+Usage: ``python bench/compile.py [--large] [--rounds 5] [--steps 100] [--profile-sample] --out DIR``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -26,6 +33,8 @@ from typing import Any
 import torch
 
 import roundoff
+from roundoff.compiler.checking import compare_outputs
+from roundoff.compiler.reference import Fp64Reference, run_fp64, to_fp64
 from roundoff.zoo import blocks, get_workload
 
 
@@ -96,9 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=100, help="steps per round; a multiple of 100")
     ap.add_argument("--out", type=Path, default=Path("bench/results"))
+    ap.add_argument("--profile-sample", action="store_true", help="time one check's pieces")
     args = ap.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     module, x, size = build(args.large, device)
+    if args.profile_sample:
+        return profile_sample(args, device, size, module, x)
     variants = {
         "eager": module,
         "plain_compile": torch.compile(module),
@@ -106,7 +118,18 @@ def main(argv: list[str] | None = None) -> int:
         "roundoff_eager_check100": roundoff.compile(
             module, policy="eager", check="warn", sample_every=100
         ),
+        "roundoff_eager_check100_compiled_ref": roundoff.compile(
+            module, policy="eager", check="warn", sample_every=100, check_reference="compiled"
+        ),
     }
+    for ref in ("eager", "compiled"):  # the worst case: every sample also runs the fp64 reference
+        name = "roundoff_eager_check100_forced_fp64" + (
+            "_compiled_ref" if ref == "compiled" else ""
+        )
+        variants[name] = roundoff.compile(
+            module, policy="eager", check="warn", sample_every=100, check_reference=ref
+        )
+        _force_fp64(variants[name]._roundoff.checker)
     steps = {name: step_fn(m, module, x) for name, m in variants.items()}
     compile_s = {}
     for name, step in steps.items():
@@ -141,7 +164,9 @@ def _report(
 ) -> None:
     """Write JSON and text (called after every round, so a timeout keeps the rounds done)."""
     med = {k: statistics.median(v) for k, v in times.items()}
-    checker = variants["roundoff_eager_check100"]._roundoff.checker
+    checkers = {
+        k: v._roundoff.checker for k, v in variants.items() if k.startswith("roundoff_eager_check")
+    }
     result: dict[str, Any] = {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
         "torch": torch.__version__,
@@ -153,9 +178,23 @@ def _report(
         "ms_per_step_all": times,
         "warmup_s_incl_compile": compile_s,
         "throughput_ratio_roundoff_vs_plain": med["plain_compile"] / med["roundoff_eager"],
-        "checking_overhead": med["roundoff_eager_check100"] / med["roundoff_eager"] - 1,
-        "checked_calls": len(checker.history),
-        "checks_failed": sum(not c.passed for _, cs in checker.history for c in cs),
+        "checking_overhead": {k: med[k] / med["roundoff_eager"] - 1 for k in checkers},
+        "checked_calls": {k: len(c.history) for k, c in checkers.items()},
+        "checks_failed": {
+            k: sum(not o.passed for _, cs in c.history for o in cs) for k, c in checkers.items()
+        },
+        "fp64_run_calls": {
+            k: sum(not math.isnan(o.rmse_compiled) for _, cs in c.history for o in cs)
+            for k, c in checkers.items()
+        },
+        "first_sample_host_ms": {
+            k: round(c.sample_seconds[0] * 1e3, 1) if c.sample_seconds else None
+            for k, c in checkers.items()
+        },
+        "max_mismatch_fraction_vs_eager": {
+            k: max((o.mismatch_fraction for _, cs in c.history for o in cs), default=None)
+            for k, c in checkers.items()
+        },
         "divergence_warnings": sum("diverges" in str(w.message) for w in caught),
     }
     text = (
@@ -163,8 +202,14 @@ def _report(
         + "".join(f"  {k:>24}: {v:.3f} ms/step\n" for k, v in med.items())
         + f"  roundoff.compile(eager) throughput / plain compile: "
         f"{result['throughput_ratio_roundoff_vs_plain']:.3f}\n"
-        + f"  checking overhead at sample_every=100: {result['checking_overhead']:+.2%} "
-        f"({result['checked_calls']} checked calls, {result['checks_failed']} failed)\n"
+        + "".join(
+            f"  checking overhead at sample_every=100, {k}: {v:+.2%} ({result['checked_calls'][k]} "
+            f"checked calls, {result['fp64_run_calls'][k]} with the fp64 run, "
+            f"{result['checks_failed'][k]} failed; first sample {result['first_sample_host_ms'][k]} "
+            f"ms host; max fraction of output elements differing from eager "
+            f"{result['max_mismatch_fraction_vs_eager'][k]})\n"
+            for k, v in result["checking_overhead"].items()
+        )
     )
     args.out.mkdir(parents=True, exist_ok=True)
     stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + (
@@ -173,6 +218,100 @@ def _report(
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
     (args.out / f"{stem}.txt").write_text(text)
     print(text, flush=True)
+
+
+def _force_fp64(checker: Any) -> None:
+    """Make every sample of `checker` also run its fp64 reference, as when an output is not
+    allclose to eager (the comparison against it is not added: ~1.4 ms on the H200 block)."""
+    eager_fn, reference = checker.original, checker.reference
+
+    def eager_and_fp64(*args: Any, **kwargs: Any) -> Any:
+        reference(args, kwargs)
+        return eager_fn(*args, **kwargs)
+
+    checker.original = eager_and_fp64
+
+
+def _median_ms(fn: Callable[[], Any], device: str, n: int) -> float:
+    """Median wall milliseconds of `fn` over `n` calls, synchronised around each."""
+    times = []
+    for _ in range(n):
+        _sync(device)
+        t0 = time.perf_counter()
+        fn()
+        _sync(device)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def profile_sample(
+    args: argparse.Namespace, device: str, size: dict, module: torch.nn.Module, x: torch.Tensor
+) -> int:
+    """Time the pieces of one sampled check of the block (see the module docstring)."""
+    n = 5
+    xin = x.detach()
+    cached, compiled = Fp64Reference(module, cache=True), Fp64Reference(module, compile=True)
+    ms: dict[str, float] = {}
+    t0 = time.perf_counter()
+    cached((xin,), {})
+    _sync(device)
+    ms["first_call_cached_shadow_build_and_run"] = (time.perf_counter() - t0) * 1e3
+    t0 = time.perf_counter()
+    try:
+        compiled((xin,), {})
+    except (RuntimeError, NotImplementedError, TypeError, ValueError, AssertionError) as err:
+        print(f"compiled fp64 reference failed: {type(err).__name__}: {err}"[:2000], flush=True)
+        compiled = cached
+    _sync(device)
+    ms["first_call_compiled_incl_compile"] = (time.perf_counter() - t0) * 1e3
+    with torch.no_grad():
+        eager = module(xin)
+        ref64 = cached((xin,), {})
+        pieces: dict[str, Callable[[], Any]] = {
+            "eager_forward_no_grad": lambda: module(xin),
+            "params_to_fp64": lambda: [to_fp64(p) for p in module.parameters()],
+            "shadow_refresh_copy_": cached.refresh,
+            "fp64_forward_built_anew (old run_fp64)": lambda: run_fp64(module, (xin,), {}),
+            "fp64_forward_cached_shadow": lambda: cached((xin,), {}),
+            "fp64_forward_compiled_shadow": lambda: compiled((xin,), {}),
+            "compare_outputs_given_fp64": lambda: compare_outputs(eager * 1.001, eager, ref64),
+        }
+        for name, fn in pieces.items():
+            ms[name] = _median_ms(fn, device, n)
+            print(f"{name}: {ms[name]:.2f} ms", flush=True)
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if device == "cuda":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        tables = {}
+        for name in ("fp64_forward_cached_shadow", "fp64_forward_compiled_shadow"):
+            with torch.profiler.profile(activities=acts) as prof:
+                pieces[name]()
+                _sync(device)
+            key = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+            tables[name] = prof.key_averages().table(
+                sort_by=key, row_limit=12, max_name_column_width=60
+            )
+    err = (compiled((xin,), {}) - ref64).abs().max().item()
+    result = {
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "command": " ".join(sys.argv),
+        "size": size,
+        "median_ms_of_5": ms,
+        "compiled_vs_eager_fp64_max_abs_diff": err,
+        "memory_params_bytes": sum(p.numel() * p.element_size() for p in module.parameters()),
+    }
+    text = (
+        json.dumps(result, indent=2) + "\n" + "\n".join(f"== {k}\n{v}" for k, v in tables.items())
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + (
+        "_large" if args.large else "_small"
+    )
+    (args.out / f"{stem}_sample_profile.json").write_text(json.dumps(result, indent=2))
+    (args.out / f"{stem}_sample_profile.txt").write_text(text)
+    print(text, flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,8 +7,12 @@ Runs on CUDA when present (the H200 of the device tool), else on CPU as a dry ru
    seed 0 plus 12 random seeds), the bf16 chain ``((a*b)+c)*d - a`` against eager;
 2. fidelity of the inductor-gpu preset: roundoff's emulation (capture, plan, execute, on the same
    device) against real Inductor output on the zoo's pointwise graphs and on random pointwise graphs:
-   bit-identical fraction, and for each differing element whether flipping one recorded FMA candidate
-   in the plan makes the emulation match (explained) or not.
+   bit-identical fraction, and each differing element attributed: an FMA candidate contracted
+   differently than the plan says (flipping that one site makes the emulation match), or an
+   implementation difference of a named op (evaluating that one node with Inductor's own kernel
+   makes it match; the evidence is the node's fp32 operands at the element, torch's and Inductor's
+   results and the correctly rounded one, plus the generated kernel's lines for the op), or
+   unexplained. The op lowering found in the generated Triton/C++ code is recorded per graph.
 
 Usage: ``python bench/gpu_validation.py --out DIR [--random 20]``; writes DIR/gpu_validation.json and
 DIR/gpu_validation.txt.
@@ -194,8 +198,200 @@ def _emulate(program: Any, policy: Any, inputs: tuple, impl: str) -> torch.Tenso
     return run_plan(plan(program, policy), inputs, transcendentals=impl)[0]
 
 
+# IEEE ops that are one correctly rounded operation in eager but that a backend may lower to an
+# approximation (Triton's fp32 ``/`` is PTX ``div.full.f32``; reciprocal is ``1 / x``): suspects
+# for an implementation difference. rsqrt and the transcendentals already run through Inductor's
+# kernels in the emulator's ``transcendentals="inductor"`` mode.
+_APPROX_SUSPECTS = ("div", "reciprocal", "sqrt", "rsqrt", "true_divide")
+# Kernel-source patterns recorded per graph (how the op was lowered).
+_LOWERING_PATTERNS = (
+    "div_rn",
+    " / ",
+    "libdevice.rsqrt",
+    "tl.rsqrt",
+    "sqrt_rn",
+    "libdevice.sqrt",
+    "tl.sqrt(",
+)
+
+
+def _lowering(code: list[str]) -> dict[str, Any]:
+    lines = [ln.strip() for src in code for ln in src.splitlines() if "tmp" in ln and "=" in ln]
+    found = {p: [ln for ln in lines if p in ln][:4] for p in _LOWERING_PATTERNS}
+    return {p: v for p, v in found.items() if v}
+
+
+def _bits(x: float) -> str:
+    import struct
+
+    return "0x" + struct.pack(">f", x).hex()
+
+
+def _impl_evidence(
+    program: Any, pl: Any, inputs: tuple, impl: str, node_id: str, element: int
+) -> dict[str, Any]:
+    """The suspect node's fp32 operands at `element` (emulated values), torch's result, Inductor's
+    kernel's result and the correctly rounded quotient/root (fp64 then one rounding to fp32:
+    exact for one fp32 division or sqrt, as fp64 has more than 2*24+2 bits)."""
+    from roundoff.execute import TranscendentalImpl
+    from roundoff.execute.run import run_keep
+
+    _, env = run_keep(pl, inputs, transcendentals=impl)
+    node = next(n for n in pl.program.graph.nodes if n.meta.get("roundoff_id") == node_id)
+
+    def at(a: Any) -> Any:
+        if isinstance(a, torch.fx.Node):
+            v = env[a][0]
+            return v.reshape(-1)[element if v.numel() > 1 else 0].float().reshape(1)
+        return a
+
+    args = tuple(at(a) for a in node.args)
+    ops = [float(a) for a in args if isinstance(a, (torch.Tensor, float, int))]
+    torch_out = float(node.target(*args))
+    ind_out = float(TranscendentalImpl("inductor")(node.target, args, {}))
+    name = str(node.target)
+    exact = None
+    if "div" in name and len(ops) == 2:
+        exact = float(torch.tensor(ops[0], dtype=torch.float64) / ops[1])
+    elif "sqrt" in name and ops:
+        r = torch.tensor(ops[0], dtype=torch.float64).sqrt()
+        exact = float(1 / r if "rsqrt" in name else r)
+    cr = float(torch.tensor(exact).float()) if exact is not None else None
+    return {
+        "node": node_id,
+        "op": name,
+        "element": element,
+        "operands_fp32": [f"{v!r} ({_bits(v)})" for v in ops],
+        "torch_result": f"{torch_out!r} ({_bits(torch_out)})",
+        "inductor_kernel_result": f"{ind_out!r} ({_bits(ind_out)})",
+        "correctly_rounded": None if cr is None else f"{cr!r} ({_bits(cr)})",
+    }
+
+
+def _attribute_impl(
+    program: Any,
+    pl: Any,
+    policy: Any,
+    inputs: tuple,
+    impl: str,
+    real: torch.Tensor,
+    unexplained: torch.Tensor,
+) -> list[dict[str, Any]]:
+    """For each suspect node, re-run the emulation with that node alone evaluated by Inductor's
+    kernel; elements that then match real Inductor are attributed to that op's implementation."""
+    from roundoff.execute.run import run_plan
+    from roundoff.ops.classes import OpClass
+
+    rows = []
+    for nid, d in pl.decisions.items():
+        if not unexplained.any():
+            break
+        if d.op_class is OpClass.POINTWISE_TRANSCENDENTAL and impl == "inductor":
+            continue  # already Inductor's kernel
+        if not any(s in str(d.op) for s in _APPROX_SUSPECTS):
+            continue
+        swapped = dataclasses.replace(d, op_class=OpClass.POINTWISE_TRANSCENDENTAL)
+        alt_plan = dataclasses.replace(pl, decisions={**pl.decisions, nid: swapped})
+        alt = run_plan(alt_plan, inputs, transcendentals="inductor")[0]
+        fixed = unexplained & ((alt == real) | (alt.isnan() & real.isnan()))
+        row: dict[str, Any] = {"node": nid, "op": d.op, "elements_fixed": int(fixed.sum())}
+        if fixed.any():
+            el = int(fixed.reshape(-1).nonzero()[0])
+            row["evidence"] = _impl_evidence(program, pl, inputs, impl, nid, el)
+        rows.append(row)
+        unexplained &= ~fixed
+    return rows
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a == b) | (a.isnan() & b.isnan())
+
+
+def _real_without_fp_fusion(fn: Callable, inputs: tuple) -> tuple[torch.Tensor | None, int]:
+    """Real Inductor output with Triton's FP fusion (ptxas contraction) off and nothing else
+    changed: every generated kernel's ``triton_meta`` is edited before Triton compiles it (the FX
+    graph cache off, so the kernels are generated anew). Returns (output, kernels edited); (None, 0)
+    without Triton kernels (CPU)."""
+    from unittest import mock
+
+    from torch._inductor.async_compile import AsyncCompile
+
+    original = AsyncCompile.triton
+    edited = [0]
+
+    def no_fusion(self: Any, kernel_name: str, source_code: str, *a: Any, **k: Any) -> Any:
+        for on in ("'enable_fp_fusion': True", '"enable_fp_fusion": True'):
+            if on in source_code:
+                edited[0] += 1
+                source_code = source_code.replace(on, on.replace("True", "False"))
+        return original(self, kernel_name, source_code, *a, **k)
+
+    import torch._functorch.config as functorch_config
+    from torch._inductor.codecache import PyCodeCache
+
+    torch._dynamo.reset()
+    PyCodeCache.cache_clear()  # else the same wrapper source is served from memory, unedited
+    with (
+        mock.patch.object(AsyncCompile, "triton", no_fusion),
+        torch._inductor.config.patch({"fx_graph_cache": False, "compile_threads": 1}),
+        functorch_config.patch({"enable_autograd_cache": False}),
+        torch.no_grad(),
+    ):
+        out = torch.compile(fn)(*inputs)
+    torch._dynamo.reset()
+    PyCodeCache.cache_clear()
+    return (out, edited[0]) if edited[0] else (None, 0)
+
+
+def _attribute_contraction(
+    fn: Callable,
+    program: Any,
+    pl: Any,
+    policy: Any,
+    inputs: tuple,
+    impl: str,
+    real: torch.Tensor,
+    unexplained: torch.Tensor,
+) -> dict[str, Any]:
+    """Elements where real Inductor with Triton FP fusion off matches the emulation with every
+    recorded FMA site uncontracted and every suspect op on Inductor's kernel: a contraction ptxas
+    made that the plan records no FMA site for (e.g. into the multiply inside ``div.full.f32``)."""
+    from roundoff.execute.run import run_plan
+    from roundoff.ops.classes import OpClass
+    from roundoff.policy import OpOverride
+
+    nofusion, edited = _real_without_fp_fusion(fn, inputs)
+    if nofusion is None:
+        return {"kernels_edited": 0, "elements_fixed": 0}
+    off = {s.node_id: OpOverride(contract_fma=False) for s in pl.fma_sites}
+    from roundoff.plan import plan as make_plan
+
+    pl_off = make_plan(
+        program, dataclasses.replace(policy, node_overrides={**policy.node_overrides, **off})
+    )
+    swapped = {
+        nid: dataclasses.replace(d, op_class=OpClass.POINTWISE_TRANSCENDENTAL)
+        for nid, d in pl_off.decisions.items()
+        if any(s in str(d.op) for s in _APPROX_SUSPECTS)
+    }
+    pl_off = dataclasses.replace(pl_off, decisions={**pl_off.decisions, **swapped})
+    emu_off = run_plan(pl_off, inputs, transcendentals="inductor")[0]
+    fixed = unexplained & _same_bits(nofusion, emu_off) & ~_same_bits(nofusion, real)
+    row: dict[str, Any] = {"kernels_edited": edited, "elements_fixed": int(fixed.sum())}
+    if fixed.any():
+        el = int(fixed.reshape(-1).nonzero()[0])
+        row["element"] = el
+        row["real"] = _bits(float(real.reshape(-1)[el]))
+        row["real_fp_fusion_off"] = _bits(float(nofusion.reshape(-1)[el]))
+        row["emulated_no_contraction"] = _bits(float(emu_off.reshape(-1)[el]))
+    unexplained &= ~fixed
+    return row
+
+
 def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str) -> dict[str, Any]:
-    """Bit-identical fraction of emulation vs real Inductor, and FMA-candidate explanations."""
+    """Bit-identical fraction of emulation vs real Inductor, and attribution of each difference."""
+    from torch._inductor.utils import run_and_get_code
+
     from roundoff.capture import capture
     from roundoff.plan import plan
     from roundoff.policy import OpOverride
@@ -204,7 +400,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
     # silently falls back to eager after the 8th graph and "real Inductor" would be eager.
     torch._dynamo.reset()
     with torch.no_grad():
-        real = torch.compile(fn)(*inputs)
+        real, code = run_and_get_code(torch.compile(fn), *inputs)
     program = capture(fn, *inputs)
     pl = plan(program, policy)
     emu = _emulate(program, policy, inputs, impl)
@@ -216,6 +412,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
         "identical": int(real.numel() - differs.sum()),
         "explained": 0,
         "flips": [],
+        "lowering": _lowering(code),
     }
     unexplained = differs.clone()
     for site in pl.fma_sites if differs.any() else ():
@@ -231,24 +428,50 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
             }
         )
         unexplained &= ~fixed
+    row["explained_fma"] = int(differs.sum() - unexplained.sum())
+    before = int(unexplained.sum())
+    row["implementation"] = (
+        _attribute_impl(program, pl, policy, inputs, impl, real, unexplained) if before else []
+    )
+    row["explained_implementation"] = before - int(unexplained.sum())
+    before = int(unexplained.sum())
+    row["contraction_outside_plan"] = (
+        _attribute_contraction(fn, program, pl, policy, inputs, impl, real, unexplained)
+        if before
+        else {}
+    )
+    row["explained_contraction_outside_plan"] = before - int(unexplained.sum())
     row["explained"] = int(differs.sum() - unexplained.sum())
     row["unexplained"] = int(unexplained.sum())
     row["identical_fraction"] = row["identical"] / max(1, row["elements"])
     return row
 
 
+def _div_config() -> dict[str, Any]:
+    """Inductor's division/FTZ/libdevice options on this torch (absent: None)."""
+    from torch._inductor import config
+
+    en = getattr(config, "eager_numerics", None)
+    names = ("division_rounding", "disable_ftz", "use_pytorch_libdevice")
+    return {n: getattr(en, n, None) for n in names} if en is not None else {"eager_numerics": None}
+
+
 def fidelity(
-    device: str, n_random: int, impl: str, progress: Callable[[dict[str, Any]], None] | None = None
+    device: str,
+    n_random: int,
+    impl: str,
+    only: list[int] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     from roundoff.policy import get_policy
 
     policy = get_policy("inductor-gpu" if device == "cuda" else "inductor-cpu")
     rows = []
-    for zname in ("bf16-chain", "fma-cancel-vector"):
+    for zname in () if only else ("bf16-chain", "fma-cancel-vector"):
         work = get_workload(zname)
         inputs = tuple(t.detach().to(device) for t in work.make_inputs())
         rows.append(fidelity_one(f"zoo:{zname}", work.build(), inputs, policy, impl))
-    for seed in range(n_random):
+    for seed in only or range(n_random):
         fn, n_in, steps = random_pointwise(seed)
         g = torch.Generator().manual_seed(seed)
         inputs = tuple(
@@ -274,6 +497,7 @@ def fidelity(
         "no_fma_graphs": len(no_fma),
         "no_fma_all_identical": all(r["identical_fraction"] == 1.0 for r in no_fma),
         "all_differences_explained": all(r["unexplained"] == 0 for r in ok),
+        "config": _div_config(),
         "errors": len(rows) - len(ok),
     }
 
@@ -299,7 +523,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("bench/results"))
     ap.add_argument("--random", type=int, default=20, help="number of random pointwise graphs")
     ap.add_argument("--transcendentals", default="inductor", choices=("eager", "inductor"))
+    ap.add_argument(
+        "--only", default="", help="comma-separated random seeds: fidelity of those only"
+    )
+    ap.add_argument("--stem", default=None, help="output file stem (default by device)")
     args = ap.parse_args(argv)
+    only = [int(v) for v in args.only.split(",") if v]
     device = "cuda" if torch.cuda.is_available() else "cpu"
     results: dict[str, Any] = {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
@@ -312,12 +541,18 @@ def main(argv: list[str] | None = None) -> int:
         results["triton"] = triton.__version__
     except ImportError:
         results["triton"] = None
-    stem = "gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun"
-    sections = [
-        ("fma_cancel", fma_cancel, (device,)),
-        ("softmax_backward", softmax_backward, (device,)),
-        ("bf16_chain", bf16_chain, (device,)),
-        ("kept_rounding_override", kept_rounding_override, (device,)),
+    stem = args.stem or ("gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun")
+    sections = (
+        []
+        if only
+        else [
+            ("fma_cancel", fma_cancel, (device,)),
+            ("softmax_backward", softmax_backward, (device,)),
+            ("bf16_chain", bf16_chain, (device,)),
+            ("kept_rounding_override", kept_rounding_override, (device,)),
+        ]
+    )
+    sections += [
         (
             "fidelity",
             fidelity,
@@ -325,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
                 device,
                 args.random,
                 args.transcendentals,
+                only,
                 lambda part: _write({**results, "fidelity": part}, args.out, stem),
             ),
         ),
@@ -369,8 +605,22 @@ def summary(r: dict[str, Any]) -> str:
         lines.append(
             f"  {g['graph']:>22}  identical {g['identical_fraction']:.6f}  fma candidates "
             f"{g['fma_candidates']}  differing {g['elements'] - g['identical']}  explained "
-            f"{g['explained']}  unexplained {g['unexplained']}"
+            f"{g['explained']} (fma site {g.get('explained_fma')}, op implementation "
+            f"{g.get('explained_implementation')}, contraction outside the plan "
+            f"{g.get('explained_contraction_outside_plan')})  unexplained {g['unexplained']}"
         )
+        for imp in g.get("implementation", []):
+            if imp["elements_fixed"]:
+                lines.append(
+                    f"      {imp['node']} {imp['op']}: {imp['elements_fixed']} element(s); "
+                    f"evidence {json.dumps(imp.get('evidence'))}"
+                )
+        co = g.get("contraction_outside_plan") or {}
+        if co.get("elements_fixed"):
+            lines.append(
+                f"      FP contraction outside the plan's FMA sites (real with Triton FP fusion "
+                f"off matches): {json.dumps(co)}"
+            )
     lines.append(
         f"  graphs without FMA candidates all identical: {fi.get('no_fma_all_identical')}; "
         f"every difference explained: {fi.get('all_differences_explained')}"

@@ -9,7 +9,8 @@ RMSE of the compiled output against fp64 within a multiplier of eager's RMSE (Na
 eager's). The fp64 run is made only when an output is not allclose to eager (``same``'s own first
 test), so a bit-faithful policy's samples cost one eager call. Between samples a call costs one
 counter increment and a modulo. `Checker.sample_seconds` records the host wall time of each
-sampled check (its ``.item()`` calls synchronise, so on a GPU it includes the queued work).
+sampled check; its ``.item()`` calls synchronise, so on a GPU it includes waiting for all work
+queued before it (steps the host ran ahead), and is not the sample's own cost.
 """
 
 from __future__ import annotations

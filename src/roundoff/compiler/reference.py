@@ -74,6 +74,8 @@ class Fp64Reference:
                 for t in _state(shadow).values():
                     if t.is_floating_point():
                         t.data = t.data.double()
+                for p in shadow.parameters():
+                    p.grad = None  # deepcopy copied the live gradients
                 shadow.requires_grad_(False)
             live, mine = _state(fn), _state(shadow)
             if live.keys() != mine.keys():
