@@ -118,6 +118,24 @@ def test_bf16_fp16_operands_scalars_and_broadcasting() -> None:
     assert fma(2.0, 3.0, 1.0).item() == 7.0
 
 
+def test_chunked_broadcast_matches_fmaf() -> None:
+    """Above `CHUNK` elements the result is computed chunk by chunk: same bits as fmaf, broadcasting kept."""
+    from roundoff.numerics.fma import CHUNK
+
+    rng = np.random.default_rng(11)
+    a = torch.from_numpy(rng.standard_normal((1024, 1), dtype=np.float32)).to(torch.bfloat16)
+    b = torch.from_numpy(rng.standard_normal((1, 700), dtype=np.float32))
+    c = torch.from_numpy(rng.standard_normal((1024, 700), dtype=np.float32)).t().contiguous().t()  # strided
+    assert a.shape[0] * b.shape[1] > CHUNK
+    got = fma(a, b, c)
+    ref = fmaf(a.float().expand(1024, 700).numpy(), b.expand(1024, 700).numpy(), c.contiguous().numpy())
+    assert got.shape == (1024, 700)
+    assert np.array_equal(got.numpy().view(np.int32), ref.view(np.int32)), "repro: fma(a, b, c) with seed 11"
+    got = fma(a, b, 0.1)  # a Python-number addend, broadcast over the chunks
+    ref = fmaf(a.float().expand(1024, 700).numpy(), b.expand(1024, 700).numpy(), np.float32(0.1))
+    assert np.array_equal(got.numpy().view(np.int32), ref.view(np.int32)), "repro: fma(a, b, 0.1) with seed 11"
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

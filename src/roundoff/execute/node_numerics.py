@@ -262,5 +262,4 @@ class PlanNumerics:
                 c = -c
             else:
                 a = -a
-        a, b, c = (t.contiguous() for t in torch.broadcast_tensors(a.to(cdt), b.to(cdt), c.to(cdt)))
-        return fma(a, b, c)
+        return fma(a.to(cdt), b.to(cdt), c.to(cdt))  # broadcasts itself, chunk by chunk

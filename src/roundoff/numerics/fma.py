@@ -43,7 +43,25 @@ def fma(a: torch.Tensor | float, b: torch.Tensor | float, c: torch.Tensor | floa
     numbers, which are first rounded to fp32 like a 0-dim fp32 tensor. All tensors on one device.
     """
     device = next((t.device for t in (a, b, c) if isinstance(t, torch.Tensor)), None)
-    x, y, z = (_operand(v, n, device) for v, n in ((a, "a", ), (b, "b"), (c, "c")))
+    shape = torch.broadcast_shapes(*(t.shape for t in (a, b, c) if isinstance(t, torch.Tensor)))
+    if shape.numel() <= CHUNK:
+        return _fma64(*(_operand(v, n, device) for v, n in ((a, "a"), (b, "b"), (c, "c"))))
+    # Large: elementwise, so computed chunk by chunk into the result; the ~10 fp64 temporaries of
+    # one chunk instead of the whole tensor (same bits).
+    ops = [v if isinstance(v, torch.Tensor) else _operand(v, n, device).to(torch.float32) for v, n in ((a, "a"), (b, "b"), (c, "c"))]
+    full = [t.expand(shape) for t in ops]  # views: broadcasting copies nothing
+    out = torch.empty(shape, dtype=torch.float32, device=device)
+    rows = max(1, CHUNK // max(1, shape.numel() // shape[0]))  # chunks of whole leading-dim rows
+    for i in range(0, shape[0], rows):
+        out[i:i + rows] = _fma64(*(_operand(t[i:i + rows], n, device) for t, n in zip(full, "abc")))
+    return out
+
+
+CHUNK = 2**18  # elements per chunk of a large fma (a chunk's temporaries: ~20 MiB)
+
+
+def _fma64(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """Steps 1-4 of the module docstring on fp64 operands holding exact fp32 values."""
     p = x * y  # exact
     s = p + z
     # TwoSum (Knuth): e is the exact rounding error of s = fl(p + z).
