@@ -14,7 +14,7 @@ calls (which also compile where a compiled path is taken for large inputs).
 
 Run (glibc otherwise returns large freed blocks to the OS and every temporary is page-faulted anew)::
 
-    MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000 python bench/metrics.py [--threads 1] [--repeat 5]
+    MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000 python bench/metrics.py [--threads 1] [--repeat 5] [--device cpu]
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def _median_time(fn: Callable[[], object], repeat: int, warmup: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (CUDA times are synchronized)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--sizes", type=int, nargs="*", default=list(SIZES), help="element counts")
     ap.add_argument("--ks", type=int, nargs="*", default=[1, 3], help="numbers of actuals per call")
@@ -75,22 +76,33 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     malloc = {k: os.environ.get(k, "-") for k in ("MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_")}
-    print(f"# bench/metrics.py  torch {torch.__version__}  {platform.machine()}  threads {args.threads}  "
+    where = torch.cuda.get_device_name() if args.device.startswith("cuda") else platform.machine()
+    print(f"# bench/metrics.py  torch {torch.__version__}  {where}  threads {args.threads}  "
           f"repeat {args.repeat}  env {malloc}")
     print(f"{'case':<10} {'k':>2} {'n':>9} {'baseline ms':>12} {'update_each ms':>15} {'ratio':>7}")
     for case in args.cases:
         for k in args.ks:
             for n in args.sizes:
-                base, t = _row(case, k, n, args.repeat)
+                base, t = _row(case, k, n, args.repeat, args.device)
                 print(f"{case:<10} {k:>2} {n:>9} {base * 1e3:>12.3f} {t * 1e3:>15.3f} {t / base:>7.1f}")
 
 
-def _row(case: str, k: int, n: int, repeat: int) -> tuple[float, float]:
+def _row(case: str, k: int, n: int, repeat: int, device: str) -> tuple[float, float]:
     """(baseline seconds, update_each seconds) for one case, k actuals, n elements."""
     fmt = case.split("+")[0]
     acts, r = _inputs(case, n, k)
-    base = _median_time(lambda: [torch.sub(a, r) for a in acts], repeat, 2)
-    t = _median_time(lambda: ErrorAccumulator.update_each([ErrorAccumulator(fmt) for _ in acts], acts, r), repeat, 2)
+    acts, r = [a.to(device) for a in acts], r.to(device)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+
+    def baseline() -> None:
+        [torch.sub(a, r) for a in acts]
+        sync()
+
+    def metric() -> None:
+        ErrorAccumulator.update_each([ErrorAccumulator(fmt) for _ in acts], acts, r)  # ends in a host sync
+
+    base = _median_time(baseline, repeat, 2)
+    t = _median_time(metric, repeat, 2)
     return base, t
 
 if __name__ == "__main__":

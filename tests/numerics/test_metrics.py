@@ -244,3 +244,22 @@ def test_compiled_kernel_failure_falls_back_to_eager(monkeypatch: pytest.MonkeyP
     assert "simulated compiler failure" in mk.fused_status()["metric_rows_1_float32_float64_in_fp16"]
     assert not mk.applies((act,), ref, FORMATS["fp16"])
     _assert_same_stats(got, ErrorAccumulator("fp16")._update_indexed(act, ref).result(), "fallback after compile error")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("fmt", ["bf16", "fp32"])
+def test_cuda_compiled_kernels_equal_cpu_indexed_path(fmt: str) -> None:
+    """On CUDA (Triton), the compiled all-finite (k=2) and masked variants give the CPU indexed path's figures."""
+    from roundoff.numerics import _metric_kernel as mk
+
+    act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL + 5, torch.float64, 21)
+    act2 = act * (1 + 2.0**-12)
+    accs = [ErrorAccumulator(fmt), ErrorAccumulator(fmt)]
+    ErrorAccumulator.update_each(accs, [act.cuda(), act2.cuda()], ref.cuda())
+    for acc, a in zip(accs, (act, act2)):
+        _assert_same_stats(acc.result(), ErrorAccumulator(fmt)._update_indexed(a, ref).result(), f"cuda rows_2 {fmt}")
+    _with_nonfinite(act, ref)
+    got = ErrorAccumulator(fmt)._update_masked(act.cuda(), ref.cuda()).result()
+    _assert_same_stats(got, ErrorAccumulator(fmt)._update_indexed(act, ref).result(), f"cuda masked {fmt}")
+    status = mk.fused_status()
+    assert all(status.get(f"metric_{v}_in_{fmt}") == "ok" for v in ("rows_2_float32_float32_float64", "masked_float32_float64")), status
