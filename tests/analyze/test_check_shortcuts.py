@@ -38,3 +38,51 @@ def test_second_check_reuses_the_plan_and_gives_the_same_result() -> None:
     second = check(program, (x, y), "inductor-cpu", against="eager")
     assert next(iter(_PLANS[program.graph_module].values())) is planned
     assert first.to_dict() == second.to_dict(), "repro: check(program, ...) twice with 'inductor-cpu' vs 'eager'"
+
+
+def test_node_verdicts_read_off_the_figures_equal_torch_same(monkeypatch) -> None:
+    """Where `implied_pass` decides a node's verdict without calling torch's ``same``, ``same`` agrees:
+    every node of the Llama block fwd+bwd under three policies (against eager and the oracle), judged both ways."""
+    from roundoff.analyze import observe
+    from roundoff.zoo import get_workload
+
+    work = get_workload("llama-block")
+    xs = tuple(t.detach() for t in work.make_inputs())
+    program = capture(work.build(), *xs, backward=True)
+    calls = {"implied": 0}
+    real = observe.implied_pass
+
+    def counting(*args: object) -> bool:
+        ok = real(*args)
+        calls["implied"] += ok
+        return ok
+
+    for policy, against in (("inductor-gpu", "eager"), ("xla-2.10", "eager"), ("thunder-autocast", "oracle")):
+        monkeypatch.setattr(observe, "implied_pass", counting)
+        fast = check(program, xs, policy, against=against)
+        monkeypatch.setattr(observe, "implied_pass", lambda *a: False)
+        slow = check(program, xs, policy, against=against)
+        got = {r.node_id: r.verdict for r in fast.nodes}
+        want = {r.node_id: r.verdict for r in slow.nodes}
+        assert got == want, (
+            f"{policy} vs {against}: {[k for k in got if got[k] != want[k]]} differ; repro: check(llama-block fwd+bwd)"
+        )
+    assert calls["implied"] > 20, calls  # the shortcut decided real nodes, so the comparison means something
+
+
+def test_implied_pass_never_contradicts_same() -> None:
+    """On random bf16 pairs around an fp64 oracle with every RMSE ratio from 0.5 to 4."""
+    from roundoff.analyze.metrics import measure_each
+    from roundoff.analyze.observe import implied_pass, same_rule
+
+    g = torch.Generator().manual_seed(3)
+    decided = 0
+    for i in range(60):
+        o = torch.randn(4096, generator=g, dtype=torch.float64)
+        r = (o + 2e-3 * torch.randn(4096, generator=g, dtype=torch.float64)).to(torch.bfloat16)
+        s = (o + (0.5 + i / 15) * 2e-3 * torch.randn(4096, generator=g, dtype=torch.float64)).to(torch.bfloat16)
+        m_s, m_r = measure_each([s, r], o, torch.bfloat16)
+        if implied_pass(m_s, m_r):
+            decided += 1
+            assert same_rule(r, s, o, 1e-4), f"implied_pass but same() fails at i={i}; repro: seed 3"
+    assert 10 < decided < 60, decided  # both outcomes occur
