@@ -215,7 +215,7 @@ class PlanNumerics:
         elif (
             self.transcendentals is not None
             and d is not None
-            and d.op_class is OpClass.POINTWISE_TRANSCENDENTAL
+            and self.transcendentals.handles(node.target, d.op_class)
         ):
             self.transcendental_nodes += 1
             out = self.transcendentals(node.target, args, kwargs)
