@@ -263,3 +263,19 @@ def test_cuda_compiled_kernels_equal_cpu_indexed_path(fmt: str) -> None:
     _assert_same_stats(got, ErrorAccumulator(fmt)._update_indexed(act, ref).result(), f"cuda masked {fmt}")
     status = mk.fused_status()
     assert all(status.get(f"metric_{v}_in_{fmt}") == "ok" for v in ("rows_2_float32_float32_float64", "masked_float32_float64")), status
+
+
+def test_compiled_kernel_disagreeing_on_first_call_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variant whose first (probe) rows differ from the eager path's is disabled with the field named."""
+    from roundoff.numerics import _metric_kernel as mk
+
+    def off_by_one_ulp(k: int, dtypes: tuple[torch.dtype, ...], f: object) -> object:
+        return lambda *t: mk.row_stats(t[:-1], t[-1], f) + torch.tensor([0, 0, 0, 0, 0, 0, 1.0, 0, 0], dtype=torch.float64)
+
+    monkeypatch.setattr(mk, "_compiled", off_by_one_ulp)
+    monkeypatch.setattr(mk, "_FAILED", {})
+    monkeypatch.setattr(mk, "_OK", set())
+    act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL, torch.float64, 8)
+    got = compare(act, ref, "bf16")
+    assert "field 6" in mk.fused_status()["metric_rows_1_float32_float64_in_bf16"], mk.fused_status()
+    _assert_same_stats(got, ErrorAccumulator("bf16")._update_indexed(act, ref).result(), "fallback after a wrong probe")

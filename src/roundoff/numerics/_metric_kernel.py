@@ -184,6 +184,23 @@ def fused_rows(
     return rows
 
 
+#: Row fields of `row_stats` that are sums (compared to a relative tolerance, the rest exactly).
+_SUM_FIELDS = (2, 3, 4, 5)
+
+
+def rows_disagree(got: list[list[float]], want: list[list[float]] | None) -> str | None:
+    """Why compiled rows `got` differ from eager rows `want` (None: equal counts and maxima, sums to
+    1e-9 relative; `want` None means the eager path saw NaN/inf, so `got` must not be finite)."""
+    if want is None:
+        return None if not all(math.isfinite(row[0]) for row in got) else "finite rows where eager saw NaN/inf"
+    for i, (g, w) in enumerate(zip(got, want)):
+        for j, (x, y) in enumerate(zip(g, w)):
+            ok = math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) if j in _SUM_FIELDS else x == y
+            if not ok:
+                return f"compiled metric kernel disagreed with the eager path on its first call (row {i}, field {j}: {x} vs {y})"
+    return None
+
+
 def fused_status() -> dict[str, str]:
     """Compiled metric variants used so far: name -> "ok" or why it is not used."""
     return {**{n: "ok" for n in sorted(_OK)}, **dict(sorted(_FAILED.items()))}

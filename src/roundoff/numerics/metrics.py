@@ -150,33 +150,13 @@ def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -
     within an ulp per term); the first call of each compiled variant is checked against the eager path.
     """
     if _metric_kernel.applies(actuals, r, f):
-        rows = _metric_kernel.fused_rows(actuals, r, f, lambda got: _disagreement(got, actuals, r, f))
+        def probe(got: list[list[float]]) -> str | None:
+            return _metric_kernel.rows_disagree(got, _eager_finite_stats(actuals, r, f))
+
+        rows = _metric_kernel.fused_rows(actuals, r, f, probe)
         if rows is not None:
             return rows if all(math.isfinite(row[0]) for row in rows) else None
     return _eager_finite_stats(actuals, r, f)
-
-
-#: Row fields of `_finite_stats` that are sums (compared to a relative tolerance, the rest exactly).
-_SUM_FIELDS = (2, 3, 4, 5)
-
-
-def _disagreement(
-    got: list[list[float]], actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format,
-) -> str | None:
-    """Why the compiled rows `got` differ from the eager path's on the same inputs (None: they agree)."""
-    return _rows_disagree(got, _eager_finite_stats(actuals, r, f))
-
-
-def _rows_disagree(got: list[list[float]], want: list[list[float]] | None) -> str | None:
-    """Why rows `got` differ from `want` (None: equal counts and maxima, sums to 1e-9 relative)."""
-    if want is None:
-        return None if not all(math.isfinite(row[0]) for row in got) else "finite rows where eager saw NaN/inf"
-    for i, (g, w) in enumerate(zip(got, want)):
-        for j, (x, y) in enumerate(zip(g, w)):
-            ok = math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) if j in _SUM_FIELDS else x == y
-            if not ok:
-                return f"compiled metric kernel disagreed with the eager path on its first call (row {i}, field {j}: {x} vs {y})"
-    return None
 
 
 def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> list[list[float]] | None:
@@ -228,7 +208,7 @@ def _masked_disagreement(got: list[list[float]], a: torch.Tensor, r: torch.Tenso
     counts, rows = _masked_eager(a, r, f, _eager_finite_stats)
     if [int(c) for c in got[0][9:]] != counts:
         return f"compiled masked metric kernel counted {got[0][9:]}, eager {counts}, on its first call"
-    return _rows_disagree([got[0][:9]], rows)
+    return _metric_kernel.rows_disagree([got[0][:9]], rows)
 
 
 @dataclass(frozen=True)
