@@ -13,19 +13,21 @@ d/16 heads) where per-op work, not per-node Python overhead, dominates. Measured
 - fp64-eager: the real module and input cast to fp64, forward+backward in eager: the cost of any fp64
   oracle of this program on this machine (the floor below which no fp64-checked run can go).
 
-Every child process first calls `roundoff.execute.cpu_allocator.retain_freed_memory()` (what the
+Every timing child process first calls `roundoff.execute.cpu_allocator.retain_freed_memory()` (what the
 ``roundoff`` command does), eager included, so all items run on the same allocator; ``--default-malloc``
 leaves glibc's defaults (fresh page faults for every large temporary).
 
-Time is the median of `--repeat` runs after one warm-up. Peak memory is measured in a fresh
-subprocess per item (CPU: resident set size sampled every 0.5 ms above the level before the call;
-CUDA: ``torch.cuda.max_memory_allocated`` above the level before the call).
+Time is the median of `--repeat` runs after one warm-up, in a fresh subprocess per item. Peak memory
+is measured in another fresh subprocess per item, on the second call (the first plans the program and
+compiles kernels, once per process) (CPU: bytes malloc has handed out and not had back, glibc's
+``mallinfo2``, sampled every 0.5 ms, above the level before the call, so memory the allocator keeps
+for reuse is not counted as used; CUDA: ``torch.cuda.max_memory_allocated`` above it).
 
     python bench/check.py [--device cpu|cuda] [--sizes 64:16:2 256:128:4] [--repeat 5] [--threads 1]
                           [--default-malloc] [--out FILE.json]
 
 Planning (decomposition re-trace: a fixed cost per program) is done by the first (warm-up) call and
-cached by `check` for the same program and policy; `check-cold` times that first call alone.
+cached by `check` for the same program and policy; "first call" reports that call alone.
 A child process that fails has its stderr printed by the parent, which then stops.
 """
 
@@ -33,6 +35,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import ctypes
+import ctypes.util
 import json
 import os
 import platform
@@ -50,17 +54,38 @@ ITEMS = ("eager", "fp64-eager", "check", "check-lite", "runs-only")
 DEFAULT_SIZES = ("64:16:2", "256:128:4", "512:256:4")
 
 
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _malloc_in_use() -> Callable[[], int]:
+    """Bytes malloc has handed out and not had back (glibc >= 2.33: ``mallinfo2``: heap blocks in use
+    plus mmapped blocks, all arenas); the resident set size where that is unavailable."""
+    try:
+        fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallinfo2
+        fn.restype = _MallInfo2
+    except (OSError, AttributeError):
+        def rss() -> int:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+        return rss
+
+    def in_use() -> int:
+        m = fn()
+        return m.uordblks + m.hblkhd
+
+    return in_use
 
 
 def _peak_cpu(fn: Callable[[], Any]) -> int:
-    base, peak, done = _rss(), [0], threading.Event()
+    used = _malloc_in_use()
+    base, peak, done = used(), [0], threading.Event()
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], _rss())
+            peak[0] = max(peak[0], used())
             time.sleep(0.0005)
 
     t = threading.Thread(target=sample)
@@ -70,7 +95,7 @@ def _peak_cpu(fn: Callable[[], Any]) -> int:
     finally:
         done.set()
         t.join()
-    return max(peak[0], _rss()) - base
+    return max(peak[0], used()) - base
 
 
 def _peak_cuda(fn: Callable[[], Any]) -> int:
@@ -147,11 +172,13 @@ def _sync(device: str) -> None:
 
 
 def measure_one(item: str, size: str, device: str, repeat: int) -> dict[str, Any]:
-    """Run in a fresh process: time and peak memory of the first call, then median time of `repeat` calls."""
+    """Run in a fresh process: time of the first call, then median time of `repeat` calls."""
     fns = _setup(size, device)
     fn = fns[item]
+    _sync(device)
     t0 = time.perf_counter()
-    peak = _peak_cuda(fn) if device == "cuda" else _peak_cpu(fn)
+    fn()
+    _sync(device)
     first = time.perf_counter() - t0
     times = []
     for _ in range(repeat):
@@ -161,12 +188,24 @@ def measure_one(item: str, size: str, device: str, repeat: int) -> dict[str, Any
         _sync(device)
         times.append(time.perf_counter() - t0)
     return {"item": item, "size": size, "seconds": statistics.median(times), "first_call_seconds": first,
-            "peak_bytes": peak, "nodes": fns["_nodes"]()}
+            "nodes": fns["_nodes"]()}
 
 
-def _child(item: str, size: str, args: argparse.Namespace) -> dict[str, Any]:
+def measure_memory(item: str, size: str, device: str) -> dict[str, Any]:
+    """Run in a fresh process: peak memory of a warm (second) call.
+
+    The first call plans the program and compiles kernels once per process; its imports and compiled
+    code stay resident and are not the check's data.
+    """
+    fns = _setup(size, device)
+    fns[item]()
+    return {"peak_bytes": _peak_cuda(fns[item]) if device == "cuda" else _peak_cpu(fns[item])}
+
+
+def _child(item: str, size: str, args: argparse.Namespace, memory: bool = False) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", item, "--sizes", size, "--device", args.device,
            "--repeat", str(args.repeat), "--threads", str(args.threads)]
+    cmd += ["--memory"] if memory else []
     cmd += ["--default-malloc"] if args.default_malloc else []
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -184,6 +223,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; same for every item")
     ap.add_argument("--default-malloc", action="store_true", help="keep glibc's default allocator settings")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     if not args.default_malloc:
@@ -191,11 +231,13 @@ def main() -> None:
 
         retain_freed_memory()
     if args.one:
-        print(json.dumps(measure_one(args.one, args.sizes[0], args.device, args.repeat)))
+        measure = measure_memory(args.one, args.sizes[0], args.device) if args.memory else measure_one(
+            args.one, args.sizes[0], args.device, args.repeat)
+        print(json.dumps(measure))
         return
     rows = []
     for size in args.sizes:
-        res = {item: _child(item, size, args) for item in ITEMS}
+        res = {item: {**_child(item, size, args), **_child(item, size, args, memory=True)} for item in ITEMS}
         e = res["eager"]
         for item in ITEMS:
             r = res[item]
