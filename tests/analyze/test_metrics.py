@@ -106,7 +106,7 @@ def test_chunked_measure_matches_compare(monkeypatch: pytest.MonkeyPatch) -> Non
     from roundoff.numerics import compare
 
     act, ref = _adversarial(3)
-    monkeypatch.setattr(metrics, "CHUNK", 1000)
+    monkeypatch.setattr(metrics, "elements_per_update", lambda actuals, r, fmt: 1000)
     m, s = measure(act, ref, torch.bfloat16), compare(act, ref, "bf16")
     assert (m.numel, m.max_ulp, m.max_abs, m.max_rel, m.mismatch_fraction, m.nan, m.inf, m.ref_nan, m.ref_inf) == (
         s.count, s.max_ulp, s.max_abs, s.max_rel, s.mismatch_fraction, s.nan_actual, s.inf_actual,
@@ -121,7 +121,7 @@ def test_measure_each_matches_measure_per_actual(monkeypatch: pytest.MonkeyPatch
     """One shared-reference pass gives each actual's `measure` figures (finite and non-finite chunks, chunked)."""
     from roundoff.analyze import metrics
 
-    monkeypatch.setattr(metrics, "CHUNK", chunk)
+    monkeypatch.setattr(metrics, "elements_per_update", lambda actuals, r, fmt: max(1, chunk // len(actuals)))
     act, ref = _adversarial(4)
     finite_act = act.nan_to_num(nan=0.5, posinf=2.0, neginf=-2.0)
     fin_ref = ref.nan_to_num(nan=0.25, posinf=3.0, neginf=-3.0)

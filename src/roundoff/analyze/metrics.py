@@ -4,7 +4,7 @@
 implementation of ULPs, bits, abs/rel error, SQNR and NaN/Inf counts; see its contract) with the
 result under the field names the report layer reads (`Metrics`). `fmt` is the format of `dtype`, the
 value's storage dtype (fp32 for dtypes roundoff has no format for), fed through numerics'
-`ErrorAccumulator` in chunks of `CHUNK` elements (counts and maxima exact; sums in fp64 per chunk).
+`ErrorAccumulator` in chunks of `numerics.metrics.elements_per_update` elements (counts and maxima exact; sums in fp64 per chunk).
 In short:
 
 - ULPs by ordinal distance in `fmt` after rounding both sides to it (RNE); -0.0 == 0.0.
@@ -26,12 +26,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from roundoff.numerics import FORMATS, Format, get_format
-from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats
-
-#: Elements per `ErrorAccumulator.update` (32 MiB of fp64): bounds the metric pass's fp64 temporaries (~10 copies of a
-#: chunk) so comparing a large node does not raise the check's peak memory; a value of at most this
-#: many elements is compared in one update, exactly as ``compare`` does.
-CHUNK = 1 << 22
+from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats, elements_per_update
 
 
 def _ulp_format(dtype: torch.dtype) -> Format:
@@ -106,7 +101,7 @@ def measure_each(actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype
         flat = [actuals[i].detach().reshape(-1) for i in todo]
         r = reference.detach().reshape(-1)
         accs = [ErrorAccumulator(fmt) for _ in todo]
-        step = max(1, CHUNK // len(flat))  # k actuals per pass: the same temporaries as one `measure` chunk
+        step = elements_per_update(flat, r, fmt)  # bounds the pass's temporaries (see there)
         for i in range(0, max(r.numel(), 1), step):
             ErrorAccumulator.update_each(accs, [a[i : i + step] for a in flat], r[i : i + step])
         for i, acc in zip(todo, accs):
@@ -133,6 +128,7 @@ def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -
         return exact_metrics(actual)
     a, r = actual.detach().reshape(-1), reference.detach().reshape(-1)
     acc = ErrorAccumulator(fmt)
-    for i in range(0, max(a.numel(), 1), CHUNK):
-        acc.update(a[i : i + CHUNK], r[i : i + CHUNK])
+    step = elements_per_update((a,), r, fmt)
+    for i in range(0, max(a.numel(), 1), step):
+        acc.update(a[i : i + step], r[i : i + step])
     return from_stats(acc.result())

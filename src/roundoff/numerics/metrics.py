@@ -28,7 +28,21 @@ from roundoff.numerics import _metric_kernel
 from roundoff.numerics.formats import Format, format_of_dtype, get_format
 from roundoff.numerics.rounding import round_to
 
-__all__ = ["ErrorAccumulator", "ErrorStats", "bits_of_error", "compare", "ordinal", "ulp_distance"]
+__all__ = ["ErrorAccumulator", "ErrorStats", "bits_of_error", "compare", "elements_per_update", "ordinal", "ulp_distance"]
+
+
+def elements_per_update(actuals: Sequence[torch.Tensor], reference: torch.Tensor, fmt: Format | str | torch.dtype) -> int:
+    """How many elements of each actual a caller should pass per `update_each` to bound temporaries.
+
+    The eager path holds ~10 fp64 copies of a chunk per actual, so it gets 2**22 elements in all
+    (32 MiB of fp64 per copy). On CUDA, where the compiled single pass applies (no temporaries beyond
+    its small output), 2**27 in all: every chunk costs a launch and a host sync, and a 134M-element
+    attention matrix in 2**22-element chunks costs more in syncs than in arithmetic.
+    """
+    k = max(1, len(actuals))
+    f = get_format(fmt)
+    big = reference.is_cuda and _metric_kernel.applies(actuals, reference.reshape(-1), f)
+    return max(1, (1 << 27 if big else 1 << 22) // k)
 
 _INT_OF_WIDTH = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
 
