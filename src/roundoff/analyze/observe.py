@@ -138,11 +138,17 @@ class NodeObserver:
     def _record_range(self, nid: str, oracle: torch.Tensor, m: Metrics | None) -> None:
         """absmax/max of the oracle's finite values (`m`'s reference counts skip the mask when all are finite)."""
         all_finite = m.ref_nan + m.ref_inf == 0 if m is not None else bool(oracle.isfinite().all())
-        finite = oracle.reshape(-1) if all_finite else oracle[oracle.isfinite()]
-        if finite.numel():
-            lo, hi = torch.aminmax(finite)
-            self.ranges.absmax[nid] = max(-float(lo), float(hi))
-            self.ranges.max[nid] = float(hi)
+        if not oracle.numel():
+            return
+        if all_finite:
+            lo, hi = torch.aminmax(oracle)
+        else:  # non-finite elements masked to the neutral value of each side (boolean indexing is slow)
+            infinite = ~oracle.isfinite()
+            lo, hi = oracle.masked_fill(infinite, math.inf).min(), oracle.masked_fill(infinite, -math.inf).max()
+        lo, hi = float(lo), float(hi)
+        if math.isfinite(lo) and math.isfinite(hi):  # else no finite element at all
+            self.ranges.absmax[nid] = max(-lo, hi)
+            self.ranges.max[nid] = hi
 
     def _verdict(
         self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype, m: Metrics,
