@@ -20,7 +20,7 @@ from roundoff.analyze.result import NodeReport
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep
-from roundoff.execute.node_numerics import PlanNumerics
+from roundoff.execute.node_numerics import PlanNumerics, round_value
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 
@@ -97,7 +97,7 @@ class NodeObserver:
         dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
         res, oracle = vals[POLICY], vals[ORACLE]
         nid = node.meta.get(NODE_ID, node.name)
-        ref = vals[REFERENCE] if self.has_reference else _rounded(oracle, dtype)
+        ref = vals[REFERENCE] if self.has_reference else round_value(oracle, dtype)
         ref_differs = self.has_reference and not torch.equal(ref, res)  # common: the policies agree here
         local_value = self._local_value(node, ls)
         pair = _judged_pair(res, ref, dtype) if ref_differs or not self.has_reference else None
@@ -201,12 +201,6 @@ def _judged_pair(res: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tu
     if dtype not in (*HELD_NARROW, torch.float32):
         return None
     return tuple(v if v.dtype == dtype else v.to(dtype) for v in (res, ref))  # type: ignore[return-value]
-
-
-def _rounded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    from roundoff.execute.node_numerics import round_value
-
-    return round_value(x, dtype)
 
 
 def _new_zeros(node: torch.fx.Node, ls: Lockstep) -> list[str]:

@@ -71,8 +71,9 @@ def storage_of(node: torch.fx.Node) -> torch.dtype | tuple | None:
 def round_value(value: Any, dtype: Any) -> Any:
     """Round a (possibly tuple) value to `dtype`'s format (RNE); wide formats pass unchanged.
 
-    fp32 values rounded to bf16/fp16 come back held in that dtype; fp64 values (correctly rounded,
-    not torch's double-rounding cast) and other formats stay in their container dtype.
+    Values rounded to bf16/fp16 come back held in that dtype (from fp64 correctly rounded first, not
+    by torch's double-rounding cast); values rounded to other narrow formats (fp8) stay in their
+    container dtype.
     """
     from roundoff.numerics import round_to
 
@@ -86,7 +87,8 @@ def round_value(value: Any, dtype: Any) -> Any:
             return value.to(dtype)  # RNE, == round_to (formats.HELD_NARROW)
         if value.dtype in HELD_NARROW:
             value = value.to(torch.float32)  # exact; then rounded to another narrow format
-        return round_to(value, get_format(dtype))
+        rounded = round_to(value, get_format(dtype))  # fp64: correctly rounded, not torch's double rounding
+        return rounded.to(dtype) if dtype in HELD_NARROW else rounded  # representable: the cast is exact
     return value
 
 
