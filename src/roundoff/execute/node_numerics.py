@@ -16,7 +16,8 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    and rounds only when the plan says so.
 3. The op runs in the container dtype (fp32, or fp64 for fp64 programs); a matmul (mm, bmm) whose
    operands are both held in the storage dtype it rounds its result to runs in that dtype, with
-   torch's own kernel (fp32 accumulation, one rounding: what eager runs). A contracted FMA site is
+   torch's own kernel, i.e. what eager runs (CPU: fp32 accumulation, one rounding; CUDA: cuBLAS under
+   torch's matmul settings, e.g. ``allow_bf16_reduced_precision_reduction``). A contracted FMA site is
    computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
    reads them) and the other addend. Transcendental ops may run through another backend's kernel
    (`TranscendentalImpl`), so implementation differences can be told apart from policy differences.
