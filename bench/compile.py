@@ -99,6 +99,15 @@ def time_steps(step: Callable[[], None], n: int, device: str) -> float:
     return (time.perf_counter() - t0) * 1e3 / n
 
 
+
+def _write(args: argparse.Namespace, device: str, suffix: str, result: dict, text: str) -> None:
+    """`result` as OUT/compile_{gpu,cpu}_{large,small}SUFFIX.json and `text` as .txt; `text` printed."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + ("_large" if args.large else "_small") + suffix
+    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
+    (args.out / f"{stem}.txt").write_text(text)
+    print(text, flush=True)
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--large", action="store_true", help="d=4096, seq 2048 (for the GPU)")
@@ -211,13 +220,7 @@ def _report(
             for k, v in result["checking_overhead"].items()
         )
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + (
-        "_large" if args.large else "_small"
-    )
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
-    (args.out / f"{stem}.txt").write_text(text)
-    print(text, flush=True)
+    _write(args, device, "", result, text)
 
 
 def _force_fp64(checker: Any) -> None:
@@ -304,13 +307,7 @@ def profile_sample(
     text = (
         json.dumps(result, indent=2) + "\n" + "\n".join(f"== {k}\n{v}" for k, v in tables.items())
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + (
-        "_large" if args.large else "_small"
-    )
-    (args.out / f"{stem}_sample_profile.json").write_text(json.dumps(result, indent=2))
-    (args.out / f"{stem}_sample_profile.txt").write_text(text)
-    print(text, flush=True)
+    _write(args, device, "_sample_profile", result, text)
     return 0
 
 
