@@ -70,3 +70,33 @@ def test_inductor_transcendentals_survive_many_shapes() -> None:
         x = torch.linspace(-3, 3, n)
         # Inductor's and eager's fp32 sigmoid agree bit for bit (DESIGN.md, measured on 1M inputs).
         assert torch.equal(impl(torch.ops.aten.sigmoid.default, (x,), {}), torch.sigmoid(x)), f"repro: n={n}"
+
+
+def _dropout(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.dropout(x @ w, 0.5, training=True).sum(-1)
+
+
+def test_random_nodes_are_drawn_once_for_every_side() -> None:
+    """Dropout's bernoulli sample is shared by the policy, reference and oracle runs (each drawing its
+    own would compare two masks), and its uninitialised input is not compared."""
+    from roundoff.analyze import check
+
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(8, 64, generator=g).bfloat16()
+    w = torch.randn(64, 32, generator=g).bfloat16().requires_grad_()
+    prog = capture(_dropout, x, w, backward=True)
+    p = plan(prog, "eager")
+    seen = {}
+
+    def on_node(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        if node.target is torch.ops.aten.bernoulli.p:
+            seen["policy"], seen["oracle"] = vals[0].double(), vals[1]
+
+    Lockstep(p.program, [plan_numerics(p), OracleNumerics()], on_node=on_node).run_inputs(p.program.example_inputs)
+    assert torch.equal(seen["policy"], seen["oracle"]) and 0 < float(seen["oracle"].mean()) < 1
+    for against in ("oracle", "eager"):
+        res = check(prog, (x, w), "eager", against=against)
+        bern = next(r for r in res.nodes if r.op == "bernoulli")
+        assert bern.vs_oracle.max_abs == 0.0 and all(o.passes for o in res.outputs), f"against {against}"
+        assert not any(r.op == "empty_like" for r in res.nodes)
+

@@ -19,12 +19,18 @@ from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_ea
 from roundoff.analyze.result import NodeReport
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.execute.formats import HELD_NARROW, is_float
-from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import PlanNumerics, round_value
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 
 POLICY, ORACLE, REFERENCE = 0, 1, 2
+_aten = torch.ops.aten
+#: Ops whose result is uninitialised memory (only its shape and dtype mean anything).
+_UNINITIALIZED = frozenset({
+    _aten.empty.memory_format, _aten.empty_like.default, _aten.empty_strided.default,
+    _aten.new_empty.default, _aten.new_empty_strided.default,
+})
 
 
 def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol: float) -> bool:
@@ -89,6 +95,8 @@ class NodeObserver:
             return
         d = self.side.decision(node)
         op_class = d.op_class if d is not None else None
+        if node.target in _UNINITIALIZED:  # its values are whatever memory held: nothing to compare
+            return
         if op_class is OpClass.DATA_MOVEMENT and node.target is not operator.getitem:
             if all(p in self.exact for p in node.all_input_nodes):  # moves exact values only
                 self.exact.add(node)
@@ -165,8 +173,8 @@ class NodeObserver:
 
     def _local_value(self, node: torch.fx.Node, ls: Lockstep) -> torch.Tensor | None:
         """The node recomputed by the policy from the oracle's inputs, when that can differ from its value."""
-        if not self.local or all(p in self.exact for p in node.all_input_nodes):
-            return None
+        if not self.local or is_random(node) or all(p in self.exact for p in node.all_input_nodes):
+            return None  # (a random node's sample is shared by every run: nothing local to recompute)
         value = self.side.evaluate(node, ls.reader(ORACLE), fresh=True)
         return value if is_float(value) else None
 

@@ -31,6 +31,21 @@ class Numerics(Protocol):
 OnNode = Callable[[torch.fx.Node, tuple, "Lockstep"], None]
 
 
+def is_random(node: torch.fx.Node) -> bool:
+    """A node that samples random numbers (torch's ``nondeterministic_seeded`` tag: bernoulli, rand...).
+
+    Lockstep draws it once, on the first side, and gives every other side that sample (converted
+    like an input): runs that drew separately would differ by the draw, not by their numerics.
+    """
+    return node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())
+
+
+def _load(side: Numerics, node: torch.fx.Node, value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return type(value)(_load(side, node, v) for v in value)
+    return side.load_input(node, value)
+
+
 class Lockstep(torch.fx.Interpreter):
     """Runs `program`'s graph once per side, node by node, all sides in step."""
 
@@ -92,6 +107,9 @@ class Lockstep(torch.fx.Interpreter):
             raw = self.fetch_attr(n.target)
             return tuple(s.load_input(n, raw) for s in self.sides)
         if n.op == "call_function":
+            if is_random(n):  # one draw, shared: every side must see the same sample
+                value = self.sides[0].evaluate(n, self.reader(0))
+                return (value,) + tuple(_load(s, n, value) for s in self.sides[1:])
             return tuple(s.evaluate(n, self.reader(i)) for i, s in enumerate(self.sides))
         if n.op == "output":
             return tuple(
