@@ -2,9 +2,8 @@
 
 Contract:
 - ULPs and bits of error are counted as `roundoff.numerics.ulps` defines them: in a format `fmt`
-  (default: the actual tensor's dtype format), both sides rounded to it first (its own conversion:
-  nearest-even; ties away for tf32), as
-  differences of ordinals; bits = ``log2(1 + ulps)``.
+  (default: the actual tensor's dtype format), both sides first rounded to it by its own conversion
+  (nearest-even; ties away for tf32), as differences of ordinals; bits = ``log2(1 + ulps)``.
 - NaN/Inf are never folded into a metric. An element is "finite" when both sides are finite; every
   metric except the NaN/Inf counts is taken over finite elements only. Elements with the same
   non-finite value on both sides (NaN and NaN, or the same inf) match; any other non-finite element is

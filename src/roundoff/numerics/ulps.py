@@ -1,12 +1,11 @@
 """Ordinals and ULP distance: the integer numbering of a format's values and distances counted in it.
 
 Contract: ULPs are counted in a format `fmt` (default: the actual tensor's dtype format) after both
-tensors are rounded to it (`round_to` with the format's own conversion: nearest-even, ties away for tf32),
-so a correctly rounded result is 0 ulps from an
-exact (e.g. fp64) reference. The distance is the difference of *ordinals*: the monotone integer
-numbering of the format's values (..., -min_subnormal -> -1, ±0.0 -> 0, min_subnormal -> 1, ...), so
-crossing zero or a binade counts every representable value once and -0.0 == 0.0. Bits of error:
-``log2(1 + ulps)``.
+tensors are rounded to it (`round_to` with the format's own conversion: nearest-even, ties away for
+tf32), so a correctly rounded result is 0 ulps from an exact (e.g. fp64) reference. The distance is
+the difference of *ordinals*: the monotone integer numbering of the format's values (...,
+-min_subnormal -> -1, ±0.0 -> 0, min_subnormal -> 1, ...), so crossing zero or a binade counts every
+representable value once and -0.0 == 0.0. Bits of error: ``log2(1 + ulps)``.
 """
 
 from __future__ import annotations
