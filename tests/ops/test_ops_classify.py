@@ -249,3 +249,24 @@ def test_promotion_kind_coheres_with_class() -> None:
         ):
             bad.append(f"{info.name}: INT_TO_FLOAT arithmetic (transcendental?)")
     assert not bad, "\n".join(bad)
+
+
+def test_reduction_overloads_table_equals_torch_tags() -> None:
+    """The literal set used where torch lacks ``Tag.reduction`` (torch 2.9) is exactly what torch tags."""
+    import pytest
+
+    from roundoff.ops.table import REDUCTION_OVERLOADS
+
+    if not hasattr(torch.Tag, "reduction"):
+        pytest.skip("this torch has no Tag.reduction to compare with")
+    tagged, loaded = set(), set()  # (ops registered lazily, e.g. by Inductor, may be absent)
+    for name in dir(torch.ops.aten):
+        packet = getattr(torch.ops.aten, name, None)
+        if isinstance(packet, torch._ops.OpOverloadPacket):
+            for o in packet.overloads():
+                full = f"{packet._qualified_op_name.split('::')[1]}.{o}"
+                loaded.add(full)
+                if torch.Tag.reduction in getattr(packet, o).tags:
+                    tagged.add(full)
+    listed = REDUCTION_OVERLOADS & loaded
+    assert tagged == listed, f"missing {sorted(tagged - listed)}, extra {sorted(listed - tagged)}"

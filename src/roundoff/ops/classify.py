@@ -5,7 +5,8 @@ Order of evidence, first match wins:
    ``torch.sym_*`` act on symbolic sizes (OTHER).
 2. The literal tables of ``roundoff.ops.table`` by base name (what torch does not record); a
    comparison/selection name whose overload torch tags as a reduction (``max.dim``) is a REDUCTION.
-3. torch's own metadata on the overload: ``Tag.reduction`` -> REDUCTION, ``Tag.pointwise`` ->
+3. torch's own metadata on the overload: ``Tag.reduction`` -> REDUCTION (torch 2.9, which lacks
+   that tag: the overloads torch 2.13 tags, ``table.REDUCTION_OVERLOADS``), ``Tag.pointwise`` ->
    POINTWISE_ARITHMETIC, ``is_view`` / ``Tag.view_copy`` -> DATA_MOVEMENT,
    ``Tag.nondeterministic_seeded`` -> RANDOM; for prims, the kind of meta function
    (elementwise / reduction).
@@ -25,7 +26,7 @@ import torch
 
 from roundoff.ops.classes import OpClass, OpInfo
 from roundoff.ops.promotion import promotion_kind
-from roundoff.ops.table import BASE_NAME_CLASS
+from roundoff.ops.table import BASE_NAME_CLASS, REDUCTION_OVERLOADS
 
 _SYMBOLIC_BUILTINS: frozenset[Any] = frozenset(
     {
@@ -65,9 +66,19 @@ def op_name(target: Any) -> str:
     return f"{module}.{qualname}" if qualname else repr(target)
 
 
+_REDUCTION_TAG = getattr(torch.Tag, "reduction", None)  # torch >= 2.10
+
+
+def is_reduction(op: torch._ops.OpOverload) -> bool:
+    """torch's ``Tag.reduction`` on `op`; on a torch without that tag, `table.REDUCTION_OVERLOADS`."""
+    if _REDUCTION_TAG is not None:
+        return _REDUCTION_TAG in op.tags
+    return op.namespace == "aten" and f"{op._opname}.{op._overloadname}" in REDUCTION_OVERLOADS
+
+
 def _class_from_tags(op: torch._ops.OpOverload) -> OpClass | None:
     tags = set(op.tags)
-    if torch.Tag.reduction in tags:
+    if is_reduction(op):
         return OpClass.REDUCTION
     if torch.Tag.pointwise in tags:
         return OpClass.POINTWISE_ARITHMETIC
@@ -104,7 +115,7 @@ def _classify_overload(op: torch._ops.OpOverload) -> OpInfo:
     name = op_name(op)
     base = base_name(op._opname)
     op_class = BASE_NAME_CLASS.get(base)
-    if op_class is OpClass.COMPARISON_SELECT and torch.Tag.reduction in op.tags:
+    if op_class is OpClass.COMPARISON_SELECT and is_reduction(op):
         op_class = OpClass.REDUCTION  # max.dim / min.dim reduce like amax; max.other selects
     if op_class is None:
         op_class = _class_from_tags(op)

@@ -263,3 +263,24 @@ def _validate(tables: Mapping[OpClass, frozenset[str]]) -> dict[str, OpClass]:
 
 
 BASE_NAME_CLASS: Mapping[str, OpClass] = MappingProxyType(_validate(LITERAL_CLASSES))
+
+
+#: aten overloads that torch tags ``Tag.reduction`` (recorded from torch 2.13). torch 2.9 has no such
+#: tag, so `roundoff.ops.classify` reads this set where the tag is missing; where torch has the tag,
+#: tests check that the two agree.
+REDUCTION_OVERLOADS: frozenset[str] = frozenset({
+    "all.all_out", "all.default", "all.dim", "all.dims", "all.dims_out", "all.out", "amax.default",
+    "amax.out", "amin.default", "amin.out", "aminmax.default", "aminmax.out", "any.all_out",
+    "any.default", "any.dim", "any.dims", "any.dims_out", "any.out", "argmax.default", "argmax.out",
+    "argmin.default", "argmin.out", "count_nonzero.default", "count_nonzero.dim_IntList",
+    "linalg__powsum.default", "linalg_vector_norm.default",
+    "linalg_vector_norm.out", "logsumexp.default", "logsumexp.out",
+    "max.default", "max.dim", "max.dim_max", "max.unary_out", "mean.default", "mean.dim",
+    "mean.dtype_out", "mean.out", "min.default", "min.dim", "min.dim_min", "min.unary_out",
+    "nansum.default", "nansum.out", "norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype",
+    "norm.ScalarOpt_dtype", "norm.dtype_out", "norm.out", "prod.default", "prod.dim_int",
+    "prod.int_out", "std.correction", "std.correction_out", "std.default", "std.dim", "std.out",
+    "std_mean.correction", "std_mean.default", "std_mean.dim", "sum.IntList_out", "sum.default",
+    "sum.dim_IntList", "var.correction", "var.correction_out", "var.default", "var.dim", "var.out",
+    "var_mean.correction", "var_mean.default", "var_mean.dim",
+})  # fmt: skip
