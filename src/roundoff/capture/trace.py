@@ -9,6 +9,7 @@ import torch
 import torch.fx
 
 from roundoff.capture.errors import CaptureError
+from roundoff.capture.fused import eager_kernels_kept
 from roundoff.capture.inputs import CaptureInputs, collect_inputs, definition_source
 from roundoff.capture.program import NODE_ID, NODE_SOURCE, Program
 from roundoff.capture.retrace import TRACER_ERRORS, copy_sources_from_origin, retrace, trace_fake
@@ -34,14 +35,16 @@ def capture(
     The backward differentiates ``o0.sum() + o1.sum() + ...`` over the floating-point outputs that
     depend on such inputs, or, with `cotangents` (one per floating-point output), the vector-Jacobian
     product with them. A gradient autograd reports as unused is returned as zeros. Tracing does not
-    compute: the graph, run on the example inputs, reproduces eager autograd bit for bit on CPU.
+    compute: the graph, run on the example inputs, reproduces eager autograd bit for bit on CPU
+    (an op eager runs as one backend kernel stays one node, on torch 2.9 too: `capture.fused`).
     In-place ops are functionalized; in-place mutation of an input is a `CaptureError`.
     """
     spec = collect_inputs(fn_or_module, example_inputs, backward, cotangents)
     forward_names: list[str] = []
     traced = _traced_function(fn_or_module, spec, backward, forward_names)
     try:
-        gm = trace_fake(traced, spec.tensors)
+        with eager_kernels_kept():
+            gm = trace_fake(traced, spec.tensors)
     except CaptureError:
         raise
     except TRACER_ERRORS as exc:  # the tracer's error becomes one line naming construct and source
@@ -49,7 +52,8 @@ def capture(
     _strip_detach(gm)
     _check_static(gm)
     if any(_is_mutating(n) for n in gm.graph.nodes):
-        gm = _functionalize(gm, spec)
+        with eager_kernels_kept():
+            gm = _functionalize(gm, spec)
     gm.graph.eliminate_dead_code()
     for i, n in enumerate(gm.graph.nodes):
         n.meta[NODE_ID] = f"n{i}"
