@@ -13,6 +13,7 @@ from roundoff.policy.decide import (
 from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
     ComputePrecision,
+    Division,
     FmaContraction,
     FusionModel,
     OpOverride,
@@ -36,6 +37,7 @@ __all__ = [
     "PRESETS",
     "ClassPrecision",
     "ComputePrecision",
+    "Division",
     "FmaContraction",
     "FusionModel",
     "OpOverride",

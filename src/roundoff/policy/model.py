@@ -2,7 +2,9 @@
 
 A Policy says, for a program whose tensors are stored in a low-precision format (bf16, fp16, fp8),
 in which dtype each op computes, where results are rounded back to the storage dtype, whether
-``a*b + c`` is contracted into one correctly rounded FMA, and how matmuls and reductions accumulate.
+``a*b + c`` is contracted into one correctly rounded FMA, whether ``a / b`` is correctly rounded or a
+multiply by an approximate reciprocal (itself an FMA candidate), and how matmuls and reductions
+accumulate.
 Decisions derived from it are pure functions of (node, policy): see ``roundoff.plan``.
 """
 
@@ -43,6 +45,22 @@ class FmaContraction(enum.Enum):
 
     NEVER = "never"
     WITHIN_FUSION = "within_fusion"
+
+
+class Division(enum.Enum):
+    """How fp32 (opmath) ``a / b`` is computed (``aten.div`` without ``rounding_mode``).
+
+    IEEE: one correctly rounded quotient (eager PyTorch, Inductor's C++ backend, ``div_rn``).
+    RECIPROCAL_MULTIPLY: ``a * R`` with ``R`` an approximate reciprocal of ``b``, as Triton's
+    ``div.full.f32`` (SASS on an H200: ``MUFU.RCP`` then ``FMUL``; operands pre-scaled by 1/4 when
+    ``|b| > 2**126`` and by ``2**24`` when ``|b| < 2**-126``). Its product is an FMA candidate
+    (``roundoff.plan.fma``) when the quotient's only use is an add/sub in the same kernel: ptxas
+    contracts the multiply of the expansion into that add/sub (measured: ``c - a/b`` equals
+    ``fma(-a, R, c)`` in 4 x 2**24 of 4 x 2**24 elements, bench/results/gpu_div_contraction.txt).
+    """
+
+    IEEE = "ieee"
+    RECIPROCAL_MULTIPLY = "reciprocal_multiply"
 
 
 class ScalarMixing(enum.Enum):
@@ -96,6 +114,7 @@ class Policy:
     every floating-point tensor of the program to that format (the fp32 and fp64 reference runs).
     `matmul_input`: None computes matmul-like ops on operands as stored; a format name rounds
     (autocast-style downcast) or upcasts the operands to that format first.
+    `division`: IEEE or approximate (reciprocal-multiply) fp32 division; see `Division`.
     `matmul_accumulate` / `reduction_accumulate`: format the accumulation is modelled in; the result
     is rounded once to the output's storage dtype.
     `op_overrides` keys are aten names, an overload (``"aten.mul.Tensor"``) or a packet (``"aten.mul"``);
@@ -110,6 +129,7 @@ class Policy:
     fusion: FusionModel
     fma: FmaContraction
     scalars: ScalarMixing = ScalarMixing.OPMATH_UNROUNDED
+    division: Division = Division.IEEE
     storage: str | None = None
     matmul_input: str | None = None
     matmul_accumulate: str = "fp32"
@@ -125,4 +145,4 @@ class Policy:
         object.__setattr__(self, "decompositions", tuple(self.decompositions))
 
     def __hash__(self) -> int:
-        return hash((self.name, self.rounding, self.fusion, self.fma, self.storage))
+        return hash((self.name, self.rounding, self.fusion, self.fma, self.division, self.storage))

@@ -21,8 +21,13 @@ Modelling decisions that the sources leave open are written next to the entry, w
   intermediates in fp32 (``codegen_upcast_to_fp32``), so per-op and user casts inside a kernel
   vanish: FUSION_BOUNDARY. Triton/ptxas contracts ``a*b + c`` (even a multi-use product: the
   ``tmp4 - tmp4`` of pytorch FMA thread); the C++ backend is built with ``-ffp-contract=off``.
+  Division: Triton lowers fp32 ``a / b`` to PTX ``div.full.f32`` (a multiply by ``MUFU.RCP(b)``),
+  so inductor-gpu computes it as RECIPROCAL_MULTIPLY (measured on an H200, torch 2.11 / Triton 3.6:
+  bench/results/gpu_div_contraction.txt); Inductor C++ ``/`` is IEEE.
 - inductor-emulate: ``emulate_precision_casts=True`` rounds after every op inside the fused kernel
-  and turns Triton FP fusion off.
+  and turns Triton FP fusion off. It leaves Triton's division alone (``div_rn`` needs the separate
+  ``eager_numerics.division_rounding`` flag): RECIPROCAL_MULTIPLY, with no FMA since fusion is off.
+  Every other preset divides IEEE (nothing measured says otherwise).
 - xla-*: torch_xla turns a Python scalar into an XLA constant of the *tensor's* element type
   (``GetIrValueForScalar(value, element_type)``), so it is rounded to bf16 before the opmath
   upcast: ROUND_TO_STORAGE (reasoned from torch_xla's lowering, not measured here: torch_xla 2.9
@@ -98,6 +103,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
                   "pytorch FMA issue, pytorch#122179",
         "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
         "fma": "within_fusion", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
+        "division": "reciprocal_multiply",
     },
     {
         "name": "inductor-cpu",
@@ -114,6 +120,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
                   "FP fusion)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "pointwise", "fma": "never",
         "scalars": "opmath_unrounded", "decompositions": ["inductor"],
+        "division": "reciprocal_multiply",
     },
     {
         "name": "xla-2.9",

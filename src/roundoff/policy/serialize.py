@@ -9,6 +9,7 @@ Layout (None-valued fields are omitted; enum values are their lower-case ``.valu
     fusion = "pointwise"
     fma = "never"
     scalars = "round_to_storage"
+    division = "ieee"                 # optional: "ieee" (default) or "reciprocal_multiply"
     matmul_accumulate = "fp32"
     reduction_accumulate = "fp32"
     decompositions = []
@@ -39,6 +40,7 @@ from roundoff.ops.classes import OpClass
 from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
     ComputePrecision,
+    Division,
     FmaContraction,
     FusionModel,
     OpOverride,
@@ -58,6 +60,7 @@ _ENUM_FIELDS: dict[str, type[enum.Enum]] = {
     "fusion": FusionModel,
     "fma": FmaContraction,
     "scalars": ScalarMixing,
+    "division": Division,
 }
 _POLICY_FIELDS = frozenset(f.name for f in fields(Policy))
 _OVERRIDE_FIELDS = frozenset(f.name for f in fields(OpOverride))

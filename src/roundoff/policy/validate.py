@@ -18,6 +18,7 @@ from roundoff.ops.classes import OpClass
 from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
     ComputePrecision,
+    Division,
     FmaContraction,
     FusionModel,
     OpOverride,
@@ -149,6 +150,7 @@ def validate(policy: Policy) -> Policy:
     _check_enum(policy, "fusion", policy.fusion, FusionModel)
     _check_enum(policy, "fma", policy.fma, FmaContraction)
     _check_enum(policy, "scalars", policy.scalars, ScalarMixing)
+    _check_enum(policy, "division", policy.division, Division)
     _check_format(policy, "storage", policy.storage, optional=True)
     _check_format(policy, "matmul_input", policy.matmul_input, optional=True)
     _check_format(policy, "matmul_accumulate", policy.matmul_accumulate, optional=False)
