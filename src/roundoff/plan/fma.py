@@ -10,6 +10,20 @@ operand 1 (``c - a*b -> fma(-a, b, c)``); when both operands are (different) pro
 fewer uses ("prefer to fold the multiply with fewer uses"; uses counted in the graph, standing in
 for uses in the kernel), operand 0 on a tie. The other candidate is kept in ``alternatives``.
 
+Under ``Division.RECIPROCAL_MULTIPLY`` a division is a product too: Triton's fp32 ``a / b`` is
+``div.full.f32``, i.e. ``a * R`` with ``R = MUFU.RCP(b)`` (after exact power-of-two pre-scaling), and
+ptxas contracts that multiply into a following add/sub (``c - a/b`` is ``fma(-a, R, c)``, measured on
+an H200: bench/results/gpu_div_contraction.txt). An ``aten.div.Tensor`` / ``aten.div.Scalar`` (no
+``rounding_mode``) with a tensor divisor qualifies only when the add/sub is the quotient's *only*
+user: in a kernel that also stored the quotient, the subtraction stayed an ``FADD`` (the multiply
+exists only after ptxas expands the division, and ptxas did not contract a multi-use one). A Python
+number divisor is different: Inductor's GPU lowering (``div_prim``) rewrites ``a / s`` as
+``a * (1/s)``, a real multiply that LLVM contracts like any mul, multi-use included. A division
+feeding an add/sub is then recorded as ``FmaSite.mul_id``, which may therefore name a division.
+When both operands of the add/sub are products, LLVM-level products (muls and divisions by a
+number) come before divisions by a tensor, whose multiply only appears after LLVM has contracted;
+within a tier the rules above apply.
+
 Whether a site is contracted: ``OpOverride.contract_fma`` for the add/sub node or op when set, else
 ``policy.fma is FmaContraction.WITHIN_FUSION``. Uncontracted candidates are recorded too, so blame
 and reports can flip them.
@@ -25,21 +39,44 @@ import torch.fx
 from roundoff.capture.program import node_id
 from roundoff.plan.fusion import Fusion
 from roundoff.plan.model import FmaSite, NodeDecision
-from roundoff.policy.model import FmaContraction, OpOverride, Policy
+from roundoff.policy.model import Division, FmaContraction, OpOverride, Policy
 
 _aten = torch.ops.aten
 ADD_SUB = frozenset({_aten.add.Tensor, _aten.sub.Tensor})
 MULS = frozenset({_aten.mul.Tensor, _aten.mul.Scalar})
+DIVS = frozenset({_aten.div.Tensor, _aten.div.Scalar})
+
+
+def is_division(node: torch.fx.Node) -> bool:
+    """Whether `node` is a true division (``aten.div`` without ``rounding_mode``)."""
+    return node.target in DIVS and node.kwargs.get("rounding_mode") is None
+
+
+def divides_by_tensor(node: torch.fx.Node) -> bool:
+    """Whether the division `node`'s divisor is a tensor (not folded to ``a * (1/s)`` by Inductor)."""
+    return len(node.args) > 1 and isinstance(node.args[1], torch.fx.Node)
+
+
+def _is_product(p: torch.fx.Node, add: torch.fx.Node, policy: Policy) -> bool:
+    if p.target in MULS:
+        return True
+    if policy.division is not Division.RECIPROCAL_MULTIPLY or not is_division(p):
+        return False
+    return not divides_by_tensor(p) or set(p.users) == {add}
 
 
 def _product(
-    add: torch.fx.Node, operand: int, decisions: Mapping[str, NodeDecision], fusion: Fusion
+    add: torch.fx.Node,
+    operand: int,
+    decisions: Mapping[str, NodeDecision],
+    fusion: Fusion,
+    policy: Policy,
 ) -> str | None:
-    """Id of the mul at `operand` of `add` if it can be folded into it, else None."""
+    """Id of the product (mul or division) at `operand` of `add` if it can fold into it, else None."""
     if operand >= len(add.args):
         return None
     p = add.args[operand]
-    if not isinstance(p, torch.fx.Node) or p.target not in MULS:
+    if not isinstance(p, torch.fx.Node) or not _is_product(p, add, policy):
         return None
     pid, aid = node_id(p), node_id(add)
     pd, ad = decisions[pid], decisions[aid]
@@ -50,6 +87,8 @@ def _product(
         return None
     if pd.compute_dtype != ad.compute_dtype:
         return None
+    if is_division(p) and pd.compute_dtype != torch.float32:
+        return None  # only fp32 division is div.full.f32 (Triton's fp64 ``/`` is div.rn.f64)
     return pid
 
 
@@ -72,14 +111,12 @@ def find_sites(
             or d.input_format is not None
         ):
             continue
-        products = [(i, _product(n, i, decisions, fusion)) for i in (0, 1)]
+        products = [(i, _product(n, i, decisions, fusion, policy)) for i in (0, 1)]
         found = [(i, m) for i, m in products if m is not None]
         if not found:
             continue
         if len(found) == 2 and found[0][1] != found[1][1]:
-            uses = [len(n.args[i].users) for i, _ in found]  # type: ignore[union-attr]
-            if uses[0] > uses[1]:
-                found.reverse()
+            found.sort(key=lambda im: _rank(n.args[im[0]], im[0]))  # type: ignore[arg-type]
         operand, mul = found[0]
         forced = override(n).contract_fma
         contracted = forced if forced is not None else policy.fma is FmaContraction.WITHIN_FUSION
@@ -87,3 +124,8 @@ def find_sites(
             d.node_id, mul, operand, contracted, tuple(m for _, m in found[1:])
         )
     return sites
+
+
+def _rank(p: torch.fx.Node, operand: int) -> tuple[bool, int, int]:
+    """Sort key of a product operand: LLVM-level products first, then fewer uses, then operand 0."""
+    return (is_division(p) and divides_by_tensor(p), len(p.users), operand)

@@ -22,8 +22,9 @@ from roundoff.policy.model import Policy
 class FmaSite:
     """An add/sub that may be computed as one correctly rounded ``fma(a, b, ±c)``.
 
-    `node_id`: the add/sub; `mul_id`: the multiply folded into it; `operand`: which argument of the
-    add/sub (0 or 1) the product is; `contracted`: the plan's choice; `alternatives`: other multiplies
+    `node_id`: the add/sub; `mul_id`: the multiply folded into it, or a division ``a / b`` computed
+    as ``a * R`` with ``R`` an approximate reciprocal of ``b`` (``Division.RECIPROCAL_MULTIPLY``; the
+    site is then ``fma(a, R, ±c)``); `operand`: which argument of the add/sub (0 or 1) the product is; `contracted`: the plan's choice; `alternatives`: other multiplies
     the backend could have folded instead (recorded where its choice is ambiguous).
     """
 

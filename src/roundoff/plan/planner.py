@@ -38,8 +38,15 @@ from roundoff.plan import _dtypes as dt
 from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
-from roundoff.plan.model import NodeDecision, Plan
-from roundoff.policy.model import ComputePrecision, OpOverride, Policy, RoundingPoint, ScalarMixing
+from roundoff.plan.model import FmaSite, NodeDecision, Plan
+from roundoff.policy.model import (
+    ComputePrecision,
+    Division,
+    OpOverride,
+    Policy,
+    RoundingPoint,
+    ScalarMixing,
+)
 
 _EXTERN = frozenset(
     {OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION, OpClass.RANDOM,
@@ -100,7 +107,7 @@ def plan(program: Program, policy: Policy | str) -> Plan:
     for nid, site in sites.items():
         decisions[nid] = _replace(decisions[nid], fma=site)
     notes.extend(fusion.notes)
-    notes.extend(_notes(nodes, bases, policy, fusion))
+    notes.extend(_notes(nodes, bases, policy, fusion, sites))
     unmodeled = tuple(i for i, b in bases.items() if b.op_class is OpClass.UNMODELED)
     return Plan(
         program=program,
@@ -310,7 +317,11 @@ def _wider_than_stored(d: NodeDecision) -> bool:
 
 
 def _notes(
-    nodes: list[torch.fx.Node], bases: dict[str, _Base], policy: Policy, fusion: Fusion
+    nodes: list[torch.fx.Node],
+    bases: dict[str, _Base],
+    policy: Policy,
+    fusion: Fusion,
+    sites: dict[str, FmaSite],
 ) -> list[str]:
     notes: list[str] = []
     unmodeled = [
@@ -341,9 +352,16 @@ def _notes(
                 and fusion.home.get(node_id(u)) == fusion.home.get(node_id(n)) is not None
                 for u in n.users)
     ]  # fmt: skip
-    if divs and policy.fma.value != "never":
+    if divs and policy.fma.value != "never" and policy.division is Division.IEEE:
         notes.append(
             f"divisions {', '.join(divs)} feed an add/sub in the same kernel; a backend that computes "
             "x / y as x * (1/y) can contract that product into an FMA (thread 003); not modelled"
+        )
+    shared = [d for d in divs if d not in {s.mul_id for s in sites.values()}]
+    if shared and policy.fma.value != "never" and policy.division is Division.RECIPROCAL_MULTIPLY:
+        notes.append(
+            f"divisions {', '.join(shared)} feed an add/sub in the same kernel but are not FMA "
+            "candidates (the quotient has another user, or the add/sub folds another product); "
+            "ptxas was measured to leave a multi-use quotient's subtraction uncontracted"
         )
     return notes

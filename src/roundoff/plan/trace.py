@@ -5,7 +5,9 @@ with every precision change made explicit as its own line: ``x_f32 = convert_ele
 where a stored value is widened for an opmath computation, ``t5_bf16 = round(t5, bf16)`` where a
 value is rounded (RNE) to its storage format (after the op, at a kernel boundary, or as a graph
 output). Kernels are headed ``# kernel 2 (pointwise): n3 n4 n5``; contracted FMA sites print as
-``fma(a, b, -c)``; CSE'd nodes, uncontracted FMA candidates and unmodeled ops are comments.
+``fma(a, b, -c)`` (a division folded under ``Division.RECIPROCAL_MULTIPLY`` as
+``fma(a, aten.reciprocal.default(b), -c)``); CSE'd nodes, uncontracted FMA candidates and unmodeled
+ops are comments.
 """
 
 from __future__ import annotations
@@ -191,6 +193,9 @@ class _Printer:
             )
             if n.target in (torch.ops.aten.mul.Tensor, torch.ops.aten.mul.Scalar):
                 self.mul_operands[nid] = args
+            elif n.target in (torch.ops.aten.div.Tensor, torch.ops.aten.div.Scalar) and len(args) > 1:
+                # a division folded into an FMA is a * R, R the (approximate) reciprocal of b
+                self.mul_operands[nid] = [args[0], f"aten.reciprocal.default({args[1]})"]
             if d.fma is not None:
                 alt = f"; alternative {', '.join(d.fma.alternatives)}" if d.fma.alternatives else ""
                 comment += f"  FMA candidate: {d.fma.mul_id} into {nid}, not contracted{alt}"
@@ -279,6 +284,7 @@ def _header(plan: Plan, printer: _Printer, placeholders: list[torch.fx.Node]) ->
     block.lines.append(f"# source: {p.source}")
     block.lines.append(
         f"# rounding={p.rounding.value} fusion={p.fusion.value} fma={p.fma.value} scalars={p.scalars.value}"
+        f" division={p.division.value}"
         + (f" storage={p.storage}" if p.storage else "")
         + (f" matmul_input={p.matmul_input}" if p.matmul_input else "")
     )
