@@ -30,6 +30,7 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,7 @@ from roundoff.plan.model import NodeDecision, Plan
 Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
 _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
+_DIVS = (_aten.div.Tensor, _aten.div.Scalar)
 
 
 def _held_dtype(obj: Any) -> torch.dtype | None:
@@ -91,6 +93,12 @@ def round_value(value: Any, dtype: Any) -> Any:
         rounded = round_to(value, get_format(dtype))  # fp64: correctly rounded, not torch's double rounding
         return rounded.to(dtype) if dtype in HELD_NARROW else rounded  # representable: the cast is exact
     return value
+
+
+def _python_reciprocal(x: float, dtype: torch.dtype) -> float:
+    """``1/x`` of a Python number in fp64, rounded (RNE) to `dtype`; ``1/±0`` is ``±inf``."""
+    r = math.copysign(math.inf, x) if x == 0 else 1.0 / x
+    return float(torch.tensor(r, dtype=torch.float64).to(dtype))
 
 
 def _round_scalar(x: float, fmt: str) -> float:
@@ -242,8 +250,25 @@ class PlanNumerics:
             return node.target(*args)
         return None
 
+    def _reciprocal(self, b: torch.Tensor) -> torch.Tensor:
+        """``R`` of a division folded into an FMA: the transcendental implementation's
+        ``aten.reciprocal`` where it handles it (``"inductor"``: Inductor's own kernel; on CUDA
+        Triton's ``div.full.f32(1, b)``, bit-equal to the ``R`` inside ``div.full.f32(a, b)``), else
+        torch's correctly rounded fp32 ``1 / b``, which on CPU only approximates ``MUFU.RCP``."""
+        impl, op = self.transcendentals, _aten.reciprocal.default
+        if impl is not None and impl.handles(op, OpClass.POINTWISE_ARITHMETIC):
+            return impl(op, (b,), {})
+        return torch.reciprocal(b)
+
     def _fma(self, node: torch.fx.Node, d: NodeDecision, args: tuple, kwargs: dict, read: Read, fresh: bool) -> Any:
-        """``fma(a, b, ±c)`` for an add/sub whose operand `d.fma.operand` is the product ``a*b``."""
+        """``fma(a, b, ±c)`` for an add/sub whose operand `d.fma.operand` is the product ``a*b``.
+
+        A division ``a / b`` as the product (``Division.RECIPROCAL_MULTIPLY``) is ``a * R``: ``R`` from
+        `_reciprocal` for a tensor divisor, or for a Python-number divisor ``1/b`` in fp64 rounded
+        (RNE) to the compute dtype, the constant Inductor's GPU lowering multiplies by (``div_prim``);
+        ``1/0`` is ``inf`` with the zero's sign. No rounding of ``a * R`` happens: one rounding of
+        ``a*R ± c`` (overflow to inf, subnormals kept, NaN propagates as in ``numerics.fma``).
+        """
         from roundoff.numerics import fma
 
         site = d.fma
@@ -256,10 +281,15 @@ class PlanNumerics:
         (a, b), _ = self.operands(mul, read, fresh)
         c = args[1 - site.operand]
         cdt = self._compute(node, d)
+        divides_by_tensor = mul.target in _DIVS and isinstance(b, torch.Tensor)
+        if mul.target in _DIVS and not divides_by_tensor:
+            b = _python_reciprocal(b, cdt)
         # One device for all three: the device of the operand with most dimensions (a 0-dim CPU
         # constant may meet CUDA tensors, which torch's own ops allow but a fused FMA kernel does not).
         dev = max((t for t in (a, b, c) if isinstance(t, torch.Tensor)), key=lambda t: t.dim()).device
         a, b, c = (t.to(dev) if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt, device=dev) for t in (a, b, c))
+        if divides_by_tensor:
+            b = self._reciprocal(b.to(cdt))
         if node.target is _aten.sub.Tensor:
             if site.operand == 0:
                 c = -c
