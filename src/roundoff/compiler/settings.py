@@ -5,11 +5,16 @@ Mapping (each knob only where ``torch._inductor.config`` has it; nothing is assu
 - ``rounding=EVERY_OP`` (eager): ``emulate_precision_casts=True``. Inductor then keeps every
   low-precision op's downcast/upcast pair, so each result is rounded (RNE) to its storage dtype as
   eager does, and Triton's FP fusion (FMA contraction by ptxas) is turned off with it. Where present,
-  ``eager_numerics.division_rounding`` (IEEE ``div_rn`` instead of Triton's approximate divide),
   ``eager_numerics.disable_ftz`` (keep subnormals as eager CUDA does) and
   ``eager_numerics.use_pytorch_libdevice`` are switched on too; ``numerics="strict"`` where a
   ``numerics`` mode exists. Per-op ``compute=STORAGE`` is the same thing here: one correctly rounded
   bf16/fp16 ``+ - * / sqrt`` equals the fp32 result rounded once (fp32 has >= 2p+2 bits).
+- ``division``: where ``eager_numerics.division_rounding`` exists, on CUDA it is ``True`` for IEEE
+  (Triton ``div_rn``, correctly rounded) and ``False`` for RECIPROCAL_MULTIPLY (Triton's
+  ``div.full.f32``); on CPU, where Inductor's C++ ``/`` is IEEE either way, it follows per-op
+  rounding as the other ``eager_numerics`` flags do (a RECIPROCAL_MULTIPLY policy cannot make the C++
+  backend approximate: listed in `unenforced` only when the policy also contracts FMAs, since only
+  then does the emulated result differ).
 - ``rounding=FUSION_BOUNDARY``: Inductor's own behaviour, ``emulate_precision_casts=False``.
 - ``rounding=FUSION_BOUNDARY_HONOR_CASTS``: not expressible (Inductor keeps user casts only under
   ``emulate_precision_casts``, which also rounds every op); enforced as FUSION_BOUNDARY with a warning.
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from roundoff.policy.model import FmaContraction, Policy, RoundingPoint
+from roundoff.policy.model import Division, FmaContraction, Policy, RoundingPoint
 
 
 @dataclass(frozen=True)
@@ -58,8 +63,8 @@ def has_config(name: str) -> bool:
     return True
 
 
+_DIVISION_ROUNDING = "eager_numerics.division_rounding"
 _EAGER_NUMERICS = (
-    "eager_numerics.division_rounding",
     "eager_numerics.disable_ftz",
     "eager_numerics.use_pytorch_libdevice",
 )
@@ -87,6 +92,14 @@ def inductor_settings(policy: Policy, device_type: str) -> InductorSettings:
         if has_config("numerics"):
             patches["numerics"] = "strict"
     contract = policy.fma is FmaContraction.WITHIN_FUSION
+    ieee = policy.division is Division.IEEE
+    if has_config(_DIVISION_ROUNDING):
+        patches[_DIVISION_ROUNDING] = ieee if device_type != "cpu" else per_op
+    if device_type == "cpu" and not ieee and contract and not per_op:
+        unenforced.append(
+            "division=reciprocal_multiply on cpu: Inductor's C++ division is IEEE, so no "
+            "reciprocal product is contracted into an add/sub"
+        )
     if device_type == "cpu":
         if has_config(_CPP_CONTRACT):
             patches[_CPP_CONTRACT] = "fast" if contract and not per_op else "off"
