@@ -65,3 +65,88 @@ def test_module_is_checked_with_its_parameters() -> None:
     m(torch.randn(8, 16, dtype=torch.bfloat16))
     ((_, checks),) = m._roundoff.checker.history
     assert checks[0].passed
+
+
+def _sync_history(policy: str) -> tuple:
+    f = roundoff.compile(cancel, policy=get_policy(policy), check="warn", check_async=False)
+    with pytest.warns(RoundoffDivergenceWarning):
+        f(*_cancel_inputs())
+    return f.roundoff_state.checker.history
+
+
+def test_asynchronous_warning_arrives_at_the_next_call_with_the_synchronous_verdict() -> None:
+    f = roundoff.compile(
+        cancel, policy=get_policy("inductor-gpu"), check="warn", sample_every=10, check_async=True
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(*_cancel_inputs())  # sampled; the verdict is pending
+    assert f.roundoff_state.checker.history == []
+    with pytest.warns(RoundoffDivergenceWarning, match=r"call 1 diverges"):
+        f(*_cancel_inputs())  # call 2 is not sampled but delivers call 1's verdict
+    assert f.roundoff_state.checker.history == _sync_history("inductor-gpu")
+
+
+def test_asynchronous_raise_and_flush() -> None:
+    f = roundoff.compile(cancel, policy=get_policy("inductor-gpu"), check="raise", check_async=True)
+    f(*_cancel_inputs())
+    with pytest.raises(RoundoffDivergenceError, match=r"call 1 diverges"):
+        f.flush_checks()
+    f.flush_checks()  # nothing pending any more
+    assert len(f.roundoff_state.checker.history) == 1
+
+
+def test_a_sample_due_while_one_is_pending_waits_for_it() -> None:
+    f = roundoff.compile(cancel, policy=eager(), check="warn", sample_every=1, check_async=True)
+    for _ in range(3):
+        f(*_cancel_inputs())
+    f.flush_checks()
+    assert [call for call, _ in f.roundoff_state.checker.history] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_asynchronous_sample_uses_the_parameters_of_its_call(cache: bool) -> None:
+    from roundoff.compiler import Checker, Fp64Reference
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(32, 16).to(torch.bfloat16)
+    x = torch.randn(8, 32, dtype=torch.bfloat16)
+    # a "compiled" callable 1 bf16 ulp away from eager, so the fp64 run is needed
+    checker = Checker(
+        lin,
+        lambda t: lin(t) * (1 + 2**-7),
+        "warn",
+        1,
+        Fp64Reference(lin, cache=cache),
+        asynchronous=True,
+    )
+    with torch.no_grad():
+        out = checker(x)
+        ref64 = torch.nn.functional.linear(x.double(), lin.weight.double(), lin.bias.double())
+        lin.weight.add_(1.0)  # an optimizer step after the call, before the verdict
+        x.add_(1.0)
+    with pytest.warns(RoundoffDivergenceWarning, match=r"call 1 diverges"):
+        checker.flush()
+    ((call, (check,)),) = checker.history
+    expected = torch.sqrt(torch.mean((out.double() - ref64) ** 2)).item()
+    assert call == 1 and check.rmse_compiled == pytest.approx(expected, rel=1e-12), (
+        f"repro: async Checker on bf16 Linear, cache={cache}"
+    )
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_warn_is_asynchronous_by_default_and_agrees_with_synchronous() -> None:
+    inputs = [t.cuda() for t in _cancel_inputs()]
+    verdicts = []
+    for check_async in (None, False):
+        f = roundoff.compile(
+            cancel, policy=get_policy("inductor-gpu"), check="warn", check_async=check_async
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f(*inputs)
+            pending = not caught
+            f.flush_checks()
+        assert pending == (check_async is None), "repro: roundoff.compile(..., check='warn') on CUDA"
+        verdicts.append(f.roundoff_state.checker.history)
+    assert verdicts[0] == verdicts[1]

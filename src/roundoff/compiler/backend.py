@@ -158,6 +158,7 @@ def compile(
     check: str | None = None,
     sample_every: int = 100,
     check_reference: str = "eager",
+    check_async: bool | None = None,
     **torch_compile_kwargs: Any,
 ) -> Callable[..., Any]:
     """``torch.compile(model_or_fn, ...)`` with Inductor enforcing `policy`.
@@ -170,7 +171,10 @@ def compile(
     "eager" (fp64 copies made anew on each sampled call, nothing held between samples) or
     "compiled" (a cached fp64 copy of the module, refreshed in place and compiled once with plain
     torch.compile: cheaper samples, a compile on the first, fp64 parameters held; see
-    ``roundoff.compiler.reference``). The verdict rule is the same for both.
+    ``roundoff.compiler.reference``). The verdict rule is the same for both. `check_async` (None:
+    asynchronous for ``check="warn"`` on a GPU) queues a sample's checking work without
+    synchronising the host; its verdict arrives at a later call or at ``flush_checks()`` of the
+    returned wrapper (see ``roundoff.compiler.checking.Checker``).
     """
     if not callable(model_or_fn):
         raise TypeError(
@@ -183,11 +187,13 @@ def compile(
     pol = get_policy(policy)
     reference = reference_for(model_or_fn, check_reference)
     Checker(
-        model_or_fn, model_or_fn, check, sample_every
-    )  # validates check / sample_every up front
+        model_or_fn, model_or_fn, check, sample_every, asynchronous=check_async
+    )  # validates check / sample_every / check_async up front
     if check is None and not pol.node_overrides:
         return torch.compile(model_or_fn, backend=make_backend(pol), **torch_compile_kwargs)
-    state = _Compiled(model_or_fn, pol, check, sample_every, torch_compile_kwargs, reference)
+    state = _Compiled(
+        model_or_fn, pol, check, sample_every, torch_compile_kwargs, reference, check_async
+    )
     return state.wrapper()
 
 
@@ -217,6 +223,7 @@ class _Compiled:
         sample_every: int,
         kwargs: dict,
         reference: Fp64Reference | None = None,
+        check_async: bool | None = None,
     ) -> None:
         self.fn, self.policy = fn, policy
         self.keys: Mapping[str, tuple[NodeKey, int]] | None = None
@@ -224,7 +231,7 @@ class _Compiled:
         compiled = torch.compile(
             fn, backend=make_backend(policy, self._node_keys, self.placements), **kwargs
         )
-        self.checker = Checker(fn, compiled, check, sample_every, reference)
+        self.checker = Checker(fn, compiled, check, sample_every, reference, check_async)
 
     def _node_keys(self) -> Mapping[str, tuple[NodeKey, int]]:
         if self.keys is None:
@@ -260,6 +267,7 @@ class _Compiled:
             return self(*args, **kwargs)
 
         compiled.roundoff_state = self  # type: ignore[attr-defined]
+        compiled.flush_checks = self.checker.flush  # type: ignore[attr-defined]
         return compiled
 
 
@@ -273,3 +281,7 @@ class _CompiledModule(torch.nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._roundoff(*args, **kwargs)
+
+    def flush_checks(self) -> None:
+        """Deliver the verdict of a pending asynchronous sample (waits for its GPU work)."""
+        self._roundoff.checker.flush()

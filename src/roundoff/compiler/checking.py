@@ -3,18 +3,19 @@
 Reference (chosen, not configurable): the user's callable run eagerly on the same inputs, plus an
 fp64 run (floating-point arguments, and a module's floating-point parameters and buffers, upcast
 exactly to fp64; tensors captured by closure stay as they are; see ``reference.Fp64Reference`` for
-how it is kept cheap: a cached fp64 shadow module refreshed in place, optionally compiled). The verdict per floating-point
-output is the analysis layer's, PyTorch's own accuracy rule ``same(eager, compiled, fp64_ref)``:
-RMSE of the compiled output against fp64 within a multiplier of eager's RMSE (NaN/inf must match
-eager's). The fp64 run is made only when an output is not allclose to eager (``same``'s own first
-test), so a bit-faithful policy's samples cost one eager call. Between samples a call costs one
-counter increment and a modulo. `Checker.sample_seconds` records the host wall time of each
-sampled check; its ``.item()`` calls synchronise, so on a GPU it includes waiting for all work
-queued before it (steps the host ran ahead), and is not the sample's own cost.
-"""
+how it is kept cheap: a cached fp64 shadow module refreshed in place, optionally compiled). The
+verdict per floating-point output is the analysis layer's, PyTorch's own accuracy rule
+``same(eager, compiled, fp64_ref)``: RMSE of the compiled output against fp64 within a multiplier
+of eager's RMSE (NaN/inf must match eager's). The fp64 run is made only when an output is not
+allclose to eager (``same``'s own first test), so a bit-faithful policy's samples cost one eager
+call. Between samples a call costs one counter increment and a modulo (and, while an asynchronous
+sample is pending, one CUDA event query). `Checker.sample_seconds` records the host wall time of
+each sampled call's checking work: for a synchronous check that includes waiting for all GPU work
+queued before it; for an asynchronous one, only the time to queue it."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import warnings
@@ -74,21 +75,69 @@ def _same(ref: torch.Tensor, res: torch.Tensor, ref64: torch.Tensor) -> bool:
     return same_rule(ref, res, ref64, tol=1e-4)
 
 
-def _plain_metrics(c: torch.Tensor, e: torch.Tensor) -> list[float]:
-    """[fraction of elements whose bits differ (NaN == NaN), max finite |c - e| (0.0 if none),
-    non-finite counts of c and e], read back in one host sync."""
-    if not c.numel():
-        return [0.0, 0.0, 0.0, 0.0]
+#: Per output, the figures read back from the device in one transfer (see `_figures`).
+_CLOSE, _MISMATCH, _MAX_ABS, _NONFINITE_C, _NONFINITE_E = range(5)
+
+
+def _figures(c: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+    """fp64 vector on the outputs' device, computed without host synchronisation:
+    [allclose(e, c, 1e-4, 1e-4, equal_nan) as 0/1 (0 when the shapes differ), fraction of elements
+    whose bits differ (NaN == NaN), max finite |c - e| (0.0 if none), non-finite counts of c, e]."""
+    if not c.numel() or c.shape != e.shape:
+        zero = torch.zeros((), dtype=torch.float64, device=c.device)
+        close = zero + float(c.shape == e.shape)
+        n_c = (~torch.isfinite(c)).sum().double()
+        n_e = (~torch.isfinite(e)).sum().double().to(c.device)
+        return torch.stack([close, zero, zero, n_c, n_e])
     diff = (c.double() - e.double()).abs()
     differs = (c != e) & ~(c.isnan() & e.isnan())
     return torch.stack(
         [
+            torch.isclose(e, c, rtol=1e-4, atol=1e-4, equal_nan=True).all().double(),
             differs.double().mean(),
             torch.where(torch.isfinite(diff), diff, 0.0).max(),
             (~torch.isfinite(c)).sum().double(),
             (~torch.isfinite(e)).sum().double(),
         ]
-    ).tolist()
+    )
+
+
+def _float_pairs(compiled: Any, eager: Any) -> list[tuple[str, torch.Tensor, torch.Tensor, int]]:
+    """(name, compiled leaf, eager leaf, leaf index) for every floating-point tensor leaf."""
+    leaves_c, _ = pytree.tree_flatten(compiled)
+    leaves_e, _ = pytree.tree_flatten(eager)
+    return [
+        (f"output[{i}]" if len(leaves_c) > 1 else "output", c.detach(), e.detach(), i)
+        for i, (c, e) in enumerate(zip(leaves_c, leaves_e))
+        if isinstance(c, torch.Tensor) and c.is_floating_point()
+    ]
+
+
+def _output_check(
+    name: str, c: torch.Tensor, e: torch.Tensor, figures: list[float], ref64: torch.Tensor | None
+) -> OutputCheck:
+    """The verdict from `figures` (see `_figures`) and, for an output not allclose to eager, the
+    fp64 run's leaf `ref64` (required then)."""
+    close = bool(figures[_CLOSE])
+    if not close and ref64 is None:
+        raise RuntimeError(f"internal: {name} is not allclose to eager and has no fp64 reference")
+    return OutputCheck(
+        name=name,
+        passed=close or _same(e, c, ref64),
+        rmse_compiled=math.nan if close else _rmse(c, ref64),
+        rmse_eager=math.nan if close else _rmse(e, ref64),
+        mismatch_fraction=figures[_MISMATCH],
+        max_abs_diff=figures[_MAX_ABS],
+        nonfinite=(int(figures[_NONFINITE_C]), int(figures[_NONFINITE_E])),
+    )
+
+
+def _all_figures(pairs: list[tuple[str, torch.Tensor, torch.Tensor, int]]) -> torch.Tensor:
+    """`_figures` of every pair, one row each, on the first output's device (0 x 5 if none)."""
+    if not pairs:
+        return torch.zeros((0, 5), dtype=torch.float64)
+    device = pairs[0][1].device
+    return torch.stack([_figures(c, e).to(device) for _, c, e, _ in pairs])
 
 
 def compare_outputs(
@@ -99,40 +148,59 @@ def compare_outputs(
     `fp64` may be a zero-argument callable: it is then run only if some output is not allclose to
     eager (tol 1e-4, NaN == NaN), which is ``same``'s own first test, so the verdict is unchanged; the
     RMSE fields of outputs decided by that test are NaN (not computed)."""
-    leaves_c, _ = pytree.tree_flatten(compiled)
-    leaves_e, _ = pytree.tree_flatten(eager)
-    lazy: list[Any] = []
+    pairs = _float_pairs(compiled, eager)
+    figures = _all_figures(pairs).tolist()
+    ref64: list[Any] | None = None
+    if any(not row[_CLOSE] for row in figures):
+        ref64 = pytree.tree_flatten(fp64() if callable(fp64) else fp64)[0]
+    return tuple(
+        _output_check(name, c, e, row, None if ref64 is None else ref64[i].detach())
+        for (name, c, e, i), row in zip(pairs, figures)
+    )
 
-    def ref64(i: int) -> torch.Tensor:
-        if not lazy:
-            lazy.append(pytree.tree_flatten(fp64() if callable(fp64) else fp64)[0])
-        return lazy[0][i].detach()
 
-    checks = []
-    for i, (c, e) in enumerate(zip(leaves_c, leaves_e)):
-        if not (isinstance(c, torch.Tensor) and c.is_floating_point()):
-            continue
-        c, e = c.detach(), e.detach()
-        close = c.shape == e.shape and bool(
-            torch.allclose(e, c, atol=1e-4, rtol=1e-4, equal_nan=True)
-        )
-        mismatch, max_abs, nonfinite_c, nonfinite_e = _plain_metrics(c, e)
-        checks.append(
-            OutputCheck(
-                name=f"output[{i}]" if len(leaves_c) > 1 else "output",
-                passed=close or _same(e, c, ref64(i)),
-                rmse_compiled=math.nan if close else _rmse(c, ref64(i)),
-                rmse_eager=math.nan if close else _rmse(e, ref64(i)),
-                mismatch_fraction=mismatch,
-                max_abs_diff=max_abs,
-                nonfinite=(int(nonfinite_c), int(nonfinite_e)),
-            )
-        )
-    return tuple(checks)
+class _Done:
+    """Stands in for a CUDA event where the work runs synchronously (CPU): always complete."""
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+
+@dataclass
+class _Pending:
+    """A sampled call whose verdict is still being computed on the checking stream.
+
+    Stage 1: the figures (`host` is their pinned host copy, valid once `ready` completes). Stage 2,
+    only when some output is not allclose to eager: the fp64 run (`ref64`, valid once `ready`
+    completes again). Everything it reads is held here until the verdict, so no memory it uses is
+    reused before the checking stream is done with it.
+    """
+
+    call: int
+    pairs: list[tuple[str, torch.Tensor, torch.Tensor, int]]
+    run_fp64: Callable[[], Any]
+    host: torch.Tensor
+    ready: Any
+    ref64: list[Any] | None = None
 
 
 class Checker:
-    """Wraps a compiled callable; every `sample_every`-th call (the first included) is checked."""
+    """Wraps a compiled callable; every `sample_every`-th call (the first included) is checked.
+
+    Synchronous checking (the default on CPU, and for ``mode="raise"``) decides a sampled call's
+    verdict before returning from it. Asynchronous checking (`asynchronous=None`: the default for
+    ``mode="warn"`` when the outputs are on a GPU) never synchronises the host with the GPU: on
+    the sampled call it queues, on the caller's stream, the eager run and a snapshot of what the
+    fp64 run reads (arguments and parameters, so later in-place updates do not reach it), then
+    computes the comparison on a separate stream; the fp64 run is launched there only if some
+    output is not allclose to eager. The verdict (history entry, warning or error naming the
+    sampled call) is delivered by the first later call that finds that work complete, or by
+    `flush()`. One sample is outstanding at a time: a sample due while one is pending first waits
+    for it. The verdict rule is the same either way.
+    """
 
     def __init__(
         self,
@@ -141,6 +209,7 @@ class Checker:
         mode: str | None,
         sample_every: int,
         reference: Fp64Reference | None = None,
+        asynchronous: bool | None = None,
     ) -> None:
         if mode not in CHECK_MODES:
             raise ValueError(f"check={mode!r} is not accepted; use None, 'warn' or 'raise'")
@@ -148,25 +217,50 @@ class Checker:
             raise ValueError(
                 f"sample_every={sample_every!r} must be a positive int (1 checks every call)"
             )
+        if asynchronous not in (None, True, False):
+            raise ValueError(
+                f"check_async={asynchronous!r} is not accepted; use None (asynchronous for "
+                f"check='warn' on a GPU), True or False"
+            )
         self.original, self.compiled, self.mode, self.sample_every = (
             original,
             compiled,
             mode,
             sample_every,
         )
+        self.asynchronous = asynchronous
         self.reference = (
             reference if reference is not None else Fp64Reference(original, cache=False)
         )
         self.calls = 0
         self.sample_seconds: list[float] = []
         self.history: list[tuple[int, tuple[OutputCheck, ...]]] = []
+        self._pending: _Pending | None = None
+        self._stream: Any = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
+        if self._pending is not None:
+            self._advance(block=False)
         out = self.compiled(*args, **kwargs)
         if self.mode is not None and (self.calls - 1) % self.sample_every == 0:
-            self._check(out, args, kwargs)
+            if self._is_async(out):
+                self.flush()
+                self._start(out, args, kwargs)
+            else:
+                self._check(out, args, kwargs)
         return out
+
+    def flush(self) -> None:
+        """Wait for the pending sample, if any, and deliver its verdict."""
+        while self._pending is not None:
+            self._advance(block=True)
+
+    def _is_async(self, out: Any) -> bool:
+        if self.asynchronous is not None:
+            return self.asynchronous
+        leaves = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+        return self.mode == "warn" and any(t.device.type == "cuda" for t in leaves)
 
     def _check(self, out: Any, args: tuple, kwargs: dict) -> None:
         t0 = time.perf_counter()
@@ -174,14 +268,73 @@ class Checker:
             eager = self.original(*args, **kwargs)
             checks = compare_outputs(out, eager, lambda: self.reference(args, kwargs))
         self.sample_seconds.append(time.perf_counter() - t0)
-        self.history.append((self.calls, checks))
+        self._deliver(self.calls, checks)
+
+    def _side(self, device: torch.device) -> Any:
+        """(stream context, event factory) of the checking stream for `device`."""
+        if device.type != "cuda":
+            return contextlib.nullcontext(), _Done
+        if self._stream is None:
+            self._stream = torch.cuda.Stream(device=device)
+        return torch.cuda.stream(self._stream), torch.cuda.Event
+
+    def _start(self, out: Any, args: tuple, kwargs: dict) -> None:
+        """Queue a sample's work (see the class docstring); `sample_seconds` gets the host time."""
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            eager = self.original(*args, **kwargs)
+            run_fp64 = self.reference.snapshot(args, kwargs)
+        pairs = _float_pairs(out, eager)
+        device = pairs[0][1].device if pairs else torch.device("cpu")
+        stream, event = self._side(device)
+        if device.type == "cuda":
+            self._stream.wait_stream(torch.cuda.current_stream(device))
+        with stream, torch.no_grad():
+            figures = _all_figures(pairs)
+            host = torch.empty(figures.shape, dtype=figures.dtype, pin_memory=device.type == "cuda")
+            host.copy_(figures, non_blocking=True)
+            ready = event()
+            if device.type == "cuda":
+                ready.record()
+        self._pending = _Pending(self.calls, pairs, run_fp64, host, ready)
+        self.sample_seconds.append(time.perf_counter() - t0)
+
+    def _advance(self, block: bool) -> None:
+        """Move the pending sample on as far as its completed work allows (waiting if `block`)."""
+        p = self._pending
+        assert p is not None
+        device = p.pairs[0][1].device if p.pairs else torch.device("cpu")
+        stream, event = self._side(device)
+        while True:
+            if not p.ready.query():
+                if not block:
+                    return
+                p.ready.synchronize()
+            figures = p.host.tolist()
+            if p.ref64 is not None or all(row[_CLOSE] for row in figures):
+                break
+            with stream:  # stage 2: the fp64 run
+                p.ref64 = pytree.tree_flatten(p.run_fp64())[0]
+                p.ready = event()
+                if device.type == "cuda":
+                    p.ready.record()
+        with stream, torch.no_grad():  # host syncs here wait for the checking stream only
+            checks = tuple(
+                _output_check(name, c, e, row, None if p.ref64 is None else p.ref64[i].detach())
+                for (name, c, e, i), row in zip(p.pairs, figures)
+            )
+        self._pending = None
+        self._deliver(p.call, checks)
+
+    def _deliver(self, call: int, checks: tuple[OutputCheck, ...]) -> None:
+        self.history.append((call, checks))
         failed = [c for c in checks if not c.passed]
         if not failed:
             return
         message = (
-            f"roundoff.compile: call {self.calls} diverges from eager under torch._dynamo.utils.same "
+            f"roundoff.compile: call {call} diverges from eager under torch._dynamo.utils.same "
             f"(fp64 reference): " + "; ".join(c.describe() for c in failed)
         )
         if self.mode == "raise":
             raise RoundoffDivergenceError(message, tuple(checks))
-        warnings.warn(RoundoffDivergenceWarning(message), stacklevel=3)
+        warnings.warn(RoundoffDivergenceWarning(message), stacklevel=4)

@@ -42,13 +42,22 @@ def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {**dict(module.named_parameters()), **dict(module.named_buffers())}
 
 
-def run_fp64(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """`fn` on fp64 copies of the arguments (and of a module's parameters and buffers), built anew."""
+def _clone_float(x: Any) -> Any:
+    """A detached copy, in its own dtype, of a floating-point tensor; anything else unchanged."""
+    return x.detach().clone() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
+def run_fp64(
+    fn: Callable[..., Any], args: tuple, kwargs: dict, state: dict[str, Any] | None = None
+) -> Any:
+    """`fn` on fp64 copies of the arguments (and of a module's parameters and buffers, or of
+    `state`, a copy of them taken earlier), built anew."""
     args64, kwargs64 = pytree.tree_map(to_fp64, (args, kwargs))
     with torch.no_grad():
         if isinstance(fn, torch.nn.Module):
-            state = {k: to_fp64(v) for k, v in _state(fn).items()}
-            return torch.func.functional_call(fn, state, args64, kwargs64)
+            source = _state(fn) if state is None else state
+            state64 = {k: to_fp64(v) for k, v in source.items()}
+            return torch.func.functional_call(fn, state64, args64, kwargs64)
         return fn(*args64, **kwargs64)
 
 
@@ -99,6 +108,28 @@ class Fp64Reference:
         if self._run is None:
             self._run = self._build()
         self.refresh()
+        return self._run_prepared(args, kwargs)
+
+    def _run_prepared(self, args: tuple, kwargs: dict) -> Any:
+        assert self._run is not None
         args64, kwargs64 = pytree.tree_map(to_fp64, (args, kwargs))
         with torch.no_grad():
             return self._run(*args64, **kwargs64)
+
+    def snapshot(self, args: tuple, kwargs: dict) -> Callable[[], Any]:
+        """Freeze what the fp64 run reads *now* and return a callable that runs it later.
+
+        Taken in stream order (no host synchronisation): the floating-point arguments are copied
+        in their own dtype; a module's state is copied into the fp64 shadow (exact) where there is
+        one, else copied in its own dtype and converted when run. So parameters an optimizer
+        updates in place after this call do not reach the reference. With a shadow, only the
+        latest snapshot is valid (the shadow holds one state): run it before taking another.
+        """
+        if self._run is None:
+            self._run = self._build()
+        frozen = pytree.tree_map(_clone_float, (args, kwargs))
+        if self._shadow is not None or not isinstance(self.fn, torch.nn.Module):
+            self.refresh()
+            return lambda: self._run_prepared(*frozen)
+        state = {k: _clone_float(v) for k, v in _state(self.fn).items()}
+        return lambda: run_fp64(self.fn, *frozen, state=state)
