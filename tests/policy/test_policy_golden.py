@@ -235,3 +235,26 @@ def test_scalar_mixing_golden_table() -> None:
         + "\n".join(diff)
         + "\nrepro: pytest tests/policy/test_policy_golden.py -k scalar_mixing"
     )
+
+
+# fp32 division per preset, from the sources: Triton lowers fp32 `/` to PTX div.full.f32, a multiply
+# by MUFU.RCP (SASS and 4 x 2**24 elements measured on an H200, bench/results/gpu_div_contraction.txt);
+# emulate_precision_casts leaves it alone (div_rn needs eager_numerics.division_rounding). Inductor
+# C++, eager ATen, XLA and nvFuser: IEEE (nothing measured says otherwise).
+DIVISION_GOLDEN = {
+    "inductor-gpu": "reciprocal_multiply",
+    "inductor-emulate": "reciprocal_multiply",
+}
+
+
+def test_division_golden_table() -> None:
+    diff = [
+        f"  {name}: spec {DIVISION_GOLDEN.get(name, 'ieee')} got {p.division.value}"
+        for name, p in PRESETS.items()
+        if p.division.value != DIVISION_GOLDEN.get(name, "ieee")
+    ]
+    assert not diff, (
+        "division differs:\n"
+        + "\n".join(diff)
+        + "\nrepro: pytest tests/policy/test_policy_golden.py -k division"
+    )

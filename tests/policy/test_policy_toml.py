@@ -17,6 +17,7 @@ from roundoff.ops import OpClass
 from roundoff.policy import (
     PRESETS,
     ComputePrecision,
+    Division,
     FmaContraction,
     FusionModel,
     OpOverride,
@@ -97,6 +98,7 @@ def policies(draw: st.DrawFn) -> Policy:
         fusion=fusion,
         fma=fma,
         scalars=draw(st.sampled_from(ScalarMixing)),
+        division=draw(st.sampled_from(Division)),
         storage=draw(st.none() | _formats),
         matmul_input=draw(st.none() | _formats | st.just("tf32")),
         matmul_accumulate=draw(_formats),
@@ -138,6 +140,7 @@ BAD = {
                             ["compute.data_movement", "remove it"]),
     "missing class": ({"compute": {"matmul": "opmath"}}, ["'compute'", "pointwise_arithmetic"]),
     "unknown rounding": ({"rounding": "sometimes"}, ["'rounding'", "'every_op'"]),
+    "unknown division": ({"division": "approximate"}, ["'division'", "'reciprocal_multiply'"]),
     "unknown compute value": ({"compute": {**_eager_data()["compute"], "matmul": "fp32"}},
                               ["compute.matmul", "'opmath'"]),
     "fusion none + boundary rounding": ({"rounding": "fusion_boundary"},
@@ -214,4 +217,17 @@ def test_hand_built_policy_with_wrong_types_rejected() -> None:
     bad = Policy(**{**_fields(PRESETS["eager"]),
                     "op_overrides": {"aten.add": OpOverride(scalars="round_to_storage")}})  # type: ignore[arg-type]  # fmt: skip
     with pytest.raises(PolicyError, match=r"op_overrides\.aten\.add\.scalars.*ScalarMixing"):
+        get_policy(bad)
+
+
+def test_division_key_is_optional_and_round_trips() -> None:
+    """Oracle: tomllib's parse of the emitted text; an older file without the key reads as ieee."""
+    gpu = PRESETS["inductor-gpu"]
+    assert tomllib.loads(policy_to_toml(gpu))["division"] == "reciprocal_multiply"
+    assert policy_from_toml(policy_to_toml(gpu)) == gpu
+    without = _toml_with(division=None)
+    assert "division" not in tomllib.loads(without)
+    assert policy_from_toml(without).division is Division.IEEE
+    bad = Policy(**{**_fields(PRESETS["eager"]), "division": "ieee"})
+    with pytest.raises(PolicyError, match="'division'.*Division"):
         get_policy(bad)
