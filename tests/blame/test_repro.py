@@ -113,3 +113,39 @@ def test_rounding_repro_matches_real_eager_bf16_chain(tmp_path: Path) -> None:
     fused_res = ns["program"](ns["Run"](ns["BEFORE"], ns["STORAGE"]))
     want = (((a.float() * b.float()) + c.float()) * d.float() - a.float()).to(torch.bfloat16)
     assert torch.equal(fused_res[0].view(torch.int16), want.view(torch.int16)), "fused plan != fp32 chain"
+
+
+def test_division_fma_site_repro_matches_fmaf_with_reciprocal(tmp_path: Path) -> None:
+    """A division folded into an FMA (inductor-gpu's reciprocal_multiply) is written out as
+    ``fma(-a, 1/b, c)``; oracle: C ``fmaf`` with numpy's fp32 ``1 / b``."""
+    import dataclasses
+
+    import numpy as np
+
+    from roundoff.plan import plan
+    from roundoff.policy import OpOverride, get_policy
+
+    g = torch.Generator().manual_seed(2)
+    a, b, c = (torch.randn(2048, generator=g) * 100 for _ in range(3))
+    c[:1024] = a[:1024] * torch.reciprocal(b[:1024])  # c == fl(a * R): the FMA leaves its error
+    prog = capture(lambda a, b, c: c - a / b, a, b, c, name="div_fma")
+    before = plan(prog, "inductor-gpu")
+    (site,) = before.fma_sites
+    off = {site.node_id: OpOverride(contract_fma=False)}
+    after = plan(prog, dataclasses.replace(get_policy("inductor-gpu"), node_overrides=off))
+    path = tmp_path / "repro_div.py"
+    path.write_text(repro_script(prog, before, after, (a, b, c), reference="eager"))
+    spec = importlib.util.spec_from_file_location("repro_div", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ns = vars(mod)
+    got = ns["program"](ns["Run"](ns["BEFORE"], ns["STORAGE"]))[0]
+    r = (np.float32(1.0) / b.numpy()).astype(np.float32)
+    want = torch.tensor(
+        [_LIBM.fmaf(-float(x), float(y), float(z)) for x, y, z in zip(a, r, c)],
+        dtype=torch.float32,
+    )
+    bad = (got.view(torch.int32) != want.view(torch.int32)).nonzero().flatten()
+    assert bad.numel() == 0, f"repro fma(-a, 1/b, c) != fmaf at {bad[:5].tolist()}; repro: {path}"
+    plain = ns["program"](ns["Run"](ns["AFTER"], ns["STORAGE"]))[0]
+    assert torch.equal(plain, c - a / b), "repro with the site off != torch's c - a / b"

@@ -114,7 +114,8 @@ def _table(plan: Plan) -> str:
             negate = "none"
             if n.target is torch.ops.aten.sub.Tensor:
                 negate = "c" if d.fma.operand == 0 else "a"
-            fma = (d.fma.mul_id, d.fma.operand, negate)
+            divides = n.args[d.fma.operand].target in (torch.ops.aten.div.Tensor, torch.ops.aten.div.Scalar)
+            fma = (d.fma.mul_id, d.fma.operand, negate, divides)
         entry = {
             "cdt": cdt,
             "narrow": narrow,

@@ -9,7 +9,8 @@ It evaluates a straight-line aten program in three ways:
   as ``roundoff.execute``: narrow values (bf16/fp16/fp8) live in fp32 containers; a consumer reads a
   producer rounded (RNE, torch's own cast) to the producer's storage dtype when the producer is in its
   ``rounded_inputs``; operands are rounded to ``input_format`` and to a narrow ``compute`` dtype; a
-  contracted FMA site is one correctly rounded fp32 FMA (exact fp64 product, TwoSum, round-to-odd in
+  contracted FMA site is one correctly rounded fp32 FMA (a division folded into it multiplies by
+  the correctly rounded reciprocal of its divisor; exact fp64 product, TwoSum, round-to-odd in
   fp64, one RNE to fp32: Boldo & Melquiond 2008); the result is rounded to a narrow compute dtype and,
   when ``rounds``, to its storage dtype; graph outputs are cast to their storage dtype.
 """
@@ -17,6 +18,7 @@ It evaluates a straight-line aten program in three ways:
 from __future__ import annotations
 
 import base64
+import math
 from typing import Any
 
 import torch
@@ -51,6 +53,12 @@ def rnd(v: Any, dtype: Any) -> Any:
     if isinstance(v, torch.Tensor) and v.is_floating_point() and dtype in NARROW:
         return v.to(dtype).to(v.dtype)
     return v
+
+
+def _reciprocal(x: float, dtype: torch.dtype) -> float:
+    """``1/x`` of a Python number in fp64, rounded to `dtype` (``1/±0`` is ``±inf``)."""
+    r = math.copysign(math.inf, x) if x == 0 else 1.0 / x
+    return float(torch.tensor(r, dtype=torch.float64).to(dtype))
 
 
 def fma32(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
@@ -144,10 +152,12 @@ class Run:
         d = self.mode[nid]
         a, k = self._operands(d, args, kwargs)
         if d["fma"] is not None:
-            mul_id, operand, negate = d["fma"]
+            mul_id, operand, negate, divides = d["fma"]
             (x, y), _ = self._operands(self.mode[mul_id], *self.calls[mul_id])
             c = a[1 - operand]
             cdt = d["cdt"]
+            if divides:  # x / y computed as x * (1/y), the reciprocal correctly rounded
+                y = torch.reciprocal(y.to(cdt)) if isinstance(y, torch.Tensor) else _reciprocal(y, cdt)
             x, y, c = (t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt) for t in (x, y, c))
             if negate == "c":
                 c = -c
