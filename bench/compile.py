@@ -120,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     module, x, size = build(args.large, device)
+    # Every variant compiles the same module's forward (and the compiled references a copy of it):
+    # past Dynamo's default of 8 entries per code object, later variants would silently run eagerly.
+    torch._dynamo.config.recompile_limit = 64
+    if hasattr(torch._dynamo.config, "accumulated_recompile_limit"):
+        torch._dynamo.config.accumulated_recompile_limit = 512
     if args.profile_sample:
         return profile_sample(args, device, size, module, x)
     variants = {
