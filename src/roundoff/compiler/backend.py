@@ -4,7 +4,9 @@ The backend is Inductor (``compile_fx``) with the policy's config patches (``set
 around the whole compilation and again around each inner (forward/backward) compile, which may run
 lazily at the first backward call; the policy's overrides are placed on the aten graphs there
 (``rewrite``). Nothing global is changed. When overrides are placed, AOTAutograd's cache is off
-for that compilation (its key is taken before the rewrite).
+for that compilation (its key is taken before the rewrite). Where the installed Inductor's C++
+``to_dtype`` or cast-chain pass would fail or drop ``emulate_precision_casts`` roundings (torch 2.9),
+``emulate_casts`` repairs it for the compilation.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import torch
 
 from roundoff.compiler.checking import Checker
+from roundoff.compiler.emulate_casts import emulated_casts_kept
 from roundoff.compiler.errors import (
     RoundoffCompileError,
     RoundoffEnforcementWarning,
@@ -55,6 +58,8 @@ def _patched(settings: InductorSettings, no_autograd_cache: bool) -> Iterator[No
         stack.enter_context(inductor_config.patch(dict(settings.patches)))
         if no_autograd_cache and hasattr(functorch_config, "enable_autograd_cache"):
             stack.enter_context(functorch_config.patch({"enable_autograd_cache": False}))
+        if settings.emulates_casts:  # torch 2.9 drops or fails these roundings
+            stack.enter_context(emulated_casts_kept())
         yield
 
 
@@ -170,8 +175,10 @@ def compile(
     (see ``roundoff.compiler.checking``). `check_reference` says how the fp64 run is evaluated:
     "eager" (fp64 copies made anew on each sampled call, nothing held between samples) or
     "compiled" (a cached fp64 copy of the module, refreshed in place and compiled once with plain
-    torch.compile: cheaper samples, a compile on the first, fp64 parameters held; see
-    ``roundoff.compiler.reference``). The verdict rule is the same for both. `check_async` (None:
+    torch.compile: cheaper samples, a compile on the first, fp64 parameters held) or
+    "split-matmul" (as "eager", but matmuls are sums of exact bf16 products accumulated in fp32,
+    ~1e-6 relative: much cheaper on a GPU; see ``roundoff.compiler.reference``). The verdict rule
+    is the same for all. `check_async` (None:
     asynchronous for ``check="warn"`` on a GPU) queues a sample's checking work without
     synchronising the host; its verdict arrives at a later call or at ``flush_checks()`` of the
     returned wrapper (see ``roundoff.compiler.checking.Checker``).
@@ -197,19 +204,20 @@ def compile(
     return state.wrapper()
 
 
-CHECK_REFERENCES = ("eager", "compiled")
+CHECK_REFERENCES = ("eager", "compiled", "split-matmul")
 
 
 def reference_for(fn: Callable[..., Any], check_reference: str) -> Fp64Reference:
-    """The fp64 reference of checking mode for `check_reference` ("eager" or "compiled")."""
+    """The fp64 reference of checking mode for `check_reference` (one of `CHECK_REFERENCES`)."""
     if check_reference not in CHECK_REFERENCES:
         raise ValueError(
             f"check_reference={check_reference!r} is not accepted; use 'eager' (fp64 copies made "
-            f"per sampled call) or 'compiled' (cached fp64 copy, compiled once)"
+            f"per sampled call), 'compiled' (cached fp64 copy, compiled once) or 'split-matmul' "
+            f"(as 'eager', with matmuls from exact bf16 products accumulated in fp32)"
         )
     if check_reference == "compiled":
         return Fp64Reference(fn, cache=True, compile=True)
-    return Fp64Reference(fn, cache=False)
+    return Fp64Reference(fn, cache=False, split_matmul=check_reference == "split-matmul")
 
 
 class _Compiled:
