@@ -1,6 +1,9 @@
 """Attribution of elements where roundoff's emulation and real Inductor differ (GPU validation).
 
-Used by ``bench/gpu_validation.py``. Two attributions beyond recorded FMA sites:
+Used by ``bench/gpu_validation.py``. A recorded FMA site may have a division as its product
+(``Division.RECIPROCAL_MULTIPLY``: ``FmaSite.mul_id`` names the ``div``); flipping it (the caller's
+``contract_fma`` override on the add/sub) and switching every site off (below) treat it as any
+other site. Two attributions beyond recorded FMA sites:
 
 - an *op implementation* difference: the emulation re-run with one suspect node (division and
   friends, which eager computes correctly rounded and Triton lowers to ``div.full.f32``) evaluated by

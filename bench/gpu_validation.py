@@ -220,6 +220,8 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
         "graph": name,
         "elements": real.numel(),
         "fma_candidates": len(pl.fma_sites),
+        # sites whose product is a division (Division.RECIPROCAL_MULTIPLY: fma(a, 1/b, ±c))
+        "division_sites": sum("div" in pl.decisions[s.mul_id].op for s in pl.fma_sites),
         "identical": int(real.numel() - differs.sum()),
         "explained": 0,
         "flips": [],
@@ -234,6 +236,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
         row["flips"].append(
             {
                 "site": site.node_id,
+                "product": f"{site.mul_id} {pl.decisions[site.mul_id].op}",
                 "contracted_in_plan": site.contracted,
                 "elements_fixed": int(fixed.sum()),
             }
@@ -415,7 +418,8 @@ def summary(r: dict[str, Any]) -> str:
             continue
         lines.append(
             f"  {g['graph']:>22}  identical {g['identical_fraction']:.6f}  fma candidates "
-            f"{g['fma_candidates']}  differing {g['elements'] - g['identical']}  explained "
+            f"{g['fma_candidates']} ({g.get('division_sites', 0)} division)  differing "
+            f"{g['elements'] - g['identical']}  explained "
             f"{g['explained']} (fma site {g.get('explained_fma')}, op implementation "
             f"{g.get('explained_implementation')}, contraction outside the plan "
             f"{g.get('explained_contraction_outside_plan')})  unexplained {g['unexplained']}"
