@@ -51,7 +51,9 @@ def _chain_args() -> tuple[torch.Tensor, ...]:
 def test_bf16_chain_rounds_every_op(simdlen: int | None) -> None:
     args = _chain_args()
     want = _chain(*args)
-    repro = f"torch.compile(((a*b)+c)*d) on bf16 randn({N}), emulate_precision_casts, simdlen={simdlen}"
+    repro = (
+        f"torch.compile(((a*b)+c)*d) on bf16 randn({N}), emulate_precision_casts, simdlen={simdlen}"
+    )
     assert _differ(_compile(_chain, args, True, kept=True, simdlen=simdlen), want) == 0, repro
     if not emulated_casts_need_fix()["to_dtype"]:
         assert _differ(_compile(_chain, args, True, kept=False, simdlen=simdlen), want) == 0, repro

@@ -143,7 +143,7 @@ def emulated_casts_kept() -> Iterator[None]:
             for cls in _overrides():
                 original = cls.__dict__["to_dtype"]
                 stack.callback(setattr, cls, "to_dtype", original)
-                setattr(cls, "to_dtype", staticmethod(_wrap_to_dtype(original.__func__)))
+                cls.to_dtype = staticmethod(_wrap_to_dtype(original.__func__))
         for entry in _convert_entries():
             stack.callback(setattr, entry, "handler", entry.handler)
             entry.handler = _wrap_convert(entry.handler)
