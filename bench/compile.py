@@ -8,7 +8,8 @@ with the sampled one (an eager forward, a snapshot, the comparisons and, when an
 allclose to eager, an fp64 forward). Reports median ms per step and ratios: throughput of
 roundoff.compile(eager) relative to plain compile (target >= 0.95) and checking overhead relative
 to the same policy unchecked (target < 5%): asynchronous (the default for "warn" on a GPU) and
-synchronous (``_sync``), with the fp64 reference run eagerly or compiled (``check_reference``);
+synchronous (``_sync``), with the fp64 reference run eagerly, compiled or eagerly with split-bf16
+matmuls (``check_reference`` "eager", "compiled", "split-matmul");
 ``_fp64`` variants scale the eager output by 1 + 2**-6 so every sample needs the fp64 run (the cost
 for a policy that is not bit-faithful to eager); the inductor-gpu variants need it naturally.
 
@@ -140,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         "roundoff_eager_check100_fp64": ("eager", "eager", None, True),
         "roundoff_eager_check100_fp64_sync": ("eager", "eager", False, True),
         "roundoff_eager_check100_fp64_compiled_ref": ("eager", "compiled", None, True),
+        "roundoff_eager_check100_split_ref": ("eager", "split-matmul", None, False),
+        "roundoff_eager_check100_fp64_split_ref": ("eager", "split-matmul", None, True),
         "roundoff_igpu_check100": ("inductor-gpu", "eager", None, False),
         "roundoff_igpu_check100_compiled_ref": ("inductor-gpu", "compiled", None, False),
+        "roundoff_igpu_check100_split_ref": ("inductor-gpu", "split-matmul", None, False),
     }
     for name, (policy, ref, check_async, perturb) in checked.items():
         variants[name] = roundoff.compile(
@@ -279,6 +283,7 @@ def profile_sample(
     n = 5
     xin = x.detach()
     cached, compiled = Fp64Reference(module, cache=True), Fp64Reference(module, compile=True)
+    split = Fp64Reference(module, cache=False, split_matmul=True)
     ms: dict[str, float] = {}
     t0 = time.perf_counter()
     cached((xin,), {})
@@ -302,6 +307,7 @@ def profile_sample(
             "fp64_forward_built_anew (old run_fp64)": lambda: run_fp64(module, (xin,), {}),
             "fp64_forward_cached_shadow": lambda: cached((xin,), {}),
             "fp64_forward_compiled_shadow": lambda: compiled((xin,), {}),
+            "fp64_forward_split_matmul": lambda: split((xin,), {}),
             "compare_outputs_given_fp64": lambda: compare_outputs(eager * 1.001, eager, ref64),
         }
         for name, fn in pieces.items():
@@ -311,7 +317,11 @@ def profile_sample(
         if device == "cuda":
             acts.append(torch.profiler.ProfilerActivity.CUDA)
         tables = {}
-        for name in ("fp64_forward_cached_shadow", "fp64_forward_compiled_shadow"):
+        for name in (
+            "fp64_forward_cached_shadow",
+            "fp64_forward_compiled_shadow",
+            "fp64_forward_split_matmul",
+        ):
             with torch.profiler.profile(activities=acts) as prof:
                 pieces[name]()
                 _sync(device)
@@ -320,6 +330,7 @@ def profile_sample(
                 sort_by=key, row_limit=12, max_name_column_width=60
             )
     err = (compiled((xin,), {}) - ref64).abs().max().item()
+    split_err = ((split((xin,), {}) - ref64).abs().max() / ref64.abs().max()).item()
     result = {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
         "torch": torch.__version__,
@@ -327,6 +338,7 @@ def profile_sample(
         "size": size,
         "median_ms_of_5": ms,
         "compiled_vs_eager_fp64_max_abs_diff": err,
+        "split_matmul_vs_eager_fp64_max_abs_diff_over_max_abs": split_err,
         "memory_params_bytes": sum(p.numel() * p.element_size() for p in module.parameters()),
     }
     text = (
