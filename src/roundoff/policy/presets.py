@@ -27,7 +27,11 @@ Modelling decisions that the sources leave open are written next to the entry, w
 - inductor-emulate: ``emulate_precision_casts=True`` rounds after every op inside the fused kernel
   and turns Triton FP fusion off. It leaves Triton's division alone (``div_rn`` needs the separate
   ``eager_numerics.division_rounding`` flag): RECIPROCAL_MULTIPLY, with no FMA since fusion is off.
-  Every other preset divides IEEE (nothing measured says otherwise).
+  Every other preset divides IEEE (nothing measured says otherwise). This is the flag as torch 2.13
+  implements it. On torch 2.9 Inductor's C++ backend fails to compile vectorized kernels under it,
+  drops its roundings in scalar kernels (they equal inductor-cpu) and fuses user round-trip casts
+  away; ``roundoff.compile`` repairs all three (``roundoff.compiler.emulate_casts``), so the preset
+  describes what roundoff.compile enforces on either torch, not plain 2.9 Inductor.
 - xla-*: torch_xla turns a Python scalar into an XLA constant of the *tensor's* element type
   (``GetIrValueForScalar(value, element_type)``), so it is rounded to bf16 before the opmath
   upcast: ROUND_TO_STORAGE (reasoned from torch_xla's lowering, not measured here: torch_xla 2.9
