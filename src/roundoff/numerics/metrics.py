@@ -8,6 +8,11 @@ Contract:
   metric except the NaN/Inf counts is taken over finite elements only. Elements with the same
   non-finite value on both sides (NaN and NaN, or the same inf) match; any other non-finite element is
   a `nonfinite_mismatch` and counts as a mismatch.
+- A value that is not NaN as given but rounds to NaN in `fmt` (overflow in a format whose overflow
+  is NaN: fp8_e4m3fn where the installed torch's cast does that, as torch < 2.13 does, and the
+  fnuz formats) is NaN on its side: counted in `nan_actual` / `nan_reference`, excluded from every
+  other metric, a non-finite mismatch unless the other side is NaN too. Every path (all-finite,
+  masked, indexed) sees the element so (`_format_nan` runs first), so they agree on every torch.
 - Absolute error |a - r| and relative error |a - r| / |r| are computed in fp64 on the *unrounded* values;
   relative error is taken where r != 0 (elements with r == 0 and a != 0 are counted in `zero_reference`).
 - SQNR = 10 log10(sum r^2 / sum (a - r)^2) dB over finite elements: +inf when there is no error.
@@ -22,11 +27,12 @@ from dataclasses import dataclass
 import torch
 
 from roundoff.numerics import _metric_kernel
-from roundoff.numerics.formats import Format, format_of_dtype, get_format
+from roundoff.numerics.formats import Format, Overflow, format_of_dtype, get_format
 from roundoff.numerics.ulps import (
     _TORCH_RNE,
     _check_pair,
     _fast_ordinal,
+    _rounded,
     bits_of_error,
     ordinal,
     ulp_distance,
@@ -49,6 +55,19 @@ def elements_per_update(actuals: Sequence[torch.Tensor], reference: torch.Tensor
     return max(1, (1 << 27 if big else 1 << 22) // k)
 
 _LUT_SIZE = 4096
+
+
+def _format_nan(t: torch.Tensor, f: Format) -> torch.Tensor:
+    """`t` with NaN where a non-NaN value rounds to NaN in `f` (see the module docstring), as fp32/fp64;
+    `t` itself, not copied, where no element does (always, for formats that overflow to inf or
+    saturate, and for a tensor already of `f`'s dtype)."""
+    if f.overflow is not Overflow.NAN or t.dtype == f.torch_dtype or not t.numel():
+        return t
+    w = t if t.dtype in (torch.float32, torch.float64) else t.to(torch.float32)
+    if not bool((w.abs() > f.max_finite).any()):  # only a value beyond max finite can round to NaN
+        return t
+    becomes_nan = torch.isnan(_rounded(w, f)) & ~torch.isnan(w)
+    return w.masked_fill(becomes_nan, math.nan) if bool(becomes_nan.any()) else t
 
 
 def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
@@ -191,6 +210,7 @@ class ErrorAccumulator:
         if self._fmt is None:
             self._fmt = format_of_dtype(actual.dtype)
         a, r = actual.detach().reshape(-1), reference.detach().reshape(-1)
+        a, r = _format_nan(a, self._fmt), _format_nan(r, self._fmt)
         if a.numel() and self._update_finite(a, r):
             return self
         return self._update_masked(a, r)
@@ -198,7 +218,7 @@ class ErrorAccumulator:
     def _update_finite(self, a: torch.Tensor, r: torch.Tensor) -> bool:
         """Fast path (see `_finite_stats`): False, adding nothing, if any element of either side is non-finite."""
         f = self._fmt if self._fmt is not None else format_of_dtype(a.dtype)
-        rows = _finite_stats((a,), r, f)
+        rows = _finite_stats((_format_nan(a, f),), _format_nan(r, f), f)
         if rows is None:
             return False
         self._add_finite(rows[0], a.numel(), a.numel())
@@ -234,8 +254,8 @@ class ErrorAccumulator:
             raise ValueError(f"update_each needs accumulators of one explicit format, got {sorted(map(str, fmts))}")
         f = accumulators[0]._fmt
         assert f is not None
-        r = reference.detach().reshape(-1)
-        flat = tuple(a.detach().reshape(-1) for a in actuals)
+        r = _format_nan(reference.detach().reshape(-1), f)
+        flat = tuple(_format_nan(a.detach().reshape(-1), f) for a in actuals)
         rows = _finite_stats(flat, r, f) if r.numel() else None
         for i, acc in enumerate(accumulators):
             if rows is None:
@@ -251,6 +271,7 @@ class ErrorAccumulator:
         if self._fmt is None:
             self._fmt = format_of_dtype(a.dtype)
         f = self._fmt
+        a, r = _format_nan(a, f), _format_nan(r, f)
         fused = None
         if a.numel() and _metric_kernel.applies((a,), r, f, masked=True):
             fused = _metric_kernel.fused_rows((a,), r, f, lambda got: _masked_disagreement(got, a, r, f), masked=True)
@@ -270,7 +291,10 @@ class ErrorAccumulator:
 
     def _update_indexed(self, actual: torch.Tensor, reference: torch.Tensor) -> ErrorAccumulator:
         """General path: NaN/inf counted, every metric over the elements finite on both sides."""
-        a, r = actual.to(torch.float64), reference.to(torch.float64)
+        if self._fmt is None:
+            self._fmt = format_of_dtype(actual.dtype)
+        a = _format_nan(actual, self._fmt).to(torch.float64)
+        r = _format_nan(reference, self._fmt).to(torch.float64)
         fin = torch.isfinite(a) & torch.isfinite(r)
         na, nr, ia, ir = torch.isnan(a), torch.isnan(r), torch.isinf(a), torch.isinf(r)
         same_nonfinite = (na & nr) | (ia & ir & (a == r))
