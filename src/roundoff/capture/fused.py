@@ -1,11 +1,11 @@
-"""Keep the fused kernels eager runs when make_fx would decompose them (torch before 2.10).
+"""Keep the fused kernels eager runs when make_fx would decompose them (torch 2.9).
 
 Some aten ops have both a backend kernel (CPU, CUDA) and a ``CompositeImplicitAutograd``
 decomposition; ``silu_backward`` is one (``math_silu_backward``). Eager autograd runs the backend
 kernel: on bf16/fp16 it computes in fp32 and rounds once. torch 2.9's make_fx (``proxy_call``) applies
 the decomposition to every such op regardless, so a captured backward computed
 ``grad * (sig * (1 + x * (1 - sig)))`` in bf16 with a rounding after each op, and about half of a zoo
-block's ``grad_x`` differed from eager by one bf16 ulp. torch 2.10+ asks first whether autograd would
+block's ``grad_x`` differed from eager by one bf16 ulp. torch 2.13 asks first whether autograd would
 have decomposed (``proxy_tensor.autograd_would_have_decomposed``: only where the tensor's device has
 no backend kernel); the shim below applies the same rule on torches that lack it.
 
@@ -39,7 +39,7 @@ def tracer_decomposes_fused_kernels() -> bool:
 def has_backend_kernel(op: torch._ops.OpOverload, args: Sequence[Any]) -> bool:
     """Whether eager dispatch on the first tensor argument's device reaches a backend kernel of `op`
     (so autograd would not have used its CompositeImplicitAutograd decomposition); the rule of
-    torch 2.10's ``autograd_would_have_decomposed``, negated."""
+    torch 2.13's ``autograd_would_have_decomposed``, negated."""
     for a in tree_leaves(list(args)):
         if isinstance(a, torch.Tensor):
             key = torch._C._parse_dispatch_key(torch._C._dispatch_key_for_device(a.device.type))
