@@ -56,19 +56,21 @@ def _clone_float(x: Any) -> Any:
     return x.detach().clone() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
 
 
-def _fp64_noting_exact(tree: Any, exact: set[int]) -> Any:
-    """`to_fp64` over a pytree; adds to `exact` the storage pointer of each copy made from bf16."""
+def _fp64_noting_exact(tree: Any, exact: dict[int, torch.Tensor | None]) -> Any:
+    """`to_fp64` over a pytree; records in `exact` each copy made from bf16 (storage pointer ->
+    the bf16 source where it has the copy's layout, else None; see ``SplitMatmulMode``)."""
 
     def convert(x: Any) -> Any:
         y = to_fp64(x)
         if y is not x and x.dtype == torch.bfloat16:
-            exact.add(y.untyped_storage().data_ptr())
+            same_layout = x.stride() == y.stride() and x.storage_offset() == y.storage_offset() == 0
+            exact[y.untyped_storage().data_ptr()] = x.detach() if same_layout else None
         return y
 
     return pytree.tree_map(convert, tree)
 
 
-def _matmul_mode(split: bool, exact: set[int]) -> Any:
+def _matmul_mode(split: bool, exact: dict[int, torch.Tensor | None]) -> Any:
     return SplitMatmulMode(exact) if split else contextlib.nullcontext()
 
 
@@ -82,7 +84,7 @@ def run_fp64(
     """`fn` on fp64 copies of the arguments (and of a module's parameters and buffers, or of
     `state`, a copy of them taken earlier), built anew; `split`: matmuls as
     ``split_matmul.split_matmul`` (see ``SplitMatmulMode``)."""
-    exact: set[int] = set()
+    exact: dict[int, torch.Tensor | None] = {}
     args64, kwargs64 = _fp64_noting_exact((args, kwargs), exact)
     with torch.no_grad():
         if isinstance(fn, torch.nn.Module):
@@ -114,7 +116,7 @@ class Fp64Reference:
                 "routed by a dispatch mode, which a compiled forward does not pass through"
             )
         self.fn, self.cache, self.compile, self.split = fn, cache, compile, split_matmul
-        self._exact_shadow: set[int] = set()
+        self._exact_shadow: dict[int, torch.Tensor | None] = {}
         self._shadow: torch.nn.Module | None = None
         self._pairs: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])
         self._run: Callable[..., Any] | None = None
@@ -136,8 +138,9 @@ class Fp64Reference:
                     "internal: the fp64 shadow copy of the module has different parameter names"
                 )
             self._pairs = ([mine[k] for k in live], [live[k] for k in live])
+            # None: the live bf16 tensor may change before a snapshot's run; convert the shadow's copy
             self._exact_shadow = {
-                mine[k].untyped_storage().data_ptr()
+                mine[k].untyped_storage().data_ptr(): None
                 for k in live
                 if live[k].dtype == torch.bfloat16
             }
@@ -163,7 +166,7 @@ class Fp64Reference:
         assert self._run is not None
         if self._shadow is None and isinstance(self.fn, torch.nn.Module):
             return self._run(*args, **kwargs)  # run_fp64 converts (and splits) itself
-        exact = set(self._exact_shadow)
+        exact = dict(self._exact_shadow)
         args64, kwargs64 = _fp64_noting_exact((args, kwargs), exact)
         with torch.no_grad(), _matmul_mode(self.split, exact):
             return self._run(*args64, **kwargs64)

@@ -17,7 +17,8 @@ b_kj|`` plus fp32 accumulation, ``<= K * 2**-24 * sum_k |a_ik b_kj|`` at worst a
 ``sqrt(K) * 2**-24`` relative in practice: ~1e-6 relative for K in the thousands, three orders of
 magnitude below bf16's unit roundoff (2**-8 ~ 3.9e-3). So a verdict of ``same(eager, compiled, reference)`` (RMSE ratios) can change only
 for an output within that margin of the threshold. Cost: 6 bf16 GEMMs per product (3 when one
-side is exactly bf16), which on an H200 is several times cheaper than one fp64 GEMM.
+side is exactly bf16, whose bf16 source is used as it is), which on an H200 is several times
+cheaper than one fp64 GEMM, plus a few elementwise passes in fp32 and bf16.
 
 `SplitMatmulMode` routes fp64 ``mm``/``bmm``/``addmm``/``baddbmm`` (what ``linear``, ``matmul`` and
 the math path of ``scaled_dot_product_attention`` reach) through `split_matmul` while it is active;
@@ -37,14 +38,12 @@ _BIASED = frozenset({_aten.addmm.default, _aten.baddbmm.default})
 
 
 def split_bf16(x: torch.Tensor) -> list[torch.Tensor]:
-    """Three bf16 tensors whose fp64 sum is `x` to within 2**-24 |x| (see the module docstring)."""
-    pieces = []
-    rest = x
-    for _ in range(3):
-        piece = rest.to(torch.bfloat16)
-        pieces.append(piece)
-        rest = rest - piece.double()
-    return pieces
+    """Three bf16 tensors whose sum is `x` to within 2**-23 |x| (see the module docstring)."""
+    x32 = x.float()
+    first = x32.to(torch.bfloat16)
+    rest = x32 - first  # exact in fp32: what an 8-bit rounding of a 24-bit value leaves
+    second = rest.to(torch.bfloat16)
+    return [first, second, (rest - second).to(torch.bfloat16)]
 
 
 def _product_fp32(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -58,32 +57,51 @@ def _product_fp32(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return op(x.float(), y.float())
 
 
-def split_matmul(a: torch.Tensor, b: torch.Tensor, a_exact: bool, b_exact: bool) -> torch.Tensor:
-    """fp64 ``a @ b`` (2-D, or 3-D batched) from bf16 pieces; `*_exact`: that operand is exactly bf16."""
-    pa = [a.to(torch.bfloat16)] if a_exact else split_bf16(a)
-    pb = [b.to(torch.bfloat16)] if b_exact else split_bf16(b)
+def split_matmul(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    a_pieces: list[torch.Tensor] | None = None,
+    b_pieces: list[torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """fp64 ``a @ b`` (2-D, or 3-D batched) from bf16 pieces, accumulated in fp32.
+
+    `*_pieces` gives an operand's pieces when known (one bf16 tensor for an exactly-bf16 operand);
+    else the operand is split with `split_bf16`. The piece products are added smallest first.
+    """
+    pa = a_pieces if a_pieces is not None else split_bf16(a)
+    pb = b_pieces if b_pieces is not None else split_bf16(b)
     terms = sorted(
         ((i, j) for i in range(len(pa)) for j in range(len(pb)) if i + j <= 2),
         key=lambda ij: -(ij[0] + ij[1]),
     )
     out: torch.Tensor | None = None
     for i, j in terms:
-        term = _product_fp32(pa[i], pb[j]).double()
+        term = _product_fp32(pa[i], pb[j])
         out = term if out is None else out.add_(term)
     assert out is not None
-    return out
+    return out.double()
 
 
 class SplitMatmulMode(TorchDispatchMode):
-    """While active, fp64 matmuls run as `split_matmul`; `exact` holds the storage pointers of
-    fp64 tensors that are exactly bf16 values (kept alive by the caller while the mode is on)."""
+    """While active, fp64 matmuls run as `split_matmul`.
 
-    def __init__(self, exact: set[int]) -> None:
+    `exact` maps the storage pointer of each fp64 tensor that holds exactly bf16 values to its
+    bf16 source, or to None where the source's layout differs (then the operand is converted);
+    the caller keeps those tensors alive while the mode is on.
+    """
+
+    def __init__(self, exact: dict[int, torch.Tensor | None]) -> None:
         super().__init__()
         self.exact = exact
 
-    def _is_exact(self, t: torch.Tensor) -> bool:
-        return t.untyped_storage().data_ptr() in self.exact
+    def _pieces(self, t: torch.Tensor) -> list[torch.Tensor] | None:
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in self.exact:
+            return None
+        source = self.exact[ptr]
+        if source is None:
+            return [t.to(torch.bfloat16)]
+        return [source.as_strided(t.size(), t.stride(), t.storage_offset())]
 
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None
@@ -93,7 +111,7 @@ class SplitMatmulMode(TorchDispatchMode):
             offset = 1 if func in _BIASED else 0
             a, b = args[offset], args[offset + 1]
             if a.dtype == torch.float64 and b.dtype == torch.float64:
-                prod = split_matmul(a, b, self._is_exact(a), self._is_exact(b))
+                prod = split_matmul(a, b, self._pieces(a), self._pieces(b))
                 if func in _PRODUCTS:
                     return prod
                 beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
