@@ -27,20 +27,25 @@ def test_three_pieces_hold_x_to_2_pow_minus_23() -> None:
     assert ((x - total).abs() <= 2.0**-23 * x.abs()).all(), "repro: split_bf16 of wide fp64 values"
 
 
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("batched", [False, True])
 @pytest.mark.parametrize("b_exact", [False, True])
-def test_split_matmul_is_within_its_bound_of_fp64(batched: bool, b_exact: bool) -> None:
+def test_split_matmul_is_within_its_bound_of_fp64(batched: bool, b_exact: bool, device: str) -> None:
     k = 512
     lead = (3,) if batched else ()
     a = torch.randn(*lead, 64, k, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     b = torch.randn(*lead, k, 48, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    a, b = a.to(device), b.to(device)
     if b_exact:
         b = b.to(torch.bfloat16).double()
     got = split_matmul.split_matmul(a, b, None, [b.to(torch.bfloat16)] if b_exact else None)
     ref = a @ b
     bound = (8 + k + 6) * 2.0**-24 * (a.abs() @ b.abs())
     err = (got - ref).abs()
-    assert (err <= bound).all(), f"repro: split_matmul batched={batched} b_exact={b_exact}"
+    assert (err <= bound).all(), f"repro: split_matmul {device} batched={batched} b_exact={b_exact}"
     # and far more accurate than bf16 rounding of the result would be
     assert (err / ref.abs().clamp_min(1e-30)).median() < 1e-5
 
@@ -49,7 +54,7 @@ def test_exact_operands_take_one_product(monkeypatch: pytest.MonkeyPatch) -> Non
     calls = []
     original = split_matmul._product_fp32
     monkeypatch.setattr(
-        split_matmul, "_product_fp32", lambda x, y: calls.append(1) or original(x, y)
+        split_matmul, "_product_fp32", lambda *a: calls.append(1) or original(*a)
     )
     torch.manual_seed(0)
     lin = torch.nn.Linear(32, 8, bias=True).to(torch.bfloat16)
@@ -88,6 +93,18 @@ def test_split_reference_keeps_the_verdicts() -> None:
     assert verdicts[0].passed == verdicts[1].passed
     assert verdicts[1].rmse_compiled == pytest.approx(verdicts[0].rmse_compiled, rel=1e-5)
     assert verdicts[1].rmse_eager == pytest.approx(verdicts[0].rmse_eager, rel=1e-5)
+
+
+def test_an_operand_written_in_place_is_split_again() -> None:
+    from roundoff.compiler.split_matmul import SplitMatmulMode
+
+    a = torch.randn(8, 16, dtype=torch.float64)
+    w = torch.randn(16, 4, dtype=torch.float64)
+    with SplitMatmulMode({}):
+        first = a @ w
+        a.mul_(2.0)
+        second = a @ w  # same storage and geometry, new contents
+    assert torch.equal(second, first * 2), "repro: SplitMatmulMode reuse after a.mul_(2)"
 
 
 def test_split_reference_cannot_be_compiled() -> None:

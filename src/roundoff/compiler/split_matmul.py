@@ -46,15 +46,21 @@ def split_bf16(x: torch.Tensor) -> list[torch.Tensor]:
     return [first, second, (rest - second).to(torch.bfloat16)]
 
 
-def _product_fp32(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """``x @ y`` of two bf16 tensors (2-D or batched 3-D), products exact, accumulated in fp32."""
-    op = torch.mm if x.dim() == 2 else torch.bmm
+def _product_fp32(x: torch.Tensor, y: torch.Tensor, acc: torch.Tensor | None) -> torch.Tensor:
+    """``x @ y (+ acc)`` of two bf16 tensors (2-D or batched 3-D) into fp32: products exact,
+    accumulated in fp32; `acc` (fp32) is added in the GEMM's epilogue where torch can, in place."""
     if x.is_cuda:
         try:
-            return op(x, y, out_dtype=torch.float32)
-        except (TypeError, RuntimeError):  # a torch without mm/bmm(out_dtype=)
+            if acc is None:
+                op = torch.mm if x.dim() == 2 else torch.bmm
+                return op(x, y, out_dtype=torch.float32)
+            add = torch.addmm if x.dim() == 2 else torch.baddbmm
+            return add(acc, x, y, out_dtype=torch.float32, out=acc)
+        except (TypeError, RuntimeError):  # a torch without these out_dtype overloads
             pass
-    return op(x.float(), y.float())
+    op = torch.mm if x.dim() == 2 else torch.bmm
+    term = op(x.float(), y.float())
+    return term if acc is None else acc.add_(term)
 
 
 def split_matmul(
@@ -76,8 +82,7 @@ def split_matmul(
     )
     out: torch.Tensor | None = None
     for i, j in terms:
-        term = _product_fp32(pa[i], pb[j])
-        out = term if out is None else out.add_(term)
+        out = _product_fp32(pa[i], pb[j], out)
     assert out is not None
     return out.double()
 
@@ -93,11 +98,26 @@ class SplitMatmulMode(TorchDispatchMode):
     def __init__(self, exact: dict[int, torch.Tensor | None]) -> None:
         super().__init__()
         self.exact = exact
+        # The pieces of the last two split operands, with the operand itself (held, so its memory
+        # cannot be reused for another tensor of the same geometry; its version counter catches
+        # in-place writes): q/k/v and gate/up projections read one activation.
+        self._recent: list[tuple[torch.Tensor, list[torch.Tensor]]] = []
 
-    def _pieces(self, t: torch.Tensor) -> list[torch.Tensor] | None:
+    def _split(self, t: torch.Tensor) -> list[torch.Tensor]:
+        def key(x: torch.Tensor) -> tuple:
+            return (x.untyped_storage().data_ptr(), x.shape, x.stride(), x.storage_offset(), x._version)
+
+        for held, pieces in self._recent:
+            if key(held) == key(t):
+                return pieces
+        pieces = split_bf16(t)
+        self._recent = [*self._recent[-1:], (t, pieces)]
+        return pieces
+
+    def _pieces(self, t: torch.Tensor) -> list[torch.Tensor]:
         ptr = t.untyped_storage().data_ptr()
         if ptr not in self.exact:
-            return None
+            return self._split(t)
         source = self.exact[ptr]
         if source is None:
             return [t.to(torch.bfloat16)]
