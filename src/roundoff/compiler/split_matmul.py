@@ -101,17 +101,15 @@ class SplitMatmulMode(TorchDispatchMode):
         # The pieces of the last two split operands, with the operand itself (held, so its memory
         # cannot be reused for another tensor of the same geometry; its version counter catches
         # in-place writes): q/k/v and gate/up projections read one activation.
-        self._recent: list[tuple[torch.Tensor, list[torch.Tensor]]] = []
+        self._recent: list[tuple[tuple, torch.Tensor, list[torch.Tensor]]] = []
 
     def _split(self, t: torch.Tensor) -> list[torch.Tensor]:
-        def key(x: torch.Tensor) -> tuple:
-            return (x.untyped_storage().data_ptr(), x.shape, x.stride(), x.storage_offset(), x._version)
-
-        for held, pieces in self._recent:
-            if key(held) == key(t):
+        key = (t.untyped_storage().data_ptr(), t.shape, t.stride(), t.storage_offset(), t._version)
+        for held_key, _held, pieces in self._recent:
+            if held_key == key:
                 return pieces
         pieces = split_bf16(t)
-        self._recent = [*self._recent[-1:], (t, pieces)]
+        self._recent = [*self._recent[-1:], (key, t, pieces)]
         return pieces
 
     def _pieces(self, t: torch.Tensor) -> list[torch.Tensor]:
