@@ -8,8 +8,9 @@ with the sampled one (an eager forward, a snapshot, the comparisons and, when an
 allclose to eager, an fp64 forward). Reports median ms per step and ratios: throughput of
 roundoff.compile(eager) relative to plain compile (target >= 0.95) and checking overhead relative
 to the same policy unchecked (target < 5%): asynchronous (the default for "warn" on a GPU) and
-synchronous (``_sync``), with the fp64 reference run eagerly, compiled or eagerly with split-bf16
-matmuls (``check_reference`` "eager", "compiled", "split-matmul");
+synchronous (``_sync``), with the default reference (``check_reference="auto"``: on this bf16 block
+on CUDA, fp64 with split-bf16 matmuls) or the plain fp64 one run eagerly (``_eager_ref``) or
+compiled (``_compiled_ref``);
 ``_fp64`` variants scale the eager output by 1 + 2**-6 so every sample needs the fp64 run (the cost
 for a policy that is not bit-faithful to eager); the inductor-gpu variants need it naturally.
 
@@ -135,17 +136,17 @@ def main(argv: list[str] | None = None) -> int:
         "roundoff_igpu": roundoff.compile(module, policy="inductor-gpu"),
     }
     checked = {  # name: (policy, check_reference, check_async, perturb eager's output)
-        "roundoff_eager_check100": ("eager", "eager", None, False),
-        "roundoff_eager_check100_sync": ("eager", "eager", False, False),
+        "roundoff_eager_check100": ("eager", "auto", None, False),
+        "roundoff_eager_check100_sync": ("eager", "auto", False, False),
+        "roundoff_eager_check100_eager_ref": ("eager", "eager", None, False),
         "roundoff_eager_check100_compiled_ref": ("eager", "compiled", None, False),
-        "roundoff_eager_check100_fp64": ("eager", "eager", None, True),
-        "roundoff_eager_check100_fp64_sync": ("eager", "eager", False, True),
+        "roundoff_eager_check100_fp64": ("eager", "auto", None, True),
+        "roundoff_eager_check100_fp64_sync": ("eager", "auto", False, True),
+        "roundoff_eager_check100_fp64_eager_ref": ("eager", "eager", None, True),
         "roundoff_eager_check100_fp64_compiled_ref": ("eager", "compiled", None, True),
-        "roundoff_eager_check100_split_ref": ("eager", "split-matmul", None, False),
-        "roundoff_eager_check100_fp64_split_ref": ("eager", "split-matmul", None, True),
-        "roundoff_igpu_check100": ("inductor-gpu", "eager", None, False),
+        "roundoff_igpu_check100": ("inductor-gpu", "auto", None, False),
+        "roundoff_igpu_check100_eager_ref": ("inductor-gpu", "eager", None, False),
         "roundoff_igpu_check100_compiled_ref": ("inductor-gpu", "compiled", None, False),
-        "roundoff_igpu_check100_split_ref": ("inductor-gpu", "split-matmul", None, False),
     }
     for name, (policy, ref, check_async, perturb) in checked.items():
         variants[name] = roundoff.compile(

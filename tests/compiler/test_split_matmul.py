@@ -110,3 +110,25 @@ def test_an_operand_written_in_place_is_split_again() -> None:
 def test_split_reference_cannot_be_compiled() -> None:
     with pytest.raises(ValueError, match="split_matmul"):
         Fp64Reference(torch.nn.Linear(2, 2), compile=True, split_matmul=True)
+
+
+def test_split_reference_refuses_an_fp32_program() -> None:
+    lin = torch.nn.Linear(4, 4)  # fp32: the split's ~1e-5 could not judge it
+    with pytest.raises(ValueError, match=r"split-matmul.*float32.*'eager'"):
+        Fp64Reference(lin, cache=False, split_matmul=True)((torch.randn(2, 4),), {})
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_auto_reference_splits_only_a_low_precision_program_on_cuda(dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 64).to(dtype)
+    x = torch.randn(8, 64).to(dtype)
+    exact = Fp64Reference(lin, cache=False)
+    auto = Fp64Reference(lin, cache=False, split_matmul="auto")
+    # CPU: plain fp64 whatever the dtype, bit for bit
+    assert not auto.split_for((x,), {})
+    assert torch.equal(auto((x,), {}), exact((x,), {}))
+    if torch.cuda.is_available():
+        lin_cuda = lin.cuda()
+        auto_cuda = Fp64Reference(lin_cuda, cache=False, split_matmul="auto")
+        assert auto_cuda.split_for((x.cuda(),), {}) == (dtype == torch.bfloat16)

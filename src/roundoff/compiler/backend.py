@@ -162,7 +162,7 @@ def compile(
     policy: Policy | str = "eager",
     check: str | None = None,
     sample_every: int = 100,
-    check_reference: str = "eager",
+    check_reference: str = "auto",
     check_async: bool | None = None,
     **torch_compile_kwargs: Any,
 ) -> Callable[..., Any]:
@@ -173,12 +173,13 @@ def compile(
     captures the callable on its first call to place node overrides, and, with `check` "warn" or
     "raise", compares every `sample_every`-th call (the first included) with eager and fp64 runs
     (see ``roundoff.compiler.checking``). `check_reference` says how the fp64 run is evaluated:
+    "auto" (the default: "split-matmul" for a bf16/fp16 program on CUDA, else "eager"),
     "eager" (fp64 copies made anew on each sampled call, nothing held between samples) or
     "compiled" (a cached fp64 copy of the module, refreshed in place and compiled once with plain
     torch.compile: cheaper samples, a compile on the first, fp64 parameters held) or
     "split-matmul" (as "eager", but matmuls are sums of exact bf16 products accumulated in fp32,
-    ~1e-6 relative: much cheaper on a GPU; see ``roundoff.compiler.reference``). The verdict rule
-    is the same for all. `check_async` (None:
+    ~1e-5 relative, so refused for programs with fp32/fp64 tensors: much cheaper on a GPU; see
+    ``roundoff.compiler.reference``). The verdict rule is the same for all. `check_async` (None:
     asynchronous for ``check="warn"`` on a GPU) queues a sample's checking work without
     synchronising the host; its verdict arrives at a later call or at ``flush_checks()`` of the
     returned wrapper (see ``roundoff.compiler.checking.Checker``).
@@ -204,20 +205,22 @@ def compile(
     return state.wrapper()
 
 
-CHECK_REFERENCES = ("eager", "compiled", "split-matmul")
+CHECK_REFERENCES = ("auto", "eager", "compiled", "split-matmul")
 
 
 def reference_for(fn: Callable[..., Any], check_reference: str) -> Fp64Reference:
     """The fp64 reference of checking mode for `check_reference` (one of `CHECK_REFERENCES`)."""
     if check_reference not in CHECK_REFERENCES:
         raise ValueError(
-            f"check_reference={check_reference!r} is not accepted; use 'eager' (fp64 copies made "
-            f"per sampled call), 'compiled' (cached fp64 copy, compiled once) or 'split-matmul' "
-            f"(as 'eager', with matmuls from exact bf16 products accumulated in fp32)"
+            f"check_reference={check_reference!r} is not accepted; use 'auto' ('split-matmul' for a "
+            f"bf16/fp16 program on CUDA, else 'eager'), 'eager' (fp64 copies made per sampled "
+            f"call), 'compiled' (cached fp64 copy, compiled once) or 'split-matmul' (as 'eager', "
+            f"with matmuls from exact bf16 products accumulated in fp32)"
         )
     if check_reference == "compiled":
         return Fp64Reference(fn, cache=True, compile=True)
-    return Fp64Reference(fn, cache=False, split_matmul=check_reference == "split-matmul")
+    split = {"auto": "auto", "eager": False, "split-matmul": True}[check_reference]
+    return Fp64Reference(fn, cache=False, split_matmul=split)
 
 
 class _Compiled:

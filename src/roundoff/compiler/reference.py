@@ -23,10 +23,12 @@ has no state to cache: only its arguments are converted, and ``compile`` compile
 Every run is under ``torch.no_grad``.
 
 ``split_matmul=True`` (eager runs only) evaluates the fp64 run's matmuls as sums of exact bf16
-products accumulated in fp32 (``roundoff.compiler.split_matmul``: about 1e-6 relative error instead
-of fp64's 1e-16, still three orders of magnitude below bf16's rounding), because on a GPU the fp64
-GEMMs are most of the reference's cost. Copies of bf16 parameters and arguments are recognised
-as exactly bf16, which halves the GEMMs they take part in.
+products accumulated in fp32 (``roundoff.compiler.split_matmul``: about 1e-5 relative error
+instead of fp64's 1e-16, still two orders of magnitude below fp16's rounding and more below
+bf16's), because on a GPU the fp64 GEMMs are most of the reference's cost; it refuses a program
+with fp32/fp64 tensors, which that error could not judge. ``"auto"`` splits exactly when the
+program is bf16/fp16 and on CUDA, and runs plain fp64 otherwise. Copies of bf16 parameters and
+arguments are recognised as exactly bf16, which halves the GEMMs they take part in.
 """
 
 from __future__ import annotations
@@ -70,6 +72,11 @@ def _fp64_noting_exact(tree: Any, exact: dict[int, torch.Tensor | None]) -> Any:
     return pytree.tree_map(convert, tree)
 
 
+#: Programs whose values carry at best these formats' precision are judged well enough by a reference
+#: with split matmuls (~1e-5 relative against bf16's 3.9e-3 and fp16's 4.9e-4 unit roundoff).
+_SPLIT_DTYPES = (torch.bfloat16, torch.float16)
+
+
 def _matmul_mode(split: bool, exact: dict[int, torch.Tensor | None]) -> Any:
     return SplitMatmulMode(exact) if split else contextlib.nullcontext()
 
@@ -103,14 +110,16 @@ class Fp64Reference:
         fn: Callable[..., Any],
         cache: bool = True,
         compile: bool = False,
-        split_matmul: bool = False,
+        split_matmul: bool | str = False,
     ) -> None:
         if compile and not cache and isinstance(fn, torch.nn.Module):
             raise ValueError(
                 "Fp64Reference(compile=True, cache=False) for a module is not supported: the compiled "
                 "forward needs the cached fp64 shadow module; pass cache=True or compile=False"
             )
-        if compile and split_matmul:
+        if split_matmul not in (False, True, "auto"):
+            raise ValueError(f"split_matmul={split_matmul!r} is not accepted; use False, True or 'auto'")
+        if compile and split_matmul is True:
             raise ValueError(
                 "Fp64Reference(compile=True, split_matmul=True) is not supported: split matmuls are "
                 "routed by a dispatch mode, which a compiled forward does not pass through"
@@ -146,8 +155,32 @@ class Fp64Reference:
             }
             self._shadow = fn = shadow
         elif isinstance(fn, torch.nn.Module):
-            return lambda *a, **k: run_fp64(self.fn, a, k, split=self.split)
+            return lambda *a, **k: run_fp64(self.fn, a, k, split=self.split_for(a, k))
         return torch.compile(fn) if self.compile else fn
+
+    def split_for(self, args: tuple, kwargs: dict) -> bool:
+        """Whether this run's matmuls are split (see the module docstring): never for a compiled
+        reference; with "auto", when the program is low precision (every floating-point argument,
+        parameter and buffer bf16 or fp16) and runs on CUDA, where fp64 GEMMs are the cost."""
+        if self.compile or self.split is False:
+            return False
+        state = _state(self.fn) if isinstance(self.fn, torch.nn.Module) else {}
+        floats = [
+            t
+            for t in [*pytree.tree_leaves((args, kwargs)), *state.values()]
+            if isinstance(t, torch.Tensor) and t.is_floating_point()
+        ]
+        low = all(t.dtype in _SPLIT_DTYPES for t in floats)
+        if self.split == "auto":
+            return low and any(t.is_cuda for t in floats)
+        if not low:
+            wide = sorted({str(t.dtype) for t in floats if t.dtype not in _SPLIT_DTYPES})
+            raise ValueError(
+                f"check_reference='split-matmul' is accurate to about 1e-5 relative, enough to judge "
+                f"bf16/fp16 programs but not this one (it has {', '.join(wide)} tensors); use "
+                f"check_reference='eager' or 'compiled'"
+            )
+        return True
 
     def refresh(self) -> None:
         """Copy the live parameters and buffers into the fp64 shadow (exact; no-op without one)."""
@@ -168,7 +201,7 @@ class Fp64Reference:
             return self._run(*args, **kwargs)  # run_fp64 converts (and splits) itself
         exact = dict(self._exact_shadow)
         args64, kwargs64 = _fp64_noting_exact((args, kwargs), exact)
-        with torch.no_grad(), _matmul_mode(self.split, exact):
+        with torch.no_grad(), _matmul_mode(self.split_for(args, kwargs), exact):
             return self._run(*args64, **kwargs64)
 
     def snapshot(self, args: tuple, kwargs: dict) -> Callable[[], Any]:
@@ -187,4 +220,5 @@ class Fp64Reference:
             self.refresh()
             return lambda: self._run_prepared(*frozen)
         state = {k: _clone_float(v) for k, v in _state(self.fn).items()}
-        return lambda: run_fp64(self.fn, *frozen, state=state, split=self.split)
+        split = self.split_for(*frozen)
+        return lambda: run_fp64(self.fn, *frozen, state=state, split=split)
