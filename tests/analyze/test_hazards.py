@@ -50,3 +50,14 @@ def test_fma_hazard_only_where_contracted() -> None:
     prog = capture(w.build(), *w.make_inputs())
     assert "fma-cancellation" in {h.kind for h in lint(plan(prog, "inductor-gpu"))}
     assert not lint(plan(prog, "inductor-cpu"))  # no contraction on CPU (-ffp-contract=off)
+
+
+def test_a_division_site_is_named_as_its_product() -> None:
+    # exp(x - x/y): under inductor-gpu the division's a*(1/b) is folded into the sub (plan.fma)
+    x = torch.linspace(1, 2, 64)
+    y = torch.full((64,), 1.0000001)
+    prog = capture(lambda a, b: torch.exp(a - a / b), x, y)
+    (site,) = [d.fma for d in plan(prog, "inductor-gpu").decisions.values() if d.fma is not None]
+    assert site.contracted and prog.node(site.mul_id).target is torch.ops.aten.div.Tensor
+    texts = [h.message for h in lint(plan(prog, "inductor-gpu")) if h.kind == "fma-cancellation"]
+    assert texts and "`a * (1/b)` inside `div`" in texts[0], texts

@@ -16,6 +16,7 @@ import torch.fx
 from roundoff.analyze.result import Hazard
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.numerics import FORMATS, get_format, is_low_precision
+from roundoff.plan.fma import is_division
 from roundoff.plan.model import NodeDecision, Plan
 
 _aten = torch.ops.aten
@@ -78,6 +79,11 @@ def _half_ulp(x: float, dtype: torch.dtype | None) -> float:
 Rule = Callable[[torch.fx.Node, "NodeDecision | None", Plan, Ranges], "str | None"]
 
 
+def product_words(mul: torch.fx.Node) -> str:
+    """How a report names an FMA site's product: a division's is ``a * (1/b)`` (see plan.fma)."""
+    return "the product `a * (1/b)` inside `div`" if is_division(mul) else f"`{_name(mul)}`"
+
+
 def _fma_cancellation(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
     if d is None or d.fma is None or not d.fma.contracted:
         return None
@@ -91,7 +97,7 @@ def _fma_cancellation(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
         return None
     err = f" (up to {_half_ulp(size, _dtype(mul)):.2g} here)" if size else ""
     return (
-        f"{_where(n)}: FMA contraction computes `{_name(mul)}` ({d.fma.mul_id}) exactly but its other operand "
+        f"{_where(n)}: FMA contraction computes {product_words(mul)} ({d.fma.mul_id}) exactly but its other operand "
         f"rounded, so the result keeps the product's rounding error{err} instead of cancelling"
         + (" (both sides are the same product: the exact answer is 0)" if same_product else "")
         + (f"; `{_name(feeds[0])}` amplifies it" if feeds else "")
