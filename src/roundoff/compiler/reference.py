@@ -161,7 +161,8 @@ class Fp64Reference:
     def split_for(self, args: tuple, kwargs: dict) -> bool:
         """Whether this run's matmuls are split (see the module docstring): never for a compiled
         reference; with "auto", when the program is low precision (every floating-point argument,
-        parameter and buffer bf16 or fp16) and runs on CUDA, where fp64 GEMMs are the cost."""
+        parameter and buffer bf16 or fp16; tensors captured by a closure are not seen) and runs on
+        CUDA, where fp64 GEMMs are the cost."""
         if self.compile or self.split is False:
             return False
         state = _state(self.fn) if isinstance(self.fn, torch.nn.Module) else {}
