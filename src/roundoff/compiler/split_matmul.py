@@ -49,17 +49,15 @@ def split_bf16(x: torch.Tensor) -> list[torch.Tensor]:
 def _product_fp32(x: torch.Tensor, y: torch.Tensor, acc: torch.Tensor | None) -> torch.Tensor:
     """``x @ y (+ acc)`` of two bf16 tensors (2-D or batched 3-D) into fp32: products exact,
     accumulated in fp32; `acc` (fp32) is added in the GEMM's epilogue where torch can, in place."""
+    mm, addmm = (torch.mm, torch.addmm) if x.dim() == 2 else (torch.bmm, torch.baddbmm)
     if x.is_cuda:
         try:
             if acc is None:
-                op = torch.mm if x.dim() == 2 else torch.bmm
-                return op(x, y, out_dtype=torch.float32)
-            add = torch.addmm if x.dim() == 2 else torch.baddbmm
-            return add(acc, x, y, out_dtype=torch.float32, out=acc)
+                return mm(x, y, out_dtype=torch.float32)
+            return addmm(acc, x, y, out_dtype=torch.float32, out=acc)
         except (TypeError, RuntimeError):  # a torch without these out_dtype overloads
             pass
-    op = torch.mm if x.dim() == 2 else torch.bmm
-    term = op(x.float(), y.float())
+    term = mm(x.float(), y.float())
     return term if acc is None else acc.add_(term)
 
 
