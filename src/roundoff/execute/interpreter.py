@@ -5,12 +5,17 @@ oracle, a reference policy). Values are freed as soon as their last user has run
 Interpreter's own garbage collection, with lifetimes extended for FMA sites, which read the
 multiply's operands), so a graph of thousands of nodes needs about as much memory as one eager
 run per side. `on_node(node, values, lockstep)` sees every node's values while its operands are
-still alive: that is where streaming statistics and local error are computed. With ``keep=True``
-nothing is freed and `env` can seed a later partial run (``run(..., initial_env=...)``).
+still alive: that is where streaming statistics and local error are computed; it may return a
+replacement tuple to store (e.g. one tensor shared by two sides whose values are equal). With
+``recompute=(i, ...)``, those sides' long-lived values are dropped and recomputed when a far use reads
+them (`roundoff.execute.recompute`): a forward+backward graph then holds about one segment of forward
+activations per side, not all of them.
+With ``keep=True`` nothing is freed and `env` can seed a later partial run (``run(..., initial_env=...)``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -18,6 +23,7 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.recompute import RecomputePlan, plan_recompute
 
 
 class Numerics(Protocol):
@@ -28,7 +34,9 @@ class Numerics(Protocol):
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any: ...
 
 
-OnNode = Callable[[torch.fx.Node, tuple, "Lockstep"], None]
+OnNode = Callable[[torch.fx.Node, tuple, "Lockstep"], "tuple | None"]
+#: The placeholder for a value `Lockstep` dropped and will recompute (`recompute=`).
+DROPPED = object()
 
 
 def is_random(node: torch.fx.Node) -> bool:
@@ -55,17 +63,52 @@ class Lockstep(torch.fx.Interpreter):
         sides: Sequence[Numerics],
         on_node: OnNode | None = None,
         keep: bool = False,
+        recompute: Sequence[int] = (),
+        recompute_budget: float = 1 / 32,
     ) -> None:
         super().__init__(program.graph_module, garbage_collect_values=not keep)
         self.program = program
         self.sides = tuple(sides)
         self.on_node = on_node
         self.name = f"roundoff:{program.name}"
+        self.recompute_sides = frozenset(recompute) if not keep else frozenset()
+        self.recomputed = 0  # nodes evaluated again for far uses (`recompute`)
+        self._now = 0  # index of the node being run
+        self._recompute: RecomputePlan | None = None
+        # recomputed values per side, for the current step and while a use is near
+        self._cache: dict[int, dict[torch.fx.Node, Any]] = {i: {} for i in self.recompute_sides}
+        self._raw: dict[torch.fx.Node, Any] = {}  # graph inputs as given, to reload dropped ones
+        self._reads: dict[torch.fx.Node, tuple[torch.fx.Node, ...]] = {}  # operands + FMA operands
+        self._release_after: dict[torch.fx.Node, list[torch.fx.Node]] = {}
         if not keep:
-            self._extend_fma_lifetimes()
+            extra = self._extend_fma_lifetimes()
+            self._reads = {n: tuple(dict.fromkeys([*n.all_input_nodes, *extra.get(n, ())])) for n in self.graph.nodes}
+            if self.recompute_sides:
+                if not self.recompute_sides <= set(range(len(self.sides))):
+                    raise ValueError(f"recompute={tuple(recompute)}: there are only {len(self.sides)} sides")
+                self._recompute = plan_recompute(
+                    list(self.graph.nodes), self.user_to_last_uses, extra, is_random, recompute_budget)
+                self._release_after = self._apply_extensions(self._recompute)
 
-    def _extend_fma_lifetimes(self) -> None:
-        """Keep a contracted multiply's operands alive until its FMA node has run."""
+    def _apply_extensions(self, plan: RecomputePlan) -> dict[torch.fx.Node, list[torch.fx.Node]]:
+        """Move each extended value's deletion to its extension; returns {old last user: values whose
+        other sides are released there}."""
+        nodes = list(self.graph.nodes)
+        release: dict[torch.fx.Node, list[torch.fx.Node]] = {}
+        for user in list(self.user_to_last_uses):
+            keep = []
+            for v in self.user_to_last_uses[user]:
+                if v in plan.extend:
+                    release.setdefault(user, []).append(v)
+                    self.user_to_last_uses.setdefault(nodes[plan.extend[v]], []).append(v)
+                else:
+                    keep.append(v)
+            self.user_to_last_uses[user] = keep
+        return release
+
+    def _extend_fma_lifetimes(self) -> dict[torch.fx.Node, set[torch.fx.Node]]:
+        """Keep a contracted multiply's operands alive until its FMA node has run; returns
+        {FMA node: the operands it reads beyond its own arguments}."""
         by_id = {n.meta.get(NODE_ID): n for n in self.graph.nodes}
         order = {n: i for i, n in enumerate(self.graph.nodes)}
         extra: dict[torch.fx.Node, set[torch.fx.Node]] = {}
@@ -75,7 +118,7 @@ class Lockstep(torch.fx.Interpreter):
                 if d.fma is not None and d.fma.contracted and d.node_id in by_id and d.fma.mul_id in by_id:
                     extra.setdefault(by_id[d.node_id], set()).update(by_id[d.fma.mul_id].all_input_nodes)
         if not extra:
-            return
+            return extra
         last: dict[torch.fx.Node, torch.fx.Node] = {}
         for user, used in self.user_to_last_uses.items():
             for n in used:
@@ -87,21 +130,46 @@ class Lockstep(torch.fx.Interpreter):
         self.user_to_last_uses = {}
         for n, user in last.items():
             self.user_to_last_uses.setdefault(user, []).append(n)
+        return extra
 
     def run_inputs(self, inputs: Sequence[Any], initial_env: dict | None = None) -> tuple:
         """Run on flat `inputs`; returns one output tuple per side."""
         return self.run(*inputs, initial_env=initial_env, enable_io_processing=False)
 
     def run_node(self, n: torch.fx.Node) -> Any:
+        if self._recompute is not None:
+            self._now = self._recompute.order[n]
         with self._set_current_node(n):
             vals = self._values(n)
         if self.on_node is not None:
-            self.on_node(n, vals, self)
+            replaced = self.on_node(n, vals, self)
+            vals = replaced if replaced is not None else vals
+        if self._recompute is not None:
+            vals = self._drop_and_evict(n, vals)
+        return vals
+
+    def _drop_and_evict(self, n: torch.fx.Node, vals: tuple) -> tuple:
+        """Drop the recompute sides' values whose near uses end at `n`, release the other sides' values
+        of extended ones read for the last time, and free recomputed values no near use reads."""
+        sides, plan = self.recompute_sides, self._recompute
+        for drops, gone in ((plan.drop_after, sides), (self._release_after, set(range(len(vals))) - sides)):
+            for v in drops.get(n, ()):
+                e = vals if v is n else self.env[v]
+                e = tuple(DROPPED if i in gone else x for i, x in enumerate(e))
+                if v is n:
+                    vals = e
+                else:
+                    self.env[v] = e
+        for cache in self._cache.values():
+            for v in [v for v in cache if not plan.needed_soon(v, self._now)]:
+                del cache[v]
         return vals
 
     def _values(self, n: torch.fx.Node) -> tuple:
         if n.op == "placeholder":
             raw = next(self.args_iter)
+            if self._recompute is not None:
+                self._raw[n] = raw
             return tuple(s.load_input(n, raw) for s in self.sides)
         if n.op == "get_attr":
             raw = self.fetch_attr(n.target)
@@ -113,12 +181,64 @@ class Lockstep(torch.fx.Interpreter):
             return tuple(s.evaluate(n, self.reader(i)) for i, s in enumerate(self.sides))
         if n.op == "output":
             return tuple(
-                torch.fx.node.map_arg(n.args[0], lambda p, i=i, s=s: s.finish_output(p, self.env[p][i]))
+                torch.fx.node.map_arg(n.args[0], lambda p, i=i, s=s: s.finish_output(p, self.reader(i)(p)))
                 for i, s in enumerate(self.sides)
             )
         raise ValueError(f"node {n.format_node()}: op kind {n.op!r} is not supported by roundoff's emulator")
 
     def reader(self, side: int) -> Callable[[torch.fx.Node], Any]:
-        """A function reading side `side`'s current value of a producer node."""
+        """A function reading side `side`'s current value of a producer node (recomputed if dropped)."""
         env = self.env
-        return lambda p: env[p][side]
+        if side not in self.recompute_sides:
+            return lambda p: env[p][side]
+
+        def read(p: torch.fx.Node) -> Any:
+            v = env[p][side] if p in env else DROPPED
+            return self._recomputed(side, p) if v is DROPPED else v
+
+        return read
+
+    def _recomputed(self, side: int, target: torch.fx.Node) -> Any:
+        """Side `side`'s value of `target`, evaluated again from its operands (operands that are
+        gone too are made again first, in graph order, each freed once read for the last time unless a
+        use is near); cached for the current step, and longer while a use is near."""
+        numerics, env, cache, plan = self.sides[side], self.env, self._cache[side], self._recompute
+
+        def available(p: torch.fx.Node) -> bool:
+            return p in cache or (p in env and env[p][side] is not DROPPED)
+
+        todo: set[torch.fx.Node] = set()
+        stack = [target]
+        while stack:
+            p = stack.pop()
+            if p not in todo and not available(p):
+                todo.add(p)
+                stack.extend(self._reads[p])
+        if not todo:
+            return cache[target] if target in cache else env[target][side]
+        seq = sorted(todo, key=plan.order.__getitem__)
+        reads = Counter(q for p in seq for q in self._reads[p] if q in todo)
+        local: dict[torch.fx.Node, Any] = {}
+
+        def read(q: torch.fx.Node) -> Any:
+            return local[q] if q in local else cache[q] if q in cache else env[q][side]
+
+        for p in seq:
+            if p.op == "placeholder":
+                local[p] = numerics.load_input(p, self._raw[p])
+            elif p.op == "get_attr":
+                local[p] = numerics.load_input(p, self.fetch_attr(p.target))
+            elif p.op == "call_function" and not is_random(p):
+                local[p] = numerics.evaluate(p, read)
+            else:  # `plan_recompute` never drops a value whose recomputation needs one of these
+                raise RuntimeError(f"roundoff: cannot recompute node {p.format_node()} (internal error)")
+            self.recomputed += 1
+            for q in self._reads[p]:
+                if q in local and q is not target:
+                    reads[q] -= 1
+                    if reads[q] == 0:
+                        value = local.pop(q)
+                        if plan.needed_soon(q, self._now):
+                            cache[q] = value
+        cache[target] = local.pop(target)
+        return cache[target]

@@ -1,0 +1,141 @@
+"""Streaming with recomputation: the same numbers as keeping every value, with far fewer bytes alive.
+
+Oracle: the same Lockstep run with nothing dropped (``keep=True`` or ``recompute=()``); a recomputed
+value must equal the dropped one bit for bit on CPU.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from roundoff.analyze import check
+from roundoff.capture import Program, capture
+from roundoff.execute import Lockstep, OracleNumerics, plan_numerics
+from roundoff.execute.interpreter import DROPPED, is_random
+from roundoff.execute.recompute import plan_recompute
+from roundoff.plan import plan
+from roundoff.zoo import blocks, get_workload
+from tests.execute.graphs import same_bits
+
+
+def _stack(layers: int) -> tuple[Program, tuple[torch.Tensor, ...]]:
+    """`layers` zoo Llama blocks in sequence, forward+backward, bf16."""
+    model = torch.nn.Sequential(*[blocks.llama_block(seed=i) for i in range(layers)])
+    (x,) = blocks.block_inputs()
+    prog = capture(model, x, backward=True)
+    return prog, tuple(t.detach() for t in prog.example_inputs)
+
+
+def _run(prog: Program, inputs: tuple, recompute: tuple[int, ...], policy: str = "inductor-gpu") -> tuple[tuple, int, Lockstep]:
+    """Outputs of (policy, oracle, eager) in lockstep, and the peak bytes of live float values."""
+    p = plan(prog, policy)  # its program is the decomposed graph every side runs
+    sides = [plan_numerics(p), OracleNumerics(), plan_numerics(plan(p.program, "eager"))]
+    peak = 0
+
+    def on_node(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        nonlocal peak
+        seen: set[int] = set()
+        total = 0
+        for v in [*(x for e in ls.env.values() for x in e), *vals, *(x for c in ls._cache.values() for x in c.values())]:
+            if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() not in seen:
+                seen.add(v.untyped_storage().data_ptr())
+                total += v.untyped_storage().nbytes()
+        peak = max(peak, total)
+
+    ls = Lockstep(p.program, sides, on_node=on_node, recompute=recompute)
+    with torch.no_grad():
+        outs = ls.run_inputs(inputs)
+    return outs, peak, ls
+
+
+def test_recomputed_runs_equal_kept_runs_and_hold_far_fewer_bytes() -> None:
+    prog, inputs = _stack(4)
+    kept, peak_kept, _ = _run(prog, inputs, recompute=())
+    redone, peak_redone, ls = _run(prog, inputs, recompute=(0, 1, 2))
+    assert ls.recomputed > 0 and ls._recompute is not None and ls._recompute.dropped
+    for side_kept, side_redone in zip(kept, redone):
+        assert len(side_kept) == len(side_redone)
+        for a, b in zip(side_kept, side_redone):
+            assert same_bits(a, b)
+    # The stack's forward activations are read again by its backward: without recomputation all three
+    # sides hold every layer's; with it, about one layer's (plus the weight gradients, held to the end).
+    assert peak_redone < 0.6 * peak_kept, (peak_redone, peak_kept)
+
+
+def test_check_reports_are_the_same_with_and_without_recomputation() -> None:
+    prog, inputs = _stack(2)
+    streamed = check(prog, inputs, "inductor-gpu", against="eager")
+    kept = check(prog, inputs, "inductor-gpu", against="eager", stream=False)
+    assert streamed.nodes == kept.nodes and streamed.outputs == kept.outputs
+    assert streamed.nan_origin == kept.nan_origin and streamed.culprits == kept.culprits
+
+
+def test_fma_sites_recompute_their_multiplys_operands() -> None:
+    """Under inductor-gpu an FMA node reads its multiply's operands too; those must be recomputable."""
+    w = get_workload("softmax-backward")
+    xs = tuple(t.detach().requires_grad_() for t in w.make_inputs())
+    prog = capture(w.build(), *xs, backward=True)
+    p = plan(prog, "inductor-gpu")
+    assert any(s.contracted for s in p.fma_sites)
+    inputs = tuple(t.detach() for t in prog.example_inputs)
+    kept, _, _ = _run(prog, inputs, recompute=())
+    redone, _, _ = _run(prog, inputs, recompute=(0, 1, 2))
+    for side_kept, side_redone in zip(kept, redone):
+        assert all(same_bits(a, b) for a, b in zip(side_kept, side_redone))
+
+
+def _dropout_mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    h = x
+    for _ in range(6):
+        h = torch.tanh(torch.nn.functional.dropout(h @ w1, 0.3, training=True)) @ w2
+    return h.sum()
+
+
+def test_random_draws_and_what_depends_on_them_are_never_dropped() -> None:
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(16, 32, generator=g).bfloat16()
+    w1 = (torch.randn(32, 32, generator=g) / 6).bfloat16().requires_grad_()
+    w2 = (torch.randn(32, 32, generator=g) / 6).bfloat16().requires_grad_()
+    prog = capture(_dropout_mlp, x, w1, w2, backward=True)
+    nodes = list(prog.graph.nodes)
+    interp = torch.fx.Interpreter(prog.graph_module)
+    rp = plan_recompute(nodes, interp.user_to_last_uses, {}, is_random, budget=1.0, window=4)
+    randoms = {n for n in nodes if is_random(n)}
+    assert randoms and rp.dropped  # something is dropped, and there are draws to protect
+
+    def descends_from_random(n: torch.fx.Node, seen: set) -> bool:
+        if n in randoms:
+            return True
+        seen.add(n)
+        return any(descends_from_random(p, seen) for p in n.all_input_nodes if p not in seen)
+
+    assert not any(descends_from_random(n, set()) for n in rp.dropped)
+    torch.manual_seed(0)
+    (pol_a, ora_a), _, _ = _run_two(prog, recompute=())
+    torch.manual_seed(0)
+    (pol_b, ora_b), _, ls = _run_two(prog, recompute=(0, 1))
+    assert ls.recomputed > 0
+    assert all(same_bits(a, b) for a, b in zip(pol_a + ora_a, pol_b + ora_b))
+
+
+def _run_two(prog: Program, recompute: tuple[int, ...]) -> tuple[tuple, int, Lockstep]:
+    p = plan(prog, "eager")
+    ls = Lockstep(p.program, [plan_numerics(p), OracleNumerics()], recompute=recompute, recompute_budget=1.0)
+    with torch.no_grad():
+        return ls.run_inputs(tuple(t.detach() for t in prog.example_inputs)), 0, ls
+
+
+def test_a_bad_recompute_side_is_refused() -> None:
+    prog, _ = _stack(1)
+    try:
+        Lockstep(prog, [OracleNumerics()], recompute=(1,))
+    except ValueError as e:
+        assert "only 1 sides" in str(e)
+    else:
+        raise AssertionError("recompute=(1,) with one side must be refused")
+
+
+def test_dropped_marker_never_leaks_into_outputs() -> None:
+    prog, inputs = _stack(1)
+    outs, _, _ = _run(prog, inputs, recompute=(0, 1, 2))
+    assert all(o is not DROPPED for side in outs for o in side)
