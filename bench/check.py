@@ -1,15 +1,17 @@
 """Cost of a full `roundoff.analyze.check` against one eager forward+backward, same machine, same run.
 
 Workload: the zoo's Llama-style block, forward+backward, in bf16: at the zoo's size (d=64, seq 16,
-batch 2) and at realistic sizes (`--sizes D:SEQ:BATCH ...`, the same layers with d, 4*d/2 MLP width,
-d/16 heads) where per-op work, not per-node Python overhead, dominates. Measured per size:
+batch 2) and at realistic sizes (`--sizes D:SEQ:BATCH[:LAYERS] ...`, the same layers with d, 4*d/2 MLP
+width, d/16 heads; LAYERS such blocks in sequence, default 1) where per-op work, not per-node Python
+overhead, dominates. Measured per size:
 
 - eager: the real module, ``block(x)`` then ``out.backward(ones)`` (autograd), one step;
 - check: ``check(program, inputs, "inductor-gpu", against="eager")``: emulated policy run, fp64
   oracle, emulated eager reference and every node's comparison + local error, streaming;
 - check-lite: the same against the oracle only and without local error;
 - runs-only: the floor of `check`: the same three lockstep runs (policy, fp64 oracle, reference),
-  streaming, with no per-node observer (no metrics, verdicts, local error);
+  streaming with recomputation as `check` does, with no per-node observer (no metrics, verdicts,
+  local error);
 - fp64-eager: the real module and input cast to fp64, forward+backward in eager: the cost of any fp64
   oracle of this program on this machine (the floor below which no fp64-checked run can go).
 
@@ -23,7 +25,7 @@ compiles kernels, once per process) (CPU: bytes malloc has handed out and not ha
 ``mallinfo2``, sampled every 0.5 ms, above the level before the call, so memory the allocator keeps
 for reuse is not counted as used; CUDA: ``torch.cuda.max_memory_allocated`` above it).
 
-    python bench/check.py [--device cpu|cuda] [--sizes 64:16:2 256:128:4] [--repeat 5] [--threads 1]
+    python bench/check.py [--device cpu|cuda] [--sizes 64:16:2 256:128:4:4] [--repeat 5] [--threads 1]
                           [--default-malloc] [--out FILE.json]
 
 Planning (decomposition re-trace: a fixed cost per program) is done by the first (warm-up) call and
@@ -107,24 +109,39 @@ def _peak_cuda(fn: Callable[[], Any]) -> int:
     return torch.cuda.max_memory_allocated() - base
 
 
-def _block(d: int, seq: int, device: str) -> torch.nn.Module:
+def _block(d: int, seq: int, device: str, seed: int = 0) -> torch.nn.Module:
     """The zoo's Llama block layers at model width `d` and sequence length `seq` (weights as the zoo's)."""
     from roundoff.zoo import blocks
 
     if (d, seq) == (blocks.DIM, blocks.SEQ):
-        return blocks.llama_block(device=device)
+        return blocks.llama_block(seed, device=device)
     block = blocks.Block(blocks.SwiGLU(d, 2 * d))
     block.input_layernorm, block.post_attention_layernorm = blocks.RMSNorm(d), blocks.RMSNorm(d)
     block.self_attn = blocks.Attention(d, max(1, d // 16), seq)
-    return blocks._initialise(block, 0, device, torch.bfloat16)
+    return blocks._initialise(block, seed, device, torch.bfloat16)
+
+
+def _model(d: int, seq: int, layers: int, device: str) -> torch.nn.Module:
+    """One block, or `layers` of them in sequence (each initialised from its own seed)."""
+    if layers == 1:
+        return _block(d, seq, device)
+    return torch.nn.Sequential(*[_block(d, seq, device, seed) for seed in range(layers)])
+
+
+def _parse_size(size: str) -> tuple[int, int, int, int]:
+    """``D:SEQ:BATCH`` or ``D:SEQ:BATCH:LAYERS`` (default 1 layer)."""
+    parts = [int(v) for v in size.split(":")]
+    if len(parts) not in (3, 4) or min(parts) < 1:
+        raise SystemExit(f"bench/check.py: size {size!r} is not D:SEQ:BATCH[:LAYERS] with positive integers")
+    return parts[0], parts[1], parts[2], parts[3] if len(parts) == 4 else 1
 
 
 def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
     from roundoff.analyze import check
     from roundoff.capture import capture
 
-    d, seq, batch = (int(v) for v in size.split(":"))
-    block = _block(d, seq, device)
+    d, seq, batch, layers = _parse_size(size)
+    block = _model(d, seq, layers, device)
     g = torch.Generator().manual_seed(1000)
     x = torch.randn(batch, seq, d, generator=g).to(torch.bfloat16).to(device).requires_grad_()
     program = capture(block, x, backward=True)
@@ -154,7 +171,7 @@ def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
         plan_a = _plan(program, "inductor-gpu")
         sides = [plan_numerics(plan_a), OracleNumerics(), plan_numerics(_plan(plan_a.program, "eager"))]
         with torch.no_grad():
-            Lockstep(plan_a.program, sides).run_inputs(inputs)
+            Lockstep(plan_a.program, sides, recompute=range(len(sides))).run_inputs(inputs)
 
     return {
         "eager": eager,
@@ -217,7 +234,7 @@ def _child(item: str, size: str, args: argparse.Namespace, memory: bool = False)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="D:SEQ:BATCH per size")
+    ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="D:SEQ:BATCH[:LAYERS] per size")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; same for every item")
