@@ -18,10 +18,16 @@ from roundoff.zoo import blocks, get_workload
 from tests.execute.graphs import same_bits
 
 
-def _stack(layers: int) -> tuple[Program, tuple[torch.Tensor, ...]]:
-    """`layers` zoo Llama blocks in sequence, forward+backward, bf16."""
-    model = torch.nn.Sequential(*[blocks.llama_block(seed=i) for i in range(layers)])
-    (x,) = blocks.block_inputs()
+def _stack(layers: int, d: int = blocks.DIM, seq: int = blocks.SEQ) -> tuple[Program, tuple[torch.Tensor, ...]]:
+    """`layers` zoo Llama blocks (width `d`, `d/16` heads) in sequence, forward+backward, bf16."""
+    def block(seed: int) -> torch.nn.Module:
+        b = blocks.Block(blocks.SwiGLU(d, 2 * d))
+        b.input_layernorm, b.post_attention_layernorm = blocks.RMSNorm(d), blocks.RMSNorm(d)
+        b.self_attn = blocks.Attention(d, d // 16, seq)
+        return blocks._initialise(b, seed, "cpu", torch.bfloat16)
+
+    model = torch.nn.Sequential(*[block(i) for i in range(layers)])
+    x = torch.randn(blocks.BATCH, seq, d, generator=torch.Generator().manual_seed(7)).bfloat16().requires_grad_()
     prog = capture(model, x, backward=True)
     return prog, tuple(t.detach() for t in prog.example_inputs)
 
@@ -42,7 +48,7 @@ def _run(prog: Program, inputs: tuple, recompute: tuple[int, ...], policy: str =
                 total += v.untyped_storage().nbytes()
         peak = max(peak, total)
 
-    ls = Lockstep(p.program, sides, on_node=on_node, recompute=recompute)
+    ls = Lockstep(p.program, sides, on_node=on_node, recompute=recompute, recompute_min_numel=0)
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     return outs, peak, ls
@@ -62,9 +68,18 @@ def test_recomputed_runs_equal_kept_runs_and_hold_far_fewer_bytes() -> None:
     assert peak_redone < 0.6 * peak_kept, (peak_redone, peak_kept)
 
 
-def test_check_reports_are_the_same_with_and_without_recomputation() -> None:
-    prog, inputs = _stack(2)
+def test_check_reports_are_the_same_with_and_without_recomputation(monkeypatch) -> None:
+    prog, inputs = _stack(2, d=128, seq=64)  # activations of 2**14 elements: dropped by default
+    made: list[Lockstep] = []
+    init = Lockstep.__init__
+
+    def spy(self: Lockstep, *a: object, **k: object) -> None:
+        init(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(Lockstep, "__init__", spy)
     streamed = check(prog, inputs, "inductor-gpu", against="eager")
+    assert made[-1].recomputed > 0
     kept = check(prog, inputs, "inductor-gpu", against="eager", stream=False)
     assert streamed.nodes == kept.nodes and streamed.outputs == kept.outputs
     assert streamed.nan_origin == kept.nan_origin and streamed.culprits == kept.culprits
@@ -100,6 +115,8 @@ def test_random_draws_and_what_depends_on_them_are_never_dropped() -> None:
     nodes = list(prog.graph.nodes)
     interp = torch.fx.Interpreter(prog.graph_module)
     rp = plan_recompute(nodes, interp.user_to_last_uses, {}, is_random, budget=1.0, window=4)
+    small = plan_recompute(nodes, interp.user_to_last_uses, {}, is_random, budget=1.0, window=4, min_numel=32 * 32 + 1)
+    assert not small.dropped  # no value here has that many elements
     randoms = {n for n in nodes if is_random(n)}
     assert randoms and rp.dropped  # something is dropped, and there are draws to protect
 
@@ -120,7 +137,8 @@ def test_random_draws_and_what_depends_on_them_are_never_dropped() -> None:
 
 def _run_two(prog: Program, recompute: tuple[int, ...]) -> tuple[tuple, int, Lockstep]:
     p = plan(prog, "eager")
-    ls = Lockstep(p.program, [plan_numerics(p), OracleNumerics()], recompute=recompute, recompute_budget=1.0)
+    ls = Lockstep(p.program, [plan_numerics(p), OracleNumerics()], recompute=recompute, recompute_budget=1.0,
+                  recompute_min_numel=0)
     with torch.no_grad():
         return ls.run_inputs(tuple(t.detach() for t in prog.example_inputs)), 0, ls
 

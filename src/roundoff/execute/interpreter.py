@@ -7,9 +7,10 @@ multiply's operands), so a graph of thousands of nodes needs about as much memor
 run per side. `on_node(node, values, lockstep)` sees every node's values while its operands are
 still alive: that is where streaming statistics and local error are computed; it may return a
 replacement tuple to store (e.g. one tensor shared by two sides whose values are equal). With
-``recompute=(i, ...)``, those sides' long-lived values are dropped and recomputed when a far use reads
-them (`roundoff.execute.recompute`): a forward+backward graph then holds about one segment of forward
-activations per side, not all of them.
+``recompute=(i, ...)``, those sides' long-lived values (of at least `recompute_min_numel` elements)
+are dropped and recomputed when a far use reads them (`roundoff.execute.recompute`, checkpoints within
+`recompute_budget` of the graph's cost): a forward+backward graph then holds about one segment of
+forward activations per side, not all of them.
 With ``keep=True`` nothing is freed and `env` can seed a later partial run (``run(..., initial_env=...)``).
 """
 
@@ -65,6 +66,7 @@ class Lockstep(torch.fx.Interpreter):
         keep: bool = False,
         recompute: Sequence[int] = (),
         recompute_budget: float = 1 / 32,
+        recompute_min_numel: int = 1 << 14,
     ) -> None:
         super().__init__(program.graph_module, garbage_collect_values=not keep)
         self.program = program
@@ -87,7 +89,8 @@ class Lockstep(torch.fx.Interpreter):
                 if not self.recompute_sides <= set(range(len(self.sides))):
                     raise ValueError(f"recompute={tuple(recompute)}: there are only {len(self.sides)} sides")
                 self._recompute = plan_recompute(
-                    list(self.graph.nodes), self.user_to_last_uses, extra, is_random, recompute_budget)
+                    list(self.graph.nodes), self.user_to_last_uses, extra, is_random, recompute_budget,
+                    min_numel=recompute_min_numel)
                 self._release_after = self._apply_extensions(self._recompute)
 
     def _apply_extensions(self, plan: RecomputePlan) -> dict[torch.fx.Node, list[torch.fx.Node]]:

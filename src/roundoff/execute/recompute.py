@@ -105,13 +105,15 @@ def plan_recompute(
     is_random: Callable[[torch.fx.Node], bool],
     budget: float,
     window: int | None = None,
+    min_numel: int = 0,
 ) -> RecomputePlan:
     """The drop points for `nodes` (graph order) of an Interpreter whose `user_to_last_uses` is `last_uses`.
 
     `extra_reads[u]`: nodes that `u` reads beyond its arguments (an FMA site reads its multiply's
     operands). `budget`: the most one recomputation may cost, as a fraction of the graph's total cost.
     `window`: uses at most this many nodes after the definition are near (default: 1/16 of the graph,
-    at least 32 nodes).
+    at least 32 nodes). Values of fewer than `min_numel` elements are never dropped (recomputing
+    them would cost more time than their bytes are worth).
     """
     order = {n: i for i, n in enumerate(nodes)}
     window = window if window is not None else max(32, len(nodes) // 16)
@@ -149,7 +151,8 @@ def plan_recompute(
         if not long_lived:
             continue  # freed at its last use: a far recomputation makes it again
         far = [i for i in readers.get(n, ()) if i - order[n] > window]
-        droppable = recomputable[n] and _is_float_value(n.meta.get("val")) and far
+        val = n.meta.get("val")
+        droppable = recomputable[n] and _is_float_value(val) and _numel(val) >= min_numel and far
         todo = redo[n]
         too_costly = todo is None or math.fsum(node_cost(p) for p in todo) > limit
         if not droppable or (n.op == "call_function" and too_costly):
