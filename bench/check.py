@@ -136,7 +136,7 @@ def _parse_size(size: str) -> tuple[int, int, int, int]:
     return parts[0], parts[1], parts[2], parts[3] if len(parts) == 4 else 1
 
 
-def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
+def _setup(size: str, device: str, recompute: bool = True) -> dict[str, Callable[[], Any]]:
     from roundoff.analyze import check
     from roundoff.capture import capture
 
@@ -171,14 +171,15 @@ def _setup(size: str, device: str) -> dict[str, Callable[[], Any]]:
         plan_a = _plan(program, "inductor-gpu")
         sides = [plan_numerics(plan_a), OracleNumerics(), plan_numerics(_plan(plan_a.program, "eager"))]
         with torch.no_grad():
-            Lockstep(plan_a.program, sides, recompute=range(len(sides))).run_inputs(inputs)
+            Lockstep(plan_a.program, sides, recompute=range(len(sides)) if recompute else ()).run_inputs(inputs)
 
     return {
         "eager": eager,
         "fp64-eager": fp64_eager,
         "runs-only": runs_only,
-        "check": lambda: check(program, inputs, "inductor-gpu", against="eager"),
-        "check-lite": lambda: check(program, inputs, "inductor-gpu", against="oracle", local=False),
+        "check": lambda: check(program, inputs, "inductor-gpu", against="eager", recompute=recompute),
+        "check-lite": lambda: check(
+            program, inputs, "inductor-gpu", against="oracle", local=False, recompute=recompute),
         "_nodes": lambda: sum(1 for _ in program.graph.nodes),
     }
 
@@ -188,9 +189,9 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def measure_one(item: str, size: str, device: str, repeat: int) -> dict[str, Any]:
+def measure_one(item: str, size: str, device: str, repeat: int, recompute: bool = True) -> dict[str, Any]:
     """Run in a fresh process: time of the first call, then median time of `repeat` calls."""
-    fns = _setup(size, device)
+    fns = _setup(size, device, recompute)
     fn = fns[item]
     _sync(device)
     t0 = time.perf_counter()
@@ -208,13 +209,13 @@ def measure_one(item: str, size: str, device: str, repeat: int) -> dict[str, Any
             "nodes": fns["_nodes"]()}
 
 
-def measure_memory(item: str, size: str, device: str) -> dict[str, Any]:
+def measure_memory(item: str, size: str, device: str, recompute: bool = True) -> dict[str, Any]:
     """Run in a fresh process: peak memory of a warm (second) call.
 
     The first call plans the program and compiles kernels once per process; its imports and compiled
     code stay resident and are not the check's data.
     """
-    fns = _setup(size, device)
+    fns = _setup(size, device, recompute)
     fns[item]()
     return {"peak_bytes": _peak_cuda(fns[item]) if device == "cuda" else _peak_cpu(fns[item])}
 
@@ -222,6 +223,7 @@ def measure_memory(item: str, size: str, device: str) -> dict[str, Any]:
 def _child(item: str, size: str, args: argparse.Namespace, memory: bool = False) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", item, "--sizes", size, "--device", args.device,
            "--repeat", str(args.repeat), "--threads", str(args.threads)]
+    cmd += ["--no-recompute"] if args.no_recompute else []
     cmd += ["--memory"] if memory else []
     cmd += ["--default-malloc"] if args.default_malloc else []
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -239,6 +241,8 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; same for every item")
     ap.add_argument("--default-malloc", action="store_true", help="keep glibc's default allocator settings")
+    ap.add_argument("--no-recompute", action="store_true",
+                    help="check and runs-only without recomputation (every activation held, as before it)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -248,8 +252,9 @@ def main() -> None:
 
         retain_freed_memory()
     if args.one:
-        measure = measure_memory(args.one, args.sizes[0], args.device) if args.memory else measure_one(
-            args.one, args.sizes[0], args.device, args.repeat)
+        recompute = not args.no_recompute
+        measure = measure_memory(args.one, args.sizes[0], args.device, recompute) if args.memory else measure_one(
+            args.one, args.sizes[0], args.device, args.repeat, recompute)
         print(json.dumps(measure))
         return
     rows = []
@@ -272,6 +277,7 @@ def main() -> None:
         "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
         "torch": torch.__version__, "threads": args.threads, "rows": rows,
         "allocator": "glibc default" if args.default_malloc else "retain_freed_memory()",
+        "recompute": not args.no_recompute,
         "targets": {"time_ratio": 5.0, "memory_ratio": 3.0},
     }
     if args.out:

@@ -6,6 +6,7 @@ value must equal the dropped one bit for bit on CPU.
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from roundoff.analyze import check
@@ -18,16 +19,19 @@ from roundoff.zoo import blocks, get_workload
 from tests.execute.graphs import same_bits
 
 
-def _stack(layers: int, d: int = blocks.DIM, seq: int = blocks.SEQ) -> tuple[Program, tuple[torch.Tensor, ...]]:
+def _stack(
+    layers: int, d: int = blocks.DIM, seq: int = blocks.SEQ, device: str = "cpu"
+) -> tuple[Program, tuple[torch.Tensor, ...]]:
     """`layers` zoo Llama blocks (width `d`, `d/16` heads) in sequence, forward+backward, bf16."""
     def block(seed: int) -> torch.nn.Module:
         b = blocks.Block(blocks.SwiGLU(d, 2 * d))
         b.input_layernorm, b.post_attention_layernorm = blocks.RMSNorm(d), blocks.RMSNorm(d)
         b.self_attn = blocks.Attention(d, d // 16, seq)
-        return blocks._initialise(b, seed, "cpu", torch.bfloat16)
+        return blocks._initialise(b, seed, device, torch.bfloat16)
 
     model = torch.nn.Sequential(*[block(i) for i in range(layers)])
-    x = torch.randn(blocks.BATCH, seq, d, generator=torch.Generator().manual_seed(7)).bfloat16().requires_grad_()
+    x = torch.randn(blocks.BATCH, seq, d, generator=torch.Generator().manual_seed(7)).bfloat16().to(device)
+    x.requires_grad_()
     prog = capture(model, x, backward=True)
     return prog, tuple(t.detach() for t in prog.example_inputs)
 
@@ -68,8 +72,10 @@ def test_recomputed_runs_equal_kept_runs_and_hold_far_fewer_bytes() -> None:
     assert peak_redone < 0.6 * peak_kept, (peak_redone, peak_kept)
 
 
-def test_check_reports_are_the_same_with_and_without_recomputation(monkeypatch) -> None:
-    prog, inputs = _stack(2, d=128, seq=64)  # activations of 2**14 elements: dropped by default
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs CUDA"))])
+def test_check_reports_are_the_same_with_and_without_recomputation(monkeypatch, device: str) -> None:
+    prog, inputs = _stack(2, d=128, seq=64, device=device)  # activations of 2**14 elements: dropped by default
     made: list[Lockstep] = []
     init = Lockstep.__init__
 

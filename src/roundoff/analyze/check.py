@@ -80,13 +80,15 @@ def check(
     tol: float = 1e-4,
     transcendentals: str = "eager",
     local: bool = True,
+    recompute: bool = True,
 ) -> CheckResult:
     """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"`` or ``"oracle"``).
 
-    `stream=True` frees every value once its last user has run, holds a value the policy and the
-    reference agree on bit for bit once, and drops long-lived values (forward activations the backward
-    reads) to recompute them when read (`roundoff.execute.recompute`): the same figures, with about
-    one segment of activations per side alive; ``False`` keeps every value.
+    `stream=True` frees every value once its last user has run and holds a value the policy and the
+    reference agree on bit for bit once; with `recompute` it also drops long-lived values (forward
+    activations the backward reads) and recomputes them when read (`roundoff.execute.recompute`): the
+    same figures, with about one segment of activations per side alive, for a few percent more time.
+    ``stream=False`` keeps every value.
     `transcendentals="inductor"` evaluates exp/log/tanh/... with Inductor's
     own fp32 kernels in both emulated runs, so remaining differences are the precision policy's.
     `local=False` skips the local-error recomputation (about a third of the work).
@@ -101,7 +103,8 @@ def check(
         plan_b = _plan(plan_a.program, against)
         sides.append(plan_numerics(plan_b, transcendentals))
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local)
-    ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream, recompute=range(len(sides)))
+    ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
+                  recompute=range(len(sides)) if recompute else ())
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     outputs = _output_verdicts(plan_a.program, outs, tol)

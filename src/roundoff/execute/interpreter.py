@@ -88,10 +88,12 @@ class Lockstep(torch.fx.Interpreter):
             if self.recompute_sides:
                 if not self.recompute_sides <= set(range(len(self.sides))):
                     raise ValueError(f"recompute={tuple(recompute)}: there are only {len(self.sides)} sides")
-                self._recompute = plan_recompute(
+                rp = plan_recompute(
                     list(self.graph.nodes), self.user_to_last_uses, extra, is_random, recompute_budget,
                     min_numel=recompute_min_numel)
-                self._release_after = self._apply_extensions(self._recompute)
+                if rp.drop_after:  # else nothing to do per node
+                    self._recompute = rp
+                    self._release_after = self._apply_extensions(rp)
 
     def _apply_extensions(self, plan: RecomputePlan) -> dict[torch.fx.Node, list[torch.fx.Node]]:
         """Move each extended value's deletion to its extension; returns {old last user: values whose

@@ -66,8 +66,12 @@ class RecomputePlan:
 
 
 def _numel(val: object) -> int:
+    """Elements of a node's value (0 where its size is symbolic and unknown)."""
     if isinstance(val, torch.Tensor):
-        return val.numel()
+        try:
+            return int(val.numel())
+        except (TypeError, ValueError, RuntimeError):  # an unbacked symbolic size
+            return 0
     if isinstance(val, (tuple, list)):
         return sum(_numel(v) for v in val)
     return 0
