@@ -15,8 +15,8 @@ a matmul, one per output element otherwise).
 Numeric contract: none of its own. A recomputed value is the same side's ``evaluate`` of the same node
 on the same operand values, so it equals the dropped one bit for bit wherever the op is
 deterministic (every CPU op; on CUDA, ops using atomics, such as ``index_add``, may differ in the
-last bit). Nodes that draw random numbers, and every node whose recomputation would need one, are
-never dropped.
+last bit). Nodes that draw random numbers or write into an operand, and every node whose
+recomputation would need one, are never dropped.
 """
 
 from __future__ import annotations
@@ -83,6 +83,12 @@ def _is_float_value(val: object) -> bool:
     return isinstance(val, (tuple, list)) and any(_is_float_value(v) for v in val)
 
 
+def _mutates(node: torch.fx.Node) -> bool:
+    """An op that writes into an operand (evaluating it twice would write twice)."""
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and schema.is_mutable
+
+
 def is_view(node: torch.fx.Node) -> bool:
     """`node` returns an alias of an operand (view, permute, expand, slice, ...): free to make again."""
     schema = getattr(node.target, "_schema", None)
@@ -142,7 +148,7 @@ def plan_recompute(
         ins = list(dict.fromkeys([*n.all_input_nodes, *extra_reads.get(n, ())]))
         if n.op in ("placeholder", "get_attr"):
             recomputable[n], redo[n] = True, frozenset((n,))  # reloaded from the raw input
-        elif n.op == "call_function" and not is_random(n):
+        elif n.op == "call_function" and not is_random(n) and not _mutates(n):
             recomputable[n] = all(recomputable.get(p, False) for p in ins)
             parts = [redo.get(p, frozenset()) for p in ins]
             redo[n] = None if any(r is None for r in parts) else frozenset((n,)).union(*parts)  # type: ignore[arg-type]
