@@ -233,12 +233,10 @@ def _with_nonfinite(act: torch.Tensor, ref: torch.Tensor) -> None:
     act[11::137], ref[11::137] = nan, nan
 
 
-@pytest.mark.parametrize("flat", [False, True], ids=["rows", "flat"])
 @pytest.mark.parametrize("fmt", ["bf16", "fp16", "fp32", "tf32"])
-def test_fused_kernel_rows_equal_indexed_path_uncompiled(fmt: str, flat: bool) -> None:
-    """`_metric_kernel.row_stats` / `masked_row_stats` (the compiled path's code, run eagerly here; the
-    CPU's row form and CUDA's flat form) give the indexed path's figures: k = 3 actuals against an fp64
-    reference, then NaN/inf with one actual."""
+def test_fused_kernel_rows_equal_indexed_path_uncompiled(fmt: str) -> None:
+    """`_metric_kernel.row_stats` / `masked_row_stats` (the compiled path's code, run eagerly here) give
+    the indexed path's figures: k = 3 actuals against an fp64 reference, then NaN/inf with one actual."""
     from roundoff.numerics import _metric_kernel as mk
 
     f = FORMATS[fmt]
@@ -247,14 +245,14 @@ def test_fused_kernel_rows_equal_indexed_path_uncompiled(fmt: str, flat: bool) -
         a, ref = _adversarial_pair(20_000, torch.float64, 11)  # one reference, three perturbed actuals
         acts.append(a if seed == 11 else torch.nextafter(a, torch.tensor(math.inf)) if seed == 12 else a * (1 + 2.0**-10))
     assert ref is not None
-    rows = mk.row_stats(acts, ref, f, flat).tolist()
+    rows = mk.row_stats(acts, ref, f).tolist()
     for i, a in enumerate(acts):
         fast = ErrorAccumulator(fmt)
         fast._add_finite(rows[i], a.numel(), a.numel())
         _assert_same_stats(fast.result(), ErrorAccumulator(fmt)._update_indexed(a, ref).result(), f"row_stats {fmt} actual {i}")
     act, ref = acts[0].clone(), ref.clone()
     _with_nonfinite(act, ref)
-    row = mk.masked_row_stats(act, ref, f, flat).tolist()[0]
+    row = mk.masked_row_stats(act, ref, f).tolist()[0]
     fast = ErrorAccumulator(fmt)
     fast._add_finite(row[:9], act.numel(), int(row[9]))
     for k, v in zip(("nan_a", "nan_r", "inf_a", "inf_r", "nonfinite"), row[10:]):

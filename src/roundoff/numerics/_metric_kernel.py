@@ -15,9 +15,8 @@ Numeric contract (the same as the eager path's, see `roundoff.numerics.metrics`)
   path's bit for bit; sums differ only by fp64 summation order. The bit sum takes one log2 per row
   of `_ROW` elements (`_bits_sum`: exact exponents plus the log2 of a product of mantissas), which
   agrees with the elementwise sum to the same order; log2 per element was over half the kernel's time.
-- Reductions run in two stages on CPU (rows of `_ROW` elements, then over rows; `_grids`), which
-  Inductor vectorises; on CUDA as full reductions with one log2 per element (`_flat_rows`), which
-  Triton spreads over blocks itself.
+- Reductions run in two stages (rows of `_ROW` elements, then over rows; `_grids`), which Inductor
+  vectorises on CPU and spreads over blocks on CUDA.
 - Counts use integer arithmetic on bit patterns (``min(bits(|x|), 1)`` is 1 iff x != 0, for x >= 0
   and -0.0 alike), not boolean reductions, which Inductor's CPU code runs several times slower.
 - NaN/inf inputs make the row's max |a-r| NaN/inf; the caller then discards the row (masked path).
@@ -136,37 +135,11 @@ def _grid_rows(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> t
     return torch.stack(rows)
 
 
-def _flat_rows(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor:
-    """(k, 9) rows (see `row_stats`) by full reductions over the 1-D inputs, one log2 per element."""
-    r64 = r.to(torch.float64)
-    absr = r64.abs()
-    ref_zero = 1 - _nonzero(absr)
-    r_ords = _ordinals(r, f)
-    sig = torch.sum(r64 * r64)
-    rows = []
-    for a in actuals:
-        ulps = (_ordinals(a, f) - r_ords).abs()
-        err = (a.to(torch.float64) - r64).abs()
-        rel = torch.where(ref_zero == 0, err / absr, 0.0)
-        ud = ulps.to(torch.float64)
-        rows.append(torch.stack([
-            err.amax(), rel.amax(), sig, torch.sum(err * err), ud.sum(), torch.log2(ud + 1.0).sum(), ud.amax(),
-            ulps.clamp(max=1).sum().to(torch.float64), (_nonzero(err) * ref_zero).sum().to(torch.float64),
-        ]))
-    return torch.stack(rows)
-
-
-def row_stats(
-    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, flat: bool | None = None
-) -> torch.Tensor:
+def row_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor:
     """(k, 9) fp64 rows of `_finite_stats` for 1-D `actuals` against 1-D `r` of at least `_ROW`
-    elements (see module doc): two-stage reductions over `_ROW`-element rows (`_grids`), or with
-    `flat` (the default on CUDA) full reductions with one log2 per element (`_flat_rows`): Triton
-    fuses those into one split reduction where the row form became some 30 kernels per call."""
+    elements (see module doc): two-stage reductions over `_ROW`-element rows (`_grids`)."""
     if r.shape[0] < _ROW:
         raise ValueError(f"row_stats needs at least {_ROW} elements, got {r.shape[0]}; use the eager path")
-    if flat if flat is not None else r.is_cuda:
-        return _flat_rows(actuals, r, f)
     grids = [_grids(t) for t in (*actuals, r)]
     full = _grid_rows([g[0] for g in grids[:-1]], grids[-1][0], f)
     last = _grid_rows([g[1] for g in grids[:-1]], grids[-1][1], f)
@@ -184,7 +157,7 @@ def _classes(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]
     return nan, nonfinite - nan, torch.bitwise_right_shift(bits, 63).neg()
 
 
-def masked_row_stats(a: torch.Tensor, r: torch.Tensor, f: Format, flat: bool | None = None) -> torch.Tensor:
+def masked_row_stats(a: torch.Tensor, r: torch.Tensor, f: Format) -> torch.Tensor:
     """(1, 15) fp64: `row_stats` over the elements finite on both sides (the others zeroed on both
     sides, which adds nothing to any figure), then the counts [finite, NaN in a, NaN in r, inf in a,
     inf in r, non-finite mismatches] of `metrics.ErrorAccumulator._update_masked`."""
@@ -194,7 +167,7 @@ def masked_row_stats(a: torch.Tensor, r: torch.Tensor, f: Format, flat: bool | N
     same = nan_a * nan_r + inf_a * inf_r * (1 - torch.bitwise_xor(sign_a, sign_r))  # NaN & NaN, or one inf
     mismatch = (1 - fin) * (1 - same)
     keep = fin == 1
-    row = row_stats((torch.where(keep, a, 0.0),), torch.where(keep, r, 0.0), f, flat)
+    row = row_stats((torch.where(keep, a, 0.0),), torch.where(keep, r, 0.0), f)
     counts = torch.stack([t.sum() for t in (fin, nan_a, nan_r, inf_a, inf_r, mismatch)]).to(torch.float64)
     return torch.cat([row, counts.unsqueeze(0)], 1)
 
