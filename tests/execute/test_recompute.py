@@ -72,6 +72,18 @@ def test_recomputed_runs_equal_kept_runs_and_hold_far_fewer_bytes() -> None:
     assert peak_redone < 0.6 * peak_kept, (peak_redone, peak_kept)
 
 
+def test_recomputing_one_side_releases_the_others_on_time() -> None:
+    """Only the oracle recomputes: a checkpoint it still needs lives on for it alone, and the other
+    sides' values of it are released at their last use (they would otherwise be held to the end)."""
+    prog, inputs = _stack(3)
+    kept, peak_kept, _ = _run(prog, inputs, recompute=())
+    redone, peak_redone, ls = _run(prog, inputs, recompute=(1,))
+    assert ls._recompute is not None and ls._recompute.extend and ls._release_after
+    assert ls.recomputed > 0 and peak_redone < peak_kept
+    for side_kept, side_redone in zip(kept, redone):
+        assert all(same_bits(a, b) for a, b in zip(side_kept, side_redone))
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="needs CUDA"))])
 def test_check_reports_are_the_same_with_and_without_recomputation(monkeypatch, device: str) -> None:
