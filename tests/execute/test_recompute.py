@@ -96,11 +96,13 @@ def test_check_reports_are_the_same_with_and_without_recomputation(monkeypatch, 
         made.append(self)
 
     monkeypatch.setattr(Lockstep, "__init__", spy)
-    streamed = check(prog, inputs, "inductor-gpu", against="eager")
-    assert made[-1].recomputed > 0
-    kept = check(prog, inputs, "inductor-gpu", against="eager", stream=False)
-    assert streamed.nodes == kept.nodes and streamed.outputs == kept.outputs
-    assert streamed.nan_origin == kept.nan_origin and streamed.culprits == kept.culprits
+    for against in ("eager", "oracle"):
+        streamed = check(prog, inputs, "inductor-gpu", against=against)
+        assert made[-1].recomputed > 0
+        kept = check(prog, inputs, "inductor-gpu", against=against, stream=False)
+        assert streamed.nodes == kept.nodes and streamed.outputs == kept.outputs, f"against {against}"
+        assert streamed.nan_origin == kept.nan_origin and streamed.culprits == kept.culprits
+        assert streamed.hazards == kept.hazards
 
 
 def test_fma_sites_recompute_their_multiplys_operands() -> None:
