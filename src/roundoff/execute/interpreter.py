@@ -84,7 +84,6 @@ class Lockstep(torch.fx.Interpreter):
         self._release_after: dict[torch.fx.Node, list[torch.fx.Node]] = {}
         if not keep:
             extra = self._extend_fma_lifetimes()
-            self._reads = {n: tuple(dict.fromkeys([*n.all_input_nodes, *extra.get(n, ())])) for n in self.graph.nodes}
             if self.recompute_sides:
                 if not self.recompute_sides <= set(range(len(self.sides))):
                     raise ValueError(f"recompute={tuple(recompute)}: there are only {len(self.sides)} sides")
@@ -93,6 +92,8 @@ class Lockstep(torch.fx.Interpreter):
                     min_numel=recompute_min_numel)
                 if rp.drop_after:  # else nothing to do per node
                     self._recompute = rp
+                    self._reads = {
+                        n: tuple(dict.fromkeys([*n.all_input_nodes, *extra.get(n, ())])) for n in self.graph.nodes}
                     self._release_after = self._apply_extensions(rp)
 
     def _apply_extensions(self, plan: RecomputePlan) -> dict[torch.fx.Node, list[torch.fx.Node]]:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
+from roundoff.execute.formats import is_float
+
 #: Most nodes one recomputation may evaluate (recomputation is iterative; this bounds its latency).
 MAX_DEPTH = 256
 _aten = torch.ops.aten
@@ -78,9 +80,8 @@ def _numel(val: object) -> int:
 
 
 def _is_float_value(val: object) -> bool:
-    if isinstance(val, torch.Tensor):
-        return val.dtype.is_floating_point
-    return isinstance(val, (tuple, list)) and any(_is_float_value(v) for v in val)
+    """A float tensor, or a tuple holding one (a multi-output node's value)."""
+    return is_float(val) or (isinstance(val, (tuple, list)) and any(is_float(v) for v in val))
 
 
 def _mutates(node: torch.fx.Node) -> bool:
