@@ -155,38 +155,52 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
             f"every node of {run['policy']} is correctly rounded against fp64 "
             f"({len(run['nodes'])} nodes, 0 bits of error)"
         )
-    table = Table(
-        title=f"Worst nodes under {run['policy']}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    for col in (
-        "node",
-        "op",
-        "source",
-        "bits",
-        "max ulp",
-        "local",
-        "inherit",
-        "nan/inf",
-        "verdict",
-    ):
-        table.add_column(col, overflow="fold")
-    for node in rows:
-        m = node["metrics"]
-        table.add_row(
-            node["id"],
-            node["op"],
-            node["source"] or "-",
-            fmt_num(m["bits"], 3),
-            fmt_num(m["max_ulp"], 3),
-            fmt_num(m["local_bits"], 3),
-            fmt_num(m["inherited_bits"], 3),
-            f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
-            verdict_text(node["verdict"]),
+    return _NodesTable(run["policy"], rows)
+
+
+_METRIC_COLUMNS = ("bits", "max ulp", "local", "inherit", "nan/inf", "verdict")
+
+
+class _NodesTable:
+    """The worst-nodes table, laid out for the width it is given: one line per node where it fits,
+    else node and op over the source line in the first column. Names are never cut mid-word."""
+
+    def __init__(self, policy: str, rows: list[dict[str, Any]]) -> None:
+        self.policy, self.rows = policy, rows
+
+    def _table(self, stacked: bool) -> Table:
+        table = Table(
+            title=f"Worst nodes under {self.policy}",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            padding=(0, 1, 0, 0),
         )
-    return table
+        names = ("node / source",) if stacked else ("node", "op", "source")
+        for col in names + _METRIC_COLUMNS:
+            table.add_column(col, no_wrap=True)
+        for node in self.rows:
+            m = node["metrics"]
+            where = (
+                (f"{node['id']} {node['op']}\n  {node['source'] or '-'}",)
+                if stacked
+                else (node["id"], node["op"], node["source"] or "-")
+            )
+            table.add_row(
+                *where,
+                fmt_num(m["bits"], 3),
+                fmt_num(m["max_ulp"], 3),
+                fmt_num(m["local_bits"], 3),
+                fmt_num(m["inherited_bits"], 3),
+                f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
+                verdict_text(node["verdict"]),
+            )
+        return table
+
+    def __rich_console__(self, console: Console, options: Any) -> Iterable[RenderableType]:
+        wide = self._table(stacked=False)
+        fits = console.measure(wide, options=options).maximum < options.max_width  # rich: +1 pad
+        yield wide if fits else self._table(stacked=True)
 
 
 def outputs_table(run: dict[str, Any]) -> Table:
