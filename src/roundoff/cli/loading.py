@@ -96,6 +96,7 @@ def import_script(path_text: str) -> ModuleType:
         raise UsageError(f"cannot import {path_text!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ left there
     try:
         with user_code():
             spec.loader.exec_module(module)
@@ -107,6 +108,7 @@ def import_script(path_text: str) -> ModuleType:
             "(or run it with python to see the full traceback)"
         ) from exc
     finally:
+        sys.dont_write_bytecode = bytecode
         if sys.path and sys.path[0] == str(path.parent):
             sys.path.pop(0)
     _MODULE_CACHE[path] = module
