@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer.core import TyperCommand, TyperGroup
 
 from roundoff.cli.errors import (
     CLICK_ABORT,
@@ -33,41 +32,28 @@ from roundoff.cli.errors import (
     guarded,
 )
 from roundoff.cli.loading import UsageError, capture_target, load_target
+from roundoff.cli.params import (
+    DEFAULT_POLICY,
+    FLAG,
+    TARGET_HELP,
+    BackwardOpt,
+    DebugOpt,
+    InputsOpt,
+    JsonOpt,
+    PolicyOpt,
+    TargetArg,
+    Command,
+    Group,
+    paragraphs,
+)
 from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
+from roundoff.cli.policies import check_node_overrides, resolve_policy
 from roundoff.report import terminal
 from roundoff.zoo import list_workloads
 
 
-def _flag_help_option(option):
-    if option is not None and option.metavar is None:
-        option.metavar = ""  # typer would show `--help <bool>`
-    return option
-
-
-class _Command(TyperCommand):
-    """Usage as ``roundoff check [OPTIONS] TARGET`` (typer's default writes ``{target}``); flags
-    without a ``<bool>`` type."""
-
-    def collect_usage_pieces(self, ctx) -> list[str]:
-        pieces = [self.options_metavar] if self.options_metavar else []
-        for param in self.get_params(ctx):
-            if param.param_type_name == "argument":
-                name = param.metavar or (param.name or "").upper()
-                name += "..." if param.nargs != 1 else ""
-                pieces.append(name if param.required else f"[{name}]")
-        return pieces
-
-    def get_help_option(self, ctx):
-        return _flag_help_option(super().get_help_option(ctx))
-
-
-class _Group(TyperGroup):
-    def get_help_option(self, ctx):
-        return _flag_help_option(super().get_help_option(ctx))
-
-
 app = typer.Typer(
-    cls=_Group,
+    cls=Group,
     name="roundoff",
     help=(
         "Make the floating-point behaviour of low-precision PyTorch programs checkable.\n\n"
@@ -79,49 +65,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-policy_app = typer.Typer(cls=_Group, help="Inspect precision policies.", no_args_is_help=True)
+policy_app = typer.Typer(cls=Group, help="Inspect precision policies.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
 
 SEARCHES = ("ddmin", "prefix", "prefix-linear")
-DEFAULT_POLICY = "inductor-gpu"  # check, trace and blame: torch.compile's GPU numerics
-FLAG = ""  # metavar of a boolean flag: typer would print `<bool>`
-
-DebugOpt = Annotated[
-    bool, typer.Option("--debug", metavar=FLAG, help="Show full tracebacks instead of one line.")
-]
-PolicyOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--policy", "-p", metavar="NAME|FILE.toml",
-        help=f"Preset name or .toml path; repeat for several (default: {DEFAULT_POLICY}).",
-    ),
-]
-BackwardOpt = Annotated[
-    bool, typer.Option("--backward", metavar=FLAG, help="Also capture the backward pass.")
-]
-InputsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--inputs", metavar="SCRIPT:FACTORY",
-        help="A function returning a tuple of tensors (default: FUNCTION_inputs in SCRIPT).",
-    ),
-]
-TargetArg = Annotated[
-    str, typer.Argument(metavar="TARGET", help="SCRIPT:FUNCTION (e.g. model.py:forward) or zoo:NAME.")
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", metavar=FLAG, help="Print the JSON report only (errors as JSON too).")
-]
-TARGET_HELP = (
-    "TARGET is SCRIPT:FUNCTION, with inputs from --inputs SCRIPT:FACTORY or by default from a "
-    "function FUNCTION_inputs() in SCRIPT returning a tuple of tensors; or zoo:NAME, a built-in "
-    "workload (roundoff sweep --help lists them)."
-)
-
-
-def _paras(text: str) -> str:
-    """Help text: paragraphs split on blank lines, each rewrapped by the help formatter."""
-    return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
 
 
 def _stdout():
@@ -132,40 +79,7 @@ def _stderr():
     return stderr_console()
 
 
-def resolve_policy(name_or_path: str):  # -> roundoff.policy.model.Policy
-    """A preset name or .toml path through `get_policy`; one-line error if unknown."""
-    from roundoff.policy import get_policy, list_policies
-
-    try:
-        return get_policy(name_or_path)
-    except (KeyError, ValueError, OSError) as exc:
-        if name_or_path.endswith(".toml"):
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise UsageError(f"policy file {name_or_path!r}: {reason}") from exc
-        names = ", ".join(p if isinstance(p, str) else p.name for p in list_policies())
-        raise UsageError(
-            f"unknown policy {name_or_path!r}; presets: {names} (or pass a .toml path)"
-        ) from exc
-
-
-def check_node_overrides(program, policy, label: str) -> None:
-    """UsageError if `policy` overrides a node id `program` does not have (a typo or a policy
-    written for another program would otherwise be ignored silently)."""
-    from roundoff.capture.program import NODE_ID
-
-    ids = [n.meta.get(NODE_ID) for n in program.graph.nodes]
-    known = set(ids)
-    unknown = [k for k in policy.node_overrides if k not in known and k.split(".")[0] not in known]
-    if unknown:
-        span = f"{ids[0]}..{ids[-1]}" if ids else "none"
-        raise UsageError(
-            f"policy {policy.name!r} overrides node(s) {', '.join(unknown)} that "
-            f"{label} does not have (its ids: {span}, see roundoff trace); "
-            "remove those [node_overrides] entries"
-        )
-
-
-@app.command(cls=_Command)
+@app.command(cls=Command)
 def formats(debug: DebugOpt = False) -> None:
     """Show the floating-point formats roundoff knows and their derived constants."""
     from roundoff.numerics import FORMATS
@@ -175,7 +89,7 @@ def formats(debug: DebugOpt = False) -> None:
         _stdout().print(terminal.formats_table(records))
 
 
-@app.command(cls=_Command)
+@app.command(cls=Command)
 def policies(debug: DebugOpt = False) -> None:
     """List the policy presets with the sources they follow."""
     from roundoff.policy import list_policies
@@ -185,7 +99,7 @@ def policies(debug: DebugOpt = False) -> None:
         _stdout().print(terminal.policies_table(presets))
 
 
-@policy_app.command("show", cls=_Command)
+@policy_app.command("show", cls=Command)
 def policy_show(
     name: Annotated[str, typer.Argument(metavar="NAME|FILE.toml", help="Preset or .toml path.")],
     debug: DebugOpt = False,
@@ -197,7 +111,7 @@ def policy_show(
         typer.echo(policy_to_toml(resolve_policy(name)), nl=False)
 
 
-@app.command(cls=_Command, help=_paras(f"""Print the plan of TARGET under one policy, or two side by side.
+@app.command(cls=Command, help=paragraphs(f"""Print the plan of TARGET under one policy, or two side by side.
 
 {TARGET_HELP} The default policy is {DEFAULT_POLICY}. {TRUST_HELP}
 
@@ -225,7 +139,7 @@ def trace(
     typer.echo(text)
 
 
-@app.command(cls=_Command, help=_paras(f"""Check TARGET under each --policy against a reference; exit 1
+@app.command(cls=Command, help=paragraphs(f"""Check TARGET under each --policy against a reference; exit 1
 if any output diverges.
 
 {TARGET_HELP} The default policy is {DEFAULT_POLICY} (torch.compile on GPU), the default reference
@@ -261,11 +175,10 @@ def check(
     with guarded(debug, json_out):
         check_writable(html, "--html")
         chosen = [resolve_policy(p) for p in (policy or [DEFAULT_POLICY])]
-        if against not in ("eager", "oracle"):
-            resolve_policy(against)
+        reference = [] if against in ("eager", "oracle") else [resolve_policy(against)]
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
-        for p in chosen:
+        for p in chosen + reference:
             check_node_overrides(program, p, loaded.label)
         document = run_check(loaded, program, chosen, against, _stderr(), with_blame)
         _emit(document, json_out, html, top)
@@ -288,7 +201,7 @@ def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
             _stdout().print(f"HTML report: {html}", markup=False)
 
 
-@app.command("blame", cls=_Command, help=_paras(f"""Find a 1-minimal set of per-node changes that brings
+@app.command("blame", cls=Command, help=paragraphs(f"""Find a 1-minimal set of per-node changes that brings
 TARGET within tolerance under --policy.
 
 {TARGET_HELP} The default policy is {DEFAULT_POLICY}, the default reference eager PyTorch.
@@ -380,7 +293,7 @@ def _blame_output(found, label: str, save_policy: Path | None, repro: Path | Non
             out.print(f"--repro {repro}: not written ({why})", markup=False)
 
 
-@app.command(cls=_Command, help=_paras(f"""Error against fp64 per layer and policy over several targets.
+@app.command(cls=Command, help=paragraphs(f"""Error against fp64 per layer and policy over several targets.
 
 Each TARGET is zoo:NAME or SCRIPT:FUNCTION (inputs as for check: --inputs SCRIPT:FACTORY, or
 FUNCTION_inputs() in SCRIPT). Default: the XLA `mul` debate on the Llama- and Mixtral-style zoo
@@ -429,7 +342,7 @@ def sweep(
             _stdout().print(f"saved: {out}", markup=False)
 
 
-@app.command(cls=_Command)
+@app.command(cls=Command)
 def demo(
     quick: Annotated[
         bool, typer.Option("--quick", metavar=FLAG, help="Only the formats and the FMA demo.")
