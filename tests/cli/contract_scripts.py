@@ -28,6 +28,10 @@ def x1():
     return (torch.linspace(-2, 2, 16),)
 
 
+def x1g():
+    return (torch.linspace(-2, 2, 16).requires_grad_(),)
+
+
 def ints_in():
     return (torch.arange(6),)
 

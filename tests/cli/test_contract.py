@@ -121,7 +121,7 @@ CASES = [
     inputs("x1", fn="inplace", exit=USAGE, needles=["m.py:", "in-place"]),
     inputs("x1", fn="rand"),
     inputs("x1", fn="custom_fn"),
-    check("custom-autograd-backward", "m.py:custom_fn", "--inputs", "m.py:x1", "--backward",
+    check("custom-autograd-backward", "m.py:custom_fn", "--inputs", "m.py:x1g", "--backward",
           "-p", "eager", xfail=CAPTURE),
     inputs("x1", fn="libop"),
     inputs("x1", fn="closure", xfail=CAPTURE),
