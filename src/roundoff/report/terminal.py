@@ -94,10 +94,11 @@ def policies_table(policies: Sequence[Any]) -> Table:
     """Presets: name, one-line description and the source (release, PR, config) each follows."""
     table = Table(title="Precision policies", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("description")
-    table.add_column("source", overflow="fold")
+    # one column for both texts: at 80 columns a third would fold long identifiers of the sources
+    # (`opmath_gpu_kernel_with_scalars`) in the middle
+    table.add_column("what it models, and its source", overflow="fold")
     for p in policies:
-        table.add_row(p.name, p.description, p.source)
+        table.add_row(p.name, Text.assemble(p.description, "\n", ("source: ", "dim"), p.source))
     return table
 
 
