@@ -94,3 +94,13 @@ def test_sweep_takes_a_script_target_and_matches_analyze(tmp_path):
         expected = _layers(check(mine.f, mine.f_inputs(), policy, "oracle"))
         got = {r["layer"]: r["values"][policy] for r in rows}
         assert got == expected, f"{policy}: repro: roundoff sweep {target}"
+
+
+def test_sweep_table_at_80_columns_numbers_the_policies_instead_of_folding_names():
+    names = ["eager", "xla-2.9", "xla-2.10", "xla-neuron", "xla-excess-precision", "inductor-gpu"]
+    args = ["sweep", "zoo:bf16-chain"] + [a for n in names for a in ("-p", n)]
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "motivating.py:161" in result.stdout and "…" not in result.stdout
+    assert "(5) xla-excess-precision" in result.stdout

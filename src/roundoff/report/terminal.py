@@ -280,32 +280,54 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
 
 def sweep_table(
     rows: Sequence[tuple[str, str, Mapping[str, float | None]]], policies: Sequence[str]
-) -> Table:
+) -> RenderableType:
     """Error against fp64 per (workload, layer) row and policy column, a heading row per workload;
-    the smallest error of each row is bold (the policy closest to fp64 there) where they differ."""
-    table = Table(
-        title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: output RMSE)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("layer", overflow="fold")
-    for p in policies:
-        table.add_column(p, justify="right", overflow="fold")
-    previous = None
-    for workload, layer, values in rows:
-        if workload != previous:
-            table.add_row(Text(workload, style="bold"), *([""] * len(policies)))
-            previous = workload
-        known = [v for p in policies if (v := values.get(p)) is not None and not math.isnan(v)]
-        best = min(known) if known else None
-        cells = []
-        for p in policies:
-            v = values.get(p)
-            style = "bold" if v is not None and v == best and len(set(known)) > 1 else ""
-            cells.append(Text(fmt_num(v, 3), style=style))
-        table.add_row(f"  {layer}", *cells)
-    return table
+    the smallest error of each row is bold (the policy closest to fp64 there) where they differ.
+    Where the policies' names do not fit side by side, the columns are numbered and a legend
+    names them (rather than folding names and layers mid-word)."""
+    return _SweepTable(rows, policies)
+
+
+class _SweepTable:
+    def __init__(
+        self, rows: Sequence[tuple[str, str, Mapping[str, float | None]]], policies: Sequence[str]
+    ) -> None:
+        self.rows, self.policies = rows, policies
+
+    def _table(self, headers: Sequence[str]) -> Table:
+        table = Table(
+            title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: "
+            "output RMSE)",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            padding=(0, 1, 0, 0),
+        )
+        table.add_column("layer", no_wrap=True)
+        for h in headers:
+            table.add_column(h, justify="right", no_wrap=True)
+        previous = None
+        for workload, layer, values in self.rows:
+            if workload != previous:
+                table.add_row(Text(workload, style="bold"), *([""] * len(headers)))
+                previous = workload
+            known = [v for p in self.policies if (v := values.get(p)) is not None and not math.isnan(v)]
+            best = min(known) if known else None
+            cells = []
+            for p in self.policies:
+                v = values.get(p)
+                style = "bold" if v is not None and v == best and len(set(known)) > 1 else ""
+                cells.append(Text(fmt_num(v, 3), style=style))
+            table.add_row(f"  {layer}", *cells)
+        return table
+
+    def __rich_console__(self, console: Console, options: Any) -> Iterable[RenderableType]:
+        wide = self._table(self.policies)
+        if console.measure(wide, options=options).maximum < options.max_width:
+            yield wide
+            return
+        yield self._table([f"({i})" for i in range(1, len(self.policies) + 1)])
+        yield Text("  ".join(f"({i}) {p}" for i, p in enumerate(self.policies, 1)), style="dim")
 
 
 def progress_bar(console: Console | None = None, transient: bool = True) -> Progress:
