@@ -1,5 +1,5 @@
 """`roundoff.testing.assert_numerics`: passes where check passes, raises AssertionError with the
-verdict and first finding where it diverges; oracles are eager torch, an fp64 run and libm's fmaf."""
+verdict and first finding where it diverges; oracles: eager torch, an fp64 run, libm's fmaf."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_fma_cancel_under_inductor_gpu_raises_with_the_verdict_and_finding():
     libm.fmaf.argtypes = [ctypes.c_float] * 3
     prod = (x * s).flatten()[0].item()
     err = libm.fmaf(x.flatten()[0].item(), s.flatten()[0].item(), -prod)
-    assert w.build()(x, s).flatten()[0].item() == 1.0 and torch.exp(torch.tensor(err)).item() == math.inf
+    assert w.build()(x, s).flatten()[0].item() == 1.0
+    assert torch.exp(torch.tensor(err)).item() == math.inf
     with pytest.raises(AssertionError) as info:
         assert_numerics(w.build(), (x, s), policy="inductor-gpu", against="eager")
     head, finding = str(info.value).splitlines()

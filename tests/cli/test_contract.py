@@ -3,7 +3,8 @@
 Most cases run through `contract_driver.py`: it imports the console script's function once and
 forks a fresh process per case (torch's import costs 2-4 s here; the table would take over 10
 minutes on 2 busy cores otherwise); the cases marked `fresh` run as ``python -m roundoff.cli`` in a
-plain subprocess, import-time behaviour included. For every case: the exit status (0 ok, 1 diverges, 2 bad usage, 3 internal error, 130 interrupted);
+plain subprocess, import-time behaviour included. For every case: the exit status (0 ok,
+1 diverges, 2 bad usage, 3 internal error, 130 interrupted);
 an error is exactly one ``error: ...`` line naming the file, line or option at fault; no Python
 traceback (only ``--debug`` shows one); under ``--json`` stdout is one JSON document, the report or
 ``{"error": ..., "exit": N}``; no file is written in the case's folder other than those asked for.

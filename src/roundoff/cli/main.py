@@ -19,13 +19,11 @@ import typer
 
 from roundoff.cli.errors import (
     CLICK_ABORT,
-    EXIT_CODES_HELP,
     EXIT_DIVERGES,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    TRUST_HELP,
     click_exceptions,
     fail,
     first_line,
@@ -33,23 +31,24 @@ from roundoff.cli.errors import (
 )
 from roundoff.cli.loading import UsageError, capture_target, load_target
 from roundoff.cli.params import (
+    BLAME_HELP,
+    CHECK_HELP,
     DEFAULT_POLICY,
     FLAG,
-    TARGET_HELP,
+    SWEEP_HELP,
+    TRACE_HELP,
     BackwardOpt,
+    Command,
     DebugOpt,
+    Group,
     InputsOpt,
     JsonOpt,
     PolicyOpt,
     TargetArg,
-    Command,
-    Group,
-    paragraphs,
 )
 from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
 from roundoff.cli.policies import check_node_overrides, resolve_policy
 from roundoff.report import terminal
-from roundoff.zoo import list_workloads
 
 
 app = typer.Typer(
@@ -111,11 +110,7 @@ def policy_show(
         typer.echo(policy_to_toml(resolve_policy(name)), nl=False)
 
 
-@app.command(cls=Command, help=paragraphs(f"""Print the plan of TARGET under one policy, or two side by side.
-
-{TARGET_HELP} The default policy is {DEFAULT_POLICY}. {TRUST_HELP}
-
-{EXIT_CODES_HELP}"""))
+@app.command(cls=Command, help=TRACE_HELP)
 def trace(
     target: TargetArg,
     policy: PolicyOpt = None,
@@ -128,7 +123,9 @@ def trace(
     with guarded(debug):
         names = policy or [DEFAULT_POLICY]
         if len(names) > 2:
-            raise UsageError(f"--policy: trace shows one policy or two side by side; got {len(names)}")
+            raise UsageError(
+                f"--policy: trace shows one policy or two side by side; got {len(names)}"
+            )
         chosen = [resolve_policy(p) for p in names]
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
@@ -139,14 +136,7 @@ def trace(
     typer.echo(text)
 
 
-@app.command(cls=Command, help=paragraphs(f"""Check TARGET under each --policy against a reference; exit 1
-if any output diverges.
-
-{TARGET_HELP} The default policy is {DEFAULT_POLICY} (torch.compile on GPU), the default reference
-eager PyTorch. The verdict is PyTorch's own accuracy rule (torch._dynamo.utils.same against an fp64
-run). {TRUST_HELP}
-
-{EXIT_CODES_HELP}"""))
+@app.command(cls=Command, help=CHECK_HELP)
 def check(
     target: TargetArg,
     policy: PolicyOpt = None,
@@ -201,14 +191,7 @@ def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
             _stdout().print(f"HTML report: {html}", markup=False)
 
 
-@app.command("blame", cls=Command, help=paragraphs(f"""Find a 1-minimal set of per-node changes that brings
-TARGET within tolerance under --policy.
-
-{TARGET_HELP} The default policy is {DEFAULT_POLICY}, the default reference eager PyTorch.
-{TRUST_HELP}
-
-Exit 0 when fixed or already within tolerance (then nothing is written), 1 when no change set fixes
-it, 2 bad usage, 3 internal error (a roundoff bug: rerun with --debug)."""))
+@app.command("blame", cls=Command, help=BLAME_HELP)
 def blame_command(
     target: TargetArg,
     policy: Annotated[
@@ -293,16 +276,7 @@ def _blame_output(found, label: str, save_policy: Path | None, repro: Path | Non
             out.print(f"--repro {repro}: not written ({why})", markup=False)
 
 
-@app.command(cls=Command, help=paragraphs(f"""Error against fp64 per layer and policy over several targets.
-
-Each TARGET is zoo:NAME or SCRIPT:FUNCTION (inputs as for check: --inputs SCRIPT:FACTORY, or
-FUNCTION_inputs() in SCRIPT). Default: the XLA `mul` debate on the Llama- and Mixtral-style zoo
-blocks under eager, xla-2.9, xla-2.10, xla-neuron, xla-excess-precision and inductor-gpu.
-{TRUST_HELP}
-
-Zoo workloads: {", ".join(w.name for w in list_workloads())}.
-
-Exit 0 (a sweep has no verdict), 2 bad usage, 3 internal error."""))
+@app.command(cls=Command, help=SWEEP_HELP)
 def sweep(
     targets: Annotated[
         list[str] | None,
@@ -331,11 +305,14 @@ def sweep(
         check_writable(out, "--out", (".csv", ".json"))
         chosen_targets = [*(targets or []), *(workload or [])] or list(DEFAULT_WORKLOADS)
         if inputs is not None and all(t.startswith("zoo:") for t in chosen_targets):
-            raise UsageError("--inputs is for SCRIPT:FUNCTION targets; zoo workloads bring their own")
+            raise UsageError(
+                "--inputs is for SCRIPT:FUNCTION targets; zoo workloads bring their own"
+            )
         chosen = [resolve_policy(p) for p in (policy or DEFAULT_POLICIES)]
         rows = run_sweep(chosen_targets, chosen, backward, _stderr(), inputs)
         names = [p.name for p in chosen]
-        _stdout().print(terminal.sweep_table([(r.workload, r.layer, r.values) for r in rows], names))
+        table = terminal.sweep_table([(r.workload, r.layer, r.values) for r in rows], names)
+        _stdout().print(table)
         if out is not None:
             text = to_csv(rows, names) if out.suffix == ".csv" else to_json(rows, names)
             write_output(out, text, "--out")
@@ -359,7 +336,8 @@ def demo(
         out.print(terminal.formats_table(records))
         out.print(
             terminal.key_values(
-                "exp(x*scale - x*scale): eager rounds x*scale once; an FMA keeps its rounding error",
+                "exp(x*scale - x*scale): eager rounds x*scale once; "
+                "an FMA keeps its rounding error",
                 fma_rows(fma_demo()),
             )
         )

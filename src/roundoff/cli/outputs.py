@@ -1,4 +1,5 @@
-"""Files the CLI writes (``--html``, ``--repro``, ``--save-policy``, ``sweep --out``) and its consoles.
+"""The CLI's consoles, and the files it writes (``--html``, ``--repro``, ``--save-policy``,
+``sweep --out``).
 
 Every output path is validated before any work starts (a folder, a missing folder or an unwritable
 place is a one-line usage error, and nothing is left behind), and every write is guarded the same
@@ -33,19 +34,23 @@ def check_writable(path: Path | None, option: str, suffixes: tuple[str, ...] = (
     if path is None:
         return
     if suffixes and path.suffix not in suffixes:
-        raise UsageError(f"{option} {str(path)!r}: use a file name ending in {' or '.join(suffixes)}")
+        ends = " or ".join(suffixes)
+        raise UsageError(f"{option} {str(path)!r}: use a file name ending in {ends}")
     if path.is_dir():
         raise UsageError(f"{option} {str(path)!r} is a folder; pass a file path inside it")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"{option} {str(path)!r}: folder {str(parent)!r} does not exist; create it")
+        raise UsageError(
+            f"{option} {str(path)!r}: folder {str(parent)!r} does not exist; create it"
+        )
     existed = path.exists()
     try:
         with open(path, "a", encoding="utf-8"):
             pass
     except OSError as exc:
         raise UsageError(
-            f"{option} {str(path)!r} cannot be written ({exc.strerror or exc}); pass a writable path"
+            f"{option} {str(path)!r} cannot be written ({exc.strerror or exc}); "
+            "pass a writable path"
         ) from None
     if not existed:
         path.unlink()

@@ -8,6 +8,9 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from roundoff.cli.errors import EXIT_CODES_HELP, TRUST_HELP
+from roundoff.zoo import list_workloads
+
 
 def _flag_help_option(option):
     if option is not None and option.metavar is None:
@@ -61,10 +64,12 @@ InputsOpt = Annotated[
     ),
 ]
 TargetArg = Annotated[
-    str, typer.Argument(metavar="TARGET", help="SCRIPT:FUNCTION (e.g. model.py:forward) or zoo:NAME.")
+    str,
+    typer.Argument(metavar="TARGET", help="SCRIPT:FUNCTION (e.g. model.py:forward) or zoo:NAME."),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", metavar=FLAG, help="Print the JSON report only (errors as JSON too).")
+    bool,
+    typer.Option("--json", metavar=FLAG, help="Print the JSON report only (errors as JSON too)."),
 ]
 TARGET_HELP = (
     "TARGET is SCRIPT:FUNCTION, with inputs from --inputs SCRIPT:FACTORY or by default from a "
@@ -76,3 +81,44 @@ TARGET_HELP = (
 def paragraphs(text: str) -> str:
     """Help text: paragraphs split on blank lines, each rewrapped by the help formatter."""
     return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
+
+
+TRACE_HELP = paragraphs(
+    f"""Print the plan of TARGET under one policy, or two side by side.
+
+{TARGET_HELP} The default policy is {DEFAULT_POLICY}. {TRUST_HELP}
+
+{EXIT_CODES_HELP}"""
+)
+CHECK_HELP = paragraphs(
+    f"""Check TARGET under each --policy against a reference; exit 1
+if any output diverges.
+
+{TARGET_HELP} The default policy is {DEFAULT_POLICY} (torch.compile on GPU), the default reference
+eager PyTorch. The verdict is PyTorch's own accuracy rule (torch._dynamo.utils.same against an fp64
+run). {TRUST_HELP}
+
+{EXIT_CODES_HELP}"""
+)
+BLAME_HELP = paragraphs(
+    f"""Find a 1-minimal set of per-node changes that brings
+TARGET within tolerance under --policy.
+
+{TARGET_HELP} The default policy is {DEFAULT_POLICY}, the default reference eager PyTorch.
+{TRUST_HELP}
+
+Exit 0 when fixed or already within tolerance (then nothing is written), 1 when no change set fixes
+it, 2 bad usage, 3 internal error (a roundoff bug: rerun with --debug)."""
+)
+SWEEP_HELP = paragraphs(
+    f"""Error against fp64 per layer and policy over several targets.
+
+Each TARGET is zoo:NAME or SCRIPT:FUNCTION (inputs as for check: --inputs SCRIPT:FACTORY, or
+FUNCTION_inputs() in SCRIPT). Default: the XLA `mul` debate on the Llama- and Mixtral-style zoo
+blocks under eager, xla-2.9, xla-2.10, xla-neuron, xla-excess-precision and inductor-gpu.
+{TRUST_HELP}
+
+Zoo workloads: {", ".join(w.name for w in list_workloads())}.
+
+Exit 0 (a sweep has no verdict), 2 bad usage, 3 internal error."""
+)

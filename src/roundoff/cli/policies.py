@@ -1,4 +1,5 @@
-"""Policies named on the command line: resolved with one-line errors, checked against the program."""
+"""Policies named on the command line: resolved with one-line errors, checked against the
+program they are applied to."""
 
 from __future__ import annotations
 

@@ -311,7 +311,9 @@ class _SweepTable:
             if workload != previous:
                 table.add_row(Text(workload, style="bold"), *([""] * len(headers)))
                 previous = workload
-            known = [v for p in self.policies if (v := values.get(p)) is not None and not math.isnan(v)]
+            known = [
+                v for p in self.policies if (v := values.get(p)) is not None and not math.isnan(v)
+            ]
             best = min(known) if known else None
             cells = []
             for p in self.policies:
