@@ -282,7 +282,8 @@ def sweep_table(
     rows: Sequence[tuple[str, str, Mapping[str, float | None]]], policies: Sequence[str]
 ) -> RenderableType:
     """Error against fp64 per (workload, layer) row and policy column, a heading row per workload;
-    the smallest error of each row is bold (the policy closest to fp64 there) where they differ.
+    the smallest error of each row is bold (the policy closest to fp64 there: the highest SQNR, the
+    lowest output RMSE) where they differ.
     Where the policies' names do not fit side by side, the columns are numbered and a legend
     names them (rather than folding names and layers mid-word)."""
     return _SweepTable(rows, policies)
@@ -314,7 +315,9 @@ class _SweepTable:
             known = [
                 v for p in self.policies if (v := values.get(p)) is not None and not math.isnan(v)
             ]
-            best = min(known) if known else None
+            # SQNR rows: higher is closer to fp64; the output row is an RMSE: lower is closer
+            closest = min if layer == "output rmse" else max
+            best = closest(known) if known else None
             cells = []
             for p in self.policies:
                 v = values.get(p)
