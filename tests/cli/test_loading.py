@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from roundoff.cli.loading import UsageError, load_target
+from roundoff.capture.errors import CaptureError
+from roundoff.cli.loading import UsageError, capture_target, load_target
 
 
 def test_good_script_loads_with_default_factory_and_runs(scripts):
@@ -26,20 +27,16 @@ def test_inputs_option_picks_another_factory(scripts):
         (
             "broken.py:f",
             None,
-            r"failed to import: ZeroDivisionError: division by zero \(broken.py:3\)",
+            r"failed to import: it raised ZeroDivisionError: division by zero \(broken.py:3\)",
         ),
-        ("missing_dep.py:f", None, r"failed to import: ModuleNotFoundError"),
+        ("missing_dep.py:f", None, r"failed to import: it raised ModuleNotFoundError"),
         ("good.py:nope", None, r"function 'nope' not found .* it defines: .*\bf\b"),
         ("good.py:NOT_A_FUNCTION", None, r"is a int, not a function"),
         ("good.py:no_factory", None, r"define no_factory_inputs\(\)"),
         ("good.py:f", "good.py:nope", r"input factory 'nope' not found"),
         ("good.py:bad_factory", None, r"non-tensor inputs \(#1: float\)"),
-        (
-            "good.py:mm",
-            None,
-            r"fails on its inputs \[\(2, 3\) float32, \(4, 5\) float32\]: RuntimeError",
-        ),
-        ("good.py:ints", None, r"integer-only program \(outputs are int64\)"),
+        ("good.py:mm", None, r"untraceable operation at good.py:\d+: RuntimeError"),
+        ("good.py:ints", None, r"no floating-point input"),
         ("good.py:compare", None, r"no floating-point outputs \(outputs are bool\)"),
         ("nowhere.py:f", None, r"does not exist"),
         ("good.txt:f", None, r"not a .py file"),
@@ -49,8 +46,45 @@ def test_inputs_option_picks_another_factory(scripts):
 def test_bad_input_is_a_one_line_usage_error(scripts, target, inputs, pattern):
     target = f"{scripts}/{target}" if not target.startswith("zoo:") else target
     inputs = f"{scripts}/{inputs}" if inputs else None
-    with pytest.raises(UsageError, match=pattern) as info:
-        load_target(target, inputs)
+    with pytest.raises((UsageError, CaptureError), match=pattern) as info:
+        capture_target(load_target(target, inputs))
     assert "\n" not in str(info.value), (
         f"multi-line error; repro: load_target({target!r}, {inputs!r})"
     )
+
+
+def test_the_function_runs_once_and_its_prints_go_to_stderr(tmp_path, capsys):
+    """The old preflight ran FUNCTION eagerly before capture: side effects happened twice."""
+    (tmp_path / "count.py").write_text(
+        "import torch\nCALLS = []\n"
+        "def f(a):\n    CALLS.append(1)\n    print('in f')\n    return a * 2\n"
+        "def f_inputs():\n    print('in factory')\n    return (torch.ones(3),)\n"
+    )
+    loaded = load_target(f"{tmp_path}/count.py:f")
+    capture_target(loaded)
+    assert len(loaded.fn.__globals__["CALLS"]) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and "in f" in out.err and "in factory" in out.err
+
+
+@pytest.mark.parametrize(
+    "body, pattern",
+    [
+        ("raise SystemExit(0)", r"called sys.exit\(0\) \(exits.py:4\)"),
+        ("import sys; sys.exit(1)", r"called sys.exit\(1\) \(exits.py:4\)"),
+        ("raise ZeroDivisionError('mine')", r"raised ZeroDivisionError: mine \(exits.py:4\)"),
+    ],
+)
+@pytest.mark.parametrize("where", ["function", "factory"])
+def test_user_code_cannot_exit_or_raise_past_the_loader(tmp_path, body, pattern, where):
+    """sys.exit in user code used to decide roundoff's exit status (the loader caught Exception)."""
+    fn_body, factory_body = (body, "pass") if where == "function" else ("pass", body)
+    (tmp_path / "exits.py").write_text(
+        "import torch\n\n"
+        f"def f(a):\n    {fn_body}\n    return a * 2\n\n"
+        f"def f_inputs():\n    {factory_body}\n    return (torch.ones(3),)\n"
+    )
+    if where == "factory":  # the factory's body is on line 8
+        pattern = pattern.replace("exits.py:4", "exits.py:8")
+    with pytest.raises(UsageError, match=pattern):
+        capture_target(load_target(f"{tmp_path}/exits.py:f"))

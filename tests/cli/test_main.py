@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -82,8 +85,8 @@ def test_trace_two_policies_side_by_side_and_refuses_three(scripts):
     [
         ("broken.py:f", [], ["failed to import", "ZeroDivisionError"]),
         ("good.py:nope", [], ["'nope' not found"]),
-        ("good.py:mm", [], ["fails on its inputs", "RuntimeError"]),
-        ("good.py:ints", [], ["integer-only program"]),
+        ("good.py:mm", [], ["untraceable operation at good.py:", "RuntimeError"]),
+        ("good.py:ints", [], ["no floating-point input"]),
         ("good.py:compare", [], ["no floating-point outputs"]),
         ("good.py:f", ["--policy", "nope"], ["unknown policy 'nope'"]),
         ("zoo:no-such-workload", [], ["unknown workload", "fma-cancel"]),
@@ -104,3 +107,43 @@ def test_debug_mode_lets_the_exception_through(scripts):
 def test_cli_usage_mistakes_exit_2():
     assert run("check").exit_code == 2  # missing TARGET (click's own usage error)
     assert run("frobnicate").exit_code == 2
+
+
+def test_an_error_inside_roundoff_is_exit_3_not_a_usage_error(scripts, monkeypatch):
+    """Any ValueError/TypeError/KeyError used to be exit 2, hiding roundoff bugs as usage errors."""
+    import roundoff.analyze
+
+    def broken(*args, **kwargs):
+        raise KeyError("internal table lookup")
+
+    monkeypatch.setattr(roundoff.analyze, "check", broken)
+    result = run("check", f"{scripts}/good.py:f", "-p", "eager", "--json")
+    assert result.exit_code == 3, result.output
+    assert "roundoff bug" in result.stderr and "--debug" in result.stderr
+    assert json.loads(result.stdout) == {"error": result.stderr.strip(), "exit": 3}
+
+
+def test_check_help_names_default_policy_inputs_convention_exit_codes_and_code_execution():
+    text = run("check", "--help").stdout
+    flat = " ".join(text.split())
+    for needle in ("inductor-gpu", "FUNCTION_inputs", "Exit status: 0", "3 internal error",
+                   "run only code you trust", "check [OPTIONS] TARGET"):
+        assert needle in flat, f"{needle!r} missing from check --help"
+    assert "<bool>" not in text and "{target}" not in text
+
+
+@pytest.mark.parametrize("command", ["trace", "blame", "sweep"])
+def test_every_command_running_user_code_says_so(command):
+    assert "run only code you trust" in " ".join(run(command, "--help").stdout.split())
+
+
+def test_nodes_table_keeps_source_names_whole_at_80_columns():
+    """At 80 columns rich folded `motivating.py:69` into `motivati` / `ng.py:69`."""
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(
+        app, ["check", "zoo:softmax-backward", "-p", "inductor-gpu"]
+    )
+    assert result.exit_code == 1, result.output
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "motivating.py:69" in result.stdout
+    assert re.search(r"motivati(?!ng\.py:\d)", result.stdout) is None, result.stdout
+    assert re.search(r"nonfinit(?!e)", result.stdout) is None  # not `nonfinit` / `e`

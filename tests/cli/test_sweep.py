@@ -21,7 +21,10 @@ def _expected(workload: str, policy: str) -> dict[str, float]:
     from roundoff.zoo import get_workload
 
     w = get_workload(workload)
-    result = check(w.build(), w.make_inputs(), policy, "oracle")
+    return _layers(check(w.build(), w.make_inputs(), policy, "oracle"))
+
+
+def _layers(result) -> dict[str, float]:
     layers: dict[str, float] = {}
     for n in result.nodes:
         sqnr = -math.inf if n.verdict == "nonfinite" else n.vs_oracle.sqnr_db
@@ -64,3 +67,40 @@ def test_sweep_csv_has_one_column_per_policy(tmp_path):
 def test_sweep_bad_usage_exits_2(tmp_path):
     assert run("sweep", "-w", "model.py:f").exit_code == 2
     assert run("sweep", "-w", "zoo:fma-cancel", "--out", str(tmp_path / "x.txt")).exit_code == 2
+
+
+def test_sweep_takes_a_script_target_and_matches_analyze(tmp_path):
+    """Issue 12 item 8: sweep took only zoo workloads."""
+    from roundoff.analyze import check
+
+    (tmp_path / "mine.py").write_text(
+        "import torch\n\ndef f(a, b):\n    c = a * b + a\n    return c * b - a\n\n"
+        "def f_inputs():\n    g = torch.Generator().manual_seed(0)\n"
+        "    return (torch.randn(64, generator=g).to(torch.bfloat16),\n"
+        "            torch.randn(64, generator=g).to(torch.bfloat16))\n"
+    )
+    out = tmp_path / "s.json"
+    target = f"{tmp_path}/mine.py:f"
+    result = run("sweep", target, "-p", "eager", "-p", "inductor-cpu", "--out", str(out))
+    assert result.exit_code == 0, f"{result.output}\nrepro: roundoff sweep {target}"
+    rows = json.loads(out.read_text())["rows"]
+    assert {r["workload"] for r in rows} == {target}
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mine", tmp_path / "mine.py")
+    mine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mine)
+    for policy in ("eager", "inductor-cpu"):
+        expected = _layers(check(mine.f, mine.f_inputs(), policy, "oracle"))
+        got = {r["layer"]: r["values"][policy] for r in rows}
+        assert got == expected, f"{policy}: repro: roundoff sweep {target}"
+
+
+def test_sweep_table_at_80_columns_numbers_the_policies_instead_of_folding_names():
+    names = ["eager", "xla-2.9", "xla-2.10", "xla-neuron", "xla-excess-precision", "inductor-gpu"]
+    args = ["sweep", "zoo:bf16-chain"] + [a for n in names for a in ("-p", n)]
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "motivating.py:161" in result.stdout and "…" not in result.stdout
+    assert "(5) xla-excess-precision" in result.stdout

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from roundoff.report.terminal import check_report, fmt_num, worst_nodes
+from roundoff.report.terminal import check_report, fmt_num, sweep_table, worst_nodes
 
 
 def _render(renderable, tty: bool) -> str:
@@ -54,3 +54,20 @@ def test_fmt_num_spells_out_missing_and_nonfinite_values():
         "3",
         "0.0001235",
     ]
+
+
+def _bold_cells(width: int) -> list[str]:
+    rows = [("w", "a.py:1", {"p": 20.0, "q": 50.0}), ("w", "output rmse", {"p": 0.5, "q": 0.1})]
+    console = Console(record=True, width=width, force_terminal=True, color_system="standard")
+    console.print(sweep_table(rows, ["p", "q"]))
+    return [
+        seg.text.strip()
+        for seg in console._record_buffer
+        if seg.style is not None and seg.style.bold and seg.text.strip()
+    ]
+
+
+def test_closest_policy_is_bold_in_sqnr_and_rmse_rows():
+    bold = _bold_cells(200)
+    assert "50" in bold and "0.1" in bold  # highest SQNR, lowest RMSE
+    assert "20" not in bold and "0.5" not in bold

@@ -186,6 +186,12 @@ if __name__ == "__main__":
 """
 
 
+def _docstring_safe(text: str) -> str:
+    """`text` inside a triple-quoted docstring: backslashes and double quotes escaped, so a policy
+    or program name holding ``\"\"\"`` cannot end the docstring (names go into code as repr)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def repro_script(
     program: Program,
     before: Plan,
@@ -220,14 +226,14 @@ def repro_script(
     body, outputs = _program_body(program)
     runtime = inspect.getsource(repro_runtime).split("from __future__ import annotations", 1)[1]
     header = [
-        '"""roundoff repro: ' + (title or program.name) + ".",
+        '"""roundoff repro: ' + _docstring_safe(title or program.name) + ".",
         "",
         "Plain PyTorch (no roundoff needed): run `python repro.py`. It evaluates the captured aten",
         "graph eagerly, in fp64, and under two precision plans written out as decision tables",
         "(BEFORE: the policy as planned; AFTER: with the fix), and prints PyTorch's own accuracy",
         "verdict (torch._dynamo.utils.same, RMSE against fp64) for each.",
     ]
-    header += [""] + [f"  {line}" for line in notes] if notes else []
+    header += [""] + [f"  {_docstring_safe(line)}" for line in notes] if notes else []
     header.append('"""')
     parts = [
         "\n".join(header),

@@ -11,7 +11,8 @@ from typing import Any
 
 from rich.console import Console
 
-from roundoff.cli.loading import Loaded, load_target
+from roundoff.capture.program import Program
+from roundoff.cli.loading import Loaded, capture_target, load_target
 from roundoff.policy.model import Policy
 from roundoff.report.json_report import number
 from roundoff.report.terminal import fmt_num, progress_bar
@@ -35,11 +36,12 @@ def check_document(
     against: str,
     progress: Any = None,
     with_blame: bool = False,
+    program: Program | None = None,
 ) -> dict[str, Any]:
     """Check `loaded` under each policy against `against`; the report document of all runs.
-    With `with_blame`, every diverging run also gets blame's 1-minimal change set (ddmin)."""
+    With `with_blame`, every diverging run also gets blame's 1-minimal change set (ddmin).
+    `program` is `loaded` captured already (else it is captured here, once)."""
     from roundoff.analyze import check
-    from roundoff.capture import capture
     from roundoff.plan import format_trace, plan
     from roundoff.report.from_check import document_from_checks, run_from_check
 
@@ -49,7 +51,8 @@ def check_document(
     from roundoff.policy import get_policy
 
     reference = against if against in ("eager", "oracle") else get_policy(against)
-    program = capture(loaded.fn, *loaded.inputs, backward=loaded.backward)
+    if program is None:
+        program = capture_target(loaded)
     runs = []
     for policy in policies:
         if progress is not None:
@@ -71,6 +74,7 @@ def check_document(
 
 def run_check(
     loaded: Loaded,
+    program: Program,
     policies: Sequence[Policy],
     against: str,
     progress_console: Console,
@@ -78,7 +82,7 @@ def run_check(
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
     with progress_bar(progress_console) as progress:
-        return check_document(loaded, policies, against, progress, with_blame)
+        return check_document(loaded, policies, against, progress, with_blame, program)
 
 
 def finding(run: dict[str, Any]) -> str:

@@ -4,21 +4,28 @@ TARGET is ``SCRIPT:FUNCTION`` (a ``.py`` file imported by path) or ``zoo:NAME`` 
 workload). Inputs come from ``--inputs SCRIPT:FACTORY``, by default from ``FUNCTION_inputs`` in the
 same script, or from the workload's ``make_inputs()``. Every problem a user can fix raises
 `UsageError` with a message that says what was passed, what is accepted and what to do; the CLI
-prints it and exits 2.
+prints it and exits 2. User code (the script's import, the factory, the function while it is
+captured) runs with stdout sent to stderr, so that its prints never mix with a report on stdout;
+whatever it raises, ``sys.exit()`` included, is a `UsageError` naming its file and line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import logging
 import sys
-import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import torch
+
+from roundoff.capture import capture
+from roundoff.capture.program import Program
+from roundoff.cli.errors import describe, is_user_error, user_frame
 
 
 class UsageError(ValueError):
@@ -48,6 +55,31 @@ def split_ref(ref: str, what: str) -> tuple[str, str]:
 _MODULE_CACHE: dict[Path, ModuleType] = {}
 
 
+# torch logs a traceback (logging.ERROR) when a fake-tensor kernel fails on the user's shapes,
+# before capture turns the error into one line: quiet while the CLI captures.
+_TRACER_LOGGERS = ("torch._subclasses.fake_tensor",)
+
+
+@contextlib.contextmanager
+def user_code() -> Iterator[None]:
+    """Run the user's code with its prints (stdout) sent to stderr."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+@contextlib.contextmanager
+def _quiet_tracer_logs() -> Iterator[None]:
+    loggers = [logging.getLogger(name) for name in _TRACER_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
 def import_script(path_text: str) -> ModuleType:
     """Import a ``.py`` file by path (its folder first on sys.path while it runs), cached."""
     path = Path(path_text).expanduser()
@@ -64,31 +96,23 @@ def import_script(path_text: str) -> ModuleType:
         raise UsageError(f"cannot import {path_text!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ left there
     try:
-        spec.loader.exec_module(module)
+        with user_code():
+            spec.loader.exec_module(module)
+    except KeyboardInterrupt:
+        raise
     except BaseException as exc:  # a user script may raise anything, SystemExit included
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         raise UsageError(
-            f"script {path_text!r} failed to import: {_describe(exc, path)}; fix the script "
+            f"script {path_text!r} failed to import: it {describe(exc)}; fix the script "
             "(or run it with python to see the full traceback)"
         ) from exc
     finally:
+        sys.dont_write_bytecode = bytecode
         if sys.path and sys.path[0] == str(path.parent):
             sys.path.pop(0)
     _MODULE_CACHE[path] = module
     return module
-
-
-def _describe(exc: BaseException, path: Path | None = None) -> str:
-    """``"ZeroDivisionError: division by zero (model.py:3)"``: the exception, its line in `path`."""
-    where = ""
-    if path is not None:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
-        if frames:
-            where = f" ({path.name}:{frames[-1].lineno})"
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}{where}"
 
 
 def get_callable(module: ModuleType, name: str, script: str, role: str) -> Callable[..., Any]:
@@ -146,9 +170,12 @@ def load_script_target(target: str, inputs_ref: str | None, backward: bool) -> L
     factory = get_callable(import_script(in_script), factory_name, in_script, "input factory")
     where = f"{in_script}:{factory_name}()"
     try:
-        raw = factory()
-    except Exception as exc:
-        raise UsageError(f"{where} raised {_describe(exc, Path(in_script).resolve())}") from exc
+        with user_code():
+            raw = factory()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: user code never decides the exit status
+        raise UsageError(f"{where} {describe(exc)}; fix the factory") from exc
     return Loaded(f"{script}:{fn_name}", fn, as_input_tuple(raw, where), backward)
 
 
@@ -165,49 +192,53 @@ def load_zoo_target(name: str, backward: bool) -> Loaded:
 
 
 def load_target(target: str, inputs_ref: str | None = None, backward: bool = False) -> Loaded:
-    """Resolve TARGET (``zoo:NAME`` or ``SCRIPT:FUNCTION``); check it runs eagerly on its inputs."""
+    """Resolve TARGET (``zoo:NAME`` or ``SCRIPT:FUNCTION``) and its inputs; nothing runs the
+    function yet (`capture_target` does, once)."""
     if target.startswith("zoo:"):
         if inputs_ref is not None:
             raise UsageError(
                 "--inputs is for SCRIPT:FUNCTION targets; zoo workloads bring their own"
             )
-        loaded = load_zoo_target(target[4:], backward)
-    else:
-        loaded = load_script_target(target, inputs_ref, backward)
-    preflight(loaded)
-    return loaded
+        return load_zoo_target(target[4:], backward)
+    return load_script_target(target, inputs_ref, backward)
 
 
-def preflight(loaded: Loaded) -> None:
-    """Run the target once in eager PyTorch; refuse failures and programs with nothing to check.
+def capture_target(loaded: Loaded) -> Program:
+    """Capture `loaded` (the one time the CLI runs the user's function); refuse a program with
+    nothing to check.
 
-    A program is checkable when at least one output is a floating-point tensor (integer-only and
-    boolean-only programs have no rounding for roundoff to examine).
+    An exception from the user's code, ``sys.exit()`` included, becomes a `UsageError` naming the
+    file and line; one from roundoff itself propagates (an internal error). A program is checkable
+    when at least one output is a floating-point tensor.
     """
     try:
-        with torch.no_grad():
-            out = loaded.fn(*loaded.inputs)
-    except Exception as exc:
+        with user_code(), _quiet_tracer_logs():
+            program = capture(loaded.fn, *loaded.inputs, backward=loaded.backward)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        if is_user_error(exc) or (isinstance(exc, Exception) and user_frame(exc) is None):
+            raise
         shapes = ", ".join(
             f"{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}" for t in loaded.inputs
         )
         raise UsageError(
-            f"{loaded.label} fails on its inputs [{shapes}]: {_describe(exc)}; make the input "
-            "factory return tensors of the shapes and dtypes the function expects"
+            f"{loaded.label} {describe(exc)} on its inputs [{shapes}]; fix the function or make "
+            "the input factory return what it expects"
         ) from exc
-    outs = tuple(out.values()) if isinstance(out, dict) else out
-    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
-    tensors = [t for t in outs if isinstance(t, torch.Tensor)]
-    if not tensors:
+    dtypes = _output_dtypes(program)
+    if not any(d.is_floating_point for d in dtypes):
+        names = ", ".join(sorted({str(d).removeprefix("torch.") for d in dtypes}))
         raise UsageError(
-            f"{loaded.label} returned {type(out).__name__}, no tensors; "
-            "return the tensor(s) to check"
+            f"{loaded.label}: no floating-point outputs (outputs are {names}); roundoff checks "
+            "floating-point rounding, so return at least one float tensor (bf16/fp16/fp32/...)"
         )
-    if not any(t.is_floating_point() for t in tensors):
-        ints = all(not t.is_floating_point() for t in loaded.inputs)
-        kind = "integer-only program" if ints else "no floating-point outputs"
-        dtypes = ", ".join(sorted({str(t.dtype).removeprefix("torch.") for t in tensors}))
-        raise UsageError(
-            f"{loaded.label}: {kind} (outputs are {dtypes}); roundoff checks floating-point "
-            "rounding, so return at least one float tensor (bf16/fp16/fp32/...)"
-        )
+    return program
+
+
+def _output_dtypes(program: Program) -> list[torch.dtype]:
+    """The dtypes of the program's outputs, from the output node's tensor metadata."""
+    out = next(n for n in program.graph.nodes if n.op == "output")
+    args = out.args[0] if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
+    vals = [a.meta.get("val") for a in args if isinstance(a, torch.fx.Node)]
+    return [v.dtype for v in vals if isinstance(v, torch.Tensor)]

@@ -1,4 +1,5 @@
-"""`roundoff sweep`: error against fp64 per layer and policy, over several zoo workloads.
+"""`roundoff sweep`: error against fp64 per layer and policy, over several targets (zoo workloads
+or the user's own ``SCRIPT:FUNCTION``).
 
 A "layer" is one source line of the workload (``blocks.py:77``): the nodes it made, in graph order.
 Each cell is the lowest SQNR against the fp64 oracle (dB, higher is closer to fp64) over that line's
@@ -83,15 +84,21 @@ def sweep_rows(document: dict[str, Any]) -> list[SweepRow]:
 
 
 def run_sweep(
-    workloads: Sequence[str], policies: Sequence[Policy], backward: bool, progress_console: Console
+    workloads: Sequence[str],
+    policies: Sequence[Policy],
+    backward: bool,
+    progress_console: Console,
+    inputs_ref: str | None = None,
 ) -> list[SweepRow]:
-    """Check every workload under every policy against the fp64 oracle; all rows."""
+    """Check every target (``zoo:NAME`` or ``SCRIPT:FUNCTION``, whose inputs come from
+    `inputs_ref` or ``FUNCTION_inputs``) under every policy against the fp64 oracle; all rows."""
     rows: list[SweepRow] = []
     with progress_bar(progress_console) as progress:
         task = progress.add_task("sweep", total=len(workloads))
         for target in workloads:
             progress.update(task, description=f"sweep {target}")
-            loaded = load_target(target, None, backward)
+            ref = None if target.startswith("zoo:") else inputs_ref
+            loaded = load_target(target, ref, backward)
             rows += sweep_rows(check_document(loaded, policies, "oracle"))
             progress.update(task, advance=1)
     return rows

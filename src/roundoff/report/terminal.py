@@ -94,10 +94,11 @@ def policies_table(policies: Sequence[Any]) -> Table:
     """Presets: name, one-line description and the source (release, PR, config) each follows."""
     table = Table(title="Precision policies", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("description")
-    table.add_column("source", overflow="fold")
+    # one column for both texts: at 80 columns a third would fold long identifiers of the sources
+    # (`opmath_gpu_kernel_with_scalars`) in the middle
+    table.add_column("what it models, and its source", overflow="fold")
     for p in policies:
-        table.add_row(p.name, p.description, p.source)
+        table.add_row(p.name, Text.assemble(p.description, "\n", ("source: ", "dim"), p.source))
     return table
 
 
@@ -155,38 +156,52 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
             f"every node of {run['policy']} is correctly rounded against fp64 "
             f"({len(run['nodes'])} nodes, 0 bits of error)"
         )
-    table = Table(
-        title=f"Worst nodes under {run['policy']}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    for col in (
-        "node",
-        "op",
-        "source",
-        "bits",
-        "max ulp",
-        "local",
-        "inherit",
-        "nan/inf",
-        "verdict",
-    ):
-        table.add_column(col, overflow="fold")
-    for node in rows:
-        m = node["metrics"]
-        table.add_row(
-            node["id"],
-            node["op"],
-            node["source"] or "-",
-            fmt_num(m["bits"], 3),
-            fmt_num(m["max_ulp"], 3),
-            fmt_num(m["local_bits"], 3),
-            fmt_num(m["inherited_bits"], 3),
-            f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
-            verdict_text(node["verdict"]),
+    return _NodesTable(run["policy"], rows)
+
+
+_METRIC_COLUMNS = ("bits", "max ulp", "local", "inherit", "nan/inf", "verdict")
+
+
+class _NodesTable:
+    """The worst-nodes table, laid out for the width it is given: one line per node where it fits,
+    else node and op over the source line in the first column. Names are never cut mid-word."""
+
+    def __init__(self, policy: str, rows: list[dict[str, Any]]) -> None:
+        self.policy, self.rows = policy, rows
+
+    def _table(self, stacked: bool) -> Table:
+        table = Table(
+            title=f"Worst nodes under {self.policy}",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            padding=(0, 1, 0, 0),
         )
-    return table
+        names = ("node / source",) if stacked else ("node", "op", "source")
+        for col in names + _METRIC_COLUMNS:
+            table.add_column(col, no_wrap=True)
+        for node in self.rows:
+            m = node["metrics"]
+            where = (
+                (f"{node['id']} {node['op']}\n  {node['source'] or '-'}",)
+                if stacked
+                else (node["id"], node["op"], node["source"] or "-")
+            )
+            table.add_row(
+                *where,
+                fmt_num(m["bits"], 3),
+                fmt_num(m["max_ulp"], 3),
+                fmt_num(m["local_bits"], 3),
+                fmt_num(m["inherited_bits"], 3),
+                f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
+                verdict_text(node["verdict"]),
+            )
+        return table
+
+    def __rich_console__(self, console: Console, options: Any) -> Iterable[RenderableType]:
+        wide = self._table(stacked=False)
+        fits = console.measure(wide, options=options).maximum < options.max_width  # rich: +1 pad
+        yield wide if fits else self._table(stacked=True)
 
 
 def outputs_table(run: dict[str, Any]) -> Table:
@@ -265,32 +280,59 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
 
 def sweep_table(
     rows: Sequence[tuple[str, str, Mapping[str, float | None]]], policies: Sequence[str]
-) -> Table:
+) -> RenderableType:
     """Error against fp64 per (workload, layer) row and policy column, a heading row per workload;
-    the smallest error of each row is bold (the policy closest to fp64 there) where they differ."""
-    table = Table(
-        title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: output RMSE)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("layer", overflow="fold")
-    for p in policies:
-        table.add_column(p, justify="right", overflow="fold")
-    previous = None
-    for workload, layer, values in rows:
-        if workload != previous:
-            table.add_row(Text(workload, style="bold"), *([""] * len(policies)))
-            previous = workload
-        known = [v for p in policies if (v := values.get(p)) is not None and not math.isnan(v)]
-        best = min(known) if known else None
-        cells = []
-        for p in policies:
-            v = values.get(p)
-            style = "bold" if v is not None and v == best and len(set(known)) > 1 else ""
-            cells.append(Text(fmt_num(v, 3), style=style))
-        table.add_row(f"  {layer}", *cells)
-    return table
+    the smallest error of each row is bold (the policy closest to fp64 there: the highest SQNR, the
+    lowest output RMSE) where they differ.
+    Where the policies' names do not fit side by side, the columns are numbered and a legend
+    names them (rather than folding names and layers mid-word)."""
+    return _SweepTable(rows, policies)
+
+
+class _SweepTable:
+    def __init__(
+        self, rows: Sequence[tuple[str, str, Mapping[str, float | None]]], policies: Sequence[str]
+    ) -> None:
+        self.rows, self.policies = rows, policies
+
+    def _table(self, headers: Sequence[str]) -> Table:
+        table = Table(
+            title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: "
+            "output RMSE)",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            padding=(0, 1, 0, 0),
+        )
+        table.add_column("layer", no_wrap=True)
+        for h in headers:
+            table.add_column(h, justify="right", no_wrap=True)
+        previous = None
+        for workload, layer, values in self.rows:
+            if workload != previous:
+                table.add_row(Text(workload, style="bold"), *([""] * len(headers)))
+                previous = workload
+            known = [
+                v for p in self.policies if (v := values.get(p)) is not None and not math.isnan(v)
+            ]
+            # SQNR rows: higher is closer to fp64; the output row is an RMSE: lower is closer
+            closest = min if layer == "output rmse" else max
+            best = closest(known) if known else None
+            cells = []
+            for p in self.policies:
+                v = values.get(p)
+                style = "bold" if v is not None and v == best and len(set(known)) > 1 else ""
+                cells.append(Text(fmt_num(v, 3), style=style))
+            table.add_row(f"  {layer}", *cells)
+        return table
+
+    def __rich_console__(self, console: Console, options: Any) -> Iterable[RenderableType]:
+        wide = self._table(self.policies)
+        if console.measure(wide, options=options).maximum < options.max_width:
+            yield wide
+            return
+        yield self._table([f"({i})" for i in range(1, len(self.policies) + 1)])
+        yield Text("  ".join(f"({i}) {p}" for i, p in enumerate(self.policies, 1)), style="dim")
 
 
 def progress_bar(console: Console | None = None, transient: bool = True) -> Progress:

@@ -1,0 +1,66 @@
+"""The CLI's consoles, and the files it writes (``--html``, ``--repro``, ``--save-policy``,
+``sweep --out``).
+
+Every output path is validated before any work starts (a folder, a missing folder or an unwritable
+place is a one-line usage error, and nothing is left behind), and every write is guarded the same
+way, so a full disk or a path that vanished meanwhile is exit 2 too, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from roundoff.cli.loading import UsageError
+
+PIPED_WIDTH = 160  # rich's 80 columns when not a terminal would fold names (`motivati`/`ng.py:69`)
+
+
+def stdout_console() -> Console:
+    """Tables for stdout: the terminal's width, or `PIPED_WIDTH` when piped (COLUMNS overrides)."""
+    wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    return Console(highlight=False, width=PIPED_WIDTH if wide else None)
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def check_writable(path: Path | None, option: str, suffixes: tuple[str, ...] = ()) -> None:
+    """UsageError unless `path` can be written as a file; a probe file is removed again."""
+    if path is None:
+        return
+    if suffixes and path.suffix not in suffixes:
+        ends = " or ".join(suffixes)
+        raise UsageError(f"{option} {str(path)!r}: use a file name ending in {ends}")
+    if path.is_dir():
+        raise UsageError(f"{option} {str(path)!r} is a folder; pass a file path inside it")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(
+            f"{option} {str(path)!r}: folder {str(parent)!r} does not exist; create it"
+        )
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {str(path)!r} cannot be written ({exc.strerror or exc}); "
+            "pass a writable path"
+        ) from None
+    if not existed:
+        path.unlink()
+
+
+def write_output(path: Path, text: str, option: str) -> None:
+    """Write `text` to `path`; an OSError becomes a one-line UsageError naming the option."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {str(path)!r} could not be written ({exc.strerror or exc})"
+        ) from None

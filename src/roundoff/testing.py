@@ -1,0 +1,74 @@
+"""`assert_numerics`: roundoff's check as a test assertion, for users' own test suites (pytest).
+
+    from roundoff.testing import assert_numerics
+
+    def test_my_block_survives_inductor():
+        assert_numerics(my_block, (x,), policy="inductor-gpu", against="eager", backward=True)
+
+It raises `AssertionError` when an output diverges (the same verdict as ``roundoff check``, exit 1):
+the message is the verdict and the first finding. It returns the `CheckResult` otherwise, so a test
+can look further. Bad arguments (an unknown policy, a program with nothing to check) raise the
+library's own errors, not `AssertionError`: a broken test is not a numerics failure.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from roundoff.analyze import check
+from roundoff.analyze.result import CheckResult
+from roundoff.policy.model import Policy
+
+__all__ = ["assert_numerics"]
+
+DEFAULT_POLICY = "inductor-gpu"  # as `roundoff check`
+RULES = ("same",)  # PyTorch's torch._dynamo.utils.same against fp64; others once analyze has them
+
+
+def assert_numerics(
+    fn_or_module: Callable[..., Any],
+    inputs: Sequence[torch.Tensor] | torch.Tensor,
+    policy: Policy | str = DEFAULT_POLICY,
+    against: Policy | str = "eager",
+    *,
+    backward: bool = False,
+    rule: str = "same",
+    tol: float = 1e-4,
+) -> CheckResult:
+    """Check `fn_or_module` on `inputs` under `policy` against `against` (``"eager"``,
+    ``"oracle"`` or a policy); AssertionError with the verdict and first finding if it diverges.
+
+    `rule` picks the pass/fail rule; it is passed to ``roundoff.analyze.check`` when that accepts
+    one, and otherwise only ``"same"`` (PyTorch's own rule, what check uses) is accepted.
+    """
+    args = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
+    extra: dict[str, Any] = {}
+    if "rule" in inspect.signature(check).parameters:
+        extra["rule"] = rule
+    elif rule not in RULES:
+        raise ValueError(f"rule={rule!r}: this roundoff checks with {', '.join(RULES)} only")
+    result = check(fn_or_module, args, policy, against, backward=backward, tol=tol, **extra)
+    if result.diverges:
+        raise AssertionError(failure_message(result))
+    return result
+
+
+def failure_message(result: CheckResult) -> str:
+    """Two lines: the verdict (which outputs fail, with their RMSE against fp64 and the
+    reference's), then the first finding that says where and why."""
+    failing = [o for o in result.outputs if not o.passes]
+    figures = ", ".join(
+        f"{o.name} (RMSE vs fp64 {o.rmse_result:.4g}, reference {o.rmse_reference:.4g})"
+        for o in failing
+    )
+    head = (
+        f"{result.program} under {result.policy} diverges from {result.against} "
+        f"by PyTorch's `same` rule: {figures}"
+    )
+    specific = [e for e in result.explanations if not e.startswith("output ")]
+    finding = (specific or list(result.explanations) or ["(no finding)"])[0]
+    return f"{head}\nfirst finding: {finding}"

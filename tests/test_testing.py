@@ -1,0 +1,88 @@
+"""`roundoff.testing.assert_numerics`: passes where check passes, raises AssertionError with the
+verdict and first finding where it diverges; oracles: eager torch, an fp64 run, libm's fmaf."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import inspect
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from roundoff.analyze import check
+from roundoff.testing import assert_numerics
+from roundoff.zoo import get_workload
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _chain(a, b, c):
+    return (a * b + c) * b - a
+
+
+def _chain_inputs():
+    g = torch.Generator().manual_seed(0)
+    return tuple(torch.randn(256, generator=g).to(torch.bfloat16) for _ in range(3))
+
+
+def test_eager_policy_passes_and_returns_figures_matching_an_fp64_run():
+    inputs = _chain_inputs()
+    result = assert_numerics(_chain, inputs, policy="eager", against="eager")
+    eager = _chain(*inputs).double()
+    fp64 = _chain(*(t.double() for t in inputs))
+    expected = torch.sqrt(torch.mean((eager - fp64) ** 2)).item()
+    assert not result.diverges
+    assert result.outputs[0].rmse_result == pytest.approx(expected, rel=1e-12)
+
+
+def test_fma_cancel_under_inductor_gpu_raises_with_the_verdict_and_finding():
+    w = get_workload("fma-cancel")
+    x, s = w.make_inputs()
+    # the oracle: eager gives exp(0) = 1; a contracted FMA keeps the product's rounding error
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.fmaf.restype = ctypes.c_float
+    libm.fmaf.argtypes = [ctypes.c_float] * 3
+    prod = (x * s).flatten()[0].item()
+    err = libm.fmaf(x.flatten()[0].item(), s.flatten()[0].item(), -prod)
+    assert w.build()(x, s).flatten()[0].item() == 1.0
+    assert torch.exp(torch.tensor(err)).item() == math.inf
+    with pytest.raises(AssertionError) as info:
+        assert_numerics(w.build(), (x, s), policy="inductor-gpu", against="eager")
+    head, finding = str(info.value).splitlines()
+    assert "under inductor-gpu diverges from eager" in head and "RMSE vs fp64 inf" in head
+    assert finding.startswith("first finding:") and "FMA" in finding
+    # the same verdict as analyze.check itself, and the eager policy of the same program passes
+    assert check(w.build(), (x, s), "inductor-gpu", "eager").diverges
+    assert_numerics(w.build(), (x, s), policy="eager", against="eager")
+
+
+def test_rule_is_passed_through_or_refused():
+    if "rule" in inspect.signature(check).parameters:
+        pytest.skip("analyze.check takes a rule: assert_numerics passes it through")
+    with pytest.raises(ValueError, match="rule='allclose'"):
+        assert_numerics(_chain, _chain_inputs(), policy="eager", rule="allclose")
+
+
+def test_usable_from_pytest_the_failure_message_reaches_the_report(tmp_path):
+    (tmp_path / "test_user.py").write_text(textwrap.dedent("""
+        from roundoff.testing import assert_numerics
+        from roundoff.zoo import get_workload
+
+        def test_fma():
+            w = get_workload("fma-cancel")
+            assert_numerics(w.build(), w.make_inputs(), policy="inductor-gpu")
+    """))
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+    )
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "AssertionError" in proc.stdout and "diverges from eager" in proc.stdout
