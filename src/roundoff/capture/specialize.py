@@ -1,0 +1,171 @@
+"""Check across graph breaks: pin the values eager computed where a graph cannot compute them itself.
+
+roundoff traces the user's function once on the real example inputs (make_fx, real tensors), so
+code that torch.compile runs with a graph break (``.item()``, ``if x.sum() > 0:``, ``x[x > 0]``,
+``nonzero``, ``.tolist()``) runs as eager runs it and the graph holds what eager computed there:
+
+- a Python value read from a tensor (``.item()``, a branch) is baked into the ops that use it by the
+  tracer itself; `roundoff.capture.sources.SourceRecorder` records where;
+- a data-dependent shape is made static here: a boolean mask used as an index becomes eager's
+  ``nonzero`` indices (the same elements, in the same order, and the same accumulation into zeros in
+  the backward), and a ``nonzero``/``unique``/``masked_select`` result becomes eager's result;
+- a random draw (dropout's ``bernoulli_``, ``randn``) becomes eager's draw, so that every emulated
+  run, the oracle and the real eager replay of the graph see one and the same sample.
+
+Each becomes a `Specialization` on the Program: reports say the check crossed a graph break there,
+and the program refuses other inputs (`Program.check_inputs`).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+import torch.fx
+from torch.fx.experimental.proxy_tensor import get_proxy_slot
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from roundoff.capture.program import NODE_SOURCE, Specialization, SpecializationKind
+from roundoff.capture.sources import VALUE_READ, reads_tensor_data
+
+aten = torch.ops.aten
+
+# Ops taking a list of indices, where a boolean index means "the elements where the mask is true".
+_INDEXING = {
+    aten.index.Tensor,
+    aten._unsafe_index.Tensor,
+    aten.index_put.default,
+    aten.index_put_.default,
+    aten._unsafe_index_put.default,
+    aten._index_put_impl_.default,
+}
+
+
+def _is_mask(t: Any) -> bool:
+    return isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
+
+
+class EagerValues(TorchDispatchMode):
+    """While tracing in real mode (entered inside make_fx, so that it sees each aten op before the
+    tracer records it), keep a copy of the values the graph will hold as constants: each random
+    op's and data-dependent-shape op's outputs, and each boolean index mask, by the node that
+    produced them."""
+
+    def __init__(self, tracer: Any) -> None:
+        super().__init__()
+        self._tracer = tracer
+        self.outputs: dict[torch.fx.Node, torch.Tensor] = {}
+        self.masks: dict[torch.fx.Node, torch.Tensor] = {}
+
+    def _node(self, t: torch.Tensor) -> torch.fx.Node | None:
+        slot = get_proxy_slot(t, self._tracer, None)
+        return None if slot is None else slot.proxy.node  # type: ignore[attr-defined]
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        if func in _INDEXING and len(args) > 1:
+            for idx in args[1]:
+                node = self._node(idx) if _is_mask(idx) else None
+                if node is not None and node not in self.masks:
+                    self.masks[node] = idx.detach().clone()
+        out = func(*args, **kwargs)
+        tags = func.tags
+        if torch.Tag.nondeterministic_seeded in tags or (
+            torch.Tag.dynamic_output_shape in tags and func not in _INDEXING
+        ):
+            for t in tree_leaves(out):
+                node = self._node(t) if isinstance(t, torch.Tensor) else None
+                if node is not None:
+                    self.outputs[node] = t.detach().clone()
+        return out
+
+
+def _constant(gm: torch.fx.GraphModule, name: str, value: torch.Tensor, like: torch.fx.Node) -> torch.fx.Node:
+    setattr(gm, name, value)
+    node = gm.graph.create_node("get_attr", name)
+    node.meta["val"] = like.meta.get("val") if "val" in like.meta else None
+    node.meta[NODE_SOURCE] = like.meta.get(NODE_SOURCE)
+    return node
+
+
+def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Specialization]:
+    """Rewrite `gm` in place to hold the recorded values (see the module docstring); return one
+    Specialization per pinned node, in graph order, plus one per unrecorded data read."""
+    found: list[Specialization] = []
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    for k, (node, value) in enumerate(sorted(values.outputs.items(), key=lambda kv: order[kv[0]])):
+        random = torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())
+        with gm.graph.inserting_before(node):
+            const = _constant(gm, f"eager_{'random' if random else 'value'}{k}", value, node)
+            if isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable:
+                const = gm.graph.call_function(aten.clone.default, (const,))  # later writes stay local
+                const.meta.update(val=node.meta.get("val"), **{NODE_SOURCE: node.meta.get(NODE_SOURCE)})
+        node.replace_all_uses_with(const)
+        kind = SpecializationKind.RANDOM if random else SpecializationKind.SHAPE
+        found.append(Specialization(kind, node.meta.get(NODE_SOURCE), _op_detail(node, value)))
+        _erase_unused(gm, node)
+    for k, (mask_node, mask) in enumerate(sorted(values.masks.items(), key=lambda kv: order[kv[0]])):
+        found.append(_pin_mask(gm, k, mask_node, mask))
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and reads_tensor_data(node.target):
+            if not node.meta.pop(VALUE_READ, False):
+                found.append(
+                    Specialization(
+                        SpecializationKind.ITEM,
+                        node.meta.get(NODE_SOURCE),
+                        f"{_op_name(node)} reads tensor data",
+                    )
+                )
+    return found
+
+
+def _pin_mask(gm: torch.fx.GraphModule, k: int, mask_node: torch.fx.Node, mask: torch.Tensor) -> Specialization:
+    """Replace `mask_node` where an indexing op uses it by eager's nonzero indices of the mask."""
+    users = [u for u in mask_node.users if u.op == "call_function" and u.target in _INDEXING]
+    columns = mask.nonzero(as_tuple=True)
+    for user in users:
+        indices = list(user.args[1])
+        pos = indices.index(mask_node)
+        with gm.graph.inserting_before(user):
+            consts = [
+                _constant(gm, f"eager_mask{k}_dim{d}", col, mask_node) for d, col in enumerate(columns)
+            ]
+        for c, col in zip(consts, columns):
+            c.meta["val"] = _fake_like(mask_node, col)
+        user.args = (user.args[0], indices[:pos] + consts + indices[pos + 1 :], *user.args[2:])
+    return Specialization(
+        SpecializationKind.SHAPE,
+        mask_node.meta.get(NODE_SOURCE),
+        f"boolean mask indexing selects {columns[0].numel()} of {mask.numel()} elements",
+    )
+
+
+def _erase_unused(gm: torch.fx.GraphModule, node: torch.fx.Node) -> None:
+    """Erase a pinned node (random ops count as impure, so dead-code elimination keeps them), and
+    the multi-output op it was a ``getitem`` of once none of its outputs is used."""
+    if node.users:
+        return
+    parent = node.args[0] if node.target is operator.getitem else None
+    gm.graph.erase_node(node)
+    if isinstance(parent, torch.fx.Node) and not parent.users:
+        gm.graph.erase_node(parent)
+
+
+def _fake_like(node: torch.fx.Node, value: torch.Tensor) -> Any:
+    val = node.meta.get("val")
+    mode = getattr(val, "fake_mode", None)
+    if mode is None:
+        return None
+    return mode.from_tensor(value)
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    return str(node.target).replace("aten.", "").split(".")[0]
+
+
+def _op_detail(node: torch.fx.Node, value: torch.Tensor) -> str:
+    return f"{_op_name(node)} -> {str(value.dtype).removeprefix('torch.')}{list(value.shape)}"
