@@ -43,6 +43,21 @@ _INDEXING = {
 }
 
 
+# Random ops whose output is the draw itself (tensor arguments give only shape, dtype or the
+# distribution's parameters), so pinning the draw keeps every value that flows from the data. Other
+# ops tagged random (fused attention or dropout kernels with a dropout probability) are left alone.
+_DRAWS = frozenset(
+    "bernoulli rand randn randint randperm rand_like randn_like randint_like normal uniform "
+    "exponential cauchy log_normal geometric random multinomial poisson binomial _standard_gamma "
+    "_sample_dirichlet".split()
+)
+
+
+def _is_draw(func: Any) -> bool:
+    name = func._schema.name.split("::")[-1].rstrip("_")
+    return torch.Tag.nondeterministic_seeded in func.tags and name in _DRAWS
+
+
 def _is_mask(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
 
@@ -73,9 +88,8 @@ class EagerValues(TorchDispatchMode):
                 if node is not None and node not in self.masks:
                     self.masks[node] = idx.detach().clone()
         out = func(*args, **kwargs)
-        tags = func.tags
-        if torch.Tag.nondeterministic_seeded in tags or (
-            torch.Tag.dynamic_output_shape in tags and func not in _INDEXING
+        if _is_draw(func) or (
+            torch.Tag.dynamic_output_shape in func.tags and func not in _INDEXING
         ):
             for t in tree_leaves(out):
                 node = self._node(t) if isinstance(t, torch.Tensor) else None
@@ -98,7 +112,8 @@ def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Spec
     found: list[Specialization] = []
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     for k, (node, value) in enumerate(sorted(values.outputs.items(), key=lambda kv: order[kv[0]])):
-        random = torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())
+        op = node.args[0].target if node.target is operator.getitem else node.target
+        random = torch.Tag.nondeterministic_seeded in getattr(op, "tags", ())
         with gm.graph.inserting_before(node):
             const = _constant(gm, f"eager_{'random' if random else 'value'}{k}", value, node)
             if isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable:
@@ -164,6 +179,8 @@ def _fake_like(node: torch.fx.Node, value: torch.Tensor) -> Any:
 
 
 def _op_name(node: torch.fx.Node) -> str:
+    if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
+        return f"{_op_name(node.args[0])}[{node.args[1]}]"
     return str(node.target).replace("aten.", "").split(".")[0]
 
 
