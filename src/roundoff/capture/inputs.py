@@ -30,6 +30,7 @@ class CaptureInputs:
     wants_grad: tuple[bool, ...]
     num_user: int
     num_state: int  # parameters + buffers
+    num_buffers: int  # the last ones of the state
     num_cotangents: int
     constant_names: dict[int, str]  # id of a closed-over non-state tensor -> its variable path
 
@@ -109,6 +110,7 @@ def collect_inputs(
         wants_grad=tuple(wants),
         num_user=len(user),
         num_state=len(state),
+        num_buffers=sum(buffer for _, _, buffer in found.state),
         num_cotangents=len(cots),
         constant_names=found.constant_names,
     )

@@ -71,6 +71,8 @@ def _same_bits(a: Any, b: Any) -> bool:
         return False
     if a.dtype != b.dtype or a.shape != b.shape or a.device != b.device:
         return False
+    if a.data_ptr() == b.data_ptr() and a.stride() == b.stride():
+        return True  # the same memory (a parameter fed from the example inputs)
     raw_a = a.detach().reshape(-1).contiguous().view(torch.uint8)
     return torch.equal(raw_a, b.detach().reshape(-1).contiguous().view(torch.uint8))
 

@@ -67,6 +67,7 @@ def capture(
     specializations = found["reads"] + pin_eager_values(gm, found["values"])
     _strip_detach(gm)
     name_constants(gm, spec.constant_names)
+    gm.graph.eliminate_dead_code()  # value reads (eager's values are baked into their users)
     if any(_is_mutating(n) for n in gm.graph.nodes):
         with eager_kernels_kept():
             gm = _functionalize(gm, spec)
@@ -244,7 +245,8 @@ def _functionalize(gm: torch.fx.GraphModule, spec: CaptureInputs) -> torch.fx.Gr
     for n in list(new.graph.nodes):
         if n.op == "call_function" and n.target is aten.copy_.default and n.args[0] in placeholders:
             index = placeholders.index(n.args[0])
-            if spec.num_user <= index < spec.num_user + spec.num_state:
+            end = spec.num_user + spec.num_state
+            if end - spec.num_buffers <= index < end:
                 new.graph.erase_node(n)  # a buffer update (running statistics): not an output
                 continue
             value = n.args[1]
