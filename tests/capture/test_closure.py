@@ -185,4 +185,5 @@ def test_batchnorm_running_stats_update_once_and_graph_keeps_old_values() -> Non
     assert torch.equal(program.example_inputs[index], before)
     bn.running_mean.copy_(before)
     bn.num_batches_tracked.zero_()
-    assert_matches_eager(program, f, (x,), "capture(bn f, x, backward=True)", params=list(bn.parameters()))
+    repro = "capture(bn f, x, backward=True)"
+    assert_matches_eager(program, f, (x,), repro, params=list(bn.parameters()))

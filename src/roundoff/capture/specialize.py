@@ -98,7 +98,9 @@ class EagerValues(TorchDispatchMode):
         return out
 
 
-def _constant(gm: torch.fx.GraphModule, name: str, value: torch.Tensor, like: torch.fx.Node) -> torch.fx.Node:
+def _constant(
+    gm: torch.fx.GraphModule, name: str, value: torch.Tensor, like: torch.fx.Node
+) -> torch.fx.Node:
     setattr(gm, name, value)
     node = gm.graph.create_node("get_attr", name)
     node.meta["val"] = like.meta.get("val") if "val" in like.meta else None
@@ -117,8 +119,10 @@ def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Spec
         with gm.graph.inserting_before(node):
             const = _constant(gm, f"eager_{'random' if random else 'value'}{k}", value, node)
             if isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable:
-                const = gm.graph.call_function(aten.clone.default, (const,))  # later writes stay local
-                const.meta.update(val=node.meta.get("val"), **{NODE_SOURCE: node.meta.get(NODE_SOURCE)})
+                # a copy, so that the in-place ops that followed the draw do not write into it
+                const = gm.graph.call_function(aten.clone.default, (const,))
+                const.meta["val"] = node.meta.get("val")
+                const.meta[NODE_SOURCE] = node.meta.get(NODE_SOURCE)
         node.replace_all_uses_with(const)
         kind = SpecializationKind.RANDOM if random else SpecializationKind.SHAPE
         found.append(Specialization(kind, node.meta.get(NODE_SOURCE), _op_detail(node, value)))
@@ -138,7 +142,9 @@ def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Spec
     return found
 
 
-def _pin_mask(gm: torch.fx.GraphModule, k: int, mask_node: torch.fx.Node, mask: torch.Tensor) -> Specialization:
+def _pin_mask(
+    gm: torch.fx.GraphModule, k: int, mask_node: torch.fx.Node, mask: torch.Tensor
+) -> Specialization:
     """Replace `mask_node` where an indexing op uses it by eager's nonzero indices of the mask."""
     users = [u for u in mask_node.users if u.op == "call_function" and u.target in _INDEXING]
     columns = mask.nonzero(as_tuple=True)

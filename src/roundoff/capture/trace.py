@@ -211,7 +211,8 @@ def _require_float(gm: torch.fx.GraphModule, spec: CaptureInputs, fn: Callable[.
     """CaptureError unless some value of the program (input, parameter, constant or intermediate)
     is floating point: token ids are fine when the parameters are float."""
     for n in gm.graph.nodes:
-        if any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in tree_leaves(n.meta.get("val"))):
+        vals = tree_leaves(n.meta.get("val"))
+        if any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in vals):
             return
     kinds = ", ".join(str(t.dtype).removeprefix("torch.") for t in spec.tensors) or "none"
     raise CaptureError(
