@@ -46,6 +46,14 @@ def nonzeroy(x: torch.Tensor) -> torch.Tensor:
     return x.index_select(0, rows).sin()
 
 
+def selecty(x: torch.Tensor) -> torch.Tensor:
+    return x.masked_select(x < 0).cos()
+
+
+def county(x: torch.Tensor) -> torch.Tensor:
+    return x * x[x > 0].numel()  # only the selection's size reaches the output
+
+
 def listy(x: torch.Tensor) -> torch.Tensor:
     first = x[0].tolist()
     return x * first[1]
@@ -60,6 +68,8 @@ CASES: list[tuple[Callable[..., Any], list[tuple[SpecializationKind, str]]]] = [
     (itemy, [(ITEM, ".item()")]),
     (masky, [(SHAPE, "x[x > 0]")]),
     (nonzeroy, [(SHAPE, ".nonzero()")]),
+    (selecty, [(SHAPE, "masked_select(")]),
+    (county, [(SHAPE, "x[x > 0].numel()")]),
     (listy, [(ITEM, ".tolist()")]),
     (dropouty, [(RANDOM, "dropout("), (RANDOM, "dropout(")]),
 ]
@@ -83,7 +93,20 @@ def test_captured_across_the_break_matches_eager(
     assert_matches_eager(program, fn, (x,), repro, seed=7)
 
 
-@pytest.mark.parametrize("fn", [branchy, itemy, masky], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [masky, selecty, nonzeroy], ids=lambda f: f.__name__)
+def test_selections_pin_indices_and_keep_the_data_flowing(fn: Callable[..., Any]) -> None:
+    """Only which elements are selected is eager's (integer index constants); the selected values
+    still come from the input, so an emulated run computes them under its own policy."""
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(2))
+    program = capture(fn, x)
+    gm = program.graph_module
+    constants = [getattr(gm, str(n.target)) for n in program.nodes() if n.op == "get_attr"]
+    assert constants and all(c.dtype == torch.int64 for c in constants)
+    doubled = program.graph_module(x * 2)[0]  # the same selection (signs unchanged), other values
+    assert torch.equal(doubled, fn(x * 2))
+
+
+@pytest.mark.parametrize("fn", [branchy, itemy, masky, county], ids=lambda f: f.__name__)
 def test_specialized_program_refuses_other_inputs(fn: Callable[..., Any]) -> None:
     x = torch.randn(6, 5, generator=torch.Generator().manual_seed(2))
     program = capture(fn, x)

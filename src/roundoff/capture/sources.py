@@ -168,8 +168,7 @@ class SourceRecorder(TorchFunctionMode):
         if kind is SpecializationKind.BRANCH:
             detail = f"bool(tensor) is {out!r}"
         else:
-            label = name if kind is not None else getattr(func, "__qualname__", name)
-            detail = f"{label} = {_summary(out)}"
+            detail = f"{name or getattr(func, '__qualname__', 'a call')} = {_summary(out)}"
         self.value_reads.append(Specialization(kind or SpecializationKind.ITEM, source, detail))
 
     def _remember_grad_fns(self, out: Any, source: str | None) -> None:

@@ -54,6 +54,8 @@ _DRAWS = frozenset(
 
 
 def _is_draw(func: Any) -> bool:
+    if not isinstance(func, torch._ops.OpOverload):
+        return False
     name = func._schema.name.split("::")[-1].rstrip("_")
     return torch.Tag.nondeterministic_seeded in func.tags and name in _DRAWS
 
@@ -73,6 +75,12 @@ class EagerValues(TorchDispatchMode):
         self._tracer = tracer
         self.outputs: dict[torch.fx.Node, torch.Tensor] = {}
         self.masks: dict[torch.fx.Node, torch.Tensor] = {}
+        self.selects: set[torch.fx.Node | None] = set()  # masked_select(x, mask), same shapes
+
+    def _record_mask(self, idx: Any) -> None:
+        node = self._node(idx) if _is_mask(idx) else None
+        if node is not None and node not in self.masks:
+            self.masks[node] = idx.detach().clone()
 
     def _node(self, t: torch.Tensor) -> torch.fx.Node | None:
         slot = get_proxy_slot(t, self._tracer, None)
@@ -84,11 +92,14 @@ class EagerValues(TorchDispatchMode):
         kwargs = kwargs or {}
         if func in _INDEXING and len(args) > 1:
             for idx in args[1]:
-                node = self._node(idx) if _is_mask(idx) else None
-                if node is not None and node not in self.masks:
-                    self.masks[node] = idx.detach().clone()
+                self._record_mask(idx)
+        select = func is aten.masked_select.default and args[0].shape == args[1].shape
+        if select:
+            self._record_mask(args[1])
         out = func(*args, **kwargs)
-        if _is_draw(func) or (
+        if select:
+            self.selects.add(self._node(out))
+        elif _is_draw(func) or (
             torch.Tag.dynamic_output_shape in func.tags and func not in _INDEXING
         ):
             for t in tree_leaves(out):
@@ -110,41 +121,63 @@ def _constant(
 
 def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Specialization]:
     """Rewrite `gm` in place to hold the recorded values (see the module docstring); return one
-    Specialization per pinned node, in graph order, plus one per unrecorded data read."""
-    found: list[Specialization] = []
+    Specialization per data read the recorder did not see, then one per op whose output was pinned
+    and per boolean mask, in graph order. An op's shape read into Python (``x[m].numel()``) counts
+    even where the graph no longer uses the op."""
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
-    for k, (node, value) in enumerate(sorted(values.outputs.items(), key=lambda kv: order[kv[0]])):
-        op = node.args[0].target if node.target is operator.getitem else node.target
-        random = torch.Tag.nondeterministic_seeded in getattr(op, "tags", ())
-        with gm.graph.inserting_before(node):
-            const = _constant(gm, f"eager_{'random' if random else 'value'}{k}", value, node)
-            if isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable:
-                # a copy, so that the in-place ops that followed the draw do not write into it
-                const = gm.graph.call_function(aten.clone.default, (const,))
-                const.meta["val"] = node.meta.get("val")
-                const.meta[NODE_SOURCE] = node.meta.get(NODE_SOURCE)
-        node.replace_all_uses_with(const)
-        kind = SpecializationKind.RANDOM if random else SpecializationKind.SHAPE
-        found.append(Specialization(kind, node.meta.get(NODE_SOURCE), _op_detail(node, value)))
-        _erase_unused(gm, node)
-    for k, (mask_node, mask) in enumerate(sorted(values.masks.items(), key=lambda kv: order[kv[0]])):
-        found.append(_pin_mask(gm, k, mask_node, mask))
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and reads_tensor_data(node.target):
-            if not node.meta.pop(VALUE_READ, False):
-                found.append(
-                    Specialization(
-                        SpecializationKind.ITEM,
-                        node.meta.get(NODE_SOURCE),
-                        f"{_op_name(node)} reads tensor data",
-                    )
-                )
-    return found
+    reads = [
+        Specialization(
+            SpecializationKind.ITEM, node.meta.get(NODE_SOURCE), f"{_op_name(node)} reads tensor data"
+        )
+        for node in gm.graph.nodes
+        if node.op == "call_function"
+        and reads_tensor_data(node.target)
+        and not node.meta.pop(VALUE_READ, False)
+    ]
+    made: dict[torch.fx.Node, Specialization] = {}
+    for node, value in values.outputs.items():
+        op_node = node.args[0] if node.target is operator.getitem else node
+        if op_node not in made:
+            kind = SpecializationKind.RANDOM if _is_draw(op_node.target) else SpecializationKind.SHAPE
+            made[op_node] = Specialization(kind, node.meta.get(NODE_SOURCE), _op_detail(node, value))
+    for mask_node, mask in values.masks.items():
+        selected = int(mask.count_nonzero())
+        made[mask_node] = Specialization(
+            SpecializationKind.SHAPE,
+            mask_node.meta.get(NODE_SOURCE),
+            f"boolean mask indexing selects {selected} of {mask.numel()} elements",
+        )
+    gm.graph.eliminate_dead_code()  # outputs nobody reads (unique's counts when not asked for)
+    live = {n for n in gm.graph.nodes}
+    outputs = [(n, v) for n, v in values.outputs.items() if n in live and n.users]
+    for k, (node, value) in enumerate(sorted(outputs, key=lambda kv: order[kv[0]])):
+        _pin_output(gm, k, node, value)
+    for node in values.selects:  # x.masked_select(mask) is x[mask]: the same elements, in order
+        if node in live:
+            node.target, node.args = aten.index.Tensor, (node.args[0], [node.args[1]])
+    masks = [(n, m) for n, m in values.masks.items() if n in live]
+    for k, (mask_node, mask) in enumerate(sorted(masks, key=lambda kv: order[kv[0]])):
+        _pin_mask(gm, k, mask_node, mask)
+    return reads + [made[n] for n in sorted(made, key=order.__getitem__)]
+
+
+def _pin_output(gm: torch.fx.GraphModule, k: int, node: torch.fx.Node, value: torch.Tensor) -> None:
+    """Replace `node` (a random draw or a data-dependent-shape op's output) by eager's value."""
+    op = node.args[0].target if node.target is operator.getitem else node.target
+    with gm.graph.inserting_before(node):
+        const = _constant(gm, f"eager_{'random' if _is_draw(op) else 'value'}{k}", value, node)
+        if isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable:
+            # a copy, so that the in-place ops that followed the draw do not write into it
+            const = gm.graph.call_function(aten.clone.default, (const,))
+            const.meta["val"] = node.meta.get("val")
+            const.meta[NODE_SOURCE] = node.meta.get(NODE_SOURCE)
+    node.replace_all_uses_with(const)
+    _erase_unused(gm, node)
 
 
 def _pin_mask(
     gm: torch.fx.GraphModule, k: int, mask_node: torch.fx.Node, mask: torch.Tensor
-) -> Specialization:
+) -> None:
     """Replace `mask_node` where an indexing op uses it by eager's nonzero indices of the mask."""
     users = [u for u in mask_node.users if u.op == "call_function" and u.target in _INDEXING]
     columns = mask.nonzero(as_tuple=True)
@@ -158,11 +191,6 @@ def _pin_mask(
         for c, col in zip(consts, columns):
             c.meta["val"] = _fake_like(mask_node, col)
         user.args = (user.args[0], indices[:pos] + consts + indices[pos + 1 :], *user.args[2:])
-    return Specialization(
-        SpecializationKind.SHAPE,
-        mask_node.meta.get(NODE_SOURCE),
-        f"boolean mask indexing selects {columns[0].numel()} of {mask.numel()} elements",
-    )
 
 
 def _erase_unused(gm: torch.fx.GraphModule, node: torch.fx.Node) -> None:

@@ -64,8 +64,8 @@ def capture(
         raise
     except Exception as exc:  # the error becomes one line naming construct and source
         raise _explain(exc) from None
-    specializations = found["reads"] + pin_eager_values(gm, found["values"])
     _strip_detach(gm)
+    specializations = found["reads"] + pin_eager_values(gm, found["values"])
     name_constants(gm, spec.constant_names)
     gm.graph.eliminate_dead_code()  # value reads (eager's values are baked into their users)
     if any(_is_mutating(n) for n in gm.graph.nodes):
