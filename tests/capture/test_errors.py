@@ -39,7 +39,7 @@ CASES = [
     (mutates_input, "in-place mutation of an input", "x.add_(1)"),
     (returns_float, "non-tensor output", "def returns_float"),
     (divides_by_zero, "error in the program", "1 / 0"),
-    (bad_shapes, "untraceable operation", "x @ torch.ones"),
+    (bad_shapes, "error in the program", "x @ torch.ones"),
 ]
 
 
@@ -79,6 +79,7 @@ def test_in_place_on_intermediate_is_functionalized() -> None:
     "args,kwargs,construct",
     [
         ((torch.randn(2), 3.0), {}, "non-tensor example input"),
+        ((torch.randn(2, device="meta"),), {}, "meta-device example input"),
         ((torch.arange(4),), {}, "no floating-point value"),
         ((torch.randn(2),), {"backward": True}, "nothing to differentiate"),
         ((torch.randn(2),), {"cotangents": torch.ones(2)}, "cotangents without backward"),

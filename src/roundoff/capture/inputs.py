@@ -85,6 +85,12 @@ def collect_inputs(
                 "torch.Tensor (wrap Python numbers with torch.tensor(...), or close over them in fn)",
                 construct="non-tensor example input",
             )
+        if x.is_meta:
+            raise CaptureError(
+                f"example input {i} is on the meta device, which holds no values; roundoff runs the "
+                "program once on its example inputs: pass CPU or CUDA tensors",
+                construct="meta-device example input",
+            )
     user = [x.detach() for x in example_inputs]
     names = _argument_names(fn, len(user))
     wants = [bool(backward and x.requires_grad and _is_float(x)) for x in example_inputs]

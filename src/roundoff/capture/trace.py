@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import os
 import traceback
 
 import torch
@@ -202,8 +203,10 @@ def _explain(exc: Exception) -> CaptureError:
     kind = type(exc).__name__
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     frames = traceback.extract_tb(exc.__traceback__)
-    raised_by_user = bool(frames) and is_user_file(frames[-1].filename)
-    construct = "error in the program" if raised_by_user else "untraceable operation"
+    last = frames[-1].filename if frames else ""
+    # raised by the user's code or by an op's kernel: eager would raise it too
+    in_program = is_user_file(last) or last.endswith(os.path.join("torch", "_ops.py"))
+    construct = "error in the program" if in_program else "untraceable operation"
     return CaptureError(f"{kind}: {first}", construct=construct, source=source)
 
 
