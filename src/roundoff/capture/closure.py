@@ -12,16 +12,20 @@ become graph inputs like an ``nn.Module`` target's state, named by their access 
   bound method of another object (``trainer.step``): its attribute path (``model.lm_head.weight``);
 - a ``functools.partial``'s bound arguments: ``partial.args.0``, ``partial.kw.name``.
 
-A tensor reachable by several paths takes the first found (closure cells, then bound objects, then
-globals, in the order the code names them). Two different tensors with the same path (a global ``w``
-and a helper's closure ``w``) are told apart by a suffix: ``w``, ``w@2``. Found are: every parameter
-and buffer of every module found, and every ``nn.Parameter``; other tensors (closed-over constants)
-are only named (`TargetState.constant_names`): tracing keeps them as constants.
+Search order: a bound method's object, then closure cells, defaults, and the globals the code (and
+its nested code) names, in that order; functions found on the way are searched the same way (a
+helper's globals and closure). A tensor reachable by several paths takes the first path found. A
+path that is already taken, by an argument name or by another tensor (a global ``w`` and a helper's
+closure ``w``), gets a suffix: ``w@2``. Inputs are every parameter (all of them first) and buffer of
+every module found, and every free ``nn.Parameter``; other tensors (closed-over constants) are only
+named (`TargetState.constant_names`): tracing keeps them as constants. Containers are searched
+`_MAX_DEPTH` levels and `_MAX_ITEMS` entries deep.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import types
 from collections.abc import Callable, Iterator
@@ -33,6 +37,7 @@ import torch
 from roundoff.capture.sources import is_user_file
 
 _MAX_DEPTH = 4  # containers and plain objects are searched this many levels deep
+_MAX_ITEMS = 1024  # and this many entries of each list, tuple or dict (a dataset is no model)
 
 
 @dataclass
@@ -170,11 +175,11 @@ def _walk_value(name: str, value: Any, found: TargetState, visited: set[int], de
         return
     elif isinstance(value, (list, tuple)):
         visited.add(id(value))
-        for i, v in enumerate(value):
+        for i, v in enumerate(value[:_MAX_ITEMS]):
             _walk_value(f"{name}.{i}", v, found, visited, depth + 1)
     elif isinstance(value, dict):
         visited.add(id(value))
-        for k, v in value.items():
+        for k, v in itertools.islice(value.items(), _MAX_ITEMS):
             if isinstance(k, (str, int)):
                 _walk_value(f"{name}.{k}", v, found, visited, depth + 1)
     elif _is_user_object(value):
