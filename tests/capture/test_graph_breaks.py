@@ -148,3 +148,21 @@ def test_numpy_round_trip_is_a_value_read() -> None:
         (ITEM, _line_of(f, "x.numpy()"))
     ]
     assert_matches_eager(program, f, (x,), "capture(f, x)  # numpy round trip")
+
+
+def test_parameter_changed_in_place_after_capture_is_refused() -> None:
+    """The graph holds a branch eager took with the parameter's old values: a training step since
+    the capture makes the program stale, even though its example input aliases the parameter."""
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = lin(x)
+        return y * 2 if y.sum() > 0 else -y
+
+    x = torch.randn(3, 4)
+    program = capture(f, x)
+    assert len(run_eager(program, (x,))) == 1
+    with torch.no_grad():
+        lin.weight.mul_(-1)
+    with pytest.raises(ValueError, match="'lin.weight' .* changed in place since the capture"):
+        run_eager(program, (x,))

@@ -10,7 +10,7 @@ Node metadata contract (other layers rely on these keys):
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -99,6 +99,9 @@ class Program:
     grad_input_names: tuple[str, ...] = ()
     name: str = "program"
     specializations: tuple[Specialization, ...] = ()
+    # the example inputs' in-place version counters at capture (a parameter changed since then no
+    # longer holds the values a specialized graph was captured with)
+    example_versions: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def graph(self) -> torch.fx.Graph:
@@ -120,12 +123,19 @@ class Program:
         pinned = [s for s in self.specializations if s.depends_on_inputs]
         if not pinned:
             return
+        first = pinned[0]
+        where = f"{first.source or 'an unknown line'} ({first.kind.value}: {first.detail})"
+        for name, ex, version in zip(self.input_names, self.example_inputs, self.example_versions):
+            if isinstance(ex, torch.Tensor) and ex._version != version:
+                raise ValueError(
+                    f"input {name!r} of program {self.name!r} was changed in place since the "
+                    f"capture, and the program holds eager's value from its capture run at a graph "
+                    f"break at {where}; capture again"
+                )
         for name, x, ex in zip(self.input_names, inputs, self.example_inputs):
             if not _same_bits(x, ex):
-                first = pinned[0]
                 raise ValueError(
                     f"program {self.name!r} holds eager's value from its capture run at a graph "
-                    f"break at {first.source or 'an unknown line'} ({first.kind.value}: "
-                    f"{first.detail}), so it runs only on its capture inputs, and input {name!r} "
+                    f"break at {where}, so it runs only on its capture inputs, and input {name!r} "
                     "differs; capture again with these inputs"
                 )

@@ -89,6 +89,7 @@ def capture(
         grad_input_names=tuple(n for n, w in zip(spec.names, spec.wants_grad) if w),
         name=name or getattr(fn_or_module, "__name__", type(fn_or_module).__name__),
         specializations=tuple(specializations),
+        example_versions=tuple(t._version for t in spec.tensors),
     )
 
 
