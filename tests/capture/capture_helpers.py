@@ -36,22 +36,25 @@ def eager_outputs(
     inputs: Sequence[torch.Tensor],
     backward: bool,
     cotangents: Sequence[torch.Tensor] | None = None,
+    params: Sequence[torch.Tensor] | None = None,
 ) -> list[torch.Tensor]:
     """Eager forward outputs, then (with `backward`) gradients w.r.t. inputs requiring grad, then
-    module parameters requiring grad, by plain autograd on ``sum of output sums`` or the cotangents."""
+    `params` (default: a module's parameters) requiring grad, by plain autograd on ``sum of output
+    sums`` or the cotangents."""
     xs = [x.detach().requires_grad_(x.requires_grad) for x in inputs]
     with torch.enable_grad() if backward else torch.no_grad():
         result = fn(*xs)
     outs = (
-        list(result.values())
+        [v for v in result.values() if isinstance(v, torch.Tensor)]
         if isinstance(result, dict)
         else (list(result) if isinstance(result, (tuple, list)) else [result])
     )
     if not backward:
         return outs
     wrt = [x for x in xs if x.requires_grad]
-    if isinstance(fn, torch.nn.Module):
-        wrt += [p for p in fn.parameters() if p.requires_grad]
+    if params is None and isinstance(fn, torch.nn.Module):
+        params = list(fn.parameters())
+    wrt += [p for p in params or () if p.requires_grad]
     floats = [o for o in outs if o.is_floating_point() and o.requires_grad]
     if cotangents is not None:
         grads = torch.autograd.grad(floats, wrt, grad_outputs=list(cotangents), allow_unused=True)
@@ -86,3 +89,24 @@ def zoo_repro(name: str, backward: bool) -> str:
         f"w=get_workload({name!r}); p=capture(w.build(), *w.make_inputs(), backward={backward}); "
         "p.graph_module(*p.example_inputs)"
     )
+
+
+def assert_matches_eager(
+    program: Any,
+    fn: Callable[..., Any],
+    inputs: Sequence[torch.Tensor],
+    repro: str,
+    params: Sequence[torch.Tensor] | None = None,
+    seed: int | None = None,
+) -> None:
+    """`run_eager` of `program` on its example inputs equals a fresh eager run of `fn` (outputs and
+    gradients, bit for bit); with `seed`, the eager run draws its random numbers from that seed."""
+    from roundoff.execute import run_eager
+
+    if seed is not None:
+        torch.manual_seed(seed)
+    want = eager_outputs(fn, inputs, program.backward, params=params)
+    got = run_eager(program, program.example_inputs)
+    assert len(got) == len(want) == len(program.output_names), (program.output_names, len(want))
+    for name, g, w in zip(program.output_names, got, want):
+        assert_bitwise_equal(g, w, f"{repro}  # output {name}")

@@ -17,20 +17,6 @@ def _line_of(fn: object, text: str) -> str:
     return f"test_errors.py:{start + offset}"
 
 
-def branchy(x: torch.Tensor) -> torch.Tensor:
-    if x.sum() > 0:
-        return x * 2
-    return x
-
-
-def itemy(x: torch.Tensor) -> torch.Tensor:
-    return x * x.max().item()
-
-
-def masky(x: torch.Tensor) -> torch.Tensor:
-    return x[x > 0] * 2
-
-
 def mutates_input(x: torch.Tensor) -> torch.Tensor:
     y = x * 2
     x.add_(1)
@@ -41,17 +27,19 @@ def returns_float(x: torch.Tensor) -> float:
     return 3.0
 
 
-def uses_numpy(x: torch.Tensor) -> torch.Tensor:
-    return torch.from_numpy(x.numpy() * 2)
+def divides_by_zero(x: torch.Tensor) -> torch.Tensor:
+    return x * (1 / 0)
+
+
+def bad_shapes(x: torch.Tensor) -> torch.Tensor:
+    return x @ torch.ones(3, 3)
 
 
 CASES = [
-    (branchy, "data-dependent control flow", "if x.sum() > 0"),
-    (itemy, "data-dependent value", "x.max().item()"),
-    (masky, "data-dependent output shape", "x[x > 0]"),
     (mutates_input, "in-place mutation of an input", "x.add_(1)"),
     (returns_float, "non-tensor output", "def returns_float"),
-    (uses_numpy, "untraceable operation", "x.numpy()"),
+    (divides_by_zero, "error in the program", "1 / 0"),
+    (bad_shapes, "error in the program", "x @ torch.ones"),
 ]
 
 
@@ -91,7 +79,8 @@ def test_in_place_on_intermediate_is_functionalized() -> None:
     "args,kwargs,construct",
     [
         ((torch.randn(2), 3.0), {}, "non-tensor example input"),
-        ((torch.arange(4),), {}, "no floating-point input"),
+        ((torch.randn(2, device="meta"),), {}, "meta-device example input"),
+        ((torch.arange(4),), {}, "no floating-point value"),
         ((torch.randn(2),), {"backward": True}, "nothing to differentiate"),
         ((torch.randn(2),), {"cotangents": torch.ones(2)}, "cotangents without backward"),
         (

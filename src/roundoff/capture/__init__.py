@@ -1,11 +1,20 @@
 """roundoff.capture: a PyTorch callable or nn.Module as an aten FX graph with stable node ids.
 
 Public API: `capture`, `decompose`, `eliminate_common_subexpressions`, `DECOMPOSITION_SETS`,
-`Program` (and `node_id` / `node_source` for its node metadata), `CaptureError`.
+`Program` (and `node_id` / `node_source` for its node metadata), `Specialization` /
+`SpecializationKind` (a graph break checked across), `CaptureError`.
 """
 
 from roundoff.capture.errors import CaptureError
-from roundoff.capture.program import NODE_ID, NODE_SOURCE, Program, node_id, node_source
+from roundoff.capture.program import (
+    NODE_ID,
+    NODE_SOURCE,
+    Program,
+    Specialization,
+    SpecializationKind,
+    node_id,
+    node_source,
+)
 from roundoff.capture.retrace import DECOMPOSITION_SETS
 from roundoff.capture.rewrite import decompose, eliminate_common_subexpressions
 from roundoff.capture.trace import capture
@@ -16,6 +25,8 @@ __all__ = [
     "NODE_SOURCE",
     "CaptureError",
     "Program",
+    "Specialization",
+    "SpecializationKind",
     "capture",
     "decompose",
     "eliminate_common_subexpressions",

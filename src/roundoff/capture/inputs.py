@@ -9,21 +9,30 @@ from typing import Any
 
 import torch
 
+from roundoff.capture.closure import target_state
 from roundoff.capture.errors import CaptureError
 
 
 @dataclass(frozen=True)
 class CaptureInputs:
-    """The flat graph inputs of a capture, in graph order: user arguments, then (for an ``nn.Module``)
-    parameters and buffers by qualified name, then cotangents (only with ``backward`` and given
-    cotangents). `wants_grad[i]` says whether the gradient w.r.t. input i is a graph output."""
+    """The flat graph inputs of a capture, in graph order: user arguments, then the state the target
+    reads (an ``nn.Module``'s or a closed-over model's parameters then buffers, named as
+    `roundoff.capture.closure` describes), then cotangents (only with ``backward`` and given
+    cotangents). `wants_grad[i]` says whether the gradient w.r.t. input i is a graph output.
+
+    `tensors` are what the program is fed (state detached; buffers copied before the capture run,
+    which may update them); `trace_tensors` are what tracing is fed: the state tensors themselves, so
+    that the user's code reading them reads graph inputs."""
 
     tensors: tuple[torch.Tensor, ...]
+    trace_tensors: tuple[torch.Tensor, ...]
     names: tuple[str, ...]
     wants_grad: tuple[bool, ...]
     num_user: int
     num_state: int  # parameters + buffers
+    num_buffers: int  # the last ones of the state
     num_cotangents: int
+    constant_names: dict[int, str]  # id of a closed-over non-state tensor -> its variable path
 
 
 def definition_source(fn: Callable[..., Any]) -> str | None:
@@ -63,7 +72,7 @@ def collect_inputs(
     backward: bool,
     cotangents: Sequence[torch.Tensor] | torch.Tensor | None,
 ) -> CaptureInputs:
-    """Check the example inputs (tensors only, at least one floating point) and lay out graph inputs."""
+    """Check the example inputs (tensors only) and lay out graph inputs."""
     if not callable(fn):
         raise CaptureError(
             f"got {type(fn).__name__}; pass a function or torch.nn.Module",
@@ -76,26 +85,20 @@ def collect_inputs(
                 "torch.Tensor (wrap Python numbers with torch.tensor(...), or close over them in fn)",
                 construct="non-tensor example input",
             )
+        if x.is_meta:
+            raise CaptureError(
+                f"example input {i} is on the meta device, which holds no values; roundoff runs the "
+                "program once on its example inputs: pass CPU or CUDA tensors",
+                construct="meta-device example input",
+            )
     user = [x.detach() for x in example_inputs]
     names = _argument_names(fn, len(user))
     wants = [bool(backward and x.requires_grad and _is_float(x)) for x in example_inputs]
-    state: list[torch.Tensor] = []
-    if isinstance(fn, torch.nn.Module):
-        for qual, p in fn.named_parameters():
-            state.append(p.detach())
-            names.append(qual)
-            wants.append(bool(backward and p.requires_grad and _is_float(p)))
-        for qual, b in fn.named_buffers():
-            state.append(b.detach())
-            names.append(qual)
-            wants.append(False)
-    if not any(_is_float(t) for t in user + state):
-        kinds = ", ".join(str(t.dtype) for t in user) or "none"
-        raise CaptureError(
-            f"example inputs have dtypes [{kinds}]; roundoff studies floating-point rounding, so at least "
-            "one input (or module parameter) must be a floating-point tensor",
-            construct="no floating-point input",
-        )
+    found = target_state(fn, reserved=tuple(names))
+    state = [t for _, t, _ in found.state]
+    for qual, t, buffer in found.state:
+        names.append(qual)
+        wants.append(bool(backward and not buffer and t.requires_grad and _is_float(t)))
     if backward and not any(wants):
         raise CaptureError(
             "backward=True but no floating-point input requires grad; call .requires_grad_() on the "
@@ -105,13 +108,17 @@ def collect_inputs(
     cots = _cotangent_list(cotangents, backward)
     names += [f"cotangent{i}" for i in range(len(cots))]
     wants += [False] * len(cots)
+    fed = [t.detach().clone() if buffer else t.detach() for _, t, buffer in found.state]
     return CaptureInputs(
-        tensors=tuple(user + state + cots),
+        tensors=tuple(user + fed + cots),
+        trace_tensors=tuple(user + state + cots),
         names=tuple(names),
         wants_grad=tuple(wants),
         num_user=len(user),
         num_state=len(state),
+        num_buffers=sum(buffer for _, _, buffer in found.state),
         num_cotangents=len(cots),
+        constant_names=found.constant_names,
     )
 
 

@@ -9,8 +9,10 @@ Node metadata contract (other layers rely on these keys):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
 
 import torch
 import torch.fx
@@ -29,6 +31,52 @@ def node_source(node: torch.fx.Node) -> str | None:
     return node.meta.get(NODE_SOURCE)
 
 
+class SpecializationKind(Enum):
+    """Where a captured graph holds a value eager computed at capture instead of computing it."""
+
+    ITEM = "item"  # a tensor read as a Python value (.item(), float(t), .tolist(), .numpy())
+    BRANCH = "branch"  # bool(tensor): an if/while/assert on tensor data took eager's branch
+    SHAPE = "data-dependent shape"  # nonzero, boolean-mask indexing, unique: eager's indices
+    RANDOM = "random"  # a random draw (dropout, randn): eager's draw
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """One graph break roundoff checks across: at `source` (``"file.py:LINE"``), the graph holds the
+    value eager computed during the capture run (`detail` says which); every emulated run, the fp64
+    oracle included, uses that value there. All kinds but `RANDOM` depend on the capture inputs."""
+
+    kind: SpecializationKind
+    source: str | None
+    detail: str
+
+    @property
+    def depends_on_inputs(self) -> bool:
+        return self.kind is not SpecializationKind.RANDOM
+
+    def describe(self) -> str:
+        """One line for reports."""
+        where = self.source or "an unknown line"
+        what = "draw" if self.kind is SpecializationKind.RANDOM else "value"
+        return (
+            f"checked across a graph break at {where} ({self.kind.value}: {self.detail}): "
+            f"the emulated runs use the {what} eager computed there"
+        )
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return False
+    if a.dtype != b.dtype or a.shape != b.shape or a.device != b.device:
+        return False
+    if a.data_ptr() == b.data_ptr() and a.stride() == b.stride():
+        return True  # the same memory (a parameter fed from the example inputs)
+    raw_a = a.detach().reshape(-1).contiguous().view(torch.uint8)
+    return torch.equal(raw_a, b.detach().reshape(-1).contiguous().view(torch.uint8))
+
+
 @dataclass
 class Program:
     """An aten FX graph captured from a user's callable.
@@ -36,6 +84,10 @@ class Program:
     `graph_module` takes the flattened tensor inputs in order (`input_names`) and returns a flat tuple
     of tensors: the forward outputs first (`num_forward_outputs` of them), then, when `backward`, one
     gradient per input that requires grad (`grad_input_names`, same order).
+
+    `specializations` lists the graph breaks (``.item()``, ``if tensor:``, boolean masks, random
+    draws) where the graph holds the value eager computed on `example_inputs`; a program with an
+    input-dependent one runs only on those inputs (`check_inputs`).
     """
 
     graph_module: torch.fx.GraphModule
@@ -46,6 +98,10 @@ class Program:
     backward: bool = False
     grad_input_names: tuple[str, ...] = ()
     name: str = "program"
+    specializations: tuple[Specialization, ...] = ()
+    # the example inputs' in-place version counters at capture (a parameter changed since then no
+    # longer holds the values a specialized graph was captured with)
+    example_versions: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def graph(self) -> torch.fx.Graph:
@@ -60,3 +116,26 @@ class Program:
             if n.meta.get(NODE_ID) == roundoff_id:
                 return n
         raise KeyError(f"no node with id {roundoff_id!r} in program {self.name!r}")
+
+    def check_inputs(self, inputs: Sequence[Any]) -> None:
+        """ValueError if the program was specialized to its capture inputs (an ``.item()``, a branch
+        or a data-dependent shape) and `inputs` differ from them in any bit; a no-op otherwise."""
+        pinned = [s for s in self.specializations if s.depends_on_inputs]
+        if not pinned:
+            return
+        first = pinned[0]
+        where = f"{first.source or 'an unknown line'} ({first.kind.value}: {first.detail})"
+        for name, ex, version in zip(self.input_names, self.example_inputs, self.example_versions):
+            if isinstance(ex, torch.Tensor) and ex._version != version:
+                raise ValueError(
+                    f"input {name!r} of program {self.name!r} was changed in place since the "
+                    f"capture, and the program holds eager's value from its capture run at a graph "
+                    f"break at {where}; capture again"
+                )
+        for name, x, ex in zip(self.input_names, inputs, self.example_inputs):
+            if not _same_bits(x, ex):
+                raise ValueError(
+                    f"program {self.name!r} holds eager's value from its capture run at a graph "
+                    f"break at {where}, so it runs only on its capture inputs, and input {name!r} "
+                    "differs; capture again with these inputs"
+                )

@@ -22,7 +22,24 @@ from torch.fx.experimental.proxy_tensor import get_proxy_mode
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
-from roundoff.capture.program import NODE_SOURCE
+from roundoff.capture.program import NODE_SOURCE, Specialization, SpecializationKind
+
+VALUE_READ = "roundoff_value_read"  # transient: a node whose Python value a Specialization records
+
+# Tensor methods that hand tensor data to Python: the traced graph keeps eager's value from here on.
+_VALUE_READS = {
+    "item": SpecializationKind.ITEM,
+    "tolist": SpecializationKind.ITEM,
+    "numpy": SpecializationKind.ITEM,
+    "__array__": SpecializationKind.ITEM,
+    "__float__": SpecializationKind.ITEM,
+    "__int__": SpecializationKind.ITEM,
+    "__index__": SpecializationKind.ITEM,
+    "__complex__": SpecializationKind.ITEM,
+    "__bool__": SpecializationKind.BRANCH,
+    "is_nonzero": SpecializationKind.BRANCH,
+    "__contains__": SpecializationKind.BRANCH,
+}
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _ROUNDOFF_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -63,21 +80,46 @@ def traceback_source(tb: types.TracebackType | None) -> str | None:
     return found
 
 
-def _current_graph() -> torch.fx.Graph:
+def tracing_graph() -> torch.fx.Graph | None:
+    """The graph make_fx is appending to, or None where no make_fx proxy mode is active (inside an
+    ``autograd.Function``'s own bookkeeping, a custom op's Python kernel, ...)."""
     mode = get_proxy_mode()
-    if mode is None:
-        raise RuntimeError("roundoff source recording used outside make_fx tracing")
-    return mode.tracer.graph
+    return None if mode is None else mode.tracer.graph
 
 
-def label_new_nodes(graph: torch.fx.Graph, start: int, key: str, value: Any) -> None:
-    """Set ``meta[key] = value`` on nodes appended to `graph` after it held `start` nodes, unless set."""
+def _current_graph() -> torch.fx.Graph:
+    graph = tracing_graph()
+    if graph is None:
+        raise RuntimeError("roundoff re-tracing used outside make_fx tracing")
+    return graph
+
+
+def label_new_nodes(graph: torch.fx.Graph, start: int, key: str, value: Any) -> list[torch.fx.Node]:
+    """Set ``meta[key] = value`` on nodes appended to `graph` after it held `start` nodes, unless set;
+    return those nodes, newest first."""
     count = len(graph.nodes) - start
+    new: list[torch.fx.Node] = []
     for node in reversed(graph.nodes):
         if count <= 0:
             break
         count -= 1
         node.meta.setdefault(key, value)
+        new.append(node)
+    return new
+
+
+def reads_tensor_data(target: Any) -> bool:
+    """Whether an aten op hands a tensor's value to Python (``_local_scalar_dense``, ``equal``)."""
+    return isinstance(target, torch._ops.OpOverload) and torch.Tag.data_dependent_output in target.tags
+
+
+def _summary(value: Any) -> str:
+    if isinstance(value, (bool, int, float, complex)):
+        return repr(value)
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    shape = getattr(value, "shape", None)
+    return f"an array of shape {tuple(shape)}" if shape is not None else type(value).__name__
 
 
 class SourceRecorder(TorchFunctionMode):
@@ -91,6 +133,7 @@ class SourceRecorder(TorchFunctionMode):
     def __init__(self) -> None:
         super().__init__()
         self._grad_fn_sources: dict[int, tuple[Any, str | None]] = {}
+        self.value_reads: list[Specialization] = []
 
     def __torch_function__(
         self,
@@ -99,14 +142,34 @@ class SourceRecorder(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        graph = tracing_graph()
+        if graph is None:
+            return func(*args, **(kwargs or {}))
         source = user_frame_source(sys._getframe(1))
-        graph = _current_graph()
         start = len(graph.nodes)
         out = func(*args, **(kwargs or {}))
-        label_new_nodes(graph, start, NODE_SOURCE, source)
+        new = label_new_nodes(graph, start, NODE_SOURCE, source)
+        self._note_value_read(func, out, source, new)
         if torch.is_grad_enabled():
             self._remember_grad_fns(out, source)
         return out
+
+    def _note_value_read(
+        self, func: Any, out: Any, source: str | None, new: list[torch.fx.Node]
+    ) -> None:
+        """Record a Specialization where the call handed tensor data to Python."""
+        name = getattr(func, "__name__", "")
+        kind = _VALUE_READS.get(name)
+        reads = [n for n in new if n.op == "call_function" and reads_tensor_data(n.target)]
+        if kind is None and not reads:
+            return
+        for n in reads:
+            n.meta[VALUE_READ] = True
+        if kind is SpecializationKind.BRANCH:
+            detail = f"bool(tensor) is {out!r}"
+        else:
+            detail = f"{name or getattr(func, '__qualname__', 'a call')} = {_summary(out)}"
+        self.value_reads.append(Specialization(kind or SpecializationKind.ITEM, source, detail))
 
     def _remember_grad_fns(self, out: Any, source: str | None) -> None:
         stack = [t.grad_fn for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.grad_fn]

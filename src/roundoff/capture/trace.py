@@ -5,15 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import os
+import traceback
+
 import torch
 import torch.fx
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
+from torch.utils._pytree import tree_leaves
 
+from roundoff.capture.closure import name_constants
 from roundoff.capture.errors import CaptureError
 from roundoff.capture.fused import eager_kernels_kept
 from roundoff.capture.inputs import CaptureInputs, collect_inputs, definition_source
 from roundoff.capture.program import NODE_ID, NODE_SOURCE, Program
-from roundoff.capture.retrace import TRACER_ERRORS, copy_sources_from_origin, retrace, trace_fake
-from roundoff.capture.sources import SourceRecorder, traceback_source
+from roundoff.capture.retrace import copy_sources_from_origin, retrace, trace_real
+from roundoff.capture.sources import SourceRecorder, is_user_file, traceback_source
+from roundoff.capture.specialize import EagerValues, pin_eager_values
 
 aten = torch.ops.aten
 
@@ -25,36 +32,48 @@ def capture(
     cotangents: Sequence[torch.Tensor] | torch.Tensor | None = None,
     name: str | None = None,
 ) -> Program:
-    """Trace `fn_or_module` at the aten level (make_fx with fake tensors) into a `Program`.
+    """Trace `fn_or_module` at the aten level into a `Program`, running it once on `example_inputs`.
 
-    Graph inputs, in order: the example inputs; for an ``nn.Module`` its parameters then buffers, named
-    by qualified name (``"mlp.up.weight"``) and fed like any input; then the cotangents, if given.
-    Outputs: the forward outputs (a tensor, a flat tuple/list of tensors, or a flat dict of tensors,
-    named ``out`` / ``out0..`` / by key), then with `backward` one gradient per floating-point input
-    that requires grad (module parameters: those with ``requires_grad``), named ``grad_<input>``.
+    Graph inputs, in order: the example inputs; the parameters then buffers the target reads (an
+    ``nn.Module``'s own, and those of modules a function closes over, reaches through globals, a bound
+    ``self`` or a ``functools.partial``), named by qualified name (``"mlp.up.weight"``,
+    ``"lin.weight"``: `roundoff.capture.closure`) and fed like any input; then the cotangents, if
+    given. Outputs: the forward outputs (a tensor, a flat tuple/list of tensors, or a dict of
+    tensors such as a transformers ``ModelOutput``, whose non-tensor entries are left out; named
+    ``out`` / ``out0..`` / by key), then with `backward` one gradient per floating-point input that
+    requires grad (parameters: those with ``requires_grad``), named ``grad_<input>``.
     The backward differentiates ``o0.sum() + o1.sum() + ...`` over the floating-point outputs that
     depend on such inputs, or, with `cotangents` (one per floating-point output), the vector-Jacobian
-    product with them. A gradient autograd reports as unused is returned as zeros. Tracing does not
-    compute: the graph, run on the example inputs, reproduces eager autograd bit for bit on CPU
-    (an op eager runs as one backend kernel stays one node, on torch 2.9 too: `capture.fused`).
-    In-place ops are functionalized; in-place mutation of an input is a `CaptureError`.
+    product with them. A gradient autograd reports as unused is returned as zeros.
+
+    The function runs once, as eager runs it (make_fx on the real inputs; side effects happen once,
+    buffers such as BatchNorm's running statistics update once, the graph keeps their values from
+    before the run). Graph breaks (``.item()``, ``if tensor:``, boolean masks, ``nonzero``, random
+    draws) hold the value eager computed there (`Program.specializations`, `capture.specialize`).
+    The graph, run on the example inputs, reproduces eager autograd bit for bit on CPU (an op eager
+    runs as one backend kernel stays one node, on torch 2.9 too: `capture.fused`). In-place ops are
+    functionalized; in-place mutation of an input is a `CaptureError`.
     """
     spec = collect_inputs(fn_or_module, example_inputs, backward, cotangents)
     forward_names: list[str] = []
-    traced = _traced_function(fn_or_module, spec, backward, forward_names)
+    found: dict[str, Any] = {}
+    traced = _traced_function(fn_or_module, spec, backward, forward_names, found)
     try:
         with eager_kernels_kept():
-            gm = trace_fake(traced, spec.tensors)
+            gm = trace_real(traced, spec.trace_tensors)
     except CaptureError:
         raise
-    except TRACER_ERRORS as exc:  # the tracer's error becomes one line naming construct and source
+    except Exception as exc:  # the error becomes one line naming construct and source
         raise _explain(exc) from None
     _strip_detach(gm)
-    _check_static(gm)
+    specializations = found["reads"] + pin_eager_values(gm, found["values"])
+    name_constants(gm, spec.constant_names)
+    gm.graph.eliminate_dead_code()  # value reads (eager's values are baked into their users)
     if any(_is_mutating(n) for n in gm.graph.nodes):
         with eager_kernels_kept():
             gm = _functionalize(gm, spec)
     gm.graph.eliminate_dead_code()
+    _require_float(gm, spec, fn_or_module)
     for i, n in enumerate(gm.graph.nodes):
         n.meta[NODE_ID] = f"n{i}"
         n.meta.setdefault(NODE_SOURCE, None)
@@ -69,32 +88,35 @@ def capture(
         backward=backward,
         grad_input_names=tuple(n for n, w in zip(spec.names, spec.wants_grad) if w),
         name=name or getattr(fn_or_module, "__name__", type(fn_or_module).__name__),
+        specializations=tuple(specializations),
+        example_versions=tuple(t._version for t in spec.tensors),
     )
 
 
 def _traced_function(
-    fn: Callable[..., Any], spec: CaptureInputs, backward: bool, forward_names: list[str]
+    fn: Callable[..., Any],
+    spec: CaptureInputs,
+    backward: bool,
+    forward_names: list[str],
+    found: dict[str, Any],
 ) -> Callable[..., tuple[torch.Tensor, ...]]:
-    state_names = spec.names[spec.num_user : spec.num_user + spec.num_state]
-
-    def call(flat: Sequence[torch.Tensor]) -> Any:
-        user = tuple(flat[: spec.num_user])
-        if isinstance(fn, torch.nn.Module):
-            state = dict(zip(state_names, flat[spec.num_user : spec.num_user + spec.num_state]))
-            return torch.func.functional_call(fn, state, user)
-        return fn(*user)
+    """The function make_fx traces: the user's call (state read through the tensors themselves, so
+    they are the graph's state inputs), then the backward; `found` receives the recorded value reads
+    and eager values."""
 
     def traced(*flat_in: torch.Tensor) -> tuple[torch.Tensor, ...]:
         recorder = SourceRecorder()
+        values = EagerValues(get_proxy_mode().tracer)  # type: ignore[union-attr]
+        found.update(reads=recorder.value_reads, values=values)
         flat = list(flat_in)
-        with torch.enable_grad() if backward else torch.no_grad():
+        with torch.enable_grad() if backward else torch.no_grad(), values:
             if backward:
-                flat = [
+                flat[: spec.num_user] = [
                     t.detach().requires_grad_(True) if w else t
-                    for t, w in zip(flat, spec.wants_grad)
+                    for t, w in zip(flat[: spec.num_user], spec.wants_grad)
                 ]
             with recorder:
-                result = call(flat)
+                result = fn(*flat[: spec.num_user])
             outs, names = _flatten_outputs(result, fn)
             forward_names[:] = names
             if not backward:
@@ -113,8 +135,9 @@ def _flatten_outputs(result: Any, fn: Callable[..., Any]) -> tuple[list[torch.Te
         items: list[tuple[str, Any]] = [("out", result)]
     elif isinstance(result, (tuple, list)):
         items = [(f"out{i}", r) for i, r in enumerate(result)]
-    elif isinstance(result, dict):
-        items = [(str(k), v) for k, v in result.items()]
+    elif isinstance(result, dict):  # a transformers ModelOutput's cache object is no output
+        items = [(str(k), v) for k, v in result.items() if isinstance(v, torch.Tensor)]
+        items = items or [(str(k), v) for k, v in result.items()]
     else:
         items = [("out", result)]
     for key, value in items:
@@ -175,29 +198,33 @@ def _gradients(
 
 
 def _explain(exc: Exception) -> CaptureError:
-    """Turn a tracer exception into a CaptureError naming the construct and the user's line."""
+    """Turn an exception raised while the program ran under tracing into one line naming the
+    construct and the user's line."""
     source = traceback_source(exc.__traceback__)
     kind = type(exc).__name__
     first = (str(exc).strip().splitlines() or [""])[0][:200]
-    if kind in (
-        "GuardOnDataDependentSymNode",
-        "DataDependentOutputException",
-        "PendingUnbackedSymbolNotFound",
-    ):
-        return CaptureError(
-            "the program branches on (or converts to Python) a value computed from tensor data; "
-            "roundoff captures one static graph: use torch.where instead of `if`, keep values as tensors",
-            construct="data-dependent control flow",
-            source=source,
-        )
-    if kind == "DynamicOutputShapeException":
-        return CaptureError(
-            f"{first}; an op whose output shape depends on tensor values (nonzero, boolean-mask indexing, "
-            "unique) cannot be captured statically: use a mask with torch.where instead",
-            construct="data-dependent output shape",
-            source=source,
-        )
-    return CaptureError(f"{kind}: {first}", construct="untraceable operation", source=source)
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1].filename if frames else ""
+    # raised by the user's code or by an op's kernel: eager would raise it too
+    in_program = is_user_file(last) or last.endswith(os.path.join("torch", "_ops.py"))
+    construct = "error in the program" if in_program else "untraceable operation"
+    return CaptureError(f"{kind}: {first}", construct=construct, source=source)
+
+
+def _require_float(gm: torch.fx.GraphModule, spec: CaptureInputs, fn: Callable[..., Any]) -> None:
+    """CaptureError unless some value of the program (input, parameter, constant or intermediate)
+    is floating point: token ids are fine when the parameters are float."""
+    for n in gm.graph.nodes:
+        vals = tree_leaves(n.meta.get("val"))
+        if any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in vals):
+            return
+    kinds = ", ".join(str(t.dtype).removeprefix("torch.") for t in spec.tensors) or "none"
+    raise CaptureError(
+        f"nothing in the program is floating point (inputs and parameters: [{kinds}], and no float "
+        "constant or intermediate value); roundoff studies floating-point rounding",
+        construct="no floating-point value",
+        source=definition_source(fn),
+    )
 
 
 def _strip_detach(gm: torch.fx.GraphModule) -> None:
@@ -208,40 +235,25 @@ def _strip_detach(gm: torch.fx.GraphModule) -> None:
             gm.graph.erase_node(n)
 
 
-def _check_static(gm: torch.fx.GraphModule) -> None:
-    for n in gm.graph.nodes:
-        if n.op != "call_function":
-            continue
-        if n.target is aten._local_scalar_dense.default:
-            raise CaptureError(
-                "a tensor value is converted to a Python number (.item(), .tolist(), float(t)); keep it "
-                "a tensor so the graph stays static",
-                construct="data-dependent value",
-                source=n.meta.get(NODE_SOURCE),
-            )
-        val = n.meta.get("val")
-        if isinstance(val, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in val.shape):
-            raise CaptureError(
-                f"{n.target} makes a tensor whose shape depends on tensor values (nonzero, boolean-mask "
-                "indexing, unique); use a mask with torch.where instead",
-                construct="data-dependent output shape",
-                source=n.meta.get(NODE_SOURCE),
-            )
-
-
 def _is_mutating(n: torch.fx.Node) -> bool:
     schema = getattr(n.target, "_schema", None)
     return n.op == "call_function" and schema is not None and schema.is_mutable
 
 
 def _functionalize(gm: torch.fx.GraphModule, spec: CaptureInputs) -> torch.fx.GraphModule:
-    """Replace in-place ops by their functional forms; reject a write into a graph input."""
+    """Replace in-place ops by their functional forms; reject a write into a user input (a write into
+    a module buffer, such as BatchNorm's running statistics, is left out of the graph: it changes
+    no output)."""
     new = retrace(gm, spec.tensors, functionalize=True)
     placeholders = [n for n in new.graph.nodes if n.op == "placeholder"]
     copy_sources_from_origin(new)
-    for n in new.graph.nodes:
+    for n in list(new.graph.nodes):
         if n.op == "call_function" and n.target is aten.copy_.default and n.args[0] in placeholders:
             index = placeholders.index(n.args[0])
+            end = spec.num_user + spec.num_state
+            if end - spec.num_buffers <= index < end:
+                new.graph.erase_node(n)  # a buffer update (running statistics): not an output
+                continue
             value = n.args[1]
             raise CaptureError(
                 f"the program writes into input {spec.names[index]!r} in place; roundoff replays the graph "

@@ -37,6 +37,7 @@ def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
                 f"input {name!r} of program {program.name!r}: expected {ex.dtype} {tuple(ex.shape)}, "
                 f"got {got}; pass inputs like the example inputs it was captured with"
             )
+    program.check_inputs(inputs)  # a program specialized at a graph break runs on its inputs only
     return tuple(x.detach() if isinstance(x, torch.Tensor) else x for x in inputs)
 
 

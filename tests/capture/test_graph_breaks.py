@@ -1,0 +1,168 @@
+"""Code torch.compile runs with a graph break is captured across it: the graph holds the value eager
+computed there, reproduces real eager bit for bit, records where, and refuses other inputs."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from capture_helpers import assert_matches_eager
+
+from roundoff.capture import SpecializationKind, capture
+from roundoff.execute import run_eager
+
+ITEM, BRANCH, SHAPE, RANDOM = (
+    SpecializationKind.ITEM,
+    SpecializationKind.BRANCH,
+    SpecializationKind.SHAPE,
+    SpecializationKind.RANDOM,
+)
+
+
+def _line_of(fn: object, text: str) -> str:
+    lines, start = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+    return f"test_graph_breaks.py:{start + next(i for i, s in enumerate(lines) if text in s)}"
+
+
+def branchy(x: torch.Tensor) -> torch.Tensor:
+    if x.sum() > 0:
+        return torch.tanh(x) * 2
+    return x * x
+
+
+def itemy(x: torch.Tensor) -> torch.Tensor:
+    return x / x.abs().max().item()
+
+
+def masky(x: torch.Tensor) -> torch.Tensor:
+    return (x[x > 0] * 3).exp()
+
+
+def nonzeroy(x: torch.Tensor) -> torch.Tensor:
+    rows = (x > 0).nonzero()[:, 0]
+    return x.index_select(0, rows).sin()
+
+
+def selecty(x: torch.Tensor) -> torch.Tensor:
+    return x.masked_select(x < 0).cos()
+
+
+def county(x: torch.Tensor) -> torch.Tensor:
+    return x * x[x > 0].numel()  # only the selection's size reaches the output
+
+
+def listy(x: torch.Tensor) -> torch.Tensor:
+    first = x[0].tolist()
+    return x * first[1]
+
+
+def dropouty(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.dropout(torch.sigmoid(x), 0.4, training=True) + torch.randn_like(x)
+
+
+CASES: list[tuple[Callable[..., Any], list[tuple[SpecializationKind, str]]]] = [
+    (branchy, [(BRANCH, "if x.sum() > 0")]),
+    (itemy, [(ITEM, ".item()")]),
+    (masky, [(SHAPE, "x[x > 0]")]),
+    (nonzeroy, [(SHAPE, ".nonzero()")]),
+    (selecty, [(SHAPE, "masked_select(")]),
+    (county, [(SHAPE, "x[x > 0].numel()")]),
+    (listy, [(ITEM, ".tolist()")]),
+    (dropouty, [(RANDOM, "dropout("), (RANDOM, "dropout(")]),
+]
+
+
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("fn,expected", CASES, ids=[c[0].__name__ for c in CASES])
+def test_captured_across_the_break_matches_eager(
+    fn: Callable[..., Any], expected: list[tuple[SpecializationKind, str]], backward: bool
+) -> None:
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+    x.requires_grad_(backward)
+    torch.manual_seed(7)
+    program = capture(fn, x, backward=backward)
+    repro = f"torch.manual_seed(7); capture({fn.__name__}, x, backward={backward})"
+    got = sorted((s.kind.value, s.source) for s in program.specializations)
+    want = sorted((k.value, _line_of(fn, text)) for k, text in expected)
+    assert got == want, repro
+    for s in program.specializations:
+        assert s.source and s.source in s.describe() and "graph break" in s.describe()
+    assert_matches_eager(program, fn, (x,), repro, seed=7)
+
+
+@pytest.mark.parametrize("fn", [masky, selecty, nonzeroy], ids=lambda f: f.__name__)
+def test_selections_pin_indices_and_keep_the_data_flowing(fn: Callable[..., Any]) -> None:
+    """Only which elements are selected is eager's (integer index constants); the selected values
+    still come from the input, so an emulated run computes them under its own policy."""
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(2))
+    program = capture(fn, x)
+    gm = program.graph_module
+    constants = [getattr(gm, str(n.target)) for n in program.nodes() if n.op == "get_attr"]
+    assert constants and all(c.dtype == torch.int64 for c in constants)
+    doubled = program.graph_module(x * 2)[0]  # the same selection (signs unchanged), other values
+    assert torch.equal(doubled, fn(x * 2))
+
+
+@pytest.mark.parametrize("fn", [branchy, itemy, masky, county], ids=lambda f: f.__name__)
+def test_specialized_program_refuses_other_inputs(fn: Callable[..., Any]) -> None:
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(2))
+    program = capture(fn, x)
+    with pytest.raises(ValueError, match="runs only on its capture inputs") as info:
+        run_eager(program, (x + 1,))
+    assert str(program.specializations[0].source) in str(info.value)
+    assert len(run_eager(program, (x.clone(),))) == 1  # the same values are fine
+
+
+def test_random_draws_do_not_tie_a_program_to_its_inputs() -> None:
+    """A random draw is pinned to eager's sample, but it does not depend on the inputs: other
+    inputs run, and the graph stays a pure function (two runs agree)."""
+    x = torch.randn(6, 5)
+    program = capture(dropouty, x)
+    y = torch.randn(6, 5)
+    assert torch.equal(run_eager(program, (y,))[0], run_eager(program, (y,))[0])
+
+
+def test_function_runs_once() -> None:
+    calls: list[int] = []
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return x * x.max().item()
+
+    capture(f, torch.randn(4, requires_grad=True), backward=True)
+    assert calls == [1]
+
+
+def test_numpy_round_trip_is_a_value_read() -> None:
+    """A value computed in numpy is a graph break too: the graph holds eager's result."""
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x * torch.from_numpy(x.numpy() * 2)
+
+    x = torch.randn(5)
+    program = capture(f, x)
+    assert [(s.kind, s.source) for s in program.specializations] == [
+        (ITEM, _line_of(f, "x.numpy()"))
+    ]
+    assert_matches_eager(program, f, (x,), "capture(f, x)  # numpy round trip")
+
+
+def test_parameter_changed_in_place_after_capture_is_refused() -> None:
+    """The graph holds a branch eager took with the parameter's old values: a training step since
+    the capture makes the program stale, even though its example input aliases the parameter."""
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = lin(x)
+        return y * 2 if y.sum() > 0 else -y
+
+    x = torch.randn(3, 4)
+    program = capture(f, x)
+    assert len(run_eager(program, (x,))) == 1
+    with torch.no_grad():
+        lin.weight.mul_(-1)
+    with pytest.raises(ValueError, match="'lin.weight' .* changed in place since the capture"):
+        run_eager(program, (x,))
