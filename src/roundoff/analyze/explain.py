@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch.fx
 
 from roundoff.analyze.hazards import product_words
-from roundoff.analyze.result import CheckResult, NodeReport
+from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.analyze.verdict import nan_or_inf
 from roundoff.capture.program import NODE_ID
 from roundoff.plan.model import Plan
 
@@ -20,38 +21,75 @@ def _op(n: torch.fx.Node) -> str:
 
 
 def _kind(r: NodeReport) -> str:
+    """What the node makes where fp64 is finite: NaN, inf, or both (counts beyond fp64's own)."""
     m = r.vs_oracle
-    return "NaN" if m.nan and not m.ref_nan else "inf"
+    return nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
+
+
+def _output_sentence(o: OutputVerdict, against: str) -> str | None:
+    """Why output `o` fails, worded for its case (NaN vs inf, format too narrow, rule)."""
+    if o.passes:
+        return None
+    if o.nonfinite:
+        m = o.vs_oracle
+        what = nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
+        head = f"output `{o.name}` has {o.nonfinite} {what} element(s) where fp64 is finite"
+        if o.unrepresentable:
+            return (
+                f"{head}; at {o.unrepresentable} of them even fp64 correctly rounded to {o.dtype} overflows: "
+                f"{o.dtype} cannot hold the result (scale the values or compute it in a wider format)."
+            )
+        return f"{head}: fp64 rounded to {o.dtype} is finite there, so the program loses it, not the format."
+    if o.rule != "same":
+        return f"output `{o.name}` differs from {against} by the `{o.rule}` rule."
+    if against == "oracle":
+        return (
+            f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g} (fp64 correctly rounded to {o.dtype}: "
+            f"{o.rmse_reference:.3g}); see the causes below."
+        )
+    return (
+        f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
+        f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
+    )
+
+
+def _cause_sentence(r: NodeReport) -> str:
+    own = r.local if r.local is not None else r.vs_oracle
+    if own.new_nonfinite:
+        return f"{_at(r)} makes {_kind(r)} itself: recomputed from fp64 inputs it is {_kind(r)} where fp64 is finite."
+    return (
+        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {own.excess:.3g} times the "
+        f"rounding of its format (normwise relative error {own.norm_rel:.2g})."
+    )
 
 
 def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None) -> tuple[str, ...]:
-    """Sentences: failing outputs, the NaN/inf origin and its cause, first divergence, culprits, hazards."""
+    """Sentences, causes first: failing outputs, the nodes whose own error causes them (with the NaN/inf
+    origin), NaN fp64 makes too, the first divergence when no cause is named, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
-    lines: list[str] = []
-    for o in result.outputs:
-        if not o.passes:
-            lines.append(
-                f"output `{o.name}` diverges from {result.against}: RMSE against fp64 is {o.rmse_result:.3g}, "
-                f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
-            )
-    if result.nan_origin is not None and result.nan_origin in by_id:
-        zeros = (zero_operands or {}).get(result.nan_origin, [])
-        lines.append(_origin_sentence(by_id[result.nan_origin], by_id, plan, zeros))
-    if result.first_divergent is not None and result.first_divergent != result.nan_origin:
-        r = by_id[result.first_divergent]
-        ref = r.vs_reference or r.vs_oracle
-        own = (
-            "it loses the accuracy itself" if r.local is not None and r.local.max_bits >= r.vs_oracle.max_bits / 2
-            else "most of it is inherited from its inputs"
-        )
-        lines.append(
-            f"first divergence at {_at(r)}: {ref.mismatch_fraction:.1%} of elements differ from {result.against}, "
-            f"up to {r.vs_oracle.max_bits:.1f} bits of error against fp64 ({own})."
-        )
+    lines = [t for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
+    origin = result.nan_origin if result.nan_origin in by_id else None
+    named = set()
     for nid in result.culprits[:3]:
-        r = by_id[nid]
-        if r.local is not None and nid not in (result.nan_origin, result.first_divergent):
-            lines.append(f"{_at(r)} loses accuracy itself: up to {r.local.max_bits:.1f} bits recomputed from fp64 inputs.")
+        if nid == origin:
+            lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, [])))
+        else:
+            lines.append(_cause_sentence(by_id[nid]))
+        named.add(nid)
+    if origin is not None and origin not in named:
+        lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, [])))
+    for o in result.outputs:
+        if o.nan_in_fp64:
+            lines.append(
+                f"output `{o.name}`: {o.nan_in_fp64} element(s) are NaN in fp64 too (the program makes NaN there "
+                "itself, e.g. 0/0 or NaN in its inputs): not a rounding divergence."
+            )
+    if not result.culprits and result.first_divergent is not None and result.first_divergent != origin:
+        r = by_id[result.first_divergent]
+        lines.append(
+            f"first divergence at {_at(r)}: normwise relative error {r.vs_oracle.norm_rel:.2g} against fp64 "
+            f"({r.vs_oracle.excess or 0:.3g} times its format's rounding)."
+        )
     lines.extend(h.message for h in result.hazards)
     return tuple(lines)
 
