@@ -126,9 +126,15 @@ def check(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
-        notes=tuple(plan_a.notes) + _inexact_note(plan_a),
+        notes=tuple(n for n in plan_a.notes if _concerns(n, plan_a.policy)) + _inexact_note(plan_a),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+def _concerns(note: str, policy: Policy) -> bool:
+    """Whether a plan note applies to `policy`: a note about Inductor only under an Inductor policy."""
+    about = f"{policy.name} {policy.description} {policy.source}".lower()
+    return "inductor" not in note.lower() or "inductor" in about
 
 
 _INEXACT = (OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch.fx
 
-from roundoff.analyze.hazards import product_words
+from roundoff.analyze.hazards import fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import nan_or_inf
 from roundoff.capture.program import NODE_ID
@@ -106,7 +106,7 @@ def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, ze
     for p in node.all_input_nodes:
         pr = by_id.get(p.meta.get(NODE_ID, ""))
         d = plan.decisions.get(p.meta.get(NODE_ID, ""))
-        if pr is not None and d is not None and d.fma is not None and d.fma.contracted:
+        if pr is not None and d is not None and d.fma is not None and fma_can_err(plan, d):
             return (
                 f"{_at(pr)}: FMA contraction keeps the rounding error of {product_words(plan.program.node(d.fma.mul_id))} ({d.fma.mul_id}) "
                 f"(about {pr.vs_oracle.max_abs:.2g} away from fp64); {_at(r)} turns it into {_kind(r)}."

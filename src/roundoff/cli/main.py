@@ -154,7 +154,12 @@ def check(
     target: str,
     policy: PolicyOpt = None,
     inputs: InputsOpt = None,
-    against: Annotated[str, typer.Option(help="eager, oracle (fp64) or a policy.")] = "eager",
+    against: Annotated[
+        str, typer.Option(help="eager, a policy, or oracle (also spelled fp64): the fp64 run.")
+    ] = "eager",
+    rule: Annotated[
+        str, typer.Option(help="same (PyTorch's rule), allclose (assert_close tolerances) or bitwise.")
+    ] = "same",
     json_out: Annotated[bool, typer.Option("--json", help="Print the JSON report only.")] = False,
     html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
     backward: BackwardOpt = False,
@@ -170,12 +175,20 @@ def check(
     with guarded(debug):
         names = policy or ["inductor-gpu"]
         chosen = [resolve_policy(p) for p in names]
+        against = _reference_name(against)
         if against not in ("eager", "oracle"):
             resolve_policy(against)
+        if rule not in ("same", "allclose", "bitwise"):
+            raise UsageError(f"--rule {rule!r}: choose same, allclose or bitwise")
         loaded = load_target(target, inputs, backward)
-        document = run_check(loaded, chosen, against, _stderr(), with_blame)
+        document = run_check(loaded, chosen, against, _stderr(), with_blame, rule=rule)
     _emit(document, json_out, html, top)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
+
+
+def _reference_name(against: str) -> str:
+    """``fp64`` is the fp64 oracle, as in the library (never the fp64 policy, whose error is 0)."""
+    return "oracle" if against in ("oracle", "fp64") else against
 
 
 def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
@@ -198,7 +211,7 @@ def blame_command(
     target: str,
     policy: Annotated[str, typer.Option("--policy", "-p", help="Preset name or .toml path.")],
     inputs: InputsOpt = None,
-    against: Annotated[str, typer.Option(help="eager or oracle (fp64).")] = "eager",
+    against: Annotated[str, typer.Option(help="eager, or oracle (also spelled fp64).")] = "eager",
     search: Annotated[str, typer.Option(help="ddmin, prefix or prefix-linear.")] = "ddmin",
     save_policy: Annotated[
         Path | None, typer.Option(help="Write the fixed policy (TOML) here.")
@@ -216,6 +229,7 @@ def blame_command(
 
     with guarded(debug):
         chosen = resolve_policy(policy)
+        against = _reference_name(against)
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
         loaded = load_target(target, inputs, backward)
