@@ -23,7 +23,7 @@ from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, excess, judge, working_dtype
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge, oracle_output_passes, path_dtype
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
@@ -121,7 +121,7 @@ def check(
     outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
-    culprits = _culprits(reports, plan_a.program, outputs, vs_oracle)
+    culprits = _culprits(reports, plan_a.program, outputs, vs_oracle, observer.zero_operands)
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
@@ -165,43 +165,63 @@ def _ancestors(program: Program, node_ids: set[str]) -> set[str]:
     return {n.meta.get(NODE_ID, n.name) for n in seen}
 
 
+def _decided_by(program: Program, nid: str, reported: dict[str, NodeReport]) -> str:
+    """`nid` when it has a report (a float value), else the node that decides its value: up through
+    non-float nodes (a count of a mask) to the first whose float operands all have reports (the
+    comparison that made the mask)."""
+    node = program.node(nid)
+    while node.meta.get(NODE_ID) not in reported:
+        ups = [p for p in node.all_input_nodes if p.op != "placeholder" and p.meta.get(NODE_ID) not in reported]
+        if not ups:
+            break
+        node = ups[0]
+    return node.meta.get(NODE_ID, nid)
+
+
 def _culprits(
     reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...], vs_oracle: bool,
-    limit: int = 5,
+    zero_operands: dict[str, list[str]], limit: int = 5,
 ) -> tuple[str, ...]:
-    """Findings ranked by cause: the nodes whose own (local) error makes NaN/inf where fp64 is finite,
-    then those whose local error is beyond `EXCESS_LIMIT` times their format's rounding, largest
-    excess first; only nodes on the path to a failing output when one fails. Against a reference,
-    only nodes whose verdict is not ok (a node that agrees with the reference cannot cause a
-    difference from it). A node that only passes on NaN/inf made upstream is no cause."""
+    """Findings ranked by cause, only nodes on the path to a failing output when one fails:
+
+    1. nodes whose own (local) value is NaN/inf where fp64 is finite, upstream first; a node that
+       makes them by dividing by (or taking the log of) an operand that is 0 where fp64 is not comes
+       after that operand's producer (an epsilon rounded away, an underflow: the producer is the cause);
+    2. nodes whose own error is beyond `EXCESS_LIMIT` times their format's rounding, largest first.
+
+    Against a reference, only nodes whose verdict is not ok (a node that agrees with the reference
+    cannot cause a difference from it)."""
     failing = {o.node_id for o in outputs if not o.passes}
     path = _ancestors(program, failing) if failing else None
+    by_id = {r.node_id: r for r in reports}
 
-    def own(r: NodeReport) -> tuple[bool, float]:
-        m = r.local if r.local is not None else r.vs_oracle
-        return m.new_nonfinite > 0, m.excess or 0.0
+    def eligible(r: NodeReport) -> bool:
+        return (path is None or r.node_id in path) and (vs_oracle or r.verdict is not Verdict.OK)
 
-    causes = [
-        r for r in reports
-        if (path is None or r.node_id in path) and (own(r)[0] or own(r)[1] > EXCESS_LIMIT)
-        and (vs_oracle or r.verdict is not Verdict.OK)
-    ]
-    causes.sort(key=own, reverse=True)
-    return tuple(r.node_id for r in causes[:limit])
+    def makes_nonfinite(r: NodeReport) -> bool:
+        return (r.local if r.local is not None else r.vs_oracle).new_nonfinite > 0
+
+    first: list[str] = []
+    for r in reports:  # graph order
+        zeros = [_decided_by(program, z, by_id) for z in zero_operands.get(r.node_id, [])] if eligible(r) else []
+        first += [z for z in zeros if z not in first]
+        if eligible(r) and makes_nonfinite(r) and r.node_id not in first:
+            first.append(r.node_id)
+    rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
+    rest.sort(key=lambda r: r.own_excess, reverse=True)
+    return tuple(first + [r.node_id for r in rest])[:limit]
 
 
 def _oracle_passes(
     program: Program, nid: str, res: torch.Tensor, oracle: torch.Tensor, failing_nodes: set[str]
 ) -> bool:
-    """Rule `same` against the oracle (see `roundoff.analyze.verdict`): excess within `EXCESS_LIMIT` in
-    the narrowest float format on the output's path, and no node on that path diverging."""
-    path = _ancestors(program, {nid})
-    if failing_nodes & path:
+    """Rule `same` against the oracle (see `roundoff.analyze.verdict`): `oracle_output_passes` in the
+    narrowest float format on the output's path, and no node on that path diverging."""
+    if failing_nodes & _ancestors(program, {nid}):
         return False
-    vals = [n.meta.get("val") for n in program.graph.nodes if n.meta.get(NODE_ID, n.name) in path]
-    work = working_dtype(res.dtype, [v.dtype for v in vals if isinstance(v, torch.Tensor)])
-    floor = measure(round_to(oracle, get_format(work)), oracle, res.dtype)
-    return excess(measure(res, oracle, res.dtype), floor, work) <= EXCESS_LIMIT
+    node = next((n for n in program.graph.nodes if n.meta.get(NODE_ID) == nid), None)
+    work = path_dtype(node) if node is not None else res.dtype
+    return oracle_output_passes(res, oracle, work)
 
 
 def _output_verdicts(

@@ -7,7 +7,7 @@ import torch.fx
 from roundoff.analyze.hazards import fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import nan_or_inf
-from roundoff.capture.program import NODE_ID
+from roundoff.capture.program import NODE_ID, node_source
 from roundoff.plan.model import Plan
 
 
@@ -58,8 +58,9 @@ def _cause_sentence(r: NodeReport) -> str:
     if own.new_nonfinite:
         return f"{_at(r)} makes {_kind(r)} itself: recomputed from fp64 inputs it is {_kind(r)} where fp64 is finite."
     return (
-        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {own.excess:.3g} times the "
-        f"rounding of its format (normwise relative error {own.norm_rel:.2g})."
+        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {r.own_excess:.3g} times the "
+        f"rounding of {r.working_dtype or r.dtype} (normwise relative error {own.norm_rel:.2g})"
+        + (f"; {r.working_dtype or r.dtype} cannot hold its values (underflow or overflow)." if r.own_excess > (own.excess or 0) else ".")
     )
 
 
@@ -71,7 +72,9 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     origin = result.nan_origin if result.nan_origin in by_id else None
     named = set()
     for nid in result.culprits[:3]:
-        if nid == origin:
+        if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
+            lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
+        elif nid == origin:
             lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, [])))
         else:
             lines.append(_cause_sentence(by_id[nid]))
@@ -92,6 +95,19 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         )
     lines.extend(h.message for h in result.hazards)
     return tuple(lines)
+
+
+def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, NodeReport]) -> str:
+    """Why a non-float node (a comparison) is a cause: a NaN/inf-making node divides by what it decides."""
+    nid = n.meta.get(NODE_ID, n.name)
+    src = node_source(n)
+    where = f"`{_op(n)}` ({nid}{' at ' + src if src else ''})"
+    ops = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in n.all_input_nodes)
+    return (
+        f"{where} decides differently from fp64 (its operands {ops} are held at different precisions or "
+        f"carry rounding error): a value computed from it is 0 where fp64 is not, and "
+        f"{_at(by_id[result.nan_origin]) if result.nan_origin in by_id else 'a later node'} divides by it."
+    )
 
 
 def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str]) -> str:

@@ -25,6 +25,7 @@ from roundoff.analyze.verdict import (
     excess,
     judge,
     new_nonfinite,
+    own_excess,
     same_rule,
     working_dtype,
 )
@@ -158,7 +159,8 @@ class NodeObserver:
         judged = None  # figures of exactly the (res, ref) pair `same` would receive
         if pair is not None:
             judged = (m.get("judged_res", vs_oracle), m.get("judged_ref", ref_vs_oracle))
-        verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, local)
+        score = own_excess(local if local is not None else vs_oracle, floor_work.norm_rel, work)
+        verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, score)
         self.reports.append(
             NodeReport(
                 node_id=nid, op=short_name(node.target), source=node_source(node),
@@ -166,6 +168,7 @@ class NodeObserver:
                 vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
+                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel,
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
@@ -189,16 +192,15 @@ class NodeObserver:
 
     def _verdict(
         self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype, m: Metrics,
-        judged: tuple[Metrics, Metrics] | None = None, local: Metrics | None = None,
+        judged: tuple[Metrics, Metrics] | None = None, own: float = 0.0,
     ) -> Verdict:
         """The node's `Verdict` as `roundoff.analyze.verdict` defines it. Against a reference, the rule
         on (ref, res) in `dtype`; `same` is skipped where `judged`, the figures of exactly those two
         values against the oracle, already imply that it passes."""
         if m.new_nonfinite:
             return Verdict.NONFINITE
-        if not self.has_reference:
-            own = local if local is not None else m
-            return Verdict.DIVERGES if (own.excess or 0.0) > EXCESS_LIMIT else Verdict.OK
+        if not self.has_reference:  # `own`: the node's own error, `verdict.own_excess`
+            return Verdict.DIVERGES if own > EXCESS_LIMIT else Verdict.OK
         if self.rule is Rule.SAME and judged is not None and implied_pass(*judged):
             return Verdict.OK
         r, s = ref.to(dtype), res.to(dtype)
@@ -234,7 +236,7 @@ class NodeObserver:
         if m.new_nonfinite:
             if self.nan_origin is None and not any(p in self.bad for p in node.all_input_nodes):
                 self.nan_origin = nid
-                self.zero_operands[nid] = _new_zeros(node, ls)
+            self.zero_operands[nid] = _new_zeros(node, ls)
             self.bad.add(node)
         if ref_m is not None and ref_m.nonfinite and new_nonfinite(vals[REFERENCE], oracle):
             if self.reference_nan_origin is None and not any(p in self.ref_bad for p in node.all_input_nodes):

@@ -6,8 +6,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from roundoff.analyze.metrics import Metrics
-from roundoff.analyze.verdict import Verdict
+from roundoff.analyze.verdict import Verdict, own_excess
 
 SCHEMA_VERSION = 1
 
@@ -54,6 +56,16 @@ class NodeReport:
     inherited_bits: float | None
     verdict: Verdict
     fma: bool = False
+    working_dtype: str = ""
+    format_loss: float = 0.0
+
+    @property
+    def own_excess(self) -> float:
+        """The node's own (local; total where not measured) error over its working format's rounding,
+        as `roundoff.analyze.verdict.own_excess` judges and ranks it."""
+        own = self.local if self.local is not None else self.vs_oracle
+        dtype = getattr(torch, self.working_dtype or self.dtype, torch.float32)
+        return own_excess(own, self.format_loss, dtype)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,7 +73,8 @@ class NodeReport:
             "vs_oracle": _m(self.vs_oracle), "vs_reference": _m(self.vs_reference),
             "reference_vs_oracle": _m(self.reference_vs_oracle), "local": _m(self.local),
             "inherited_bits": self.inherited_bits, "verdict": str(getattr(self.verdict, "value", self.verdict)),
-            "fma": self.fma,
+            "fma": self.fma, "working_dtype": self.working_dtype, "format_loss": _num(self.format_loss),
+            "own_excess": _num(self.own_excess),
         }
 
 

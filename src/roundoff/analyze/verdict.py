@@ -24,6 +24,9 @@ a correctly rounded value; a clean bf16 eager run measures up to about 4 (`EXCES
   in the node's *working format* (the lowest-precision float format among its storage format and
   its float operands' storage formats: an fp32 upcast of a bf16 value is held to bf16's rounding).
   Without a local value (``local=False``) the node's total error is judged the same way.
+  When the format's *range* cannot hold the node's values (fp64 correctly rounded to it is itself
+  more than `EXCESS_LIMIT` roundings off: an epsilon that underflows in fp16, say), the node is
+  judged against the format's precision alone (`own_excess`): it diverges when it loses them too.
 - `Verdict.OK` otherwise. Inherited error never fails a node: the node that creates it does.
 
 **Node verdict against a reference run** (``against="eager"`` or a policy): `Verdict.NONFINITE`
@@ -50,6 +53,7 @@ from __future__ import annotations
 import enum
 
 import torch
+import torch.fx
 
 from roundoff.analyze.metrics import Metrics
 from roundoff.numerics import get_format
@@ -107,6 +111,18 @@ def excess(value: Metrics, floor: Metrics, dtype: torch.dtype) -> float:
     return value.norm_rel / max(floor.norm_rel, unit_roundoff(dtype) / 4)
 
 
+def own_excess(own: Metrics, format_loss: float, dtype: torch.dtype) -> float:
+    """The score a node's own error is judged and ranked by: `own.excess`, or, where the format's range
+    cannot hold the node's values (`format_loss`, the normwise relative error of fp64 correctly rounded
+    to `dtype`, above ``EXCESS_LIMIT * u``: underflow or overflow) and the node loses them too, its
+    error over the format's precision alone, ``norm_rel / (u / 4)``."""
+    u = unit_roundoff(dtype)
+    score = own.excess or 0.0
+    if format_loss > EXCESS_LIMIT * u and own.norm_rel > EXCESS_LIMIT * u:
+        score = max(score, own.norm_rel / (u / 4))
+    return score
+
+
 def new_nonfinite(value: torch.Tensor, oracle: torch.Tensor) -> int:
     """Elements NaN/inf in `value` where `oracle` is finite."""
     return int((~value.isfinite() & oracle.isfinite()).sum())
@@ -144,6 +160,35 @@ def judge(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor
     if not res.numel():
         return True
     return _close(rule, ref, res, oracle, tol)
+
+
+def path_dtype(node: torch.fx.Node) -> torch.dtype:
+    """The lowest-precision float dtype among `node` and every node it is computed from (meta["val"])."""
+    seen: set[torch.fx.Node] = set()
+    todo, dtypes = [node], []
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        v = n.meta.get("val")
+        if isinstance(v, torch.Tensor):
+            dtypes.append(v.dtype)
+        todo.extend(n.all_input_nodes)
+    return working_dtype(torch.float64, dtypes)
+
+
+def oracle_output_passes(res: torch.Tensor, oracle: torch.Tensor, work: torch.dtype) -> bool:
+    """An output's verdict against the oracle from its values alone: no NaN/inf where fp64 is finite and
+    an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT` (`roundoff.blame` judges so;
+    `check` also fails an output with a diverging node on its path)."""
+    from roundoff.analyze.metrics import measure
+    from roundoff.numerics import round_to
+
+    if bool((~res.isfinite() & oracle.isfinite()).any()):
+        return False
+    floor = measure(round_to(oracle, get_format(work)), oracle, res.dtype)
+    return excess(measure(res, oracle, res.dtype), floor, work) <= EXCESS_LIMIT
 
 
 def nan_or_inf(nan: int, inf: int) -> str:

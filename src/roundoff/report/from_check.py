@@ -39,7 +39,7 @@ def _metrics(n: NodeReport) -> dict[str, Any]:
         inherited_bits=n.inherited_bits,
         norm_rel=m.norm_rel,
         excess=m.excess,
-        local_excess=None if n.local is None else n.local.excess,
+        local_excess=n.own_excess,
     )
 
 
