@@ -54,3 +54,21 @@ def test_fmt_num_spells_out_missing_and_nonfinite_values():
         "3",
         "0.0001235",
     ]
+
+
+def test_top_zero_never_claims_every_node_is_correctly_rounded(sample_document):
+    from roundoff.report.terminal import nodes_table
+
+    run = sample_document["runs"][0]
+    assert any((n["metrics"]["bits"] or 0) != 0 for n in run["nodes"])  # some node has error
+    for top in (0, 1):
+        assert "correctly rounded" not in _render(nodes_table(run, top), tty=False)
+
+
+def test_legend_says_what_reference_means_in_each_mode(sample_document):
+    from roundoff.report.json_report import make_document
+
+    texts = {a: _render(check_report(make_document("t", a, sample_document["runs"])), tty=False)
+             for a in ("oracle", "eager")}
+    assert "reference = the fp64 oracle correctly rounded" in " ".join(texts["oracle"].split())
+    assert "reference = the `eager` policy emulated" in " ".join(texts["eager"].split())

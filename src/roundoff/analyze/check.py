@@ -11,6 +11,7 @@ means is defined once, in `roundoff.analyze.verdict`.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -126,15 +127,19 @@ def check(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
-        notes=tuple(n for n in plan_a.notes if _concerns(n, plan_a.policy)) + _inexact_note(plan_a),
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
 
 
-def _concerns(note: str, policy: Policy) -> bool:
-    """Whether a plan note applies to `policy`: a note about Inductor only under an Inductor policy."""
+def _for_policy(note: str, policy: Policy) -> str | None:
+    """A plan note as it applies to `policy`: its sentences about Inductor only under an Inductor
+    policy (None when nothing is left)."""
     about = f"{policy.name} {policy.description} {policy.source}".lower()
-    return "inductor" not in note.lower() or "inductor" in about
+    if "inductor" in about or "inductor" not in note.lower():
+        return note
+    kept = [s for s in re.split(r"(?<=[.;]) ", note) if "inductor" not in s.lower()]
+    return " ".join(kept).rstrip(";") if kept else None
 
 
 _INEXACT = (OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION)
