@@ -105,8 +105,9 @@ def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, N
     ops = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in n.all_input_nodes)
     return (
         f"{where} decides differently from fp64 (its operands {ops} are held at different precisions or "
-        f"carry rounding error): a value computed from it is 0 where fp64 is not, and "
-        f"{_at(by_id[result.nan_origin]) if result.nan_origin in by_id else 'a later node'} divides by it."
+        "carry rounding error): a value computed from it is 0 where fp64 is not, and "
+        + (f"{_at(by_id[result.nan_origin])} divides by it and makes {_kind(by_id[result.nan_origin])}."
+           if result.nan_origin in by_id else "a later node divides by it.")
     )
 
 

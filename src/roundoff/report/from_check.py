@@ -54,7 +54,11 @@ def _ref(result: CheckResult, node_id: str | None, explain: bool = False) -> dic
     explanation = None
     if explain:
         tag = re.compile(rf"\({re.escape(node_id)}[ )]")
-        hits = [e for e in result.explanations if tag.search(e)]
+        lead = re.compile(rf"^`[^`]*` \({re.escape(node_id)}[ )]")  # a sentence about this node first
+        kind = re.compile(r"\b(NaN|inf)\b")
+        es = result.explanations
+        hits = [e for e in es if lead.search(e) and kind.search(e)] + [e for e in es if tag.search(e) and kind.search(e)]
+        hits += [e for e in es if tag.search(e)]
         explanation = hits[0] if hits else None
     return node_ref(node_id, op, source, explanation)
 
