@@ -164,6 +164,22 @@ def _recip_inputs() -> tuple[torch.Tensor, ...]:
     return ((torch.rand(256, generator=_g()) * 1e-5 + 1e-6).half(),)
 
 
+# 14. The variance-by-moments defect inside a bf16 MLP, forward and backward: dozens of noise nodes
+#     (values near zero, many ULPs, rounding-level error) around one planted cancellation.
+def mlp_with_moment_norm(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    h = x @ w1
+    var = (h * h).mean(-1, keepdim=True) - h.mean(-1, keepdim=True) ** 2
+    h = (h - h.mean(-1, keepdim=True)) * torch.rsqrt(var.abs() + 1e-5)
+    return (torch.nn.functional.gelu(h) @ w2).square().mean()
+
+
+def _mlp_inputs() -> tuple[torch.Tensor, ...]:
+    x = torch.randn(16, 32, generator=_g()).bfloat16()
+    w1 = (torch.randn(32, 32, generator=_g(1)) / 6 + 2).bfloat16().requires_grad_()
+    w2 = (torch.randn(32, 32, generator=_g(2)) / 6).bfloat16().requires_grad_()
+    return x, w1, w2
+
+
 PLANTED: tuple[Planted, ...] = (
     Planted("eps-absorbed-fp16", eps_absorbed_fp16, _eps_inputs, aten.add.Tensor),
     Planted("variance-by-moments", variance_by_moments, _moments_inputs, aten.sub.Tensor),
@@ -179,5 +195,6 @@ PLANTED: tuple[Planted, ...] = (
     Planted("user-softmax-backward", user_softmax, _user_softmax_inputs, aten.eq.Tensor, policy="inductor-gpu",
             against="eager", backward=True),
     Planted("tiny-reciprocal-fp16", tiny_reciprocal_fp16, _recip_inputs, aten.reciprocal.default),
+    Planted("mlp-with-moment-norm", mlp_with_moment_norm, _mlp_inputs, aten.sub.Tensor, backward=True),
 )
 

@@ -24,7 +24,7 @@ from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge, oracle_output_passes, path_dtype
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
@@ -217,18 +217,6 @@ def _culprits(
     return tuple(first + [r.node_id for r in rest])[:limit]
 
 
-def _oracle_passes(
-    program: Program, nid: str, res: torch.Tensor, oracle: torch.Tensor, failing_nodes: set[str]
-) -> bool:
-    """Rule `same` against the oracle (see `roundoff.analyze.verdict`): `oracle_output_passes` in the
-    narrowest float format on the output's path, and no node on that path diverging."""
-    if failing_nodes & _ancestors(program, {nid}):
-        return False
-    node = next((n for n in program.graph.nodes if n.meta.get(NODE_ID) == nid), None)
-    work = path_dtype(node) if node is not None else res.dtype
-    return oracle_output_passes(res, oracle, work)
-
-
 def _output_verdicts(
     program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None
 ) -> tuple[OutputVerdict, ...]:
@@ -254,7 +242,7 @@ def _output_verdicts(
         verdicts.append(
             OutputVerdict(
                 name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if oracle_rule is None
-                else not bool(lost.any()) and _oracle_passes(program, nid, res, oracle, oracle_rule),
+                else not bool(lost.any()) and not oracle_rule & _ancestors(program, {nid}),
                 rmse_result=rmse(res, oracle), rmse_reference=rmse(ref, oracle),
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),

@@ -26,6 +26,7 @@ from roundoff.analyze.verdict import (
     judge,
     new_nonfinite,
     own_excess,
+    reduction_floor,
     same_rule,
     working_dtype,
 )
@@ -39,6 +40,8 @@ from roundoff.ops.classes import OpClass
 
 POLICY, ORACLE, REFERENCE = 0, 1, 2
 _aten = torch.ops.aten
+_MEANS = frozenset({_aten.mean.default, _aten.mean.dim})
+_SUMS = _MEANS | {_aten.sum.default, _aten.sum.dim_IntList}
 #: Ops whose result is uninitialised memory (only its shape and dtype mean anything).
 _UNINITIALIZED = frozenset({
     _aten.empty.memory_format, _aten.empty_like.default, _aten.empty_strided.default,
@@ -141,7 +144,8 @@ class NodeObserver:
         floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]
         new = new_nonfinite(res, oracle) if vs_oracle.nonfinite else 0
-        vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype), new_nonfinite=new)
+        terms = self._terms_floor(node, ls, oracle, work)
+        vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms), new_nonfinite=new)
         self._record_range(nid, oracle, vs_oracle)
         vs_ref = ref_vs_oracle = None
         if self.has_reference:
@@ -153,7 +157,7 @@ class NodeObserver:
         local, inherited = self._local(node, vs_oracle, m.get("local"))
         if local is not None:
             own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
-            local = replace(local, excess=excess(local, floor_work, work), new_nonfinite=own_new or local.new_nonfinite)
+            local = replace(local, excess=excess(local, floor_work, work, terms), new_nonfinite=own_new or local.new_nonfinite)
         if vs_oracle.max_abs == 0.0 and vs_oracle.nonfinite == 0 and vs_oracle.ref_nan + vs_oracle.ref_inf == 0:
             self.exact.add(node)
         judged = None  # figures of exactly the (res, ref) pair `same` would receive
@@ -174,6 +178,15 @@ class NodeObserver:
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
             return (res, oracle, res) + vals[3:]
         return None
+
+    def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
+        """`verdict.reduction_floor` of a sum/mean node (0 for other nodes)."""
+        if node.target not in _SUMS or not isinstance(node.args[0], torch.fx.Node) or node.args[0] not in ls.env:
+            return 0.0
+        terms = ls.reader(ORACLE)(node.args[0])
+        if not is_float(terms):
+            return 0.0
+        return reduction_floor(terms, oracle.numel(), dtype, mean=node.target in _MEANS)
 
     def _record_range(self, nid: str, oracle: torch.Tensor, m: Metrics | None) -> None:
         """absmax/max of the oracle's finite values (`m`'s reference counts skip the mask when all are finite)."""
