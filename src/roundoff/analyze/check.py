@@ -117,7 +117,7 @@ def check(
                   recompute=range(len(sides)) if recompute else ())
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
-    reports = tuple(observer.reports)
+    reports = _zeros_diverge(tuple(observer.reports), observer.zero_operands)
     failing_nodes = {r.node_id for r in reports if r.verdict is not Verdict.OK} if vs_oracle else None
     outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
     hazards = lint(plan_a, observer.ranges)
@@ -168,6 +168,16 @@ def _ancestors(program: Program, node_ids: set[str]) -> set[str]:
             seen.add(n)
             todo.extend(n.all_input_nodes)
     return {n.meta.get(NODE_ID, n.name) for n in seen}
+
+
+def _zeros_diverge(reports: tuple[NodeReport, ...], zero_operands: dict[str, list[str]]) -> tuple[NodeReport, ...]:
+    """Reports with verdict DIVERGES for every node whose value is 0 where fp64 is not and a later
+    node makes NaN/inf from it (an epsilon rounded away, an underflow): normwise figures hide a few
+    such elements, the NaN/inf they cause does not (see `roundoff.analyze.verdict`)."""
+    zeros = {z for zs in zero_operands.values() for z in zs}
+    return tuple(
+        replace(r, verdict=Verdict.DIVERGES) if r.node_id in zeros and r.verdict is Verdict.OK else r for r in reports
+    )
 
 
 def _decided_by(program: Program, nid: str, reported: dict[str, NodeReport]) -> str:
