@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch.fx
 
 from roundoff.analyze.hazards import fma_can_err, product_words
@@ -57,6 +59,11 @@ def _cause_sentence(r: NodeReport) -> str:
     own = r.local if r.local is not None else r.vs_oracle
     if own.new_nonfinite:
         return f"{_at(r)} makes {_kind(r)} itself: recomputed from fp64 inputs it is {_kind(r)} where fp64 is finite."
+    if own.norm_rel == math.inf:
+        return (
+            f"{_at(r)} loses accuracy itself: fp64's value is exactly 0 there, and recomputed from fp64 inputs "
+            f"it is up to {own.max_abs:.2g} away."
+        )
     return (
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {r.own_excess:.3g} times the "
         f"rounding of {r.working_dtype or r.dtype} (normwise relative error {own.norm_rel:.2g})"
