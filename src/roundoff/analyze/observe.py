@@ -128,7 +128,7 @@ class NodeObserver:
         ref = vals[REFERENCE] if self.has_reference else round_value(oracle, dtype)
         ref_differs = self.has_reference and not torch.equal(ref, res)  # common: the policies agree here
         local_value = self._local_value(node, ls)
-        pair = _judged_pair(res, ref, dtype) if ref_differs or not self.has_reference else None
+        pair = _judged_pair(res, ref, dtype) if ref_differs else None  # (against the oracle no `same` per node)
         work = working_dtype(dtype, [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)])
         # Every comparison against the oracle in one pass: policy, reference, local recomputation, the
         # two values the verdict judges where they are not among those (see `implied_pass`), and fp64
@@ -137,10 +137,13 @@ class NodeObserver:
         if pair is not None:
             values["judged_res"] = pair[0] if pair[0] is not res else None
             values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
-        values["floor"] = round_to(oracle, _fmt(dtype))
+        held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
+        values["floor"] = ref if held else round_to(oracle, _fmt(dtype))
         values["floor_work"] = round_to(oracle, _fmt(work)) if work != dtype else None
         values = {k: v for k, v in values.items() if v is not None}
-        m = dict(zip(values, measure_each(list(values.values()), oracle, dtype)))
+        unique = list({id(v): v for v in values.values()}.values())  # the policy's value may be the floor
+        measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype)))
+        m = {k: measured[id(v)] for k, v in values.items()}
         floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]
         new = new_nonfinite(res, oracle) if vs_oracle.nonfinite else 0
