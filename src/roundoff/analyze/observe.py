@@ -130,20 +130,7 @@ class NodeObserver:
         local_value = self._local_value(node, ls)
         pair = _judged_pair(res, ref, dtype) if ref_differs else None  # (against the oracle no `same` per node)
         work = working_dtype(dtype, [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)])
-        # Every comparison against the oracle in one pass: policy, reference, local recomputation, the
-        # two values the verdict judges where they are not among those (see `implied_pass`), and fp64
-        # correctly rounded to the storage and working formats (the floors of `verdict.excess`).
-        values = {"policy": res, "reference": ref if ref_differs else None, "local": local_value}
-        if pair is not None:
-            values["judged_res"] = pair[0] if pair[0] is not res else None
-            values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
-        held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
-        values["floor"] = ref if held else round_to(oracle, _fmt(dtype))
-        values["floor_work"] = round_to(oracle, _fmt(work)) if work != dtype else None
-        values = {k: v for k, v in values.items() if v is not None}
-        unique = list({id(v): v for v in values.values()}.values())  # the policy's value may be the floor
-        measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype)))
-        m = {k: measured[id(v)] for k, v in values.items()}
+        m = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
         floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]
         new = new_nonfinite(res, oracle) if vs_oracle.nonfinite else 0
@@ -181,6 +168,25 @@ class NodeObserver:
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
             return (res, oracle, res) + vals[3:]
         return None
+
+    def _figures(
+        self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, local_value: torch.Tensor | None,
+        pair: tuple[torch.Tensor, torch.Tensor] | None, ref_differs: bool, dtype: torch.dtype, work: torch.dtype,
+    ) -> dict[str, Metrics]:
+        """Every comparison against the oracle in one pass: policy, reference, local recomputation, the
+        two values the verdict judges where they are not among those (see `implied_pass`), and fp64
+        correctly rounded to the storage and working formats (the floors of `verdict.excess`)."""
+        values = {"policy": res, "reference": ref if ref_differs else None, "local": local_value}
+        if pair is not None:
+            values["judged_res"] = pair[0] if pair[0] is not res else None
+            values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
+        held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
+        values["floor"] = ref if held else round_to(oracle, _fmt(dtype))
+        values["floor_work"] = round_to(oracle, _fmt(work)) if work != dtype else None
+        values = {k: v for k, v in values.items() if v is not None}
+        unique = list({id(v): v for v in values.values()}.values())  # the policy's value may be the floor
+        measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype)))
+        return {k: measured[id(v)] for k, v in values.items()}
 
     def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
         """`verdict.reduction_floor` of a sum/mean node (0 for other nodes)."""
