@@ -61,3 +61,28 @@ def test_a_division_site_is_named_as_its_product() -> None:
     assert site.contracted and prog.node(site.mul_id).target is torch.ops.aten.div.Tensor
     texts = [h.message for h in lint(plan(prog, "inductor-gpu")) if h.kind == "fma-cancellation"]
     assert texts and "`a * (1/b)` inside `div`" in texts[0], texts
+
+
+def test_no_fma_hazard_where_the_product_is_exact_in_fp32() -> None:
+    """bf16 x bf16-representable scalar: the product is exact in fp32 (8 + 1 significant bits), so an FMA
+    computes what the unfused subtraction does; 0.1 (53 bits) makes it inexact and the hazard real."""
+    x = (torch.randn(64, generator=torch.Generator().manual_seed(0)) * 100).bfloat16()
+    for s, exact in ((0.5, True), (3.0, True), (0.1, False)):
+        product32 = (x.float() * s).double()  # the product as fp32 opmath computes it
+        assert torch.equal(product32, x.double() * s) is exact  # independent: exact iff fp64 agrees
+        kinds = _kinds(lambda t, s=s: torch.exp(t * s - t * s), x, policy="inductor-gpu")
+        assert ("fma-cancellation" in kinds) is (not exact), (s, kinds)
+
+
+def test_inductor_notes_only_under_inductor_policies() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        a = torch.exp(x * 2)
+        return a / a.sum(-1, keepdim=True) + a
+
+    x = torch.randn(4, 8).bfloat16()
+    program = capture(f, x)
+    assert any("Inductor" in n for n in plan(program, "xla-2.10").notes)  # the plan's own note names Inductor
+    xla = check(program, (x,), "xla-2.10", against="oracle").notes
+    ind = check(program, (x,), "inductor-gpu", against="oracle").notes
+    assert not any("inductor" in n.lower() for n in xla) and any("Inductor" in n for n in ind)
+    assert any(n.startswith("rematerialized pointwise nodes") for n in xla)  # the part that applies stays

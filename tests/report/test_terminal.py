@@ -71,3 +71,21 @@ def test_closest_policy_is_bold_in_sqnr_and_rmse_rows():
     bold = _bold_cells(200)
     assert "50" in bold and "0.1" in bold  # highest SQNR, lowest RMSE
     assert "20" not in bold and "0.5" not in bold
+
+
+def test_top_zero_never_claims_every_node_is_correctly_rounded(sample_document):
+    from roundoff.report.terminal import nodes_table
+
+    run = sample_document["runs"][0]
+    assert any((n["metrics"]["bits"] or 0) != 0 for n in run["nodes"])  # some node has error
+    for top in (0, 1):
+        assert "correctly rounded" not in _render(nodes_table(run, top), tty=False)
+
+
+def test_legend_says_what_reference_means_in_each_mode(sample_document):
+    from roundoff.report.json_report import make_document
+
+    texts = {a: _render(check_report(make_document("t", a, sample_document["runs"])), tty=False)
+             for a in ("oracle", "eager")}
+    assert "reference = the fp64 oracle correctly rounded" in " ".join(texts["oracle"].split())
+    assert "reference = the `eager` policy emulated" in " ".join(texts["eager"].split())

@@ -4,12 +4,14 @@ Numeric contract: the policy run and the reference run are emulated by `roundoff
 to the backends on pointwise graphs; reductions and matmuls use torch's fp32 kernels, so there
 the figures bound the difference against fp64 rather than reproduce a backend's summation order).
 The oracle holds every value in fp64. Output verdicts are ``torch._dynamo.utils.same(ref, res,
-fp64_ref=oracle, tol=tol)``; against the oracle, `ref` is the oracle rounded (RNE) to the output's
-dtype, i.e. the best any run in that dtype could return.
+fp64_ref=oracle, tol=tol)`` (or the chosen `Rule`); against the oracle, `ref` is the oracle rounded
+(RNE) to the output's dtype, i.e. the best any run in that dtype could return. What every verdict
+means is defined once, in `roundoff.analyze.verdict`.
 """
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -20,13 +22,15 @@ import torch
 from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
-from roundoff.analyze.observe import NodeObserver, rmse, same_rule
+from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics, round_value
 from roundoff.execute.run import complete_inputs, plan_numerics
+from roundoff.numerics import get_format, round_to
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.policy.model import Policy
@@ -81,8 +85,13 @@ def check(
     transcendentals: str = "eager",
     local: bool = True,
     recompute: bool = True,
+    rule: Rule | str = Rule.SAME,
 ) -> CheckResult:
-    """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"`` or ``"oracle"``).
+    """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"``, or the
+    fp64 oracle: ``"oracle"`` or ``"fp64"``, one meaning).
+
+    Verdicts (nodes and outputs) are defined in `roundoff.analyze.verdict`; `rule` (``"same"``,
+    ``"allclose"``, ``"bitwise"``) is how a value is compared with the reference's.
 
     `stream=True` frees every value once its last user has run and holds a value the policy and the
     reference agree on bit for bit once; with `recompute` it also drops long-lived values (forward
@@ -93,6 +102,7 @@ def check(
     own fp32 kernels in both emulated runs, so remaining differences are the precision policy's.
     `local=False` skips the local-error recomputation (about a third of the work).
     """
+    rule = Rule.parse(rule)
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)
     plan_a = _plan(program, policy)
@@ -102,23 +112,34 @@ def check(
     if not vs_oracle:
         plan_b = _plan(plan_a.program, against)
         sides.append(plan_numerics(plan_b, transcendentals))
-    observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local)
+    observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule)
     ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
                   recompute=range(len(sides)) if recompute else ())
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
-    outputs = _output_verdicts(plan_a.program, outs, tol)
+    reports = _zeros_diverge(tuple(observer.reports), observer.zero_operands)
+    failing_nodes = {r.node_id for r in reports if r.verdict is not Verdict.OK} if vs_oracle else None
+    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
     hazards = lint(plan_a, observer.ranges)
-    reports = tuple(observer.reports)
-    first = next((r.node_id for r in reports if r.verdict != "ok"), None)
-    culprits = _culprits(reports)
+    first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
+    culprits = _culprits(reports, plan_a.program, outputs, vs_oracle, observer.zero_operands)
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
-        notes=tuple(plan_a.notes) + _inexact_note(plan_a),
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+def _for_policy(note: str, policy: Policy) -> str | None:
+    """A plan note as it applies to `policy`: its sentences about Inductor only under an Inductor
+    policy (None when nothing is left)."""
+    about = f"{policy.name} {policy.description} {policy.source}".lower()
+    if "inductor" in about or "inductor" not in note.lower():
+        return note
+    kept = [s for s in re.split(r"(?<=[.;]) ", note) if "inductor" not in s.lower()]
+    return " ".join(kept).rstrip(";") if kept else None
 
 
 _INEXACT = (OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION)
@@ -137,14 +158,79 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
     return (note,)
 
 
-def _culprits(reports: tuple[NodeReport, ...], limit: int = 5) -> tuple[str, ...]:
-    """Nodes whose own (local) error is worst, where the run diverges or goes non-finite."""
-    bad = [r for r in reports if r.local is not None and (r.verdict != "ok" or r.local.nonfinite)]
-    bad.sort(key=lambda r: (r.local.nonfinite > 0, r.local.max_bits, r.local.mean_bits), reverse=True)
-    return tuple(r.node_id for r in bad[:limit] if r.local.max_bits > 0 or r.local.nonfinite)
+def _ancestors(program: Program, node_ids: set[str]) -> set[str]:
+    """Ids of the nodes named and of every node they are computed from."""
+    todo = [n for n in program.graph.nodes if n.meta.get(NODE_ID) in node_ids]
+    seen: set[torch.fx.Node] = set()
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return {n.meta.get(NODE_ID, n.name) for n in seen}
 
 
-def _output_verdicts(program: Program, outs: tuple, tol: float) -> tuple[OutputVerdict, ...]:
+def _zeros_diverge(reports: tuple[NodeReport, ...], zero_operands: dict[str, list[str]]) -> tuple[NodeReport, ...]:
+    """Reports with verdict DIVERGES for every node whose value is 0 where fp64 is not and a later
+    node makes NaN/inf from it (an epsilon rounded away, an underflow): normwise figures hide a few
+    such elements, the NaN/inf they cause does not (see `roundoff.analyze.verdict`)."""
+    zeros = {z for zs in zero_operands.values() for z in zs}
+    return tuple(
+        replace(r, verdict=Verdict.DIVERGES) if r.node_id in zeros and r.verdict is Verdict.OK else r for r in reports
+    )
+
+
+def _decided_by(program: Program, nid: str, reported: dict[str, NodeReport]) -> str:
+    """`nid` when it has a report (a float value), else the node that decides its value: up through
+    non-float nodes (a count of a mask) to the first whose float operands all have reports (the
+    comparison that made the mask)."""
+    node = program.node(nid)
+    while node.meta.get(NODE_ID) not in reported:
+        ups = [p for p in node.all_input_nodes if p.op != "placeholder" and p.meta.get(NODE_ID) not in reported]
+        if not ups:
+            break
+        node = ups[0]
+    return node.meta.get(NODE_ID, nid)
+
+
+def _culprits(
+    reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...], vs_oracle: bool,
+    zero_operands: dict[str, list[str]], limit: int = 5,
+) -> tuple[str, ...]:
+    """Findings ranked by cause, only nodes on the path to a failing output when one fails:
+
+    1. nodes whose own (local) value is NaN/inf where fp64 is finite, upstream first; a node that
+       makes them by dividing by (or taking the log of) an operand that is 0 where fp64 is not comes
+       after that operand's producer (an epsilon rounded away, an underflow: the producer is the cause);
+    2. nodes whose own error is beyond `EXCESS_LIMIT` times their format's rounding, largest first.
+
+    Against a reference, only nodes whose verdict is not ok (a node that agrees with the reference
+    cannot cause a difference from it)."""
+    failing = {o.node_id for o in outputs if not o.passes}
+    path = _ancestors(program, failing) if failing else None
+    by_id = {r.node_id: r for r in reports}
+
+    def eligible(r: NodeReport) -> bool:
+        return (path is None or r.node_id in path) and (vs_oracle or r.verdict is not Verdict.OK)
+
+    def makes_nonfinite(r: NodeReport) -> bool:
+        return (r.local if r.local is not None else r.vs_oracle).new_nonfinite > 0
+
+    first: list[str] = []
+    for r in reports:  # graph order
+        zeros = [_decided_by(program, z, by_id) for z in zero_operands.get(r.node_id, [])] if eligible(r) else []
+        first += [z for z in zeros if z not in first]
+        if eligible(r) and makes_nonfinite(r) and r.node_id not in first:
+            first.append(r.node_id)
+    rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
+    rest.sort(key=lambda r: r.own_excess, reverse=True)
+    return tuple(first + [r.node_id for r in rest])[:limit]
+
+
+def _output_verdicts(
+    program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None
+) -> tuple[OutputVerdict, ...]:
+    """One `OutputVerdict` per float output; `failing_nodes` (against the oracle): nodes not ok."""
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
     out_node = next(n for n in program.graph.nodes if n.op == "output")
@@ -152,6 +238,7 @@ def _output_verdicts(program: Program, outs: tuple, tol: float) -> tuple[OutputV
     res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
     oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
     verdicts = []
+    oracle_rule = failing_nodes if rule is Rule.SAME and ref_all is None else None
     for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
         if not is_float(res):
             continue
@@ -159,12 +246,18 @@ def _output_verdicts(program: Program, outs: tuple, tol: float) -> tuple[OutputV
         ref = ref_all[i] if ref_all is not None else round_value(oracle, res.dtype).to(res.dtype)
         node = args[i]
         nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
+        finite = oracle.isfinite()
+        lost = ~res.isfinite() & finite
+        best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and bool(lost.any()) else oracle
         verdicts.append(
             OutputVerdict(
-                name=name, node_id=nid, passes=same_rule(ref, res, oracle, tol),
+                name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if oracle_rule is None
+                else not bool(lost.any()) and not oracle_rule & _ancestors(program, {nid}),
                 rmse_result=rmse(res, oracle), rmse_reference=rmse(ref, oracle),
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),
+                rule=rule.value, nonfinite=int(lost.sum()), unrepresentable=int((lost & ~best.isfinite()).sum()),
+                nan_in_fp64=int((oracle.isnan() & res.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
             )
         )
     if not verdicts:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import torch.fx
 
-from roundoff.analyze.hazards import product_words
-from roundoff.analyze.result import CheckResult, NodeReport
-from roundoff.capture.program import NODE_ID
+from roundoff.analyze.hazards import fma_can_err, product_words
+from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.analyze.verdict import nan_or_inf
+from roundoff.capture.program import NODE_ID, node_source
 from roundoff.plan.model import Plan
 
 
@@ -20,40 +23,99 @@ def _op(n: torch.fx.Node) -> str:
 
 
 def _kind(r: NodeReport) -> str:
+    """What the node makes where fp64 is finite: NaN, inf, or both (counts beyond fp64's own)."""
     m = r.vs_oracle
-    return "NaN" if m.nan and not m.ref_nan else "inf"
+    return nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
+
+
+def _output_sentence(o: OutputVerdict, against: str) -> str | None:
+    """Why output `o` fails, worded for its case (NaN vs inf, format too narrow, rule)."""
+    if o.passes:
+        return None
+    if o.nonfinite:
+        m = o.vs_oracle
+        what = nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
+        head = f"output `{o.name}` has {o.nonfinite} {what} element(s) where fp64 is finite"
+        if o.unrepresentable:
+            return (
+                f"{head}; at {o.unrepresentable} of them even fp64 correctly rounded to {o.dtype} overflows: "
+                f"{o.dtype} cannot hold the result (scale the values or compute it in a wider format)."
+            )
+        return f"{head}: fp64 rounded to {o.dtype} is finite there, so the program loses it, not the format."
+    if o.rule != "same":
+        return f"output `{o.name}` differs from {against} by the `{o.rule}` rule."
+    if against == "oracle":
+        return (
+            f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g} (fp64 correctly rounded to {o.dtype}: "
+            f"{o.rmse_reference:.3g}); see the causes below."
+        )
+    return (
+        f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
+        f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
+    )
+
+
+def _cause_sentence(r: NodeReport) -> str:
+    own = r.local if r.local is not None else r.vs_oracle
+    if own.new_nonfinite:
+        return f"{_at(r)} makes {_kind(r)} itself: recomputed from fp64 inputs it is {_kind(r)} where fp64 is finite."
+    if own.norm_rel == math.inf:
+        return (
+            f"{_at(r)} loses accuracy itself: fp64's value is exactly 0 there, and recomputed from fp64 inputs "
+            f"it is up to {own.max_abs:.2g} away."
+        )
+    return (
+        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {r.own_excess:.3g} times the "
+        f"rounding of {r.working_dtype or r.dtype} (normwise relative error {own.norm_rel:.2g})"
+        + (f"; {r.working_dtype or r.dtype} cannot hold its values (underflow or overflow)." if r.own_excess > (own.excess or 0) else ".")
+    )
 
 
 def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None) -> tuple[str, ...]:
-    """Sentences: failing outputs, the NaN/inf origin and its cause, first divergence, culprits, hazards."""
+    """Sentences, causes first: failing outputs, the nodes whose own error causes them (with the NaN/inf
+    origin), NaN fp64 makes too, the first divergence when no cause is named, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
-    lines: list[str] = []
-    for o in result.outputs:
-        if not o.passes:
-            lines.append(
-                f"output `{o.name}` diverges from {result.against}: RMSE against fp64 is {o.rmse_result:.3g}, "
-                f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
-            )
-    if result.nan_origin is not None and result.nan_origin in by_id:
-        zeros = (zero_operands or {}).get(result.nan_origin, [])
-        lines.append(_origin_sentence(by_id[result.nan_origin], by_id, plan, zeros))
-    if result.first_divergent is not None and result.first_divergent != result.nan_origin:
-        r = by_id[result.first_divergent]
-        ref = r.vs_reference or r.vs_oracle
-        own = (
-            "it loses the accuracy itself" if r.local is not None and r.local.max_bits >= r.vs_oracle.max_bits / 2
-            else "most of it is inherited from its inputs"
-        )
-        lines.append(
-            f"first divergence at {_at(r)}: {ref.mismatch_fraction:.1%} of elements differ from {result.against}, "
-            f"up to {r.vs_oracle.max_bits:.1f} bits of error against fp64 ({own})."
-        )
+    lines = [t for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
+    origin = result.nan_origin if result.nan_origin in by_id else None
+    named = set()
     for nid in result.culprits[:3]:
-        r = by_id[nid]
-        if r.local is not None and nid not in (result.nan_origin, result.first_divergent):
-            lines.append(f"{_at(r)} loses accuracy itself: up to {r.local.max_bits:.1f} bits recomputed from fp64 inputs.")
+        if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
+            lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
+        elif nid == origin:
+            lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, [])))
+        else:
+            lines.append(_cause_sentence(by_id[nid]))
+        named.add(nid)
+    if origin is not None and origin not in named:
+        lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, [])))
+    for o in result.outputs:
+        if o.nan_in_fp64:
+            lines.append(
+                f"output `{o.name}`: {o.nan_in_fp64} element(s) are NaN in fp64 too (the program makes NaN there "
+                "itself, e.g. 0/0 or NaN in its inputs): not a rounding divergence."
+            )
+    if not result.culprits and result.first_divergent is not None and result.first_divergent != origin:
+        r = by_id[result.first_divergent]
+        lines.append(
+            f"first divergence at {_at(r)}: normwise relative error {r.vs_oracle.norm_rel:.2g} against fp64 "
+            f"({r.vs_oracle.excess or 0:.3g} times its format's rounding)."
+        )
     lines.extend(h.message for h in result.hazards)
     return tuple(lines)
+
+
+def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, NodeReport]) -> str:
+    """Why a non-float node (a comparison) is a cause: a NaN/inf-making node divides by what it decides."""
+    nid = n.meta.get(NODE_ID, n.name)
+    src = node_source(n)
+    where = f"`{_op(n)}` ({nid}{' at ' + src if src else ''})"
+    ops = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in n.all_input_nodes)
+    return (
+        f"{where} decides differently from fp64 (its operands {ops} are held at different precisions or "
+        "carry rounding error): a value computed from it is 0 where fp64 is not, and "
+        + (f"{_at(by_id[result.nan_origin])} divides by it and makes {_kind(by_id[result.nan_origin])}."
+           if result.nan_origin in by_id else "a later node divides by it.")
+    )
 
 
 def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str]) -> str:
@@ -68,7 +130,7 @@ def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, ze
     for p in node.all_input_nodes:
         pr = by_id.get(p.meta.get(NODE_ID, ""))
         d = plan.decisions.get(p.meta.get(NODE_ID, ""))
-        if pr is not None and d is not None and d.fma is not None and d.fma.contracted:
+        if pr is not None and d is not None and d.fma is not None and fma_can_err(plan, d):
             return (
                 f"{_at(pr)}: FMA contraction keeps the rounding error of {product_words(plan.program.node(d.fma.mul_id))} ({d.fma.mul_id}) "
                 f"(about {pr.vs_oracle.max_abs:.2g} away from fp64); {_at(r)} turns it into {_kind(r)}."

@@ -84,9 +84,53 @@ def product_words(mul: torch.fx.Node) -> str:
     return "the product `a * (1/b)` inside `div`" if is_division(mul) else f"`{_name(mul)}`"
 
 
-def _fma_cancellation(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+def _significant_bits(x: float) -> int:
+    """Bits of `x`'s significand from its leading to its last 1 bit (0 for 0; 53 for non-finite)."""
+    if not math.isfinite(x):
+        return 53
+    n, _ = abs(float(x)).as_integer_ratio()
+    return (n >> ((n & -n).bit_length() - 1)).bit_length() if n else 0
+
+
+def _operand_bits(a: object, d: NodeDecision | None, plan: Plan) -> int:
+    """Significand bits the multiply `d` reads operand `a` with: a Python number's own (or those of its
+    rounding to `d.scalar_format`), a tensor's storage format's when read rounded, else its compute's."""
+    if isinstance(a, bool):
+        return 1
+    if isinstance(a, (int, float)):
+        bits = _significant_bits(a)
+        return min(bits, get_format(d.scalar_format).mantissa_bits + 1) if d is not None and d.scalar_format else bits
+    if not isinstance(a, torch.fx.Node):
+        return 53
+    dt = _dtype(a)
+    if dt is None or not dt.is_floating_point:
+        return 53
+    if d is not None and d.input_format:
+        return get_format(d.input_format).mantissa_bits + 1
+    held = dt if _reads_rounded(d, a, plan) else (plan.decisions[_nid(a)].compute_dtype if _nid(a) in plan.decisions else dt)
+    held = held if isinstance(held, torch.dtype) and held.is_floating_point else torch.float32
+    return get_format(held).mantissa_bits + 1 if held != torch.float64 else 53
+
+
+def fma_can_err(plan: Plan, d: NodeDecision | None) -> bool:
+    """Whether the contracted FMA at `d` can differ from the unfused add: False where the product is
+    exact in the accumulation format (its operands' significands fit in it together, e.g. bf16 x bf16
+    in fp32: 8 + 8 <= 24 bits; overflow and underflow of the product aside), or no FMA is contracted."""
     if d is None or d.fma is None or not d.fma.contracted:
+        return False
+    mul = plan.program.node(d.fma.mul_id)
+    if is_division(mul):
+        return True  # a * (1/b): the reciprocal is not exact
+    md = plan.decisions.get(d.fma.mul_id)
+    acc = d.compute_dtype if isinstance(d.compute_dtype, torch.dtype) else torch.float32
+    acc_bits = 53 if acc == torch.float64 else get_format(acc).mantissa_bits + 1
+    return sum(_operand_bits(a, md, plan) for a in mul.args[:2]) > acc_bits
+
+
+def _fma_cancellation(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if not fma_can_err(plan, d):
         return None
+    assert d is not None and d.fma is not None
     mul = plan.program.node(d.fma.mul_id)
     other = n.args[1 - d.fma.operand]
     same_product = isinstance(other, torch.fx.Node) and other.target == mul.target and other.args == mul.args
@@ -113,7 +157,7 @@ def _exp_of_difference(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: 
     if src.target not in _ADD_SUB or sd is None:
         return None
     ops = [a for a in src.args[:2] if isinstance(a, torch.fx.Node)]
-    fma = sd.fma is not None and sd.fma.contracted
+    fma = fma_can_err(plan, sd)
     mixed = len(ops) == 2 and _reads_rounded(sd, ops[0], plan) != _reads_rounded(sd, ops[1], plan)
     if not (mixed or fma):
         return None

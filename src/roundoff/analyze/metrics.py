@@ -11,6 +11,11 @@ In short:
 - Elements where either side is NaN or inf are left out of the ULP/abs/rel/SQNR figures and counted
   separately; a non-finite element that differs between the sides counts as a mismatch.
 - bits of error ``log2(1 + ulps)``; SQNR in dB (inf when the error is 0).
+- Scale-aware figures (what ranks and judges a node; ULPs do not, since values near zero make
+  ULP counts huge for tiny errors): `rmse` over finite elements, `norm_rel` the normwise relative
+  error ``||a - r||_2 / ||r||_2`` (from the SQNR), `excess` the node's error over what its format
+  can do and `new_nonfinite` the elements NaN/inf where the reference is finite (both filled in by
+  `roundoff.analyze.verdict`; see there).
 
 Fast path: when `actual` and `reference` are equal element for element (``torch.equal``, which is
 never true when a NaN is present, even for one tensor compared with itself), the metrics are those of an exact match (zero error, inf
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 
@@ -54,18 +59,30 @@ class Metrics:
     inf: int
     ref_nan: int
     ref_inf: int
+    rmse: float = 0.0
+    excess: float | None = field(default=None, compare=False)
+    new_nonfinite: int = field(default=0, compare=False)
 
     @property
     def nonfinite(self) -> int:
         return self.nan + self.inf
 
     @property
+    def norm_rel(self) -> float:
+        """Normwise relative error ``||a - r||_2 / ||r||_2`` over finite elements (0: no error;
+        inf: the reference is all zeros and the value is not)."""
+        if self.sqnr_db == math.inf:
+            return 0.0
+        return math.inf if self.sqnr_db == -math.inf else 10.0 ** (-self.sqnr_db / 20.0)
+
+    @property
     def exact(self) -> bool:
         """True when every element matches (same bits in the format; same NaN/inf placement)."""
         return self.mismatch_fraction == 0.0 and self.max_abs == 0.0
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in asdict(self).items()}
+    def to_dict(self) -> dict[str, float | int | str | None]:
+        d = {**asdict(self), "norm_rel": self.norm_rel}
+        return {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in d.items() if v is not None}
 
 
 def from_stats(s: ErrorStats) -> Metrics:
@@ -73,7 +90,7 @@ def from_stats(s: ErrorStats) -> Metrics:
     return Metrics(
         numel=s.count, max_ulp=float(s.max_ulp), mean_ulp=s.mean_ulp, max_bits=s.max_bits, mean_bits=s.mean_bits,
         max_abs=s.max_abs, max_rel=s.max_rel, mismatch_fraction=s.mismatch_fraction, sqnr_db=s.sqnr_db,
-        nan=s.nan_actual, inf=s.inf_actual, ref_nan=s.nan_reference, ref_inf=s.inf_reference,
+        nan=s.nan_actual, inf=s.inf_actual, ref_nan=s.nan_reference, ref_inf=s.inf_reference, rmse=s.rmse,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import operator
+from dataclasses import replace
 
 import torch
 import torch.fx
@@ -17,27 +18,35 @@ import torch.fx
 from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each
 from roundoff.analyze.result import NodeReport
+from roundoff.analyze.verdict import (
+    EXCESS_LIMIT,
+    Rule,
+    Verdict,
+    excess,
+    judge,
+    new_nonfinite,
+    own_excess,
+    reduction_floor,
+    same_rule,
+    working_dtype,
+)
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import PlanNumerics, round_value
+from roundoff.numerics import FORMATS, Format, get_format, round_to
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 
 POLICY, ORACLE, REFERENCE = 0, 1, 2
 _aten = torch.ops.aten
+_MEANS = frozenset({_aten.mean.default, _aten.mean.dim})
+_SUMS = _MEANS | {_aten.sum.default, _aten.sum.dim_IntList}
 #: Ops whose result is uninitialised memory (only its shape and dtype mean anything).
 _UNINITIALIZED = frozenset({
     _aten.empty.memory_format, _aten.empty_like.default, _aten.empty_strided.default,
     _aten.new_empty.default, _aten.new_empty_strided.default,
 })
-
-
-def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol: float) -> bool:
-    """PyTorch's own accuracy rule: ``torch._dynamo.utils.same`` with an fp64 reference, silenced."""
-    from torch._dynamo.utils import same
-
-    return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
 
 
 #: Relative slack on the RMSE ratio for fp64 summation-order differences between the metric pass and
@@ -71,8 +80,11 @@ def rmse(a: torch.Tensor, b: torch.Tensor) -> float:
 class NodeObserver:
     """Collects `NodeReport`s and the first non-finite origin while a Lockstep runs."""
 
-    def __init__(self, policy_side: PlanNumerics, has_reference: bool, tol: float, local: bool = True) -> None:
+    def __init__(
+        self, policy_side: PlanNumerics, has_reference: bool, tol: float, local: bool = True, rule: Rule = Rule.SAME
+    ) -> None:
         self.side = policy_side
+        self.rule = rule
         self.has_reference = has_reference
         self.tol = tol
         self.local = local
@@ -84,6 +96,9 @@ class NodeObserver:
         # Nodes whose policy value equals the oracle's bit for bit: a node reading only such values
         # has local error == total error, so it is not recomputed from oracle inputs.
         self.exact: set[torch.fx.Node] = set()
+        # Nodes whose policy (reference) value is NaN/inf somewhere fp64 is finite (see `_origin`).
+        self.bad: set[torch.fx.Node] = set()
+        self.ref_bad: set[torch.fx.Node] = set()
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
@@ -102,6 +117,9 @@ class NodeObserver:
         if op_class is OpClass.DATA_MOVEMENT and node.target is not operator.getitem:
             if all(p in self.exact for p in node.all_input_nodes):  # moves exact values only
                 self.exact.add(node)
+            for bad in (self.bad, self.ref_bad):  # moves NaN/inf made upstream: not an origin either
+                if any(p in bad for p in node.all_input_nodes):
+                    bad.add(node)
             return None
         dtype = self.side.storage(node)
         dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
@@ -110,16 +128,14 @@ class NodeObserver:
         ref = vals[REFERENCE] if self.has_reference else round_value(oracle, dtype)
         ref_differs = self.has_reference and not torch.equal(ref, res)  # common: the policies agree here
         local_value = self._local_value(node, ls)
-        pair = _judged_pair(res, ref, dtype) if ref_differs or not self.has_reference else None
-        # Every comparison against the oracle in one pass: policy, reference, local recomputation, and
-        # the two values the verdict judges where they are not among those (see `implied_pass`).
-        values = {"policy": res, "reference": ref if ref_differs else None, "local": local_value}
-        if pair is not None:
-            values["judged_res"] = pair[0] if pair[0] is not res else None
-            values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
-        values = {k: v for k, v in values.items() if v is not None}
-        m = dict(zip(values, measure_each(list(values.values()), oracle, dtype)))
+        pair = _judged_pair(res, ref, dtype) if ref_differs else None  # (against the oracle no `same` per node)
+        work = working_dtype(dtype, [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)])
+        m = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
+        floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]
+        new = new_nonfinite(res, oracle) if vs_oracle.nonfinite else 0
+        terms = self._terms_floor(node, ls, oracle, work)
+        vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms), new_nonfinite=new)
         self._record_range(nid, oracle, vs_oracle)
         vs_ref = ref_vs_oracle = None
         if self.has_reference:
@@ -127,14 +143,18 @@ class NodeObserver:
                 vs_ref, ref_vs_oracle = measure(res, ref, dtype), m["reference"]
             else:
                 vs_ref, ref_vs_oracle = exact_metrics(res), vs_oracle
-        self._origin(node, vals, ls, vs_oracle, ref_vs_oracle)
+        self._origin(node, vals, ls, vs_oracle, ref_vs_oracle, oracle)
         local, inherited = self._local(node, vs_oracle, m.get("local"))
+        if local is not None:
+            own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
+            local = replace(local, excess=excess(local, floor_work, work, terms), new_nonfinite=own_new or local.new_nonfinite)
         if vs_oracle.max_abs == 0.0 and vs_oracle.nonfinite == 0 and vs_oracle.ref_nan + vs_oracle.ref_inf == 0:
             self.exact.add(node)
         judged = None  # figures of exactly the (res, ref) pair `same` would receive
         if pair is not None:
             judged = (m.get("judged_res", vs_oracle), m.get("judged_ref", ref_vs_oracle))
-        verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged)
+        score = own_excess(local if local is not None else vs_oracle, floor_work.norm_rel, work)
+        verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, score)
         self.reports.append(
             NodeReport(
                 node_id=nid, op=short_name(node.target), source=node_source(node),
@@ -142,11 +162,40 @@ class NodeObserver:
                 vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
+                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel,
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
             return (res, oracle, res) + vals[3:]
         return None
+
+    def _figures(
+        self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, local_value: torch.Tensor | None,
+        pair: tuple[torch.Tensor, torch.Tensor] | None, ref_differs: bool, dtype: torch.dtype, work: torch.dtype,
+    ) -> dict[str, Metrics]:
+        """Every comparison against the oracle in one pass: policy, reference, local recomputation, the
+        two values the verdict judges where they are not among those (see `implied_pass`), and fp64
+        correctly rounded to the storage and working formats (the floors of `verdict.excess`)."""
+        values = {"policy": res, "reference": ref if ref_differs else None, "local": local_value}
+        if pair is not None:
+            values["judged_res"] = pair[0] if pair[0] is not res else None
+            values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
+        held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
+        values["floor"] = ref if held else round_to(oracle, _fmt(dtype))
+        values["floor_work"] = round_to(oracle, _fmt(work)) if work != dtype else None
+        values = {k: v for k, v in values.items() if v is not None}
+        unique = list({id(v): v for v in values.values()}.values())  # the policy's value may be the floor
+        measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype)))
+        return {k: measured[id(v)] for k, v in values.items()}
+
+    def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
+        """`verdict.reduction_floor` of a sum/mean node (0 for other nodes)."""
+        if node.target not in _SUMS or not isinstance(node.args[0], torch.fx.Node) or node.args[0] not in ls.env:
+            return 0.0
+        terms = ls.reader(ORACLE)(node.args[0])
+        if not is_float(terms):
+            return 0.0
+        return reduction_floor(terms, oracle.numel(), dtype, mean=node.target in _MEANS)
 
     def _record_range(self, nid: str, oracle: torch.Tensor, m: Metrics | None) -> None:
         """absmax/max of the oracle's finite values (`m`'s reference counts skip the mask when all are finite)."""
@@ -165,16 +214,19 @@ class NodeObserver:
 
     def _verdict(
         self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype, m: Metrics,
-        judged: tuple[Metrics, Metrics] | None = None,
-    ) -> str:
-        """`same_rule` on (ref, res) in `dtype`; skipped where `judged`, the figures of exactly those two
+        judged: tuple[Metrics, Metrics] | None = None, own: float = 0.0,
+    ) -> Verdict:
+        """The node's `Verdict` as `roundoff.analyze.verdict` defines it. Against a reference, the rule
+        on (ref, res) in `dtype`; `same` is skipped where `judged`, the figures of exactly those two
         values against the oracle, already imply that it passes."""
-        if m.nan + m.inf and bool(ref.isfinite().all()):
-            return "nonfinite"
-        if judged is not None and implied_pass(*judged):
-            return "ok"
+        if m.new_nonfinite:
+            return Verdict.NONFINITE
+        if not self.has_reference:  # `own`: the node's own error, `verdict.own_excess`
+            return Verdict.DIVERGES if own > EXCESS_LIMIT else Verdict.OK
+        if self.rule is Rule.SAME and judged is not None and implied_pass(*judged):
+            return Verdict.OK
         r, s = ref.to(dtype), res.to(dtype)
-        return "ok" if torch.equal(r, s) or same_rule(r, s, oracle, self.tol) else "diverges"
+        return Verdict.OK if torch.equal(r, s) or judge(self.rule, r, s, oracle, self.tol) else Verdict.DIVERGES
 
     def _local_value(self, node: torch.fx.Node, ls: Lockstep) -> torch.Tensor | None:
         """The node recomputed by the policy from the oracle's inputs, when that can differ from its value."""
@@ -196,17 +248,22 @@ class NodeObserver:
         return local, max(0.0, total.mean_bits - local.mean_bits)
 
     def _origin(
-        self, node: torch.fx.Node, vals: tuple, ls: Lockstep, m: Metrics, ref_m: Metrics | None
+        self, node: torch.fx.Node, vals: tuple, ls: Lockstep, m: Metrics, ref_m: Metrics | None,
+        oracle: torch.Tensor,
     ) -> None:
-        """First node of each run that makes a non-finite value from finite inputs (`m`: policy's counts)."""
-        for side, attr, metrics in ((POLICY, "nan_origin", m), (REFERENCE, "reference_nan_origin", ref_m)):
-            if getattr(self, attr) is not None or metrics is None or not metrics.nonfinite:
-                continue
-            inputs = [ls.reader(side)(p) for p in node.all_input_nodes if p in ls.env]
-            if all(bool(v.isfinite().all()) for v in inputs if is_float(v)):
-                setattr(self, attr, node.meta.get(NODE_ID, node.name))
-                if side == POLICY:
-                    self.zero_operands[node.meta.get(NODE_ID, node.name)] = _new_zeros(node, ls)
+        """Track the nodes with NaN/inf where fp64 is finite; the first of each run whose float operands
+        have none is its origin (`m`: the policy's figures). Masks (fp64 +-inf or NaN as well) and NaN
+        already in the inputs are never origins."""
+        nid = node.meta.get(NODE_ID, node.name)
+        if m.new_nonfinite:
+            if self.nan_origin is None and not any(p in self.bad for p in node.all_input_nodes):
+                self.nan_origin = nid
+            self.zero_operands[nid] = _new_zeros(node, ls)
+            self.bad.add(node)
+        if ref_m is not None and ref_m.nonfinite and new_nonfinite(vals[REFERENCE], oracle):
+            if self.reference_nan_origin is None and not any(p in self.ref_bad for p in node.all_input_nodes):
+                self.reference_nan_origin = nid
+            self.ref_bad.add(node)
 
 
 def _judged_pair(res: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -214,6 +271,13 @@ def _judged_pair(res: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tu
     if dtype not in (*HELD_NARROW, torch.float32):
         return None
     return tuple(v if v.dtype == dtype else v.to(dtype) for v in (res, ref))  # type: ignore[return-value]
+
+
+def _fmt(dtype: torch.dtype) -> Format:
+    try:
+        return get_format(dtype)
+    except ValueError:
+        return FORMATS["fp32"]
 
 
 def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -6,7 +6,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from roundoff.analyze.metrics import Metrics
+from roundoff.analyze.verdict import Verdict, own_excess
 
 SCHEMA_VERSION = 1
 
@@ -37,8 +40,8 @@ class NodeReport:
     `local`: the node recomputed under the policy from *oracle* inputs (read as the plan reads
     them), against the oracle; the error the node itself makes. `inherited_bits`: mean bits of
     error of the policy run not explained by the local error (max(0, total - local)).
-    `verdict`: ``"ok"``, ``"diverges"`` (fails PyTorch's `same` rule against the reference with
-    the oracle as fp64 reference) or ``"nonfinite"`` (NaN/inf where the reference is finite).
+    `verdict`: a `roundoff.analyze.verdict.Verdict` (a str enum: ``"ok"``, ``"diverges"``,
+    ``"nonfinite"``), defined in `roundoff.analyze.verdict`.
     """
 
     node_id: str
@@ -51,21 +54,36 @@ class NodeReport:
     reference_vs_oracle: Metrics | None
     local: Metrics | None
     inherited_bits: float | None
-    verdict: str
+    verdict: Verdict
     fma: bool = False
+    working_dtype: str = ""
+    format_loss: float = 0.0
+
+    @property
+    def own_excess(self) -> float:
+        """The node's own (local; total where not measured) error over its working format's rounding,
+        as `roundoff.analyze.verdict.own_excess` judges and ranks it."""
+        own = self.local if self.local is not None else self.vs_oracle
+        dtype = getattr(torch, self.working_dtype or self.dtype, torch.float32)
+        return own_excess(own, self.format_loss, dtype)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "node_id": self.node_id, "op": self.op, "source": self.source, "op_class": self.op_class, "dtype": self.dtype,
             "vs_oracle": _m(self.vs_oracle), "vs_reference": _m(self.vs_reference),
             "reference_vs_oracle": _m(self.reference_vs_oracle), "local": _m(self.local),
-            "inherited_bits": self.inherited_bits, "verdict": self.verdict, "fma": self.fma,
+            "inherited_bits": self.inherited_bits, "verdict": str(getattr(self.verdict, "value", self.verdict)),
+            "fma": self.fma, "working_dtype": self.working_dtype, "format_loss": _num(self.format_loss),
+            "own_excess": _num(self.own_excess),
         }
 
 
 @dataclass(frozen=True)
 class OutputVerdict:
-    """Verdict for one program output: `passes` is ``torch._dynamo.utils.same(ref, res, fp64_ref)``."""
+    """Verdict for one program output by `rule` (`roundoff.analyze.verdict` defines it): fails on any
+    element NaN/inf where fp64 is finite (`nonfinite` of them; `unrepresentable` of those are beyond
+    the format even when fp64 is correctly rounded to it), else by the rule. `nan_in_fp64`: elements
+    NaN in fp64 and in the result alike (reported, never failed)."""
 
     name: str
     node_id: str
@@ -74,12 +92,19 @@ class OutputVerdict:
     rmse_reference: float
     vs_oracle: Metrics
     vs_reference: Metrics | None
+    rule: str = "same"
+    nonfinite: int = 0
+    unrepresentable: int = 0
+    nan_in_fp64: int = 0
+    dtype: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "node_id": self.node_id, "passes": self.passes, "rmse_result": _num(self.rmse_result),
             "rmse_reference": _num(self.rmse_reference), "vs_oracle": self.vs_oracle.to_dict(),
             "vs_reference": None if self.vs_reference is None else self.vs_reference.to_dict(),
+            "rule": self.rule, "nonfinite": self.nonfinite, "unrepresentable": self.unrepresentable,
+            "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype,
         }
 
 
@@ -87,10 +112,11 @@ class OutputVerdict:
 class CheckResult:
     """Everything `check` found for one program, policy and reference.
 
-    `diverges` is True when any output fails PyTorch's `same` rule. `first_divergent` is the first
-    node in graph order whose verdict is not ``"ok"``; `nan_origin` the first node that makes a
-    NaN/inf from finite inputs under the policy; `culprits` the nodes with the largest *local* error,
-    worst first; `explanations` plain-words sentences for a user.
+    `diverges` is True when any output fails its verdict. `first_divergent` is the first node in
+    graph order whose verdict is not ``"ok"``; `nan_origin` the first node with NaN/inf where fp64 is
+    finite and whose operands have none; `culprits` the findings ranked by cause: the nodes whose own
+    error creates a failing output's divergence or non-finite values (on the path to it), worst
+    first; `explanations` plain-words sentences for a user, the causes first.
     """
 
     program: str

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+import torch.fx
 
 from roundoff.blame.changes import Change, Reference, apply_changes, downstream
 from roundoff.blame.repro_runtime import within
@@ -85,6 +86,8 @@ class Evaluator:
         self._computing = [
             node_id(n) for n in self.base_plan.program.nodes() if n.op not in ("placeholder", "output")
         ]
+        out = next(n for n in program.graph.nodes if n.op == "output")
+        self._output_nodes = tuple(out.args[0]) if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
         self.evaluations = 0
         self.nodes_recomputed = 0
         self.nodes_full = 0
@@ -94,15 +97,22 @@ class Evaluator:
 
         Against eager the reference is the real eager run of the graph; against the oracle it is
         the fp64 run cast to the output's dtype. With `rmse_ratio`, the stricter user bound of
-        `repro_runtime.within` instead. The repro script applies the same rule.
+        `repro_runtime.within` instead. The repro script applies the same rule. Against the oracle
+        without `rmse_ratio`, check's output verdict instead (`analyze.verdict.oracle_output_passes`:
+        no NaN/inf where fp64 is finite, excess within its limit), so blame fixes what check fails.
         """
         from roundoff.analyze import same_rule
+        from roundoff.analyze.verdict import oracle_output_passes, path_dtype
 
-        for res, eager, oracle in zip(outputs, self.eager, self.oracle):
+        for i, (res, eager, oracle) in enumerate(zip(outputs, self.eager, self.oracle)):
             if not (isinstance(res, torch.Tensor) and res.is_floating_point()):
                 continue
             ref = eager if self.reference is Reference.EAGER else oracle.to(res.dtype)
-            if self.rmse_ratio is None:
+            if self.reference is Reference.ORACLE and self.rmse_ratio is None:
+                node = self._output_nodes[i] if i < len(self._output_nodes) else None
+                work = path_dtype(node) if isinstance(node, torch.fx.Node) else res.dtype
+                ok = oracle_output_passes(res, oracle, work)
+            elif self.rmse_ratio is None:
                 ok = same_rule(ref, res, oracle, self.tol)
             else:
                 ok = within(ref, res, oracle, self.tol, self.rmse_ratio)

@@ -37,6 +37,7 @@ def check_document(
     progress: Any = None,
     with_blame: bool = False,
     program: Program | None = None,
+    rule: str = "same",
 ) -> dict[str, Any]:
     """Check `loaded` under each policy against `against`; the report document of all runs.
     With `with_blame`, every diverging run also gets blame's 1-minimal change set (ddmin).
@@ -58,7 +59,7 @@ def check_document(
         if progress is not None:
             progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
         result = check(
-            program, program.example_inputs, policy, reference, backward=loaded.backward
+            program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule
         )
         the_plan = plan(program, policy)
         found = None
@@ -79,10 +80,11 @@ def run_check(
     against: str,
     progress_console: Console,
     with_blame: bool = False,
+    rule: str = "same",
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
     with progress_bar(progress_console) as progress:
-        return check_document(loaded, policies, against, progress, with_blame, program)
+        return check_document(loaded, policies, against, progress, with_blame, program, rule)
 
 
 def finding(run: dict[str, Any]) -> str:

@@ -142,8 +142,18 @@ def check(
     policy: PolicyOpt = None,
     inputs: InputsOpt = None,
     against: Annotated[
-        str, typer.Option(metavar="REF", help="eager, oracle (fp64) or a policy.")
+        str,
+        typer.Option(
+            metavar="REF", help="eager, a policy, or oracle (also spelled fp64): the fp64 run."
+        ),
     ] = "eager",
+    rule: Annotated[
+        str,
+        typer.Option(
+            metavar="same|allclose|bitwise",
+            help="same (PyTorch's rule), allclose (assert_close tolerances) or bitwise.",
+        ),
+    ] = "same",
     json_out: JsonOpt = False,
     html: Annotated[
         Path | None, typer.Option(metavar="FILE.html", help="Also write an HTML report here.")
@@ -164,15 +174,23 @@ def check(
 
     with guarded(debug, json_out):
         check_writable(html, "--html")
+        if rule not in ("same", "allclose", "bitwise"):
+            raise UsageError(f"--rule {rule!r}: choose same, allclose or bitwise")
         chosen = [resolve_policy(p) for p in (policy or [DEFAULT_POLICY])]
+        against = _reference_name(against)
         reference = [] if against in ("eager", "oracle") else [resolve_policy(against)]
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
         for p in chosen + reference:
             check_node_overrides(program, p, loaded.label)
-        document = run_check(loaded, program, chosen, against, _stderr(), with_blame)
+        document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule)
         _emit(document, json_out, html, top)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
+
+
+def _reference_name(against: str) -> str:
+    """``fp64`` is the fp64 oracle, as in the library (never the fp64 policy, whose error is 0)."""
+    return "oracle" if against in ("oracle", "fp64") else against
 
 
 def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
@@ -200,7 +218,7 @@ def blame_command(
     ] = DEFAULT_POLICY,
     inputs: InputsOpt = None,
     against: Annotated[
-        str, typer.Option(metavar="REF", help="eager or oracle (fp64).")
+        str, typer.Option(metavar="REF", help="eager, or oracle (also spelled fp64).")
     ] = "eager",
     search: Annotated[
         str, typer.Option(metavar="ddmin|prefix|prefix-linear", help="Search strategy.")
@@ -221,6 +239,7 @@ def blame_command(
         if search not in SEARCHES:
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
         chosen = resolve_policy(policy)
+        against = _reference_name(against)
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
         loaded = load_target(target, inputs, backward)

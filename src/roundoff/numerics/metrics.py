@@ -15,7 +15,8 @@ Contract:
   masked, indexed) sees the element so (`_format_nan` runs first), so they agree on every torch.
 - Absolute error |a - r| and relative error |a - r| / |r| are computed in fp64 on the *unrounded* values;
   relative error is taken where r != 0 (elements with r == 0 and a != 0 are counted in `zero_reference`).
-- SQNR = 10 log10(sum r^2 / sum (a - r)^2) dB over finite elements: +inf when there is no error.
+- SQNR = 10 log10(sum r^2 / sum (a - r)^2) dB over finite elements: +inf when there is no error;
+  `rmse` = sqrt(sum (a - r)^2 / finite) over the same elements (0 when none is finite).
 """
 
 from __future__ import annotations
@@ -178,6 +179,7 @@ class ErrorStats:
     inf_reference: int
     nonfinite_mismatches: int
     zero_reference: int
+    rmse: float = 0.0
 
     @property
     def mismatch_fraction(self) -> float:
@@ -342,6 +344,7 @@ class ErrorAccumulator:
             mean_bits=s["bits"] / fin if fin else 0.0, max_abs=s["max_abs"], max_rel=s["max_rel"], sqnr_db=sqnr,
             nan_actual=n["nan_a"], nan_reference=n["nan_r"], inf_actual=n["inf_a"], inf_reference=n["inf_r"],
             nonfinite_mismatches=n["nonfinite"], zero_reference=n["zero_ref"],
+            rmse=math.sqrt(s["noise"] / fin) if fin else 0.0,
         )
 
 

@@ -8,6 +8,7 @@ oracle inputs, `inherited_bits` analyze's mean bits not explained by the local e
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from roundoff.analyze.metrics import Metrics
@@ -36,6 +37,9 @@ def _metrics(n: NodeReport) -> dict[str, Any]:
         inf=m.inf,
         local_bits=None if n.local is None else n.local.max_bits,
         inherited_bits=n.inherited_bits,
+        norm_rel=m.norm_rel,
+        excess=m.excess,
+        local_excess=n.own_excess,
     )
 
 
@@ -49,7 +53,12 @@ def _ref(result: CheckResult, node_id: str | None, explain: bool = False) -> dic
         op, source = "?", None
     explanation = None
     if explain:
-        hits = [e for e in result.explanations if node_id in e or (source and source in e)]
+        tag = re.compile(rf"\({re.escape(node_id)}[ )]")
+        lead = re.compile(rf"^`[^`]*` \({re.escape(node_id)}[ )]")  # a sentence about this node first
+        kind = re.compile(r"\b(NaN|inf)\b")
+        es = result.explanations
+        hits = [e for e in es if lead.search(e) and kind.search(e)] + [e for e in es if tag.search(e) and kind.search(e)]
+        hits += [e for e in es if tag.search(e)]
         explanation = hits[0] if hits else None
     return node_ref(node_id, op, source, explanation)
 
@@ -101,7 +110,7 @@ def run_from_check(
             "op_class": n.op_class,
             "source": n.source,
             "group": group_of.get(n.node_id),
-            "verdict": n.verdict,
+            "verdict": str(getattr(n.verdict, "value", n.verdict)),
             "metrics": _metrics(n),
         }
         for n in result.nodes
@@ -127,6 +136,8 @@ def run_from_check(
         result.policy,
         outputs,
         nodes,
+        rule=result.outputs[0].rule if result.outputs else "same",
+        causes=[_ref(result, c, explain=True) for c in result.culprits],
         first_divergent=_ref(result, result.first_divergent),
         nan_origin=_ref(result, result.nan_origin, explain=True),
         hazards=[

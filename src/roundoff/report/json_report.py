@@ -8,9 +8,12 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
       "roundoff_version": "0.1.0",
       "target": "zoo:fma-cancel",       # what was checked (SCRIPT:FUNCTION or zoo:NAME)
       "against": "eager",               # reference: "eager", "oracle" (fp64) or a policy name
+      "legend": str,                    # what "reference" means in this mode (optional)
       "verdict": "diverges",            # worst verdict over all runs: "ok" | "diverges"
       "runs": [{                        # one per --policy
         "policy": "inductor-gpu",
+        "rule": "same",                 # same | allclose | bitwise (optional)
+        "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
         "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier"}],
                                         # PyTorch's rule (torch._dynamo.utils.same): RMSE
@@ -22,7 +25,7 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                    "verdict",           # "ok" | "diverges" | "nonfinite" (NaN/inf, fp64 finite)
                    "metrics": {"max_ulp", "bits", "mean_bits", "max_abs", "max_rel",
                                "mismatch", "sqnr_db", "nan", "inf", "local_bits",
-                               "inherited_bits"}}],
+                               "inherited_bits", "norm_rel", "excess", "local_excess"}}],
                                         # metrics of the policy run against the fp64 oracle
         "hazards": [{"kind", "node", "source", "message"}],
         "groups": [{"id", "kind", "nodes": [ids]}],      # the plan's kernels
@@ -44,6 +47,8 @@ as log2(1 + max ulp), `mean_bits` as the mean over elements of log2(1 + ulp), `s
 decibels, `mismatch` as a fraction of elements in [0, 1],
 `nan`/`inf` as element counts. `local_bits` is the node's own error (max bits when recomputed under
 the policy from oracle inputs); `inherited_bits` the mean bits of error not explained by it.
+`norm_rel` is the normwise relative error ||x - x64|| / ||x64||; `excess` (`local_excess`) the
+node's (local) error over that of fp64 correctly rounded to its format (see roundoff.analyze.verdict).
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+
+from roundoff.analyze.verdict import EXCESS_LIMIT
 
 SCHEMA_VERSION = 1
 
@@ -90,6 +97,9 @@ METRIC_KEYS = (
     "inf",
     "local_bits",
     "inherited_bits",
+    "norm_rel",
+    "excess",
+    "local_excess",
 )
 
 SCHEMA: dict[str, Any] = {
@@ -103,6 +113,7 @@ SCHEMA: dict[str, Any] = {
         "roundoff_version": {"type": "string"},
         "target": {"type": "string"},
         "against": {"type": "string"},
+        "legend": {"type": "string"},
         "verdict": _VERDICT,
         "runs": {
             "type": "array",
@@ -125,6 +136,8 @@ SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "properties": {
                     "policy": {"type": "string"},
+                    "rule": {"enum": ["same", "allclose", "bitwise"]},
+                    "causes": {"type": "array", "items": _NODE_REF},
                     "verdict": _VERDICT,
                     "outputs": {
                         "type": "array",
@@ -293,6 +306,8 @@ def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -
     """One run's entry; the run verdict is the worst output verdict. `rest` fills optional keys."""
     run: dict[str, Any] = {
         "policy": policy,
+        "rule": "same",
+        "causes": [],
         "verdict": worst_verdict([o["verdict"] for o in outputs]),
         "outputs": outputs,
         "first_divergent": None,
@@ -312,15 +327,38 @@ def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -
     return run
 
 
+def legend(against: str, rule: str = "same") -> str:
+    """What "reference" means in a report against `against` under `rule`."""
+    if against in ("oracle", "fp64"):
+        head = (
+            f"reference = the fp64 oracle correctly rounded to each value's format (the best any run in "
+            f"that format can return). A node diverges when its own error, recomputed from fp64 inputs, "
+            f"is more than {EXCESS_LIMIT:g} times its format's rounding, or when it is not finite where fp64 is"
+        )
+        tail = "; outputs by that and their total excess" if rule == "same" else f"; outputs by the `{rule}` rule"
+        return head + tail + " (roundoff.analyze.verdict)."
+    rules = {
+        "same": "PyTorch's `same` rule (RMSE against fp64 within a small multiple of the reference's)",
+        "allclose": "torch.testing.assert_close's default tolerances for the dtype",
+        "bitwise": "bit-for-bit equality",
+    }
+    return (
+        f"reference = the `{against}` policy emulated on the same graph. Nodes and outputs are compared "
+        f"with it by {rules.get(rule, rule)}; a value not finite where fp64 is always fails (roundoff.analyze.verdict)."
+    )
+
+
 def make_document(target: str, against: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
     """A version-1 report document; its verdict is the worst over `runs`."""
     from roundoff import __version__
 
+    rule = next((r["rule"] for r in runs if r.get("rule")), "same")
     return {
         "schema_version": SCHEMA_VERSION,
         "roundoff_version": __version__,
         "target": target,
         "against": against,
+        "legend": legend(against, rule),
         "verdict": worst_verdict([r["verdict"] for r in runs]),
         "runs": runs,
     }

@@ -127,39 +127,48 @@ def verdict_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
 
 
 
+def _own_excess(node: dict[str, Any]) -> float:
+    """The node's own error over its format's rounding (local excess; total where not measured)."""
+    m = node["metrics"]
+    for key in ("local_excess", "excess"):
+        v = number(m.get(key))
+        if v is not None and not math.isnan(v):
+            return v
+    return -1.0
+
+
 def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
-    """The `top` nodes with the most bits of error, non-finite and diverging nodes first."""
+    """The `top` nodes whose own error is largest against their format's rounding (local excess),
+    non-finite and diverging nodes first; ULPs do not rank (values near zero inflate them)."""
 
-    def key(node: dict[str, Any]) -> tuple[int, float]:
-        m = node["metrics"]
-        bad = (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
-        bits = number(m.get("bits"))
-        bits = -1.0 if bits is None or math.isnan(bits) else bits
-        return (1 if node["verdict"] != "ok" or bad else 0, bits)
+    def key(node: dict[str, Any]) -> tuple[bool, float, bool]:
+        return (node["verdict"] != "ok", _own_excess(node), node["verdict"] == "nonfinite")
 
-    return sorted(run["nodes"], key=key, reverse=True)[:top]
+    return sorted(run["nodes"], key=key, reverse=True)[: max(top, 0)]
 
 
 def _interesting(node: dict[str, Any]) -> bool:
     m = node["metrics"]
-    bits = number(m.get("bits"))
     bad = (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
-    return node["verdict"] != "ok" or bool(bad) or (bits is not None and bits != 0)
+    err = number(m.get("max_abs"))
+    return node["verdict"] != "ok" or bool(bad) or bool(err)
 
 
 def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
-    """The worst nodes of one run (those with any error) with their source lines and metrics;
-    a one-line note instead when every node is correctly rounded against fp64."""
-    rows = [n for n in worst_nodes(run, top) if _interesting(n)]
-    if not rows:
+    """The `top` worst nodes of one run with their source lines and scale-aware figures; a one-line
+    note instead when no node has any error against fp64 (never for ``top=0``: that shows nothing)."""
+    if not any(_interesting(n) for n in run["nodes"]):
         return Text(
             f"every node of {run['policy']} is correctly rounded against fp64 "
             f"({len(run['nodes'])} nodes, 0 bits of error)"
         )
+    rows = [n for n in worst_nodes(run, top) if _interesting(n)]
+    if not rows:
+        return Text("")
     return _NodesTable(run["policy"], rows)
 
 
-_METRIC_COLUMNS = ("bits", "max ulp", "local", "inherit", "nan/inf", "verdict")
+_METRIC_COLUMNS = ("rel err", "excess", "local", "bits", "nan/inf", "verdict")
 
 
 class _NodesTable:
@@ -171,7 +180,7 @@ class _NodesTable:
 
     def _table(self, stacked: bool) -> Table:
         table = Table(
-            title=f"Worst nodes under {self.policy}",
+            title=f"Worst nodes under {self.policy} (by own error over the format's rounding)",
             title_justify="left",
             box=box.SIMPLE_HEAD,
             pad_edge=False,
@@ -189,10 +198,10 @@ class _NodesTable:
             )
             table.add_row(
                 *where,
+                fmt_num(m.get("norm_rel"), 3),
+                fmt_num(m.get("excess"), 3),
+                fmt_num(m.get("local_excess"), 3),
                 fmt_num(m["bits"], 3),
-                fmt_num(m["max_ulp"], 3),
-                fmt_num(m["local_bits"], 3),
-                fmt_num(m["inherited_bits"], 3),
                 f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
                 verdict_text(node["verdict"]),
             )
@@ -220,19 +229,24 @@ def outputs_table(run: dict[str, Any]) -> Table:
 
 
 def run_report(run: dict[str, Any], top: int = 10) -> Group:
-    """One policy's section: verdict, outputs, worst nodes, NaN/Inf origin, findings, hazards."""
+    """One policy's section, causes first: verdict, what blame changes, the findings (failing outputs,
+    the nodes whose own error causes them), outputs, worst nodes, NaN/Inf origin, hazards, notes."""
     parts: list[RenderableType] = [
         Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"])),
+    ]
+    if run["blame"] is not None:
+        parts.append(blame_report(run["blame"]))
+    for line in run["explanations"]:
+        parts.append(Text(f"- {line}"))
+    origin = run["nan_origin"]
+    if origin and origin.get("explanation") and origin["explanation"] not in run["explanations"]:
+        parts.append(Text(f"  {origin['explanation']}"))
+    parts += [
         outputs_table(run),
         nodes_table(run, top),
         Text(f"first divergent node: {node_ref_text(run['first_divergent'])}"),
         Text(f"NaN/Inf origin: {node_ref_text(run['nan_origin'])}"),
     ]
-    origin = run["nan_origin"]
-    if origin and origin.get("explanation") and origin["explanation"] not in run["explanations"]:
-        parts.append(Text(f"  {origin['explanation']}"))
-    for line in run["explanations"]:
-        parts.append(Text(f"- {line}"))
     listed = set(run["explanations"])
     for h in run["hazards"]:
         where = f" at {h['source']}" if h.get("source") else ""
@@ -240,8 +254,6 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         # analyze's findings often repeat the hazard's advice word for word: say it once
         text += " (see above)" if h["message"] in listed else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
-    if run["blame"] is not None:
-        parts.append(blame_report(run["blame"]))
     for note in run["notes"]:
         parts.append(Text(f"note: {note}", style="dim"))
     return Group(*parts)
@@ -275,7 +287,10 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
         f" against {document['against']}: ",
         verdict_text(document["verdict"]),
     )
-    return Group(head, *(run_report(r, top) for r in document["runs"]))
+    parts: list[RenderableType] = [head]
+    if document.get("legend"):
+        parts.append(Text(document["legend"], style="dim"))
+    return Group(*parts, *(run_report(r, top) for r in document["runs"]))
 
 
 def sweep_table(
