@@ -85,8 +85,8 @@ def test_trace_two_policies_side_by_side_and_refuses_three(scripts):
     [
         ("broken.py:f", [], ["failed to import", "ZeroDivisionError"]),
         ("good.py:nope", [], ["'nope' not found"]),
-        ("good.py:mm", [], ["untraceable operation at good.py:", "RuntimeError"]),
-        ("good.py:ints", [], ["no floating-point input"]),
+        ("good.py:mm", [], ["error in the program at good.py:", "RuntimeError"]),
+        ("good.py:ints", [], ["no floating-point value"]),
         ("good.py:compare", [], ["no floating-point outputs"]),
         ("good.py:f", ["--policy", "nope"], ["unknown policy 'nope'"]),
         ("zoo:no-such-workload", [], ["unknown workload", "fma-cancel"]),
