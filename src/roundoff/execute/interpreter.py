@@ -49,6 +49,22 @@ def is_random(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())
 
 
+def inputs_device(inputs: Sequence[Any]) -> torch.device | None:
+    """The device of the inputs: that of the first floating-point tensor input (else of the first tensor);
+    None without tensor inputs. A graph's tensor constants are moved there (they were captured on
+    whatever device the model built them, typically CPU, e.g. transformers' empty KV-cache tensors)."""
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    floats = [x for x in tensors if x.is_floating_point()]
+    return (floats or tensors)[0].device if tensors else None
+
+
+def on_device(value: Any, device: torch.device | None) -> Any:
+    """`value` moved to `device` when it is a tensor elsewhere (an exact copy); else unchanged."""
+    if isinstance(value, torch.Tensor) and device is not None and value.device != device:
+        return value.to(device)
+    return value
+
+
 def _load(side: Numerics, node: torch.fx.Node, value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return type(value)(_load(side, node, v) for v in value)
@@ -80,6 +96,7 @@ class Lockstep(torch.fx.Interpreter):
         # recomputed values per side, for the current step and while a use is near
         self._cache: dict[int, dict[torch.fx.Node, Any]] = {i: {} for i in self.recompute_sides}
         self._raw: dict[torch.fx.Node, Any] = {}  # graph inputs as given, to reload dropped ones
+        self._device: torch.device | None = None  # where the inputs are; constants follow them
         self._reads: dict[torch.fx.Node, tuple[torch.fx.Node, ...]] = {}  # operands + FMA operands
         self._release_after: dict[torch.fx.Node, list[torch.fx.Node]] = {}
         if not keep:
@@ -140,7 +157,12 @@ class Lockstep(torch.fx.Interpreter):
 
     def run_inputs(self, inputs: Sequence[Any], initial_env: dict | None = None) -> tuple:
         """Run on flat `inputs`; returns one output tuple per side."""
+        self._device = inputs_device(inputs)
         return self.run(*inputs, initial_env=initial_env, enable_io_processing=False)
+
+    def constant(self, n: torch.fx.Node) -> Any:
+        """The tensor constant a ``get_attr`` node fetches, on the inputs' device (`inputs_device`)."""
+        return on_device(self.fetch_attr(n.target), self._device)
 
     def run_node(self, n: torch.fx.Node) -> Any:
         if self._recompute is not None:
@@ -178,7 +200,7 @@ class Lockstep(torch.fx.Interpreter):
                 self._raw[n] = raw
             return tuple(s.load_input(n, raw) for s in self.sides)
         if n.op == "get_attr":
-            raw = self.fetch_attr(n.target)
+            raw = self.constant(n)
             return tuple(s.load_input(n, raw) for s in self.sides)
         if n.op == "call_function":
             if is_random(n):  # one draw, shared: every side must see the same sample
@@ -233,7 +255,7 @@ class Lockstep(torch.fx.Interpreter):
             if p.op == "placeholder":
                 local[p] = numerics.load_input(p, self._raw[p])
             elif p.op == "get_attr":
-                local[p] = numerics.load_input(p, self.fetch_attr(p.target))
+                local[p] = numerics.load_input(p, self.constant(p))
             elif p.op == "call_function" and not is_random(p):
                 local[p] = numerics.evaluate(p, read)
             else:  # `plan_recompute` never drops a value whose recomputation needs one of these

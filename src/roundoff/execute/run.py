@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from roundoff.capture.program import Program
-from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.interpreter import Lockstep, inputs_device, on_device
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.plan.model import Plan
@@ -62,10 +62,23 @@ def run_oracle(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, .
     return tuple(out)
 
 
+class _EagerOnDevice(torch.fx.Interpreter):
+    """The graph run op by op with torch's own kernels; tensor constants follow the inputs' device."""
+
+    def __init__(self, gm: torch.fx.GraphModule, device: torch.device | None) -> None:
+        super().__init__(gm)
+        self.device = device
+
+    def fetch_attr(self, target: str) -> Any:
+        return on_device(super().fetch_attr(target), self.device)
+
+
 def run_eager(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, ...]:
-    """The real eager PyTorch run of the captured graph."""
+    """The real eager PyTorch run of the captured graph (its tensor constants on the inputs' device)."""
     inputs = complete_inputs(program, inputs)
     with torch.no_grad():
+        if any(n.op == "get_attr" for n in program.graph.nodes):
+            return tuple(_EagerOnDevice(program.graph_module, inputs_device(inputs)).run(*inputs))
         return tuple(program.graph_module(*inputs))
 
 
