@@ -1,0 +1,66 @@
+"""Two policies planned over one graph, so that one `Lockstep` pass can run both.
+
+`plan` may rewrite the program it is given (a policy's decompositions, CSE, per-kernel copies), so
+``plan(plan(p, A).program, B)`` can live on another graph than ``plan(p, A)``: other nodes, or the
+same ids on other node objects. `plan_pair` iterates to a graph both policies leave as it is (compared
+node by node: id, kind, target and operand ids) and returns both plans rebound to that one program.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import torch.fx
+
+from roundoff.capture.program import Program, node_id
+from roundoff.plan.model import Plan
+from roundoff.plan.planner import plan
+from roundoff.policy.model import Policy
+
+_MAX_ROUNDS = 4  # each round re-plans both; a decomposition set is applied at most once per side
+
+
+def _signature(program: Program) -> tuple[Any, ...]:
+    """The graph as (id, op, target, operand ids) per node: equal signatures run identically."""
+
+    def arg(a: Any) -> Any:
+        return ("node", node_id(a)) if isinstance(a, torch.fx.Node) else repr(a)
+
+    return tuple(
+        (node_id(n), n.op, str(n.target), tuple(arg(a) for a in n.args),
+         tuple((k, arg(v)) for k, v in n.kwargs.items()))
+        for n in program.graph.nodes
+    )
+
+
+def plan_pair(
+    program: Program,
+    policy_a: Policy | str,
+    policy_b: Policy | str,
+    planner: Callable[[Program, Policy | str], Plan] = plan,
+) -> tuple[Plan, Plan]:
+    """``(plan_a, plan_b)`` of `program` under both policies, sharing one ``program`` object.
+
+    The graph is the one both policies' rewrites reach (e.g. eager against inductor-gpu: the graph
+    with Inductor's decompositions, which the eager policy leaves as it is); node ids are the stable
+    ids of `roundoff.capture`. Raises RuntimeError if no common graph is reached (an internal error).
+    """
+    current = program
+    for _ in range(_MAX_ROUNDS):
+        plan_a = planner(current, policy_a)
+        plan_b = planner(plan_a.program, policy_b)
+        if plan_b.program is plan_a.program:
+            return plan_a, plan_b
+        if _signature(plan_b.program) == _signature(plan_a.program):
+            return plan_a, dataclasses.replace(plan_b, program=plan_a.program)
+        current = plan_b.program
+    raise RuntimeError(
+        f"roundoff: policies {_name(policy_a)!r} and {_name(policy_b)!r} rewrite program "
+        f"{program.name!r} to different graphs after {_MAX_ROUNDS} rounds (internal error)"
+    )
+
+
+def _name(policy: Policy | str) -> str:
+    return policy if isinstance(policy, str) else policy.name
