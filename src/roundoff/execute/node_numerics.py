@@ -51,6 +51,16 @@ _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
 
 
+def stride_free(target: Any) -> Any:
+    """The op to run for FX `target`: ``aten.view`` runs as ``aten.reshape``.
+
+    An emulated kernel (a rounding, an fp32 or fp64 attention, a decomposition) may return other strides
+    than the kernel the graph was traced with, so a traced ``view`` of its result can be impossible; in
+    a functional graph ``reshape`` gives the same values (the same view where one exists, else a copy).
+    """
+    return _aten.reshape.default if target is _aten.view.default else target
+
+
 def _held_dtype(obj: Any) -> torch.dtype | None:
     """The one narrow dtype (bf16/fp16) every float tensor in `obj` is held in, else None."""
     dtypes: set[torch.dtype] = set()
@@ -121,7 +131,7 @@ class OracleNumerics:
 
         args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
         kwargs = map_aggregate(torch.fx.node.map_arg(node.kwargs, read), conv)
-        return node.target(*_rewrite_dtypes(args, self.dtype), **_rewrite_dtypes(kwargs, self.dtype))
+        return stride_free(node.target)(*_rewrite_dtypes(args, self.dtype), **_rewrite_dtypes(kwargs, self.dtype))
 
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
         return value
@@ -231,7 +241,7 @@ class PlanNumerics:
             self.transcendental_nodes += 1
             out = self.transcendentals(node.target, args, kwargs)
         else:
-            out = node.target(*args, **kwargs)
+            out = stride_free(node.target)(*args, **kwargs)
         if d is not None and is_low_precision(d.compute_dtype):
             out = round_value(out, d.compute_dtype)
         if d is not None and d.rounds_result:
