@@ -25,7 +25,9 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    to the storage format. NaN, inf, -0.0 and subnormals are whatever torch's fp32 op and
    ``round_to`` make of them (round_to matches torch's casts bit for bit, overflow to inf).
 
-`OracleNumerics` holds every float value in fp64, ignores casts and rounds nothing.
+`OracleNumerics` holds every float value in fp64, ignores casts and rounds nothing. Ops whose kernels
+reject the dtype (fp64 attention/grouped matmul, fp32 flash attention) run as the explicit
+decompositions of `roundoff.execute.wide_kernels`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from torch.fx.node import map_aggregate
 from roundoff.capture.program import NODE_ID
 from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.transcendental import TranscendentalImpl
+from roundoff.execute.wide_kernels import call
 from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
@@ -131,7 +134,7 @@ class OracleNumerics:
 
         args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
         kwargs = map_aggregate(torch.fx.node.map_arg(node.kwargs, read), conv)
-        return stride_free(node.target)(*_rewrite_dtypes(args, self.dtype), **_rewrite_dtypes(kwargs, self.dtype))
+        return call(stride_free(node.target), _rewrite_dtypes(args, self.dtype), _rewrite_dtypes(kwargs, self.dtype))
 
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
         return value
@@ -241,7 +244,7 @@ class PlanNumerics:
             self.transcendental_nodes += 1
             out = self.transcendentals(node.target, args, kwargs)
         else:
-            out = stride_free(node.target)(*args, **kwargs)
+            out = call(stride_free(node.target), args, kwargs)
         if d is not None and is_low_precision(d.compute_dtype):
             out = round_value(out, d.compute_dtype)
         if d is not None and d.rounds_result:
