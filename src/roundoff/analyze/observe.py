@@ -34,9 +34,13 @@ _UNINITIALIZED = frozenset({
 
 
 def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol: float) -> bool:
-    """PyTorch's own accuracy rule: ``torch._dynamo.utils.same`` with an fp64 reference, silenced."""
+    """PyTorch's own accuracy rule: ``torch._dynamo.utils.same`` with an fp64 reference, silenced.
+
+    fp8 values (which ``same``'s ``allclose`` cannot take) are compared as bf16, which holds every fp8
+    value exactly; ``same`` then applies its low-precision RMSE multiplier (computed in fp64)."""
     from torch._dynamo.utils import same
 
+    ref, res = (t.to(torch.bfloat16) if t.is_floating_point() and t.element_size() == 1 else t for t in (ref, res))
     return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
 
 

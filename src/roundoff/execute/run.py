@@ -15,7 +15,7 @@ from roundoff.plan.model import Plan
 
 
 def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
-    """`inputs` validated against the capture's example inputs (dtype, shape).
+    """`inputs` validated against the capture's example inputs (dtype, shape; no meta-device tensors).
 
     A prefix is accepted: the remaining graph inputs (a module's parameters and buffers) are taken
     from the capture's example inputs.
@@ -36,6 +36,13 @@ def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
             raise ValueError(
                 f"input {name!r} of program {program.name!r}: expected {ex.dtype} {tuple(ex.shape)}, "
                 f"got {got}; pass inputs like the example inputs it was captured with"
+            )
+    for name, x in zip(program.input_names, inputs):
+        if isinstance(x, torch.Tensor) and x.is_meta:
+            raise ValueError(
+                f"input {name!r} of program {program.name!r} is on the meta device: inputs on the meta device "
+                "have no values; pass real tensors (CPU or CUDA), e.g. torch.randn(shape) instead of "
+                "torch.empty(shape, device='meta')"
             )
     return tuple(x.detach() if isinstance(x, torch.Tensor) else x for x in inputs)
 
