@@ -155,10 +155,12 @@ def flash_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max_k, dropout_
 
 
 def efficient_forward(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, *, scale=None):  # noqa: ANN001, ANN201
-    """``_scaled_dot_product_efficient_attention``: (out, lse, philox_seed, philox_offset)."""
+    """``_scaled_dot_product_efficient_attention``: (out, lse, philox_seed, philox_offset); lse padded to a
+    multiple of 32 rows as the CUDA kernel's (padding 0 here; the kernel's is unspecified)."""
     _no_dropout(_aten._scaled_dot_product_efficient_attention.default, dropout_p, q.dtype)
     out, lse = attention(q, k, v, bias, is_causal, scale)
-    return out, lse if compute_lse else _empty(q, q.dtype), _empty(q), _empty(q)
+    lse = torch.nn.functional.pad(lse, (0, -lse.shape[-1] % 32)) if compute_lse else _empty(q, q.dtype)
+    return out, lse, _empty(q), _empty(q)
 
 
 def efficient_backward(grad, q, k, v, bias, out, lse, seed, offset, dropout_p, mask, is_causal=False,  # noqa: ANN001, ANN201
