@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from roundoff.capture import capture
-from roundoff.execute import run_oracle, run_plan
+from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_oracle, run_plan
+from roundoff.execute.interpreter import is_random
 from roundoff.plan import plan
 from tests.execute.hf_models import POLICIES, llama
 
@@ -61,3 +62,23 @@ def test_llama_sdpa_under_thunder_autocast() -> None:
     outs = run_plan(plan(program, "thunder-autocast"), inputs)
     loss = module(*inputs).detach().double()
     assert abs(outs[0].double() - loss) / loss < 2e-2  # the bf16 loss, as the model computes it
+
+
+def test_lockstep_oracle_computes_attention_itself_without_dropout(program_and_inputs: tuple) -> None:
+    """SDPA kernels carry torch's ``nondeterministic_seeded`` tag (for dropout); with dropout_p == 0 they
+    draw nothing, so the oracle must compute them in fp64, not take the first side's value."""
+    program, xs = program_and_inputs
+    attn = next(n for n in program.graph.nodes if "attention" in str(n.target) and "backward" not in str(n.target))
+    assert torch.Tag.nondeterministic_seeded in attn.target.tags and not is_random(attn)
+    emulated, oracle = Lockstep(program, [plan_numerics(plan(program, "eager")), OracleNumerics()]).run_inputs(xs)
+    assert torch.allclose(oracle[0], _attn_fp64(*xs), rtol=1e-12, atol=1e-12)
+    assert not torch.equal(oracle[0], emulated[0].double())
+
+
+def test_attention_with_dropout_is_drawn_once() -> None:
+    def with_dropout(q: torch.Tensor) -> torch.Tensor:
+        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(q, q, q, 0.5)[0]
+
+    program = capture(with_dropout, torch.randn(1, 2, 4, 8))
+    attn = next(n for n in program.graph.nodes if "attention" in str(n.target))
+    assert is_random(attn)

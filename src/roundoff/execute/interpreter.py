@@ -45,8 +45,24 @@ def is_random(node: torch.fx.Node) -> bool:
 
     Lockstep draws it once, on the first side, and gives every other side that sample (converted
     like an input): runs that drew separately would differ by the draw, not by their numerics.
+    An op tagged for an optional dropout (the fused attention kernels) draws nothing when its
+    ``dropout_p`` is 0: each side then computes it (the oracle in fp64), like any deterministic op.
     """
-    return node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())
+    if node.op != "call_function" or torch.Tag.nondeterministic_seeded not in getattr(node.target, "tags", ()):
+        return False
+    p = _argument(node, "dropout_p")
+    return not (isinstance(p, (int, float)) and p == 0)
+
+
+def _argument(node: torch.fx.Node, name: str) -> Any:
+    """The value of `node`'s schema argument `name` (positional, keyword or default); None if it has none."""
+    schema = getattr(node.target, "_schema", None)
+    for i, arg in enumerate(schema.arguments if schema is not None else ()):
+        if arg.name == name:
+            if i < len(node.args) and not arg.kwarg_only:
+                return node.args[i]
+            return node.kwargs.get(name, arg.default_value if arg.has_default_value() else None)
+    return None
 
 
 def inputs_device(inputs: Sequence[Any]) -> torch.device | None:
