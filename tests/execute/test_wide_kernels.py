@@ -143,3 +143,11 @@ def test_mixtral_grouped_mm_every_policy(mixtral_program: tuple, policy: str) ->
     _, inputs, program = mixtral_program
     res = check(program, inputs, policy, against="eager", local=False)
     assert res.outputs[0].name == "out" and abs(res.outputs[0].rmse_result) < 0.1
+
+
+def test_attention_kernels_decompose_in_fp32_too() -> None:
+    """CUDA-only kernels, called with CPU fp32 tensors: the decomposition runs (the kernel would not)."""
+    q, k, v = (t.float() for t in _qkv())
+    out = call(aten._scaled_dot_product_cudnn_attention.default, (q, k, v, None, True, 0.0, True), {})
+    ref, _ = aten._scaled_dot_product_flash_attention_for_cpu.default(q.double(), k.double(), v.double(), 0.0, True)
+    assert out[0].dtype == torch.float32 and torch.allclose(out[0].double(), ref, rtol=1e-5, atol=1e-6)

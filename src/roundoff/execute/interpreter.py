@@ -24,11 +24,14 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.devices import inputs_device, on_device, relocation
 from roundoff.execute.recompute import RecomputePlan, plan_recompute
 
 
 class Numerics(Protocol):
     """One side of a lockstep run (`PlanNumerics`, `OracleNumerics`)."""
+
+    relocate: tuple[torch.device, torch.device] | None  # set by `Lockstep.run_inputs` (`relocation`)
 
     def load_input(self, node: torch.fx.Node, value: Any) -> Any: ...
     def evaluate(self, node: torch.fx.Node, read: Callable[[torch.fx.Node], Any], fresh: bool = False) -> Any: ...
@@ -63,22 +66,6 @@ def _argument(node: torch.fx.Node, name: str) -> Any:
                 return node.args[i]
             return node.kwargs.get(name, arg.default_value if arg.has_default_value() else None)
     return None
-
-
-def inputs_device(inputs: Sequence[Any]) -> torch.device | None:
-    """The device of the inputs: that of the first floating-point tensor input (else of the first tensor);
-    None without tensor inputs. A graph's tensor constants are moved there (they were captured on
-    whatever device the model built them, typically CPU, e.g. transformers' empty KV-cache tensors)."""
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
-    floats = [x for x in tensors if x.is_floating_point()]
-    return (floats or tensors)[0].device if tensors else None
-
-
-def on_device(value: Any, device: torch.device | None) -> Any:
-    """`value` moved to `device` when it is a tensor elsewhere (an exact copy); else unchanged."""
-    if isinstance(value, torch.Tensor) and device is not None and value.device != device:
-        return value.to(device)
-    return value
 
 
 def _load(side: Numerics, node: torch.fx.Node, value: Any) -> Any:
@@ -174,6 +161,9 @@ class Lockstep(torch.fx.Interpreter):
     def run_inputs(self, inputs: Sequence[Any], initial_env: dict | None = None) -> tuple:
         """Run on flat `inputs`; returns one output tuple per side."""
         self._device = inputs_device(inputs)
+        relocate = relocation(self.graph, self._device)
+        for side in self.sides:
+            side.relocate = relocate
         return self.run(*inputs, initial_env=initial_env, enable_io_processing=False)
 
     def constant(self, n: torch.fx.Node) -> Any:

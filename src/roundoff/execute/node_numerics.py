@@ -42,6 +42,7 @@ from torch.fx.node import map_aggregate
 
 from roundoff.capture.program import NODE_ID
 from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
+from roundoff.execute.devices import relocated
 from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.execute.wide_kernels import call
 from roundoff.numerics import get_format, is_low_precision
@@ -124,6 +125,7 @@ class OracleNumerics:
     """Every float value in fp64 (inputs upcast exactly), casts ignored, nothing rounded."""
 
     dtype = torch.float64
+    relocate: tuple[torch.device, torch.device] | None = None  # captured -> run device (`Lockstep`)
 
     def load_input(self, node: torch.fx.Node, value: Any) -> Any:
         return value.to(self.dtype) if is_float(value) else value
@@ -133,7 +135,7 @@ class OracleNumerics:
             return a.to(self.dtype) if is_float(a) else a
 
         args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
-        kwargs = map_aggregate(torch.fx.node.map_arg(node.kwargs, read), conv)
+        kwargs = map_aggregate(torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), read), conv)
         return call(stride_free(node.target), _rewrite_dtypes(args, self.dtype), _rewrite_dtypes(kwargs, self.dtype))
 
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
@@ -142,6 +144,8 @@ class OracleNumerics:
 
 class PlanNumerics:
     """Evaluates nodes the way `plan` says its backend does (see the module docstring)."""
+
+    relocate: tuple[torch.device, torch.device] | None = None  # captured -> run device (`Lockstep`)
 
     def __init__(self, plan: Plan, transcendentals: TranscendentalImpl | None = None) -> None:
         self.plan = plan
@@ -204,7 +208,7 @@ class PlanNumerics:
             fmts.append(get_format(d.compute_dtype).name)
         scalar_fmt = d.scalar_format if d is not None else None
         raw_args = torch.fx.node.map_arg(node.args, arg)
-        raw_kwargs = torch.fx.node.map_arg(node.kwargs, arg)
+        raw_kwargs = torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), arg)
         if d is not None and d.op_class is OpClass.DATA_MOVEMENT and not fmts:
             held = _held_dtype((raw_args, raw_kwargs))
             if held is not None:  # exact: the moved values stay in their own format

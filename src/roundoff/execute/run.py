@@ -8,7 +8,8 @@ from typing import Any
 import torch
 
 from roundoff.capture.program import Program
-from roundoff.execute.interpreter import Lockstep, inputs_device, on_device
+from roundoff.execute.devices import inputs_device, on_device, relocated, relocation
+from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.plan.model import Plan
@@ -75,17 +76,23 @@ class _EagerOnDevice(torch.fx.Interpreter):
     def __init__(self, gm: torch.fx.GraphModule, device: torch.device | None) -> None:
         super().__init__(gm)
         self.device = device
+        self.relocate = relocation(gm.graph, device)
 
     def fetch_attr(self, target: str) -> Any:
         return on_device(super().fetch_attr(target), self.device)
 
+    def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
+        return super().call_function(target, args, relocated(kwargs, self.relocate))
+
 
 def run_eager(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, ...]:
-    """The real eager PyTorch run of the captured graph (its tensor constants on the inputs' device)."""
+    """The real eager PyTorch run of the captured graph (its tensor constants and factory ops on the
+    inputs' device)."""
     inputs = complete_inputs(program, inputs)
     with torch.no_grad():
-        if any(n.op == "get_attr" for n in program.graph.nodes):
-            return tuple(_EagerOnDevice(program.graph_module, inputs_device(inputs)).run(*inputs))
+        device = inputs_device(inputs)
+        if relocation(program.graph, device) is not None or any(n.op == "get_attr" for n in program.graph.nodes):
+            return tuple(_EagerOnDevice(program.graph_module, device).run(*inputs))
         return tuple(program.graph_module(*inputs))
 
 

@@ -18,6 +18,7 @@ from roundoff.capture.program import Program, node_id
 from roundoff.plan.model import Plan
 from roundoff.plan.planner import plan
 from roundoff.policy.model import Policy
+from roundoff.policy.registry import get_policy
 
 _MAX_ROUNDS = 4  # each round re-plans both; a decomposition set is applied at most once per side
 
@@ -44,23 +45,33 @@ def plan_pair(
     """``(plan_a, plan_b)`` of `program` under both policies, sharing one ``program`` object.
 
     The graph is the one both policies' rewrites reach (e.g. eager against inductor-gpu: the graph
-    with Inductor's decompositions, which the eager policy leaves as it is); node ids are the stable
-    ids of `roundoff.capture`. Raises RuntimeError if no common graph is reached (an internal error).
+    with Inductor's decompositions, which the eager policy leaves as it is); a decomposition set is
+    applied once (a table applied again may rewrite its own output, e.g. CUDA attention, and never
+    settle). Node ids are the stable ids of `roundoff.capture`. Raises RuntimeError if no common graph
+    is reached (an internal error).
     """
-    current = program
+    a, b = _resolve(policy_a), _resolve(policy_b)
+    current, applied = program, set[str]()
     for _ in range(_MAX_ROUNDS):
-        plan_a = planner(current, policy_a)
-        plan_b = planner(plan_a.program, policy_b)
-        if plan_b.program is plan_a.program:
-            return plan_a, plan_b
-        if _signature(plan_b.program) == _signature(plan_a.program):
-            return plan_a, dataclasses.replace(plan_b, program=plan_a.program)
+        plan_a = planner(current, _without(a, applied))
+        applied |= set(a.decompositions)
+        plan_b = planner(plan_a.program, _without(b, applied))
+        applied |= set(b.decompositions)
+        if plan_b.program is plan_a.program or _signature(plan_b.program) == _signature(plan_a.program):
+            return (dataclasses.replace(plan_a, policy=a),
+                    dataclasses.replace(plan_b, program=plan_a.program, policy=b))
         current = plan_b.program
     raise RuntimeError(
-        f"roundoff: policies {_name(policy_a)!r} and {_name(policy_b)!r} rewrite program "
-        f"{program.name!r} to different graphs after {_MAX_ROUNDS} rounds (internal error)"
+        f"roundoff: policies {a.name!r} and {b.name!r} rewrite program {program.name!r} to different "
+        f"graphs after {_MAX_ROUNDS} rounds (internal error)"
     )
 
 
-def _name(policy: Policy | str) -> str:
-    return policy if isinstance(policy, str) else policy.name
+def _resolve(policy: Policy | str) -> Policy:
+    return get_policy(policy) if isinstance(policy, str) else policy
+
+
+def _without(policy: Policy, applied: set[str]) -> Policy:
+    """`policy` minus the decomposition sets the graph already went through."""
+    keep = tuple(d for d in policy.decompositions if d not in applied)
+    return policy if keep == tuple(policy.decompositions) else dataclasses.replace(policy, decompositions=keep)
