@@ -49,3 +49,19 @@ def test_decomposing_policy_keeps_its_graph_against_any_reference(program_and_in
     ids = {n.meta[NODE_ID] for n in plan_a.program.graph.nodes if n.op != "output"}
     assert ids <= set(plan_a.decisions) and ids <= set(plan_b.decisions)
     assert _same_outputs(plan(program, "inductor-cpu"), plan_a, inputs)
+
+
+def test_a_decomposition_set_is_applied_once(program_and_inputs: tuple) -> None:
+    """Inductor's table may rewrite its own output (CUDA attention did, on the H200): re-applying it each
+    round never settled. Each set is applied once across both policies and all rounds."""
+    program, inputs = program_and_inputs
+    applied: list[str] = []
+
+    def spy(prog, policy):  # noqa: ANN001, ANN202
+        applied.extend(policy.decompositions)
+        return plan(prog, policy)
+
+    plan_a, plan_b = plan_pair(program, "eager", "inductor-gpu", spy)
+    assert applied == ["inductor"]
+    assert plan_b.policy.decompositions == ("inductor",)  # the plan records the policy as given
+    assert _same_outputs(plan(program, "inductor-gpu"), plan_b, inputs)
