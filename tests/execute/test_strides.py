@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from roundoff.analyze import check
 from roundoff.capture import capture
 from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_oracle, run_plan
 from roundoff.execute.interpreter import is_random
@@ -97,7 +98,5 @@ def test_llama_cuda_sdpa_every_side_runs() -> None:
     emulated = run_plan(plan(program, "eager-cuda"), inputs)[0].item()
     oracle = run_oracle(program, inputs)[0].item()
     assert abs(emulated - real) < 2e-2 * abs(real) and abs(oracle - real) < 2e-2 * abs(real)
-    from roundoff.analyze import check
-
     for against in ("eager", "oracle", "inductor-gpu"):
         assert check(program, inputs, "eager-cuda", against=against, local=False).outputs
