@@ -31,7 +31,8 @@ class NoWideKernelError(ValueError):
     decomposition roundoff knows: names the op and what to do instead."""
 
     def __init__(self, op: Any, dtype: torch.dtype, why: str, workaround: str) -> None:
-        super().__init__(f"op {op} cannot be evaluated in {str(dtype).removeprefix('torch.')}: {why}; {workaround}")
+        name = str(dtype).removeprefix("torch.")
+        super().__init__(f"op {op} cannot be evaluated in {name}: {why}; {workaround}")
         self.op = op
 
 
@@ -42,7 +43,9 @@ _WORKAROUND = ("capture the model with a plain implementation of this op (e.g. a
 
 def _float_dtype(args: Any) -> torch.dtype | None:
     found: list[torch.dtype] = []
-    map_aggregate(args, lambda a: found.append(a.dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else None)
+    map_aggregate(
+        args, lambda a: found.append(a.dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else None
+    )
     return torch.float64 if torch.float64 in found else (found[0] if found else None)
 
 
