@@ -325,3 +325,15 @@ def test_compiled_kernel_disagreeing_on_first_call_is_not_used(monkeypatch: pyte
     got = compare(act, ref, "bf16")
     assert "field 6" in mk.fused_status()["metric_rows_1_float32_float64_in_bf16"], mk.fused_status()
     _assert_same_stats(got, ErrorAccumulator("bf16")._update_indexed(act, ref).result(), "fallback after a wrong probe")
+
+
+@pytest.mark.parametrize("fmt", ["fp64", "bf16"])
+def test_measuring_an_fp64_value_leaves_it_unchanged(fmt: str) -> None:
+    """The fp64 difference was taken in place: an fp64 `actual` (the fp64 policy's value) became |a - r|."""
+    torch.manual_seed(0)
+    actual = torch.randn(64, dtype=torch.float64)
+    reference = actual + 2.0**-30
+    before = actual.clone()
+    stats = compare(actual, reference, fmt)
+    assert torch.equal(actual, before)
+    assert stats.max_abs == pytest.approx(2.0**-30, rel=1e-6)

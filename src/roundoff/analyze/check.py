@@ -33,6 +33,7 @@ from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.numerics import get_format, round_to
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
+from roundoff.plan.shared import plan_pair
 from roundoff.policy.model import Policy
 
 ORACLE_NAMES = ("oracle", "fp64")
@@ -105,13 +106,18 @@ def check(
     rule = Rule.parse(rule)
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)
-    plan_a = _plan(program, policy)
-    sides = [plan_numerics(plan_a, transcendentals), OracleNumerics()]
     vs_oracle = isinstance(against, str) and against in ORACLE_NAMES
     against_name = "oracle" if vs_oracle else (against if isinstance(against, str) else against.name)
-    if not vs_oracle:
-        plan_b = _plan(plan_a.program, against)
-        sides.append(plan_numerics(plan_b, transcendentals))
+    if vs_oracle:
+        plan_a = _plan(program, policy)
+        sides = [plan_numerics(plan_a, transcendentals), OracleNumerics()]
+    else:  # both on one graph: the reference's decompositions/CSE may rewrite the policy's graph
+        plan_a, plan_b = plan_pair(program, policy, against, _plan)
+        sides = [
+            plan_numerics(plan_a, transcendentals),
+            OracleNumerics(),
+            plan_numerics(plan_b, transcendentals),
+        ]
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule)
     ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
                   recompute=range(len(sides)) if recompute else ())

@@ -155,14 +155,24 @@ def new_nonfinite(value: torch.Tensor, oracle: torch.Tensor) -> int:
     return int((~value.isfinite() & oracle.isfinite()).sum())
 
 
+def _widen_fp8(t: torch.Tensor) -> torch.Tensor:
+    """fp8 values as bf16, which holds every fp8 value exactly (torch's comparisons take no fp8)."""
+    return t.to(torch.bfloat16) if t.is_floating_point() and t.element_size() == 1 else t
+
+
 def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol: float) -> bool:
-    """PyTorch's own accuracy rule: ``torch._dynamo.utils.same`` with an fp64 reference, silenced."""
+    """PyTorch's own accuracy rule: ``torch._dynamo.utils.same`` with an fp64 reference, silenced.
+
+    fp8 values (which ``same``'s ``allclose`` cannot take) are compared as bf16, exactly; ``same``
+    then applies its low-precision RMSE multiplier (computed in fp64)."""
     from torch._dynamo.utils import same
 
+    ref, res = _widen_fp8(ref), _widen_fp8(res)
     return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
 
 
 def _close(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, tol: float) -> bool:
+    ref, res = _widen_fp8(ref), _widen_fp8(res)
     if rule is Rule.BITWISE:
         equal = (ref == res) & (torch.signbit(ref) == torch.signbit(res))
         return bool((equal | (ref.isnan() & res.isnan())).all())

@@ -1,7 +1,8 @@
 """roundoff.execute: run a Plan with its numerics emulated, the fp64 oracle, and the real eager run.
 
 Public API: `run_plan`, `complete_inputs`, `run_oracle`, `run_eager`, `run_keep`, `Lockstep` (several numerics over one
-graph in one streaming pass), `PlanNumerics`, `OracleNumerics`, `TranscendentalImpl`.
+graph in one streaming pass), `PlanNumerics`, `OracleNumerics`, `TranscendentalImpl`, `NoWideKernelError` (an op
+with no kernel for the dtype it is evaluated in and no decomposition: `roundoff.execute.wide_kernels`).
 """
 
 from roundoff.execute.interpreter import Lockstep
@@ -15,9 +16,11 @@ from roundoff.execute.run import (
     run_plan,
 )
 from roundoff.execute.transcendental import TranscendentalImpl
+from roundoff.execute.wide_kernels import NoWideKernelError
 
 __all__ = [
     "Lockstep",
+    "NoWideKernelError",
     "OracleNumerics",
     "PlanNumerics",
     "TranscendentalImpl",

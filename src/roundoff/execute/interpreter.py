@@ -24,11 +24,14 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.devices import inputs_device, on_device, relocation
 from roundoff.execute.recompute import RecomputePlan, plan_recompute
 
 
 class Numerics(Protocol):
     """One side of a lockstep run (`PlanNumerics`, `OracleNumerics`)."""
+
+    relocate: tuple[torch.device, torch.device] | None  # set by `Lockstep.run_inputs` (`relocation`)
 
     def load_input(self, node: torch.fx.Node, value: Any) -> Any: ...
     def evaluate(self, node: torch.fx.Node, read: Callable[[torch.fx.Node], Any], fresh: bool = False) -> Any: ...
@@ -45,8 +48,24 @@ def is_random(node: torch.fx.Node) -> bool:
 
     Lockstep draws it once, on the first side, and gives every other side that sample (converted
     like an input): runs that drew separately would differ by the draw, not by their numerics.
+    An op tagged for an optional dropout (the fused attention kernels) draws nothing when its
+    ``dropout_p`` is 0: each side then computes it (the oracle in fp64), like any deterministic op.
     """
-    return node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())
+    if node.op != "call_function" or torch.Tag.nondeterministic_seeded not in getattr(node.target, "tags", ()):
+        return False
+    p = _argument(node, "dropout_p")
+    return not (isinstance(p, (int, float)) and p == 0)
+
+
+def _argument(node: torch.fx.Node, name: str) -> Any:
+    """The value of `node`'s schema argument `name` (positional, keyword or default); None if it has none."""
+    schema = getattr(node.target, "_schema", None)
+    for i, arg in enumerate(schema.arguments if schema is not None else ()):
+        if arg.name == name:
+            if i < len(node.args) and not arg.kwarg_only:
+                return node.args[i]
+            return node.kwargs.get(name, arg.default_value if arg.has_default_value() else None)
+    return None
 
 
 def _load(side: Numerics, node: torch.fx.Node, value: Any) -> Any:
@@ -80,6 +99,7 @@ class Lockstep(torch.fx.Interpreter):
         # recomputed values per side, for the current step and while a use is near
         self._cache: dict[int, dict[torch.fx.Node, Any]] = {i: {} for i in self.recompute_sides}
         self._raw: dict[torch.fx.Node, Any] = {}  # graph inputs as given, to reload dropped ones
+        self._device: torch.device | None = None  # where the inputs are; constants follow them
         self._reads: dict[torch.fx.Node, tuple[torch.fx.Node, ...]] = {}  # operands + FMA operands
         self._release_after: dict[torch.fx.Node, list[torch.fx.Node]] = {}
         if not keep:
@@ -140,7 +160,15 @@ class Lockstep(torch.fx.Interpreter):
 
     def run_inputs(self, inputs: Sequence[Any], initial_env: dict | None = None) -> tuple:
         """Run on flat `inputs`; returns one output tuple per side."""
+        self._device = inputs_device(inputs)
+        relocate = relocation(self.graph, self._device)
+        for side in self.sides:
+            side.relocate = relocate
         return self.run(*inputs, initial_env=initial_env, enable_io_processing=False)
+
+    def constant(self, n: torch.fx.Node) -> Any:
+        """The tensor constant a ``get_attr`` node fetches, on the inputs' device (`inputs_device`)."""
+        return on_device(self.fetch_attr(n.target), self._device)
 
     def run_node(self, n: torch.fx.Node) -> Any:
         if self._recompute is not None:
@@ -178,7 +206,7 @@ class Lockstep(torch.fx.Interpreter):
                 self._raw[n] = raw
             return tuple(s.load_input(n, raw) for s in self.sides)
         if n.op == "get_attr":
-            raw = self.fetch_attr(n.target)
+            raw = self.constant(n)
             return tuple(s.load_input(n, raw) for s in self.sides)
         if n.op == "call_function":
             if is_random(n):  # one draw, shared: every side must see the same sample
@@ -233,7 +261,7 @@ class Lockstep(torch.fx.Interpreter):
             if p.op == "placeholder":
                 local[p] = numerics.load_input(p, self._raw[p])
             elif p.op == "get_attr":
-                local[p] = numerics.load_input(p, self.fetch_attr(p.target))
+                local[p] = numerics.load_input(p, self.constant(p))
             elif p.op == "call_function" and not is_random(p):
                 local[p] = numerics.evaluate(p, read)
             else:  # `plan_recompute` never drops a value whose recomputation needs one of these

@@ -25,7 +25,9 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    to the storage format. NaN, inf, -0.0 and subnormals are whatever torch's fp32 op and
    ``round_to`` make of them (round_to matches torch's casts bit for bit, overflow to inf).
 
-`OracleNumerics` holds every float value in fp64, ignores casts and rounds nothing.
+`OracleNumerics` holds every float value in fp64, ignores casts and rounds nothing. Ops whose kernels
+reject the dtype (fp64 attention/grouped matmul, fp32 flash attention) run as the explicit
+decompositions of `roundoff.execute.wide_kernels`.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ from torch.fx.node import map_aggregate
 
 from roundoff.capture.program import NODE_ID
 from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
+from roundoff.execute.devices import relocated
 from roundoff.execute.transcendental import TranscendentalImpl
+from roundoff.execute.wide_kernels import call
 from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
@@ -49,6 +53,16 @@ Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
 _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
+
+
+def stride_free(target: Any) -> Any:
+    """The op to run for FX `target`: ``aten.view`` runs as ``aten.reshape``.
+
+    An emulated kernel (a rounding, an fp32 or fp64 attention, a decomposition) may return other strides
+    than the kernel the graph was traced with, so a traced ``view`` of its result can be impossible; in
+    a functional graph ``reshape`` gives the same values (the same view where one exists, else a copy).
+    """
+    return _aten.reshape.default if target is _aten.view.default else target
 
 
 def _held_dtype(obj: Any) -> torch.dtype | None:
@@ -111,6 +125,7 @@ class OracleNumerics:
     """Every float value in fp64 (inputs upcast exactly), casts ignored, nothing rounded."""
 
     dtype = torch.float64
+    relocate: tuple[torch.device, torch.device] | None = None  # captured -> run device (`Lockstep`)
 
     def load_input(self, node: torch.fx.Node, value: Any) -> Any:
         return value.to(self.dtype) if is_float(value) else value
@@ -120,8 +135,8 @@ class OracleNumerics:
             return a.to(self.dtype) if is_float(a) else a
 
         args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
-        kwargs = map_aggregate(torch.fx.node.map_arg(node.kwargs, read), conv)
-        return node.target(*_rewrite_dtypes(args, self.dtype), **_rewrite_dtypes(kwargs, self.dtype))
+        kwargs = map_aggregate(torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), read), conv)
+        return call(stride_free(node.target), _rewrite_dtypes(args, self.dtype), _rewrite_dtypes(kwargs, self.dtype))
 
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
         return value
@@ -129,6 +144,8 @@ class OracleNumerics:
 
 class PlanNumerics:
     """Evaluates nodes the way `plan` says its backend does (see the module docstring)."""
+
+    relocate: tuple[torch.device, torch.device] | None = None  # captured -> run device (`Lockstep`)
 
     def __init__(self, plan: Plan, transcendentals: TranscendentalImpl | None = None) -> None:
         self.plan = plan
@@ -191,7 +208,7 @@ class PlanNumerics:
             fmts.append(get_format(d.compute_dtype).name)
         scalar_fmt = d.scalar_format if d is not None else None
         raw_args = torch.fx.node.map_arg(node.args, arg)
-        raw_kwargs = torch.fx.node.map_arg(node.kwargs, arg)
+        raw_kwargs = torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), arg)
         if d is not None and d.op_class is OpClass.DATA_MOVEMENT and not fmts:
             held = _held_dtype((raw_args, raw_kwargs))
             if held is not None:  # exact: the moved values stay in their own format
@@ -231,7 +248,7 @@ class PlanNumerics:
             self.transcendental_nodes += 1
             out = self.transcendentals(node.target, args, kwargs)
         else:
-            out = node.target(*args, **kwargs)
+            out = call(stride_free(node.target), args, kwargs)
         if d is not None and is_low_precision(d.compute_dtype):
             out = round_value(out, d.compute_dtype)
         if d is not None and d.rounds_result:

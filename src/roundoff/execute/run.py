@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from roundoff.capture.program import Program
+from roundoff.execute.devices import inputs_device, on_device, relocated, relocation
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.transcendental import TranscendentalImpl
@@ -15,7 +16,7 @@ from roundoff.plan.model import Plan
 
 
 def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
-    """`inputs` validated against the capture's example inputs (dtype, shape).
+    """`inputs` validated against the capture's example inputs (dtype, shape; no meta-device tensors).
 
     A prefix is accepted: the remaining graph inputs (a module's parameters and buffers) are taken
     from the capture's example inputs.
@@ -36,6 +37,13 @@ def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
             raise ValueError(
                 f"input {name!r} of program {program.name!r}: expected {ex.dtype} {tuple(ex.shape)}, "
                 f"got {got}; pass inputs like the example inputs it was captured with"
+            )
+    for name, x in zip(program.input_names, inputs):
+        if isinstance(x, torch.Tensor) and x.is_meta:
+            raise ValueError(
+                f"input {name!r} of program {program.name!r} is on the meta device: inputs on the meta device "
+                "have no values; pass real tensors (CPU or CUDA), e.g. torch.randn(shape) instead of "
+                "torch.empty(shape, device='meta')"
             )
     program.check_inputs(inputs)  # a program specialized at a graph break runs on its inputs only
     return tuple(x.detach() if isinstance(x, torch.Tensor) else x for x in inputs)
@@ -63,10 +71,29 @@ def run_oracle(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, .
     return tuple(out)
 
 
+class _EagerOnDevice(torch.fx.Interpreter):
+    """The graph run op by op with torch's own kernels; tensor constants follow the inputs' device."""
+
+    def __init__(self, gm: torch.fx.GraphModule, device: torch.device | None) -> None:
+        super().__init__(gm)
+        self.device = device
+        self.relocate = relocation(gm.graph, device)
+
+    def fetch_attr(self, target: str) -> Any:
+        return on_device(super().fetch_attr(target), self.device)
+
+    def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
+        return super().call_function(target, args, relocated(kwargs, self.relocate))
+
+
 def run_eager(program: Program, inputs: Sequence[Any]) -> tuple[torch.Tensor, ...]:
-    """The real eager PyTorch run of the captured graph."""
+    """The real eager PyTorch run of the captured graph (its tensor constants and factory ops on the
+    inputs' device)."""
     inputs = complete_inputs(program, inputs)
     with torch.no_grad():
+        device = inputs_device(inputs)
+        if relocation(program.graph, device) is not None or any(n.op == "get_attr" for n in program.graph.nodes):
+            return tuple(_EagerOnDevice(program.graph_module, device).run(*inputs))
         return tuple(program.graph_module(*inputs))
 
 

@@ -122,7 +122,7 @@ def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: For
     del wide
     # Temporaries are freed as soon as their reductions are taken: peak ~ a + two fp64 copies per row.
     ulps = _fast_ordinal(a, f).sub_(_fast_ordinal(r, f)).abs_()
-    err = a.to(torch.float64).sub_(r64).abs_()
+    err = a.to(torch.float64, copy=True).sub_(r64).abs_()  # copy: an fp64 `a` is the caller's tensor
     del a
     nz = r64 != 0
     absr = r64.abs().masked_fill_(~nz, math.inf)  # rel = err / |r| where r != 0, err / inf = 0 elsewhere

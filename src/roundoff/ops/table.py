@@ -110,7 +110,7 @@ _MATMUL = _names(
     """
     mm bmm addmm addmv addr baddbmm addbmm matmul linear mv dot vdot outer ger inner
     tensordot einsum bilinear linalg_matmul linalg_vecdot chain_matmul linalg_multi_dot
-    _scaled_mm _int_mm _addmm_activation
+    _scaled_mm _int_mm _addmm_activation _grouped_mm _scaled_grouped_mm
         affine_grid_generator_backward
 """
 )

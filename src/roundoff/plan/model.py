@@ -17,6 +17,10 @@ from roundoff.capture.program import Program
 from roundoff.ops.classes import OpClass
 from roundoff.policy.model import Policy
 
+#: FX node kinds whose value is given, not computed: graph inputs and tensor constants (``get_attr``,
+#: e.g. ``_tensor_constant0``). Both are stored values in their own dtype; no rounding, no kernel.
+STORED_INPUT_OPS = frozenset({"placeholder", "get_attr"})
+
 
 @dataclass(frozen=True)
 class FmaSite:

@@ -38,7 +38,7 @@ from roundoff.plan import _dtypes as dt
 from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
-from roundoff.plan.model import FmaSite, NodeDecision, Plan
+from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
@@ -127,7 +127,7 @@ def _replace(d: NodeDecision, **changes: object) -> NodeDecision:
 
 
 def op_name(node: torch.fx.Node) -> str:
-    """``"aten.mul.Tensor"`` for a call_function node, ``"placeholder"`` for inputs."""
+    """``"aten.mul.Tensor"`` for a call_function node, ``"placeholder"`` / ``"get_attr"`` for inputs."""
     if node.op != "call_function":
         return node.op
     return ops.classify(node.target).name
@@ -180,9 +180,9 @@ def _base(
     node: torch.fx.Node, policy: Policy, promote: torch.dtype | None, copies: dict[str, str]
 ) -> _Base:
     storage = _storage(node, promote)
-    if node.op == "placeholder":
+    if node.op in STORED_INPUT_OPS:
         return _Base(
-            "placeholder", OpClass.DATA_MOVEMENT, storage, storage, None, None, None, OpOverride()
+            node.op, OpClass.DATA_MOVEMENT, storage, storage, None, None, None, OpOverride()
         )
     info = ops.classify(node.target)
     nid = node_id(node)
@@ -222,7 +222,7 @@ def _base(
 
 
 def _kind(node: torch.fx.Node, base: _Base) -> Kind:
-    if node.op == "placeholder" or base.op_class is OpClass.OTHER:
+    if node.op in STORED_INPUT_OPS or base.op_class is OpClass.OTHER:
         # graph inputs and constants (full, zeros, arange): stored values, no kernel
         return Kind.INPUT
     if node.target is operator.getitem:
@@ -259,7 +259,7 @@ def _needs_rounding(base: _Base) -> bool:
 
 
 def _rounds_result(node: torch.fx.Node, base: _Base, policy: Policy) -> bool:
-    if node.op == "placeholder" or base.storage is None:
+    if node.op in STORED_INPUT_OPS or base.storage is None:
         return False
     if base.precision is ComputePrecision.STORAGE:
         return _needs_rounding(base) or base.compute == base.storage
@@ -283,7 +283,7 @@ def _decide(
         nid = node_id(n)
         b = bases[nid]
         compute = b.compute
-        if n.op == "placeholder" or (nid in fusion.stored and fusion.home.get(nid) is None):
+        if n.op in STORED_INPUT_OPS or (nid in fusion.stored and fusion.home.get(nid) is None):
             compute = b.storage if b.storage is not None else compute  # stored inputs and aliases
         rounded = frozenset(
             pid

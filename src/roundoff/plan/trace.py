@@ -7,7 +7,7 @@ value is rounded (RNE) to its storage format (after the op, at a kernel boundary
 output). Kernels are headed ``# kernel 2 (pointwise): n3 n4 n5``; contracted FMA sites print as
 ``fma(a, b, -c)`` (a division folded under ``Division.RECIPROCAL_MULTIPLY`` as
 ``fma(a, aten.reciprocal.default(b), -c)``); CSE'd nodes, uncontracted FMA candidates and unmodeled
-ops are comments.
+ops are comments. A tensor constant of the graph (``get_attr``) prints as ``t7 = constant('_tensor_constant0')``.
 """
 
 from __future__ import annotations
@@ -175,6 +175,12 @@ class _Printer:
         if n.op == "placeholder":
             self.stored_name[nid] = self._var(nid)
             self.var_dtype[self._var(nid)] = d.storage_dtype
+            return block
+        if n.op == "get_attr":  # a tensor constant of the graph, stored in its own dtype
+            var = self._var(nid)
+            block.lines.append(f"{var} = constant({str(n.target)!r})  # {self._comment(n, d)}")
+            self.stored_name[nid] = var
+            self.var_dtype[var] = d.storage_dtype
             return block
         self._kernel_header(block, d)
         lines = block.lines
