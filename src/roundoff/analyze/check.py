@@ -24,7 +24,7 @@ from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge, widen_fp8
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
@@ -253,7 +253,8 @@ def _output_verdicts(
         node = args[i]
         nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
         finite = oracle.isfinite()
-        lost = ~res.isfinite() & finite
+        wide = widen_fp8(res)
+        lost = ~wide.isfinite() & finite
         best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and bool(lost.any()) else oracle
         verdicts.append(
             OutputVerdict(
@@ -263,7 +264,7 @@ def _output_verdicts(
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),
                 rule=rule.value, nonfinite=int(lost.sum()), unrepresentable=int((lost & ~best.isfinite()).sum()),
-                nan_in_fp64=int((oracle.isnan() & res.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
+                nan_in_fp64=int((oracle.isnan() & wide.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
             )
         )
     if not verdicts:

@@ -155,7 +155,7 @@ def new_nonfinite(value: torch.Tensor, oracle: torch.Tensor) -> int:
     return int((~value.isfinite() & oracle.isfinite()).sum())
 
 
-def _widen_fp8(t: torch.Tensor) -> torch.Tensor:
+def widen_fp8(t: torch.Tensor) -> torch.Tensor:
     """fp8 values as bf16, which holds every fp8 value exactly (torch's comparisons take no fp8)."""
     return t.to(torch.bfloat16) if t.is_floating_point() and t.element_size() == 1 else t
 
@@ -167,12 +167,12 @@ def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol:
     then applies its low-precision RMSE multiplier (computed in fp64)."""
     from torch._dynamo.utils import same
 
-    ref, res = _widen_fp8(ref), _widen_fp8(res)
+    ref, res = widen_fp8(ref), widen_fp8(res)
     return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
 
 
 def _close(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, tol: float) -> bool:
-    ref, res = _widen_fp8(ref), _widen_fp8(res)
+    ref, res = widen_fp8(ref), widen_fp8(res)
     if rule is Rule.BITWISE:
         equal = (ref == res) & (torch.signbit(ref) == torch.signbit(res))
         return bool((equal | (ref.isnan() & res.isnan())).all())
@@ -187,6 +187,7 @@ def _close(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tenso
 def judge(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, tol: float) -> bool:
     """Does `res` pass `rule` against `ref` (same dtype), with fp64 `oracle`? Elements where the oracle
     is not finite are left out; NaN/inf in `res` where it is finite always fails (see module docstring)."""
+    ref, res = widen_fp8(ref), widen_fp8(res)
     finite = oracle.isfinite()
     if bool((~res.isfinite() & finite).any()):
         return False
