@@ -196,6 +196,11 @@ def failures(doc: dict[str, Any]) -> dict[tuple[Any, str], list[tuple[str, str, 
     return dict(sorted(out.items(), key=lambda kv: -len(kv[1])))
 
 
+def default_models() -> tuple[str, ...]:
+    """The whole corpus: PyTorch's 55 HuggingFace entries, then the hand-written models."""
+    return corpus.names()
+
+
 def _cells(spec: str) -> tuple[str, ...]:
     return tuple(c if "@" in c else f"{c}@eager" for c in spec.split(","))
 
@@ -213,7 +218,7 @@ def main() -> None:
         from roundoff.execute.cpu_allocator import retain_freed_memory
 
         retain_freed_memory()
-    models = args.models.split(",") if args.models else list(corpus.names())
+    models = args.models.split(",") if args.models else list(default_models())
     cells, forms = _cells(args.policies), args.forms.split(",")
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                    f"models-{args.device}")
