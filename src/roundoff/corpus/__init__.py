@@ -34,7 +34,7 @@ def get(name: str) -> Entry:
 
 
 def build(name: str, form: str = "module", seed: int = 0, device: str = "cpu") -> Target:
-    """Entry `name` as `form` (``module`` / ``closure`` / ``ids``), weights and inputs from `seed`."""
+    """Entry `name` as `form` (``module``/``closure``/``ids``), weights and inputs from `seed`."""
     return get(name).build(form, seed, device)
 
 

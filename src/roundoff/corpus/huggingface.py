@@ -1,20 +1,21 @@
-"""PyTorch's HuggingFace accuracy suite (`benchmarks/dynamo/huggingface_models_list.txt`, 55 entries).
+"""PyTorch's HuggingFace accuracy suite: `benchmarks/dynamo/huggingface_models_list.txt`, 55 models.
 
-Each entry keeps PyTorch's name and is built as PyTorch's harness (`benchmarks/dynamo/huggingface.py`)
-builds it: the transformers class (or the EXTRA_MODELS / HF_LLM_MODELS class for the named checkpoint),
-from its config class, random weights, training mode, ``use_cache=False``, the model's own loss on
-the harness's inputs (labels for *LM/*HeadModel/*ConditionalGeneration, start/end positions for
-*QuestionAnswering, a class label for *SequenceClassification; ``decoder_input_ids = input_ids`` for
-T5/M2M100/MT5/Blenderbot; Bart-style inputs end in EOS; RoBERTa's ids are ``randint(0, 1)``, i.e. 0).
-What differs, and why:
+Each entry keeps PyTorch's name and is built as PyTorch's harness
+(`benchmarks/dynamo/huggingface.py`) builds it: the transformers class (or the EXTRA_MODELS /
+HF_LLM_MODELS class of the named checkpoint), from its config class, random weights, training mode,
+``use_cache=False``, the model's own loss on the harness's inputs (labels for
+*LM/*HeadModel/*ConditionalGeneration, start/end positions for *QuestionAnswering, a class label for
+*SequenceClassification; ``decoder_input_ids = input_ids`` for T5/M2M100/MT5/Blenderbot; Bart-style
+inputs end in EOS; RoBERTa's ids are ``randint(0, 1)``, i.e. 0). What differs, and why:
 
 - size: `_REDUCED` (2 layers, encoder and decoder; hidden 64, 4 heads, FFN 128, vocab 512) plus the
   per-entry overrides of `SPECS`, after transformers' own ``*ModelTester`` tiny configs; batch 2,
   sequence 16 (the harness uses the checkpoint's sizes and sequences of 128-2048);
 - dtype: bf16 (the harness runs fp32 and AMP);
-- dropout: every float config field whose name contains ``drop`` is 0 *before* the model is built (the
-  harness sets 1e-30 after building, which keeps the dropout ops and their RNG): roundoff's capture
-  handles random ops, but a numerics check compares runs, and randomness would differ between them;
+- dropout: every float config field whose name contains ``drop`` is 0 *before* the model is built
+  (the harness sets 1e-30 after building, which keeps the dropout ops and their RNG): roundoff's
+  capture handles random ops, but a numerics check compares runs, and randomness would differ
+  between them;
 - checkpoints: a hub name (``meta-llama/Llama-3.2-1B``) becomes that checkpoint's architecture class
   built from its config class; nothing is downloaded.
 """
@@ -62,7 +63,7 @@ class Task:
 
 @dataclass(frozen=True)
 class Spec:
-    """One list entry: PyTorch's name, the transformers class, config overrides on top of `_REDUCED`."""
+    """A list entry: PyTorch's name, the transformers class, config overrides over `_REDUCED`."""
 
     name: str
     model_class: str
@@ -80,7 +81,8 @@ _DECODER_LLM = {"tie_word_embeddings": True, "rope_theta": 500000.0}
 
 SPECS: tuple[Spec, ...] = (
     Spec("AlbertForMaskedLM", "AlbertForMaskedLM", Task.LM, {"embedding_size": 32}),
-    Spec("AlbertForQuestionAnswering", "AlbertForQuestionAnswering", Task.QA, {"embedding_size": 32}),
+    Spec("AlbertForQuestionAnswering", "AlbertForQuestionAnswering", Task.QA,
+         {"embedding_size": 32}),
     Spec("AllenaiLongformerBase", "LongformerForMaskedLM", Task.LM, _LONGFORMER,
          note="allenai/longformer-base-4096's class (AutoModelForMaskedLM); attention window 4"),
     Spec("BartForCausalLM", "BartForCausalLM", Task.LM),
@@ -99,9 +101,11 @@ SPECS: tuple[Spec, ...] = (
     Spec("DebertaV2ForQuestionAnswering", "DebertaV2ForQuestionAnswering", Task.QA),
     Spec("DistilBertForMaskedLM", "DistilBertForMaskedLM", Task.LM),
     Spec("DistilBertForQuestionAnswering", "DistilBertForQuestionAnswering", Task.QA),
-    Spec("DistillGPT2", "GPT2LMHeadModel", Task.LM, note="distilgpt2's class (AutoModelForCausalLM)"),
+    Spec("DistillGPT2", "GPT2LMHeadModel", Task.LM,
+         note="distilgpt2's class (AutoModelForCausalLM)"),
     Spec("ElectraForCausalLM", "ElectraForCausalLM", Task.LM, {"embedding_size": 32}),
-    Spec("ElectraForQuestionAnswering", "ElectraForQuestionAnswering", Task.QA, {"embedding_size": 32}),
+    Spec("ElectraForQuestionAnswering", "ElectraForQuestionAnswering", Task.QA,
+         {"embedding_size": 32}),
     Spec("GPT2ForSequenceClassification", "GPT2ForSequenceClassification", Task.SEQ_CLS,
          {"pad_token_id": 0}),
     Spec("GPTJForCausalLM", "GPTJForCausalLM", Task.LM, {"rotary_dim": 8}),
@@ -110,13 +114,15 @@ SPECS: tuple[Spec, ...] = (
          {"attention_types": [[["global", "local"], 1]], "window_size": 8}),
     Spec("GPTNeoForSequenceClassification", "GPTNeoForSequenceClassification", Task.SEQ_CLS,
          {"attention_types": [[["global", "local"], 1]], "window_size": 8, "pad_token_id": 0}),
-    Spec("GoogleFnet", "FNetForMaskedLM", Task.LM, note="google/fnet-base's class (AutoModelForMaskedLM)",
+    Spec("GoogleFnet", "FNetForMaskedLM", Task.LM,
+         note="google/fnet-base's class (AutoModelForMaskedLM)",
          broken="FNet mixes tokens with torch.fft.fftn, which has no bf16 CPU kernel ('Unsupported "
-                "dtype BFloat16'); its TPU option (DFT matmuls in complex64) returns fp32 into a bf16 "
-                "LayerNorm ('mixed dtype (CPU)'): FNet trains in fp32 or AMP only"),
+                "dtype BFloat16'); its TPU option (DFT matmuls in complex64) returns fp32 into a "
+                "bf16 LayerNorm ('mixed dtype (CPU)'): FNet trains in fp32 or AMP only"),
     Spec("LayoutLMForMaskedLM", "LayoutLMForMaskedLM", Task.LM),
     Spec("LayoutLMForSequenceClassification", "LayoutLMForSequenceClassification", Task.SEQ_CLS),
-    Spec("M2M100ForConditionalGeneration", "M2M100ForConditionalGeneration", Task.SEQ2SEQ, **_ENC_DEC),
+    Spec("M2M100ForConditionalGeneration", "M2M100ForConditionalGeneration", Task.SEQ2SEQ,
+         **_ENC_DEC),
     Spec("MBartForCausalLM", "MBartForCausalLM", Task.LM),
     Spec("MBartForConditionalGeneration", "MBartForConditionalGeneration", Task.SEQ2SEQ),
     Spec("MT5ForConditionalGeneration", "MT5ForConditionalGeneration", Task.SEQ2SEQ, **_ENC_DEC),
@@ -130,7 +136,8 @@ SPECS: tuple[Spec, ...] = (
     Spec("PegasusForCausalLM", "PegasusForCausalLM", Task.LM),
     Spec("PegasusForConditionalGeneration", "PegasusForConditionalGeneration", Task.SEQ2SEQ),
     Spec("RobertaForCausalLM", "RobertaForCausalLM", Task.LM, {"pad_token_id": 0}),
-    Spec("RobertaForQuestionAnswering", "RobertaForQuestionAnswering", Task.QA, {"pad_token_id": 0}),
+    Spec("RobertaForQuestionAnswering", "RobertaForQuestionAnswering", Task.QA,
+         {"pad_token_id": 0}),
     Spec("T5ForConditionalGeneration", "T5ForConditionalGeneration", Task.SEQ2SEQ, **_ENC_DEC),
     Spec("T5Small", "T5ForConditionalGeneration", Task.SEQ2SEQ, {"feed_forward_proj": "relu"},
          **_ENC_DEC, note="t5-small's class (AutoModelForSeq2SeqLM); at this size the same as T5"),
@@ -147,7 +154,8 @@ SPECS: tuple[Spec, ...] = (
     Spec("openai/whisper-tiny", "WhisperForConditionalGeneration", Task.SPEECH,
          {"num_mel_bins": 16, "max_source_positions": 16, "max_target_positions": 64}),
     Spec("Qwen/Qwen3-0.6B", "Qwen3ForCausalLM", Task.LM, {"tie_word_embeddings": True}),
-    Spec("mistralai/Mistral-7B-Instruct-v0.3", "MistralForCausalLM", Task.LM, {"sliding_window": 8}),
+    Spec("mistralai/Mistral-7B-Instruct-v0.3", "MistralForCausalLM", Task.LM,
+         {"sliding_window": 8}),
     Spec("openai/gpt-oss-20b", "GptOssForCausalLM", Task.LM,
          {"num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 8}),
 )
@@ -157,7 +165,9 @@ def _model_class(name: str) -> type:
     try:
         transformers = importlib.import_module("transformers")
     except ImportError as exc:
-        raise CorpusUnavailable("transformers is not installed: pip install 'roundoff[models]'") from exc
+        raise CorpusUnavailable(
+            "transformers is not installed: pip install 'roundoff[models]'"
+        ) from exc
     cls = getattr(transformers, name, None)
     if cls is None:
         raise CorpusUnavailable(

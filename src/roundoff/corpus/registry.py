@@ -1,10 +1,10 @@
 """The corpus record (`Entry`), a built target (`Target`) and the three target forms.
 
-A *form* is how a user hands roundoff a model: `module` (an ``nn.Module`` whose ``forward(*tensors)``
-returns the loss: its parameters are named graph inputs), `closure` (a plain function that closes
-over the model, the README's ``model.py:forward`` pattern) and `ids` (a function of integer token ids
-only: the parameters are its only floating-point values). All three compute the same loss from the
-same model.
+A *form* is how a user hands roundoff a model: `module` (an ``nn.Module`` whose
+``forward(*tensors)`` returns the loss: its parameters are named graph inputs), `closure` (a plain
+function that closes over the model, the README's ``model.py:forward`` pattern) and `ids` (a
+function of integer token ids only: the parameters are its only floating-point values). All three
+compute the same loss from the same model.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ class Target:
     """A built corpus entry in one form.
 
     `fn(*inputs)` returns the scalar loss (bf16 or fp32, whatever the model's own loss is);
-    ``fn(*inputs).backward()`` is one training step without the optimizer. `model` is the underlying
-    ``nn.Module`` in training mode (every dropout probability 0), so gradients land on its parameters.
+    ``fn(*inputs).backward()`` is one training step without the optimizer. `model` is the
+    underlying ``nn.Module`` in training mode (every dropout probability 0), so gradients land on
+    its parameters.
     """
 
     name: str
@@ -53,10 +54,10 @@ class Target:
 
 @dataclass(frozen=True)
 class Entry:
-    """One corpus model: `build_model(seed)` -> the model; `make_inputs(model, seed)` -> named tensors
-    (the keyword arguments of its call); `loss(model, **inputs)` -> the scalar loss. `ids_inputs`
-    names the inputs the `ids` form derives from ``input_ids`` (empty: no `ids` form). `broken` says
-    why the model's own eager bf16 training step fails here (empty: it runs)."""
+    """One corpus model: `build_model(seed)` -> the model; `make_inputs(model, seed)` -> named
+    tensors (the keyword arguments of its call); `loss(model, **inputs)` -> the scalar loss. `ids_inputs` names
+    the inputs the `ids` form derives from ``input_ids`` (empty: no `ids` form). `broken` says why
+    the model's own eager bf16 training step fails here (empty: it runs)."""
 
     name: str
     family: Family
@@ -89,7 +90,7 @@ class Entry:
 
 
 class _LossModule(torch.nn.Module):
-    """``forward(*tensors)`` -> the wrapped model's loss; the tensors are its keyword inputs in order."""
+    """``forward(*tensors)`` -> the wrapped model's loss; the tensors are its keyword inputs."""
 
     def __init__(self, model: torch.nn.Module, loss: Callable[..., torch.Tensor],
                  names: tuple[str, ...]) -> None:
