@@ -55,9 +55,9 @@ class Target:
 @dataclass(frozen=True)
 class Entry:
     """One corpus model: `build_model(seed)` -> the model; `make_inputs(model, seed)` -> named
-    tensors (the keyword arguments of its call); `loss(model, **inputs)` -> the scalar loss. `ids_inputs` names
-    the inputs the `ids` form derives from ``input_ids`` (empty: no `ids` form). `broken` says why
-    the model's own eager bf16 training step fails here (empty: it runs)."""
+    tensors (the keyword arguments of its call); `loss(model, **inputs)` -> the scalar loss.
+    `ids_inputs` names the inputs the `ids` form derives from ``input_ids`` (empty: no `ids` form).
+    `broken` says why the model's own eager bf16 training step fails here (empty: it runs)."""
 
     name: str
     family: Family
