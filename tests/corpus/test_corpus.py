@@ -171,16 +171,24 @@ def test_builds_are_deterministic_per_seed() -> None:
         corpus.get("gpt5")
 
 
-# The CI subset: greedy cover of the distinct aten ops in the captured forward+backward graphs of the
-# whole corpus (125 ops over the graphs that capture today; gpt-oss alone has 67, then Whisper +20,
-# MT5 +12, XGLM +5, XLNet +4: 108), plus the CNN for convolution, batch norm and max-pool.
-SUBSET = ("openai/gpt-oss-20b", "openai/whisper-tiny", "MT5ForConditionalGeneration",
-          "XGLMForCausalLM", "XLNetLMHeadModel", "cnn-bn")
+# The CI subset: a greedy cover of the distinct aten ops in the captured forward+backward graphs of
+# the corpus, weighed by graph size (check's cost grows with the node count). 125 ops over the graphs
+# that capture at this commit: gpt-oss (MoE, 839 nodes) has 67, Whisper (encoder-decoder, conv1d;
+# 954) +20, the hand-written-softmax nanoGPT (398) +5: 92 (DistillGPT2 would add 2 for 348 nodes);
+# plus the CNN for convolution, batch norm and max-pool, which no transformers entry has.
+SUBSET = ("openai/gpt-oss-20b", "openai/whisper-tiny", "nanogpt-manual", "cnn-bn")
 CELLS = ("eager@eager", "inductor-gpu@eager", "inductor-cpu@eager", "xla-2.10@eager",
          "thunder-autocast@eager", "eager@oracle")
 # (model, cell or "*") -> the failure at this commit (bench/results/models-cpu-before.md), to flip
 # once the fix named is merged.
-KNOWN: dict[tuple[str, str], str] = {}
+KNOWN: dict[tuple[str, str], str] = {
+    ("openai/gpt-oss-20b", "*"): "aten._grouped_mm has no fp64 kernel: 'Expected mat_a to be Float32, "
+    "BFloat16 or Float16 matrix, got Double' (exit 3; issue 12 item 5)",
+    ("openai/whisper-tiny", "*"): "get_attr constants: classify() ... got str '_tensor_constant0' "
+    "(exit 2; issue 12 item 2)",
+    ("cnn-bn", "*"): "capture refuses BatchNorm2d's in-place running-statistics update ('in-place "
+    "mutation of an input ... model.features.1.num_batches_tracked', exit 2): owned by no fix yet",
+}
 
 
 def _subset_param(name: str, cell: str) -> object:
