@@ -222,6 +222,7 @@ def main() -> None:
     cells, forms = _cells(args.policies), args.forms.split(",")
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                    f"models-{args.device}")
+    commit = _git_commit()  # the code measured: HEAD when the run starts
     t0, rows = time.perf_counter(), []
     for name in models:
         for form in forms:
@@ -234,7 +235,7 @@ def main() -> None:
     import transformers
 
     doc = {
-        "command": "python bench/models.py " + " ".join(sys.argv[1:]), "commit": _git_commit(),
+        "command": "python bench/models.py " + " ".join(sys.argv[1:]), "commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "device": args.device if args.device == "cpu" else torch.cuda.get_device_name(),
         "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
