@@ -121,6 +121,10 @@ def test_random_draws_do_not_tie_a_program_to_its_inputs() -> None:
     inputs run, and the graph stays a pure function (two runs agree)."""
     x = torch.randn(6, 5)
     program = capture(dropouty, x)
+    seeded = torch.Tag.nondeterministic_seeded
+    drawing = [n for n in program.graph.nodes if seeded in getattr(n.target, "tags", ())]
+    assert not drawing, "every draw is a constant holding eager's sample"
+    assert sum(n.op == "get_attr" for n in program.graph.nodes) == 2  # dropout's mask, randn_like's draw
     y = torch.randn(6, 5)
     assert torch.equal(run_eager(program, (y,))[0], run_eager(program, (y,))[0])
 

@@ -37,10 +37,10 @@ def _finish(model: torch.nn.Module, seq: int = 8) -> tuple[torch.nn.Module, tupl
     return LossOf(model.to(torch.bfloat16).train()), (ids,)
 
 
-def llama(attn: str = "eager") -> tuple[torch.nn.Module, tuple[torch.Tensor]]:
+def llama(attn: str = "eager", **config: object) -> tuple[torch.nn.Module, tuple[torch.Tensor]]:
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(**_common(attn_implementation=attn))
+    cfg = transformers.LlamaConfig(**_common(attn_implementation=attn, **config))
     return _finish(transformers.LlamaForCausalLM(cfg))
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 from roundoff.analyze import check
 from roundoff.capture import Program, capture
+from roundoff.capture.program import NODE_ID
 from roundoff.execute import Lockstep, OracleNumerics, plan_numerics
 from roundoff.execute.interpreter import DROPPED, is_random
 from roundoff.execute.recompute import plan_recompute
@@ -119,26 +121,41 @@ def test_fma_sites_recompute_their_multiplys_operands() -> None:
         assert all(same_bits(a, b) for a, b in zip(side_kept, side_redone))
 
 
-def _dropout_mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
-    h = x
-    for _ in range(6):
-        h = torch.tanh(torch.nn.functional.dropout(h @ w1, 0.3, training=True)) @ w2
-    return h.sum()
+def _dropout_mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Six dropout layers, forward then backward, with the draws left in the graph: capture pins a
+    draw to eager's sample (tests/capture/test_graph_breaks.py), but fused attention or dropout
+    kernels (CUDA) still draw inside a graph."""
+    w1, w2 = w1.detach().requires_grad_(), w2.detach().requires_grad_()
+    with torch.enable_grad():
+        h = x
+        for _ in range(6):
+            keep = torch.ops.aten.bernoulli.p(torch.empty_like(h), 0.7)  # h @ w1's shape
+            h = torch.tanh((h @ w1) * keep / 0.7) @ w2
+        loss = h.sum()
+        return (loss, *torch.autograd.grad(loss, (w1, w2)))
+
+
+def _program_with_draws(*inputs: torch.Tensor) -> Program:
+    """`_dropout_mlp` traced by make_fx itself (not `capture`), so its bernoulli nodes stay random."""
+    gm = make_fx(_dropout_mlp, tracing_mode="fake")(*inputs)
+    for i, n in enumerate(gm.graph.nodes):
+        n.meta[NODE_ID] = f"n{i}"
+    return Program(gm, inputs, ("x", "w1", "w2"), ("loss", "grad_w1", "grad_w2"), 3, name="dropout_mlp")
 
 
 def test_random_draws_and_what_depends_on_them_are_never_dropped() -> None:
     g = torch.Generator().manual_seed(3)
     x = torch.randn(16, 32, generator=g).bfloat16()
-    w1 = (torch.randn(32, 32, generator=g) / 6).bfloat16().requires_grad_()
-    w2 = (torch.randn(32, 32, generator=g) / 6).bfloat16().requires_grad_()
-    prog = capture(_dropout_mlp, x, w1, w2, backward=True)
+    w1 = (torch.randn(32, 32, generator=g) / 6).bfloat16()
+    w2 = (torch.randn(32, 32, generator=g) / 6).bfloat16()
+    prog = _program_with_draws(x, w1, w2)
     nodes = list(prog.graph.nodes)
     interp = torch.fx.Interpreter(prog.graph_module)
     rp = plan_recompute(nodes, interp.user_to_last_uses, {}, is_random, budget=1.0, window=4)
     small = plan_recompute(nodes, interp.user_to_last_uses, {}, is_random, budget=1.0, window=4, min_numel=32 * 32 + 1)
     assert not small.dropped  # no value here has that many elements
     randoms = {n for n in nodes if is_random(n)}
-    assert randoms and rp.dropped  # something is dropped, and there are draws to protect
+    assert len(randoms) == 6 and rp.dropped  # something is dropped, and there are draws to protect
 
     def descends_from_random(n: torch.fx.Node, seen: set) -> bool:
         if n in randoms:
@@ -153,6 +170,9 @@ def test_random_draws_and_what_depends_on_them_are_never_dropped() -> None:
     (pol_b, ora_b), _, ls = _run_two(prog, recompute=(0, 1))
     assert ls.recomputed > 0
     assert all(same_bits(a, b) for a, b in zip(pol_a + ora_a, pol_b + ora_b))
+    torch.manual_seed(1)  # another draw gives other outputs: the comparison above is not vacuous
+    (pol_c, _), _, _ = _run_two(prog, recompute=())
+    assert not same_bits(pol_a[0], pol_c[0])
 
 
 def _run_two(prog: Program, recompute: tuple[int, ...]) -> tuple[tuple, int, Lockstep]:

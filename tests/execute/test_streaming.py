@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from roundoff.capture import Program, capture
-from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_keep, run_plan
+from roundoff.capture import Program, capture, node_id
+from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_eager, run_keep, run_plan
+from roundoff.execute.interpreter import is_random
 from roundoff.plan import plan
 from roundoff.plan.model import Plan
 from roundoff.zoo import get_workload
@@ -76,6 +77,11 @@ def _dropout(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.dropout(x @ w, 0.5, training=True).sum(-1)
 
 
+def _is_draw(node: torch.fx.Node) -> bool:
+    """A dropout mask: eager's draw pinned as a constant by capture, or a random node where one remains."""
+    return is_random(node) or (node.op == "get_attr" and str(node.target).startswith("eager_random"))
+
+
 def test_random_nodes_are_drawn_once_for_every_side() -> None:
     """Dropout's bernoulli sample is shared by the policy, reference and oracle runs (each drawing its
     own would compare two masks), and its uninitialised input is not compared."""
@@ -84,19 +90,33 @@ def test_random_nodes_are_drawn_once_for_every_side() -> None:
     g = torch.Generator().manual_seed(5)
     x = torch.randn(8, 64, generator=g).bfloat16()
     w = torch.randn(64, 32, generator=g).bfloat16().requires_grad_()
+    torch.manual_seed(11)
     prog = capture(_dropout, x, w, backward=True)
     p = plan(prog, "eager")
-    seen = {}
+    seen: dict[str, list] = {"policy": [], "oracle": []}
 
     def on_node(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
-        if node.target is torch.ops.aten.bernoulli.p:
-            seen["policy"], seen["oracle"] = vals[0].double(), vals[1]
+        if _is_draw(node):
+            seen["policy"].append(vals[0].double())
+            seen["oracle"].append(vals[1])
 
     Lockstep(p.program, [plan_numerics(p), OracleNumerics()], on_node=on_node).run_inputs(p.program.example_inputs)
-    assert torch.equal(seen["policy"], seen["oracle"]) and 0 < float(seen["oracle"].mean()) < 1
+    assert len(seen["oracle"]) == 1, "one dropout mask"
+    (mask,), (oracle_mask,) = seen["policy"], seen["oracle"]
+    assert torch.equal(mask, oracle_mask) and 0 < float(oracle_mask.mean()) < 1
+    assert set(oracle_mask.unique().tolist()) == {0.0, 1.0}  # a mask, before dropout's 1/(1-p) scale
+    torch.manual_seed(11)  # the mask the sides saw is the one eager draws under the capture's seed
+    real = _dropout(x, w).detach()
+    assert torch.equal(((x @ w).detach() * (mask.bfloat16() / 0.5)).sum(-1), real)
+    assert torch.equal(run_eager(prog, (x, w))[0], real)
+    draw = next(n for n in prog.graph.nodes if _is_draw(n))
+    # the mask and its first use (clone, then mask / (1 - p)): 0 or 2, so two masks would differ by 2
+    near = {draw, *draw.users, *(u for d in draw.users for u in d.users)}
+    first_use = {node_id(n) for n in near if n.op == "call_function"}
     for against in ("oracle", "eager"):
         res = check(prog, (x, w), "eager", against=against)
-        bern = next(r for r in res.nodes if r.op == "bernoulli")
-        assert bern.vs_oracle.max_abs == 0.0 and all(o.passes for o in res.outputs), f"against {against}"
-        assert not any(r.op == "empty_like" for r in res.nodes)
+        rows = [r for r in res.nodes if r.node_id in first_use]
+        assert rows and all(r.vs_oracle.max_abs == 0.0 for r in rows), f"against {against}"
+        assert not any(r.op in ("empty_like", "empty") for r in res.nodes)  # bernoulli_'s input
+    assert all(o.passes for o in check(prog, (x, w), "eager", against="eager").outputs)
 

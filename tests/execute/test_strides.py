@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from roundoff.analyze import check
-from roundoff.capture import capture
-from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_oracle, run_plan
+from roundoff.capture import SpecializationKind, capture
+from roundoff.execute import Lockstep, OracleNumerics, plan_numerics, run_eager, run_oracle, run_plan
 from roundoff.execute.interpreter import is_random
 from roundoff.plan import plan
 from tests.execute.hf_models import POLICIES, llama
@@ -76,13 +76,41 @@ def test_lockstep_oracle_computes_attention_itself_without_dropout(program_and_i
     assert not torch.equal(oracle[0], emulated[0].double())
 
 
-def test_attention_with_dropout_is_drawn_once() -> None:
-    def with_dropout(q: torch.Tensor) -> torch.Tensor:
-        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(q, q, q, 0.5)[0]
+def _attn_dropout(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True)
 
-    program = capture(with_dropout, torch.randn(1, 2, 4, 8))
-    attn = next(n for n in program.graph.nodes if "attention" in str(n.target))
-    assert is_random(attn)
+
+def test_attention_with_dropout_is_drawn_once_as_eager_draws() -> None:
+    """SDPA with dropout_p > 0 on CPU (transformers models in train mode) runs eager's math path; the
+    graph holds eager's dropout mask, so a replay of the graph is real eager under the same seed,
+    forward and backward, bit for bit. (The CPU flash kernel itself refuses dropout, in eager too.)"""
+    g = torch.Generator().manual_seed(1)
+    xs = [torch.randn(2, 3, 5, 8, generator=g, requires_grad=True) for _ in range(3)]
+    torch.manual_seed(7)
+    program = capture(_attn_dropout, *xs, backward=True)
+    torch.manual_seed(7)
+    out = _attn_dropout(*xs)
+    real = (out, *torch.autograd.grad(out.sum(), xs))
+    replay = run_eager(program, [x.detach() for x in xs])
+    assert len(replay) == 4 and all(torch.equal(a, b) for a, b in zip(replay, real))
+    assert [s.kind for s in program.specializations] == [SpecializationKind.RANDOM]
+    torch.manual_seed(8)  # another seed draws another mask: the replay is not dropout-free by chance
+    assert not torch.equal(_attn_dropout(*xs), real[0])
+    assert not any(is_random(n) for n in program.graph.nodes)  # the draw is a constant
+
+
+def test_llama_in_train_mode_with_attention_dropout_replays_eager() -> None:
+    """transformers' SDPA attention passes dropout_p > 0 in train mode: on CPU the captured graph
+    holds eager's masks, and its replay is real eager under the same seed (loss and every gradient)."""
+    module, inputs = llama("sdpa", attention_dropout=0.3)
+    torch.manual_seed(3)
+    program = capture(module, *inputs, backward=True)
+    torch.manual_seed(3)
+    loss = module(*inputs)
+    real = (loss, *torch.autograd.grad(loss, list(module.parameters())))
+    replay = run_eager(program, inputs)
+    assert len(replay) == len(real) and all(torch.equal(a, b) for a, b in zip(replay, real))
+    assert [s.kind for s in program.specializations] == [SpecializationKind.RANDOM]  # one layer, one mask
 
 
 @pytest.mark.cuda
