@@ -179,24 +179,10 @@ def test_builds_are_deterministic_per_seed() -> None:
 SUBSET = ("openai/gpt-oss-20b", "openai/whisper-tiny", "nanogpt-manual", "cnn-bn")
 CELLS = ("eager@eager", "inductor-gpu@eager", "inductor-cpu@eager", "xla-2.10@eager",
          "thunder-autocast@eager", "eager@oracle")
-# (model, cell or "*") -> the failure at this commit (bench/results/models-cpu-before.md), to flip
-# once the fix named is merged.
-KNOWN: dict[tuple[str, str], str] = {
-    ("openai/gpt-oss-20b", "*"): "aten._grouped_mm has no fp64 kernel: 'Expected mat_a to be Float32, "
-    "BFloat16 or Float16 matrix, got Double' (exit 3; issue 12 item 5)",
-    ("openai/whisper-tiny", "*"): "get_attr constants: classify() ... got str '_tensor_constant0' "
-    "(exit 2; issue 12 item 2)",
-    ("cnn-bn", "*"): "capture refuses BatchNorm2d's in-place running-statistics update ('in-place "
-    "mutation of an input ... model.features.1.num_batches_tracked', exit 2): owned by no fix yet",
-}
 
 
 def _subset_param(name: str, cell: str) -> object:
-    marks = _needs(name)
-    reason = KNOWN.get((name, cell)) or KNOWN.get((name, "*"))
-    if reason:
-        marks.append(pytest.mark.xfail(strict=False, reason=reason))
-    return pytest.param(name, cell, marks=marks, id=f"{name}-{cell}")
+    return pytest.param(name, cell, marks=_needs(name), id=f"{name}-{cell}")
 
 
 _PROGRAMS: dict[str, tuple] = {}
@@ -228,3 +214,27 @@ def test_subset_runs_every_cell_to_a_verdict(name: str, cell: str) -> None:
     if policy == against:  # a policy emulated against itself agrees bit for bit
         assert not result.diverges
         assert all(o.vs_reference.exact for o in result.outputs)
+    if against == "oracle":  # issue 13: a clean model under eager shows no noise against fp64
+        assert not result.diverges, [o.name for o in result.outputs if not o.passes]
+        assert [n.node_id for n in result.nodes if n.verdict != "ok"] == []
+        assert result.nan_origin is None
+
+
+@pytest.mark.parametrize("form", ["closure", "ids"])
+@pytest.mark.parametrize("name", ["meta-llama/Llama-3.2-1B", "nanogpt-sdpa"])
+def test_closure_and_ids_forms_check_like_the_module(name: str, form: str) -> None:
+    """A function closing over the model (ids, or all its tensors) is checked as the module is: the
+    same loss and gradients (named by the closure's access path), bit for bit under eager."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+
+    bench = _load_bench()
+    target = corpus.build(name, form)
+    code, error, program = bench.run_guarded(
+        lambda: capture(target.fn, *target.inputs, backward=True))
+    assert code is None, f"capture exits {code}: {error}"
+    assert len(program.grad_input_names) == sum(1 for p in target.model.parameters() if p.requires_grad)
+    code, error, result = bench.run_guarded(
+        lambda: check(program, program.example_inputs, "eager", against="eager"))
+    assert code is None, f"check exits {code}: {error}"
+    assert not result.diverges and all(o.vs_reference.exact for o in result.outputs)

@@ -43,17 +43,18 @@ _VALUE_READS = {
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _ROUNDOFF_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_ZOO_DIR = _ROUNDOFF_DIR + "zoo" + os.sep
+# The zoo and the corpus are written as a user writes model code: their frames are user code.
+_USER_LIKE_DIRS = tuple(_ROUNDOFF_DIR + d + os.sep for d in ("zoo", "corpus"))
 
 
 def is_user_file(filename: str) -> bool:
-    """Whether a frame in `filename` is user code: not torch, not roundoff's machinery (the zoo counts as
-    user code, since its workloads are written as a user would write them)."""
+    """Whether a frame in `filename` is user code: not torch, not roundoff's machinery (the zoo and the
+    corpus count as user code, since they are written as a user would write them)."""
     path = os.path.abspath(filename)
     if path.startswith(_TORCH_DIR):
         return False
     if path.startswith(_ROUNDOFF_DIR):
-        return path.startswith(_ZOO_DIR)
+        return path.startswith(_USER_LIKE_DIRS)
     return not filename.startswith("<frozen")
 
 
