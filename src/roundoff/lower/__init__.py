@@ -1,0 +1,13 @@
+"""roundoff.lower: a plan lowered once to an FX graph with explicit rounding and FMA ops.
+
+``lower(plan) -> torch.fx.GraphModule``: aten ops plus the custom ops ``roundoff::round_to`` and
+``roundoff::fma``, kernel boundaries in ``node.meta["roundoff"]``; executing it is the emulation.
+``lowered_code(gm)`` prints it as Python. Sits between ``execute`` (whose semantics it traces)
+and ``analyze``.
+"""
+
+from roundoff.lower.code import lowered_code
+from roundoff.lower.lower import LoweredFrom, lower, lower_oracle
+from roundoff.lower.primitives import fma_op, round_op
+
+__all__ = ["LoweredFrom", "fma_op", "lower", "lower_oracle", "lowered_code", "round_op"]
