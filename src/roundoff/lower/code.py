@@ -4,7 +4,7 @@
 opening each plan node's ops: ``# n5 aten.sub.Tensor  [kernel 2: pointwise]``.
 
 `standalone_source(gm, name)` is a class ``name`` whose ``forward`` is that code and whose tensor
-constants are stored bit for bit, calling the primitives as plain functions ``round_to`` / ``fma``;
+constants are stored bit for bit, calling the primitives as plain functions ``roundoff_round_to`` / ``roundoff_fma``;
 `primitives_source()` is the source of those two functions, taken verbatim from
 ``roundoff.numerics`` (the one implementation), so a script holding both needs only torch.
 """
@@ -12,6 +12,7 @@ constants are stored bit for bit, calling the primitives as plain functions ``ro
 from __future__ import annotations
 
 import base64
+import importlib
 import inspect
 import re
 import types
@@ -20,12 +21,13 @@ import torch
 import torch.fx
 
 from roundoff.lower.lower import META, LoweredFrom
-from roundoff.numerics import _eager, _kernels, fma, formats, rounding
+from roundoff.numerics import _eager, _kernels, formats, rounding
 
 __all__ = ["load_tensor", "lowered_code", "primitives_source", "standalone_source", "tensor_source"]
 
 #: The modules of roundoff.numerics that `round_to` and `fma` are made of, in dependency order.
-_PRIMITIVE_MODULES: tuple[types.ModuleType, ...] = (formats, _kernels, _eager, rounding, fma)
+_PRIMITIVE_MODULES: tuple[types.ModuleType, ...] = (
+    formats, _kernels, _eager, rounding, importlib.import_module("roundoff.numerics.fma"))
 _ROUNDOFF_IMPORT = re.compile(r"^from roundoff\.[\w.]+ import (\([^)]*\)|[^\n]*)\n", re.MULTILINE)
 _ASSIGN = re.compile(r"^    (\w+) = ")
 
@@ -75,7 +77,8 @@ def tensor_source(t: torch.Tensor) -> str:
 
 
 def standalone_source(gm: torch.fx.GraphModule, name: str) -> str:
-    """Class `name` whose ``forward(*inputs)`` runs `gm`, with plain ``round_to`` / ``fma`` calls."""
+    """Class `name` whose ``forward(*inputs)`` runs `gm`, with the primitives called as the plain
+    functions ``roundoff_round_to(x, fmt)`` / ``roundoff_fma(a, b, c)`` (names no FX node takes)."""
     consts = []
     for n in gm.graph.nodes:
         if n.op == "get_attr":
@@ -84,8 +87,8 @@ def standalone_source(gm: torch.fx.GraphModule, name: str) -> str:
                 raise ValueError(f"lowered graph attribute {n.target!r} is a {type(value).__name__}, not a tensor")
             consts.append(f"        self.{n.target} = {tensor_source(value)}")
     code = lowered_code(gm)
-    code = code.replace("torch.ops.roundoff.round_to.default(", "round_to(")
-    code = code.replace("torch.ops.roundoff.fma.default(", "fma(")
+    code = code.replace("torch.ops.roundoff.round_to.default(", "roundoff_round_to(")
+    code = code.replace("torch.ops.roundoff.fma.default(", "roundoff_fma(")
     body = "\n".join("    " + line if line else line for line in code.splitlines())
     init = "\n".join(["    def __init__(self):", *consts, "        pass"])
     return f"class {name}:\n{init}\n\n{body}\n"
