@@ -131,6 +131,9 @@ def trace(
     policy: PolicyOpt = None,
     inputs: InputsOpt = None,
     backward: BackwardOpt = False,
+    lowered: Annotated[
+        bool, typer.Option("--lowered", help="Print the lowered plan (the emulation's own code) instead.")
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     """Print the plan of TARGET (SCRIPT:FUNCTION or zoo:NAME) under one or two policies."""
@@ -145,7 +148,12 @@ def trace(
         loaded = load_target(target, inputs, backward)
         program = capture(loaded.fn, *loaded.inputs, backward=loaded.backward)
         plans = [plan(program, p) for p in chosen]
-        text = format_trace(plans[0]) if len(plans) == 1 else format_side_by_side(*plans)
+        if lowered:
+            from roundoff.lower import format_lowered
+
+            text = "\n".join(format_lowered(p) for p in plans)
+        else:
+            text = format_trace(plans[0]) if len(plans) == 1 else format_side_by_side(*plans)
         typer.echo(text)
 
 

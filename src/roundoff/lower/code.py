@@ -1,5 +1,6 @@
 """A lowered graph as Python: the printed trace, and standalone source for a repro script.
 
+`format_lowered(plan)` is what ``roundoff trace --lowered`` prints: a header and `lowered_code`.
 `lowered_code(gm)` is the graph's own FX code (runnable with roundoff imported), with a comment line
 opening each plan node's ops: ``# n5 aten.sub.Tensor  [kernel 2: pointwise]``.
 
@@ -20,10 +21,13 @@ import types
 import torch
 import torch.fx
 
-from roundoff.lower.lower import META, LoweredFrom
+from roundoff.lower.lower import META, LoweredFrom, lower
 from roundoff.numerics import _eager, _kernels, formats, rounding
+from roundoff.plan.model import Plan
 
-__all__ = ["load_tensor", "lowered_code", "primitives_source", "standalone_source", "tensor_source"]
+__all__ = [
+    "format_lowered", "load_tensor", "lowered_code", "primitives_source", "standalone_source", "tensor_source",
+]
 
 #: The modules of roundoff.numerics that `round_to` and `fma` are made of, in dependency order.
 _PRIMITIVE_MODULES: tuple[types.ModuleType, ...] = (
@@ -49,6 +53,17 @@ def lowered_code(gm: torch.fx.GraphModule) -> str:
             last = o
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def format_lowered(plan: Plan) -> str:
+    """`plan` lowered (``roundoff.lower.lower`` on the capture's example inputs), printed as Python."""
+    p = plan.policy
+    head = [
+        f"# roundoff lowered plan of {plan.program.name!r} under policy {p.name!r}: {p.description}",
+        "# every rounding is roundoff::round_to(x, fmt), every contracted FMA roundoff::fma(a, b, c);",
+        "# a value no round_to touches is kept in its compute dtype. Executing this is the emulation.",
+    ]
+    return "\n".join(head) + "\n" + lowered_code(lower(plan))
 
 
 def primitives_source() -> str:
