@@ -7,13 +7,16 @@ Items, timed in one process, interleaved, median of `--repeat` after a warm-up:
 - eager: the real module, ``block(x)`` then ``out.backward(ones)``, one step (the unit);
 - emulator: ``run_plan(plan, inputs)``: the interpreted emulator (FX Interpreter, Python per node);
 - lowered: ``lower(plan)(*inputs)``: the lowered graph's own Python code, no interpreter;
-- compiled: ``torch.compile(lower(plan))`` (Inductor, CPU), round_to/fma opaque custom ops.
+- compiled-opaque: ``compile_lowered(gm, xs, primitives="opaque")``: Inductor, CPU, round_to/fma
+  as extern custom-op calls;
+- compiled-expanded: ``compile_lowered(gm, xs)``: round_to/fma expanded into numerics' integer /
+  exact-fp64 aten ops, fused by Inductor.
 
-Also: lowering time (make_fx of the emulator), the compiled graph's first call in this process, and,
+Also: lowering time (make_fx of the emulator), each compiled graph's first call in this process, and,
 in fresh subprocesses with an EMPTY Inductor cache each, the cold first call of the compiled lowered
 graph (lowering + compile + run) next to the cold first call of ``torch.compile(block)`` forward+backward
-(the issue's cold-start yardstick). Bits: the compiled outputs against the interpreted emulator's
-(count of differing elements, max relative difference).
+(the issue's cold-start yardstick). Bits: each run's outputs against the interpreted emulator's
+(per output: count of differing elements, max relative difference over finite elements).
 
 `--equivalence` instead compiles the lowered plan of each pointwise zoo workload under every preset
 and counts elements that differ from the interpreted lowered graph and from ``run_plan`` with
@@ -55,7 +58,7 @@ def _differ(a: torch.Tensor, b: torch.Tensor) -> tuple[int, float]:
 def _setup(size: str, policy: str) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
     from roundoff.capture import capture
     from roundoff.execute import run_plan
-    from roundoff.lower import lower
+    from roundoff.lower import compile_lowered, lower
     from roundoff.plan import plan
 
     d, seq, batch = (int(v) for v in size.split(":"))
@@ -68,13 +71,15 @@ def _setup(size: str, policy: str) -> tuple[dict[str, Callable[[], Any]], dict[s
     gm = lower(p)
     info: dict[str, Any] = {"lower_s": time.perf_counter() - t0, "nodes": len(program.graph.nodes),
                             "lowered_nodes": len(gm.graph.nodes)}
-    compiled = torch.compile(gm)
-    t0 = time.perf_counter()
-    got = compiled(*xs)
-    info["compiled_first_call_s"] = time.perf_counter() - t0
     want = run_plan(p, xs)
-    info["compiled_vs_emulator"] = [_differ(g, w) for g, w in zip(got, want)]
     info["lowered_vs_emulator"] = [_differ(g, w) for g, w in zip(gm(*xs), want)]
+    compiled = {}
+    for mode in ("opaque", "expanded"):
+        t0 = time.perf_counter()
+        compiled[mode] = compile_lowered(gm, xs, primitives=mode)
+        got = compiled[mode](*xs)
+        info[f"compiled_{mode}_first_call_s"] = time.perf_counter() - t0
+        info[f"compiled_{mode}_vs_emulator"] = [_differ(g, w) for g, w in zip(got, want)]
     xe = x.detach().clone().requires_grad_()
 
     def eager() -> None:
@@ -82,7 +87,8 @@ def _setup(size: str, policy: str) -> tuple[dict[str, Callable[[], Any]], dict[s
         out.backward(torch.ones_like(out))
 
     return {"eager": eager, "emulator": lambda: run_plan(p, xs), "lowered": lambda: gm(*xs),
-            "compiled": lambda: compiled(*xs)}, info
+            "compiled-opaque": lambda: compiled["opaque"](*xs),
+            "compiled-expanded": lambda: compiled["expanded"](*xs)}, info
 
 
 def _time(items: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
@@ -97,13 +103,16 @@ def _time(items: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+_LOWERED = (
+    "from roundoff.capture import capture; from roundoff.lower import compile_lowered, lower\n"
+    "from roundoff.plan import plan\n"
+    "t0 = time.perf_counter(); program = capture(block, x.requires_grad_(), backward=True)\n"
+    "xs = tuple(t.detach() for t in program.example_inputs)\n"
+    "gm = lower(plan(program, POLICY)); compile_lowered(gm, xs, primitives=MODE)(*xs)\n"
+)
 _COLD = {
-    "lowered": (
-        "from roundoff.capture import capture; from roundoff.lower import lower; from roundoff.plan import plan\n"
-        "program = capture(block, x.requires_grad_(), backward=True)\n"
-        "xs = tuple(t.detach() for t in program.example_inputs)\n"
-        "t0 = time.perf_counter(); gm = lower(plan(program, POLICY)); torch.compile(gm)(*xs)\n"
-    ),
+    "compiled-opaque (capture+plan+lower+compile+run)": "MODE = 'opaque'\n" + _LOWERED,
+    "compiled-expanded (capture+plan+lower+compile+run)": "MODE = 'expanded'\n" + _LOWERED,
     "torch.compile(block)": (
         "c = torch.compile(block); t0 = time.perf_counter(); out = c(x.requires_grad_()); out.backward(torch.ones_like(out))\n"
     ),
