@@ -31,6 +31,7 @@ import torch
 import torch.fx
 from torch.fx.experimental.proxy_tensor import get_proxy_mode, make_fx
 
+import roundoff.execute.node_numerics as node_numerics
 import roundoff.numerics as numerics
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute import Lockstep, OracleNumerics, complete_inputs, plan_numerics
@@ -59,7 +60,9 @@ class LoweredFrom:
 @contextlib.contextmanager
 def _primitives_as_ops() -> Iterator[None]:
     """While tracing, `numerics.round_to` / `numerics.fma` (as the emulator calls them) record the
-    custom ops instead of being traced into their bit operations."""
+    custom ops instead of being traced into their bit operations. Patched where the emulator can
+    read them: on ``roundoff.numerics`` and on ``roundoff.execute.node_numerics`` if it imported them.
+    Not thread-safe: lower one plan at a time."""
     round_to, fma = numerics.round_to, numerics.fma
 
     def traced_round(x: torch.Tensor, fmt: Any, mode: Any = None, *, torch_compatible: bool = False,
@@ -73,11 +76,16 @@ def _primitives_as_ops() -> Iterator[None]:
             return fma_op(a, b, c)
         return fma(a, b, c)
 
-    numerics.round_to, numerics.fma = traced_round, traced_fma
+    patches = [(m, name, new) for m in (numerics, node_numerics)
+               for name, old, new in (("round_to", round_to, traced_round), ("fma", fma, traced_fma))
+               if getattr(m, name, None) is old]
+    for m, name, new in patches:
+        setattr(m, name, new)
     try:
         yield
     finally:
-        numerics.round_to, numerics.fma = round_to, fma
+        for m, name, _ in patches:
+            setattr(m, name, round_to if name == "round_to" else fma)
 
 
 def _origins(plan: Plan | None, program: Program) -> dict[torch.fx.Node, LoweredFrom]:
@@ -96,17 +104,19 @@ def _origins(plan: Plan | None, program: Program) -> dict[torch.fx.Node, Lowered
 
 def _trace(program: Program, side: Any, inputs: tuple, plan: Plan | None) -> torch.fx.GraphModule:
     origins = _origins(plan, program)
-    seen: set[torch.fx.Node] = set()
 
     def tag(n: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
+        """Annotate the nodes traced since the previous plan node (appended at the graph's end)."""
         mode = get_proxy_mode()
         if mode is None or n not in origins:
             return None
-        for new in mode.tracer.graph.nodes:
-            if new not in seen:
-                seen.add(new)
-                if new.op not in ("placeholder", "output") or n.op == "placeholder":
-                    new.meta[META] = origins[n]
+        for new in reversed(mode.tracer.graph.nodes):
+            if META in new.meta or new.meta.get("_roundoff_seen"):
+                break
+            if new.op == "placeholder":
+                new.meta["_roundoff_seen"] = True
+            else:
+                new.meta[META] = origins[n]
         return None
 
     def run(*xs: Any) -> tuple:
@@ -115,6 +125,8 @@ def _trace(program: Program, side: Any, inputs: tuple, plan: Plan | None) -> tor
 
     with _primitives_as_ops():
         gm = make_fx(run, tracing_mode="real")(*inputs)
+    for node in gm.graph.nodes:
+        node.meta.pop("_roundoff_seen", None)
     _explicit_roundings(gm.graph)
     gm.graph.eliminate_dead_code()
     gm.recompile()
