@@ -7,8 +7,10 @@ primitives recorded as custom ops (``roundoff.lower.primitives``). The result is
 - every rounding point is ``torch.ops.roundoff.round_to(x, fmt)`` (the emulator's fp32 -> bf16/fp16
   casts, which are exactly `round_to`, are written as `round_to` followed by an exact cast);
 - every contracted FMA site is ``torch.ops.roundoff.fma(a, b, c)``;
-- upcasts and downcasts are explicit ``aten._to_copy`` calls; a value kept in fp32 is one that no
-  `round_to` touches; a Python scalar rounded first appears as its rounded constant;
+- upcasts and downcasts are explicit ``aten._to_copy`` calls (copies that cannot change a value, a
+  same-dtype copy or a rounded value's narrow-then-fp32 round trip, are dropped); a value kept in
+  fp32 is one that no `round_to` touches; a Python scalar rounded first appears as its rounded
+  constant;
 - matmuls and reductions are the emulator's own kernels (fp32 accumulation, one rounding; mm/bmm on
   operands held in their bf16/fp16 storage dtype run in that dtype, as eager does);
 - each node's ``meta["roundoff"]`` is a `LoweredFrom`: the plan node it computes, its kernel (fusion
@@ -128,6 +130,7 @@ def _trace(program: Program, side: Any, inputs: tuple, plan: Plan | None) -> tor
     for node in gm.graph.nodes:
         node.meta.pop("_roundoff_seen", None)
     _explicit_roundings(gm.graph)
+    _drop_exact_copies(gm.graph)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return gm
@@ -160,6 +163,36 @@ def _explicit_roundings(graph: torch.fx.Graph) -> None:
         r.meta["val"] = n.args[0].meta["val"]
         n.replace_input_with(n.args[0], r)
 
+
+
+def _same_dtype_copy(n: torch.fx.Node) -> torch.fx.Node | None:
+    """The operand of a ``_to_copy`` that changes nothing (same dtype, no other argument), else None."""
+    if n.op != "call_function" or n.target is not _aten._to_copy.default or set(n.kwargs) != {"dtype"}:
+        return None
+    src = n.args[0]
+    val = src.meta.get("val") if isinstance(src, torch.fx.Node) else None
+    return src if isinstance(val, torch.Tensor) and val.dtype == n.kwargs["dtype"] else None
+
+
+def _exact_round_trip(n: torch.fx.Node) -> torch.fx.Node | None:
+    """For ``round_to(r, f).to(narrow).to(fp32)``: the fp32 ``round_to`` result (the pair is exact)."""
+    if n.op != "call_function" or n.target is not _aten._to_copy.default or n.kwargs != {"dtype": torch.float32}:
+        return None
+    narrow = n.args[0]
+    if not isinstance(narrow, torch.fx.Node) or _narrowing_cast(narrow) is None:
+        return None
+    r = narrow.args[0]
+    return r if r.target is _ROUND and r.args[1] == format_of_dtype(narrow.kwargs["dtype"]).name else None
+
+
+def _drop_exact_copies(graph: torch.fx.Graph) -> None:
+    """Remove copies that cannot change a value: same-dtype ``_to_copy`` and a rounded value's
+    narrow-then-fp32 round trip (the emulator's bookkeeping; the values are bit for bit the same)."""
+    for n in list(graph.nodes):
+        keep = _same_dtype_copy(n) or _exact_round_trip(n)
+        if keep is not None:
+            n.replace_all_uses_with(keep)
+            graph.erase_node(n)
 
 
 def lower(plan: Plan, inputs: Sequence[Any] = ()) -> torch.fx.GraphModule:
