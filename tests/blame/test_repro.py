@@ -1,7 +1,9 @@
 """Generated repro scripts, run as real subprocesses with only torch, against independent oracles.
 
 Plans here are built by hand on a captured graph, so the repro is checked on its own: its FMA
-against the C library's ``fmaf``, its per-op rounding against real eager PyTorch.
+against the C library's ``fmaf``, its per-op rounding against real eager PyTorch; and, with preset
+plans, its outputs against roundoff's own emulation (`run_plan`), bit for bit. The subprocesses
+cannot import roundoff (``sys.modules["roundoff"] = None``): the script must stand alone.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from pathlib import Path
 import torch
 
 from roundoff.blame.repro import repro_script
-from roundoff.blame.repro_runtime import fma32
 from roundoff.capture import capture, node_id
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import FmaSite, NodeDecision, Plan
@@ -50,20 +51,44 @@ def _plan(program, name: str, *, fma_at: str | None = None, mul: str | None = No
     return Plan(program=program, policy=_policy(name), decisions=decisions)
 
 
+_NO_ROUNDOFF = "import runpy, sys; sys.modules['roundoff'] = None; "
+
+
+def _python(tmp_path: Path, code: str) -> str:
+    """Run `code` in a fresh isolated interpreter in which ``import roundoff`` fails."""
+    proc = subprocess.run([sys.executable, "-I", "-c", _NO_ROUNDOFF + code], capture_output=True, text=True,
+                          check=False, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, f"python -c {code!r} failed:\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
 def _run(tmp_path: Path, text: str) -> str:
     path = tmp_path / "repro.py"
     path.write_text(text)
-    proc = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, check=False,
-                          timeout=120, cwd=tmp_path)
-    assert proc.returncode == 0, f"python {path} failed:\n{proc.stderr[-2000:]}"
-    return proc.stdout
+    return _python(tmp_path, f"runpy.run_path({str(path)!r}, run_name='__main__')")
+
+
+def _load(path: Path, text: str) -> dict:
+    """The script's namespace, imported in this process (not run as __main__)."""
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        del sys.modules[spec.name]
+    return vars(mod)
 
 
 def _ids(program, target) -> list[str]:
     return [node_id(n) for n in program.nodes() if n.op == "call_function" and n.target == target]
 
 
-def test_fma32_matches_c_fmaf_on_cancellation_and_random_inputs() -> None:
+def test_embedded_fma_matches_c_fmaf_on_cancellation_and_random_inputs(tmp_path: Path) -> None:
+    x, s = torch.tensor(X), torch.tensor(S)
+    prog = capture(lambda x, s: x * s, x, s, name="mul")
+    fma32 = _load(tmp_path / "repro_fma.py", repro_script(prog, _plan(prog, "a"), _plan(prog, "b"), (x, s)))["fma"]
     g = torch.Generator().manual_seed(0)
     a = torch.cat([torch.tensor([X]), torch.randn(4000, generator=g) * 1e3])
     b = torch.cat([torch.tensor([S]), torch.randn(4000, generator=g)])
@@ -101,16 +126,11 @@ def test_rounding_repro_matches_real_eager_bf16_chain(tmp_path: Path) -> None:
     out = _run(tmp_path, repro_script(prog, fused, eager_like, (a, b, c, d), reference="eager"))
     assert "VERDICT after: OK" in out, out
     text = repro_script(prog, fused, eager_like, (a, b, c, d), reference="eager")
-    path = tmp_path / "repro_values.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("repro_values", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # same text as the subprocess ran, imported to read the values
-    ns = vars(mod)
-    res = ns["program"](ns["Run"](ns["AFTER"], ns["STORAGE"]))
+    ns = _load(tmp_path / "repro_values.py", text)  # same text as the subprocess ran, imported to read the values
+    res = ns["After"]().forward(*ns["INPUTS"])
     eager = ((a * b) + c) * d - a
     assert torch.equal(res[0].view(torch.int16), eager.view(torch.int16)), "per-op plan != eager"
-    fused_res = ns["program"](ns["Run"](ns["BEFORE"], ns["STORAGE"]))
+    fused_res = ns["Before"]().forward(*ns["INPUTS"])
     want = (((a.float() * b.float()) + c.float()) * d.float() - a.float()).to(torch.bfloat16)
     assert torch.equal(fused_res[0].view(torch.int16), want.view(torch.int16)), "fused plan != fp32 chain"
 
@@ -134,12 +154,8 @@ def test_division_fma_site_repro_matches_fmaf_with_reciprocal(tmp_path: Path) ->
     off = {site.node_id: OpOverride(contract_fma=False)}
     after = plan(prog, dataclasses.replace(get_policy("inductor-gpu"), node_overrides=off))
     path = tmp_path / "repro_div.py"
-    path.write_text(repro_script(prog, before, after, (a, b, c), reference="eager"))
-    spec = importlib.util.spec_from_file_location("repro_div", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    ns = vars(mod)
-    got = ns["program"](ns["Run"](ns["BEFORE"], ns["STORAGE"]))[0]
+    ns = _load(path, repro_script(prog, before, after, (a, b, c), reference="eager"))
+    got = ns["Before"]().forward(*ns["INPUTS"])[0]
     r = (np.float32(1.0) / b.numpy()).astype(np.float32)
     want = torch.tensor(
         [_LIBM.fmaf(-float(x), float(y), float(z)) for x, y, z in zip(a, r, c)],
@@ -147,5 +163,61 @@ def test_division_fma_site_repro_matches_fmaf_with_reciprocal(tmp_path: Path) ->
     )
     bad = (got.view(torch.int32) != want.view(torch.int32)).nonzero().flatten()
     assert bad.numel() == 0, f"repro fma(-a, 1/b, c) != fmaf at {bad[:5].tolist()}; repro: {path}"
-    plain = ns["program"](ns["Run"](ns["AFTER"], ns["STORAGE"]))[0]
+    plain = ns["After"]().forward(*ns["INPUTS"])[0]
     assert torch.equal(plain, c - a / b), "repro with the site off != torch's c - a / b"
+
+
+def _fp8_casts(x: torch.Tensor, y: torch.Tensor) -> tuple:
+    a = (x * y).to(torch.float8_e4m3fnuz).float() + y
+    b = (a * 3.0).to(torch.float8_e5m2fnuz)
+    c = (x - y).to(torch.float8_e4m3fn).float() * (x + y).to(torch.float8_e5m2).float()
+    return b, c.to(torch.float16)
+
+
+def _cases() -> dict:
+    """name -> (program, before plan, after plan): scalars, FMA sites, fp16/bf16, fp8 and fnuz roundings."""
+    from roundoff.plan import plan
+    from roundoff.zoo import get_workload
+
+    g = torch.Generator().manual_seed(3)
+    xb = (torch.randn(1024, generator=g) * 10).to(torch.bfloat16)
+    x32, y32 = torch.randn(1024, generator=g) * 30, torch.randn(1024, generator=g) * 30
+    x16, y16 = (torch.randn(1024, generator=g).half() for _ in range(2))
+    progs = {
+        "scalars_bf16": (capture(lambda x: (x * 0.1 + 0.3) / 0.7 - 1.1, xb), "eager", "eager-cuda"),
+        "fma_fp16": (capture(lambda a, b: (a * b + a) * b - a / b, x16, y16), "inductor-gpu", "inductor-cpu"),
+        "fp8_fnuz": (capture(_fp8_casts, x32, y32), "eager", "inductor-gpu"),
+    }
+    w = get_workload("fma-cancel")
+    progs["fma_cancel"] = (capture(w.build(), *w.make_inputs()), "inductor-gpu", "eager")
+    return {k: (p, plan(p, a), plan(p, b)) for k, (p, a, b) in progs.items()}
+
+
+def test_repro_reproduces_the_emulation_bit_for_bit(tmp_path: Path) -> None:
+    """Each script's Before/After, run in a subprocess without roundoff, equal `run_plan` of the plans."""
+    from roundoff.execute import run_plan
+
+    cases = _cases()
+    for name, (prog, before, after) in cases.items():
+        text = repro_script(prog, before, after, tuple(prog.example_inputs))
+        assert "import roundoff" not in text and "from roundoff" not in text, name
+        (tmp_path / f"{name}.py").write_text(text)
+    out = tmp_path / "outputs.pt"
+    _python(tmp_path, (
+        "import torch; res = {}\n"
+        f"for name in {sorted(cases)!r}:\n"
+        "    ns = runpy.run_path(name + '.py')\n"
+        "    res[name] = [list(ns[k]().forward(*ns['INPUTS'])) for k in ('Before', 'After')]\n"
+        f"torch.save(res, {str(out)!r})"
+    ))
+    got = torch.load(out)
+    for name, (prog, before, after) in cases.items():
+        for side, p in zip(got[name], (before, after)):
+            want = run_plan(p, ())
+            for i, (g, w) in enumerate(zip(side, want)):
+                ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[w.element_size()]
+                nan = g.float().isnan() & w.float().isnan()
+                bad = int((~((g.view(ints) == w.view(ints)) | nan)).sum())
+                assert g.dtype == w.dtype and bad == 0, (
+                    f"{name}, {p.policy.name}, output {i}: {bad} of {w.numel()} elements differ from run_plan; "
+                    f"repro: {tmp_path / name}.py")

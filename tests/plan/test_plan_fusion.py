@@ -1,5 +1,5 @@
 """The fusion model on hand-built graphs, against what Inductor does (module docstring of
-``roundoff.plan.fusion``; threads/003): extern ops read realized (stored) operands, reductions end
+``roundoff.plan.fusion``; the FMA issue): extern ops read realized (stored) operands, reductions end
 their kernel, unstored pointwise nodes are recomputed in every consumer, kernels never form cycles."""
 
 from __future__ import annotations

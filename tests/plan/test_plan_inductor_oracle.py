@@ -57,7 +57,7 @@ def test_inductor_cpu_plan_matches_torch_compile_bit_for_bit() -> None:
     assert p.decisions[copy].group != p.decisions[original].group
     assert p.decisions[copy].op == p.decisions[original].op == "aten.mul.Tensor"
     eager = plan(prog, "eager")
-    assert sum(_differ(eager)) > 0, "eager rounding should differ from compiled (DESIGN.md: ~1/3)"
+    assert sum(_differ(eager)) > 0, "eager rounding should differ from compiled (measured: ~1/3 of elements)"
 
 
 def test_counterfactual_roundings_are_detected() -> None:
@@ -76,7 +76,7 @@ def test_counterfactual_roundings_are_detected() -> None:
 
 
 def test_user_softmax_backward_nan_predicted_like_torch_compile() -> None:
-    # threads/003: NaN gradients compiled, finite eager. On CPU (no FMA) the NaN comes from the
+    # the FMA issue (docs/architecture.md, Sources): NaN gradients compiled, finite eager. On CPU (no FMA) the NaN comes from the
     # amax backward comparing the stored (rounded) max with the recomputed unrounded x / y.
     w = get_workload("softmax-backward")
     fn, (x, y) = w.build(), w.make_inputs()

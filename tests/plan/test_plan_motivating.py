@@ -1,12 +1,12 @@
-"""The motivating programs of ../shared/threads, planned under the presets the threads are about.
+"""The motivating programs (docs/architecture.md, Sources), planned under the presets they are about.
 
 Expectations come from the sources, not from this code's output:
-(1) XLA revert thread (threads/000): r2.9 lowers bf16 ``mul`` as convert-to-f32, multiply,
+(1) XLA revert thread: r2.9 lowers bf16 ``mul`` as convert-to-f32, multiply,
     convert-back; master/r2.10 multiplies natively in bf16.
-(2) Thunder thread (threads/002): ``matmul(a + b, w)``: the add is upcast to f32 and converted
+(2) Thunder thread: ``matmul(a + b, w)``: the add is upcast to f32 and converted
     back to bf16, the matmul takes its operands in bf16; Thunder's autocast only downcasts matmul
     operands (fp32 inputs -> bf16).
-(3) FMA thread (threads/003): ``exp(x*scale - x*scale)`` is one Triton kernel
+(3) FMA thread: ``exp(x*scale - x*scale)`` is one Triton kernel
     (``triton_poi_fused_exp_mul_sub_0``), ``x * scale`` CSE'd into ``tmp4``, ``tmp4 - tmp4``
     contracted into ``fma(a, b, -tmp4)``; the user-level softmax computes ``div`` + ``amax`` in one
     kernel, ``sub``/``exp`` rematerialized into the ``sum`` kernel and the final ``div`` kernel.

@@ -1,7 +1,7 @@
 """Golden tables: what each preset does per op class and storage dtype.
 
-The tables below are the SPEC, written from the sources each preset cites (DESIGN.md, the threads
-in ../shared/threads, torch/Inductor/XLA/Thunder docs), not printed from the code. On failure only
+The tables below are the SPEC, written from the sources each preset cites (the issues listed in
+docs/architecture.md "Sources", torch/Inductor/XLA/Thunder docs), not printed from the code. On failure only
 the differing cells are shown.
 """
 

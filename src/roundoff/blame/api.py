@@ -102,6 +102,11 @@ def blame(
             )
         except ReproError as exc:
             notes.append(f"no repro script: {exc}")
+        if repro_text is not None and transcendentals != "eager":
+            notes.append(
+                "the repro script evaluates exp/log/tanh/... with eager's kernels, not Inductor's as this "
+                "search did: its figures may differ from blame's by an ulp at those ops"
+            )
     if status is BlameStatus.NO_FIX:
         notes.append(
             f"all {len(candidates)} candidate changes together still diverge: the divergence is not "

@@ -17,7 +17,7 @@ from roundoff.policy.model import Policy
 from roundoff.report.json_report import number
 from roundoff.report.terminal import fmt_num, progress_bar
 
-# The motivating cases of DESIGN.md, as (workload, reference, policies): the FMA that turns a
+# The motivating cases (docs/architecture.md), as (workload, reference, policies): the FMA that turns a
 # cancelled product into inf, the user-level softmax whose gradient goes NaN, the bf16 chain that
 # differs bitwise under Inductor, and the XLA `mul` debate on a Llama-style block against fp64.
 MOTIVATING: tuple[tuple[str, str, tuple[str, ...]], ...] = (

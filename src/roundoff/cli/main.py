@@ -116,6 +116,12 @@ def trace(
     policy: PolicyOpt = None,
     inputs: InputsOpt = None,
     backward: BackwardOpt = False,
+    lowered: Annotated[
+        bool,
+        typer.Option(
+            "--lowered", metavar=FLAG, help="Print the lowered plan (the emulation's own code)."
+        ),
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     from roundoff.plan import format_side_by_side, format_trace, plan
@@ -132,7 +138,12 @@ def trace(
         for p in chosen:
             check_node_overrides(program, p, loaded.label)
         plans = [plan(program, p) for p in chosen]
-        text = format_trace(plans[0]) if len(plans) == 1 else format_side_by_side(*plans)
+        if lowered:
+            from roundoff.lower import format_lowered
+
+            text = "\n".join(format_lowered(p) for p in plans)
+        else:
+            text = format_trace(plans[0]) if len(plans) == 1 else format_side_by_side(*plans)
     typer.echo(text)
 
 

@@ -7,7 +7,7 @@ that computed it is read as computed (fp32 for bf16/fp16/fp8 storage under opmat
 ``FusionModel.NONE`` (eager): every op is its own kernel; every value is stored.
 
 ``FusionModel.POINTWISE`` (Inductor, and the fusing XLA/nvFuser policies), following what Inductor
-does (DESIGN.md; thread 003 on the FMA issue, "rematerialize most of the pointwise ops"):
+does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the pointwise ops"):
 
 * Kinds of node. *Fusible*: pointwise arithmetic/transcendental, comparison/select, casts, data
   movement/views. *Reduction*. *Extern*: matmul, convolution, attention, normalization kernels

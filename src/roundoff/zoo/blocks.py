@@ -183,7 +183,7 @@ def block_inputs(
     return (x.requires_grad_(),)
 
 
-_SOURCE = "Hugging Face eager Llama/Mixtral layers; XLA mul revert thread (threads/000)"
+_SOURCE = "Hugging Face eager Llama/Mixtral layers; PyTorch/XLA's mul revert (docs/architecture.md, Sources)"
 register(
     Workload(
         "llama-block",

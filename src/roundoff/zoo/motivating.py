@@ -10,8 +10,8 @@ import torch
 
 from roundoff.zoo.registry import Workload, register
 
-FMA_THREAD = "pytorch issue 'fma can cause drastically worse precision in torch.compile/Triton' (threads/003)"
-THUNDER_THREAD = "lightning-thunder issue on matmul/linear up/downcasts for nvFuser (threads/002)"
+FMA_THREAD = "pytorch issue 'fma can cause drastically worse precision in torch.compile/Triton'"
+THUNDER_THREAD = "lightning-thunder issue on matmul/linear up/downcasts for nvFuser"
 
 # The thread's exact scalars (fp32 0-d tensors): x*scale is about 2.05e11, so the rounding error of the
 # product (about 1e4) is what an FMA-contracted `x*scale - x*scale` returns; exp of that is inf.
@@ -237,7 +237,7 @@ register(
     Workload(
         "bf16-chain",
         "((a*b)+c)*d - a on random bf16 vectors: per-op versus per-kernel rounding",
-        "DESIGN.md, Inductor measurements",
+        "Inductor on CPU vs eager, measured (README: What we measured)",
         _chain_program,
         _chain_inputs,
         torch.bfloat16,
