@@ -55,8 +55,16 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
     )
 
 
-def _cause_sentence(r: NodeReport) -> str:
+def _cause_sentence(r: NodeReport, plan: Plan) -> str:
     own = r.local if r.local is not None else r.vs_oracle
+    d = plan.decisions.get(r.node_id)
+    if d is not None and d.fma is not None and fma_can_err(plan, d) and not own.new_nonfinite:
+        exact_zero = " (fp64's value is exactly 0 there)" if own.norm_rel == math.inf else ""
+        return (
+            f"{_at(r)}: FMA contraction keeps the rounding error of "
+            f"{product_words(plan.program.node(d.fma.mul_id))} ({d.fma.mul_id}): recomputed from fp64 "
+            f"inputs it is up to {own.max_abs:.2g} away from fp64{exact_zero}."
+        )
     if own.new_nonfinite:
         return f"{_at(r)} makes {_kind(r)} itself: recomputed from fp64 inputs it is {_kind(r)} where fp64 is finite."
     if own.norm_rel == math.inf:
@@ -82,12 +90,12 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
         elif nid == origin:
-            lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, [])))
+            lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named))
         else:
-            lines.append(_cause_sentence(by_id[nid]))
+            lines.append(_cause_sentence(by_id[nid], plan))
         named.add(nid)
     if origin is not None and origin not in named:
-        lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, [])))
+        lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named))
     for o in result.outputs:
         if o.nan_in_fp64:
             lines.append(
@@ -118,7 +126,10 @@ def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, N
     )
 
 
-def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str]) -> str:
+def _origin_sentence(
+    r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str], named: set[str] = frozenset()
+) -> str:
+    """Why `r` makes NaN/inf; an operand already `named` as a cause is referred to, not re-explained."""
     node = plan.program.node(r.node_id)
     if zeros:
         z = plan.program.node(zeros[0])
@@ -131,6 +142,11 @@ def _origin_sentence(r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, ze
         pr = by_id.get(p.meta.get(NODE_ID, ""))
         d = plan.decisions.get(p.meta.get(NODE_ID, ""))
         if pr is not None and d is not None and d.fma is not None and fma_can_err(plan, d):
+            if pr.node_id in named:
+                return (
+                    f"{_at(r)} turns the error FMA contraction leaves in {_at(pr)} (about "
+                    f"{pr.vs_oracle.max_abs:.2g} away from fp64) into {_kind(r)}."
+                )
             return (
                 f"{_at(pr)}: FMA contraction keeps the rounding error of {product_words(plan.program.node(d.fma.mul_id))} ({d.fma.mul_id}) "
                 f"(about {pr.vs_oracle.max_abs:.2g} away from fp64); {_at(r)} turns it into {_kind(r)}."
