@@ -100,6 +100,8 @@ def run_cell(program: Any, cell: str, eager: dict[str, Any], device: str) -> dic
         code = 1 if result.diverges else 0
         out["diverging"] = sum(not o.passes for o in result.outputs)
         out["outputs"] = len(result.outputs)
+        out["diverging_nodes"] = sum(n.verdict != "ok" for n in result.nodes)
+        out["nonfinite_origin"] = result.nan_origin
         out["seconds"], out["peak_bytes"] = box["seconds"], box["peak"]
         out["time_ratio"] = _ratio(box["seconds"], eager["seconds"])
         out["memory_ratio"] = _ratio(box["peak"], eager["peak_bytes"])
@@ -178,6 +180,17 @@ def markdown(doc: dict[str, Any]) -> str:
             lines.append(f"| {r['model']} | {cap} | " + " | ".join(_cell_text(c) for c in r["cells"]) + " |")
         counts = {k: sum(1 for r in rows for c in r["cells"] if c["exit"] == k) for k in (0, 1, 2, 3, None)}
         lines += ["", "Cells: " + ", ".join(f"{EXIT_NAMES.get(k, 'n/a')} {v}" for k, v in counts.items()), ""]
+    oracle = [(r, c) for r in doc["rows"] for c in r["cells"]
+              if c["against"] == "oracle" and c["exit"] in (0, 1) and "diverging_nodes" in c]
+    if oracle:
+        lines += ["## Against the fp64 oracle: nodes", "",
+                  f"{len(oracle)} checks; diverging nodes in all of them: "
+                  f"{sum(c['diverging_nodes'] for _, c in oracle)}; NaN/Inf origins named: "
+                  f"{sum(c['nonfinite_origin'] is not None for _, c in oracle)}.", ""]
+        lines += [f"- {r['model']} ({r['form']}): {c['diverging_nodes']} diverging node(s), "
+                  f"origin {c['nonfinite_origin']}" for r, c in oracle
+                  if c["diverging_nodes"] or c["nonfinite_origin"] is not None]
+        lines.append("")
     lines += ["## Failures by error line", "", "| exit | error (first line) | cells | models |", "|---|---|---|---|"]
     for (code, error), where in failures(doc).items():
         models = sorted({w[0] for w in where})
