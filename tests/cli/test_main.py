@@ -147,3 +147,20 @@ def test_nodes_table_keeps_source_names_whole_at_80_columns():
     assert "motivating.py:69" in result.stdout
     assert re.search(r"motivati(?!ng\.py:\d)", result.stdout) is None, result.stdout
     assert re.search(r"nonfinit(?!e)", result.stdout) is None  # not `nonfinit` / `e`
+
+
+def test_a_missing_optional_package_is_an_environment_error_not_a_roundoff_bug(monkeypatch, tmp_path):
+    """Without plotly, --html used to exit 3 ("this is a roundoff bug"); it is exit 2 naming the extra."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_plotly(name, *args, **kwargs):
+        if name.split(".")[0] == "plotly":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_plotly)
+    result = run("check", "zoo:bf16-chain", "-p", "eager", "--html", str(tmp_path / "r.html"))
+    assert result.exit_code == 2, result.output
+    assert "pip install 'roundoff[cli]'" in result.stderr and "roundoff bug" not in result.stderr

@@ -280,5 +280,8 @@ def test_reduction_overloads_table_equals_torch_tags() -> None:
                 loaded.add(full)
                 if torch.Tag.reduction in getattr(packet, o).tags:
                     tagged.add(full)
+    # Named-tensor overloads (Dimname arguments) never reach a captured graph; torch 2.11 tags some
+    # of them and torch 2.13 does not, so they are left out of the comparison.
+    tagged = {t for t in tagged if not any(k in t.split(".")[1].lower() for k in ("name", "dimname"))}
     listed = REDUCTION_OVERLOADS & loaded
     assert tagged == listed, f"missing {sorted(tagged - listed)}, extra {sorted(listed - tagged)}"

@@ -105,12 +105,32 @@ def guarded(debug: bool, json_out: bool = False) -> Iterator[None]:
             raise
         if is_user_error(exc):
             raise fail(first_line(exc), EXIT_USAGE, json_out) from None
+        if (extra := missing_extra(exc)) is not None:
+            raise fail(extra, EXIT_USAGE, json_out) from None
         raise fail(
             f"internal error ({type(exc).__name__}: {first_line(exc)}); this is a roundoff bug: "
             "rerun with --debug for the traceback and report it",
             EXIT_INTERNAL,
             json_out,
         ) from None
+
+
+#: optional packages -> the extra of roundoff that installs them
+_EXTRAS = {"rich": "cli", "typer": "cli", "jinja2": "cli", "plotly": "cli", "tomli_w": "toml",
+           "transformers": "models"}
+
+
+def missing_extra(exc: BaseException) -> str | None:
+    """The one-line message for an optional package that is not installed (an environment problem,
+    exit 2, not a roundoff bug), or None when `exc` is something else."""
+    if not isinstance(exc, ImportError):
+        return None
+    top = (exc.name or "").split(".")[0]
+    name = top if top in _EXTRAS else next((k for k in _EXTRAS if f"'{k}'" in str(exc)), None)
+    if name is None:
+        return None
+    return (f"this needs the optional package {name!r}, which is not installed: "
+            f"pip install 'roundoff[{_EXTRAS[name]}]' (or pip install {name})")
 
 
 _ROUNDOFF_DIR = str(Path(__file__).resolve().parents[1]) + os.sep
