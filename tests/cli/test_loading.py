@@ -31,7 +31,7 @@ def test_inputs_option_picks_another_factory(scripts):
         ),
         ("missing_dep.py:f", None, r"failed to import: it raised ModuleNotFoundError"),
         ("good.py:nope", None, r"function 'nope' not found .* it defines: .*\bf\b"),
-        ("good.py:NOT_A_FUNCTION", None, r"is a int, not a function"),
+        ("good.py:NOT_A_FUNCTION", None, r"is an int, not a function"),
         ("good.py:no_factory", None, r"define no_factory_inputs\(\)"),
         ("good.py:f", "good.py:nope", r"input factory 'nope' not found"),
         ("good.py:bad_factory", None, r"non-tensor inputs \(#1: float\)"),
@@ -41,6 +41,8 @@ def test_inputs_option_picks_another_factory(scripts):
         ("nowhere.py:f", None, r"does not exist"),
         ("good.txt:f", None, r"not a .py file"),
         ("good.py", None, r"not of the form SCRIPT:NAME"),
+        # the option's form is checked before the (broken) script is imported; no zoo:NAME offered
+        ("broken.py:f", "good.py", r"^--inputs '.*good.py' is not of the form SCRIPT:FACTORY \(e"),
     ],
 )
 def test_bad_input_is_a_one_line_usage_error(scripts, target, inputs, pattern):

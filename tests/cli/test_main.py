@@ -98,6 +98,11 @@ def test_bad_input_exits_2_with_one_line(scripts, command, target, extra, needle
     _usage_error(run(command, target, *extra), *needles)
 
 
+def test_unknown_against_names_the_option_and_every_reference(scripts):
+    result = run("check", f"{scripts}/good.py:f", "--against", "eagr")
+    _usage_error(result, "--against 'eagr'", "eager", "oracle (fp64)", "inductor-gpu", "xla-2.9")
+
+
 def test_debug_mode_lets_the_exception_through(scripts):
     result = run("check", f"{scripts}/broken.py:f", "--debug")
     assert result.exit_code != 0 and result.exception is not None

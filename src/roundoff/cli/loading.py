@@ -46,10 +46,20 @@ def split_ref(ref: str, what: str) -> tuple[str, str]:
     """Split ``"path/to/script.py:NAME"`` at its last colon; UsageError if either side is empty."""
     head, sep, tail = ref.rpartition(":")
     if not sep or not head or not tail:
+        if what == "--inputs":
+            raise UsageError(
+                f"--inputs {ref!r} is not of the form SCRIPT:FACTORY (e.g. "
+                "model.py:make_inputs, a function returning a tuple of tensors)"
+            )
         raise UsageError(
             f"{what} {ref!r} is not of the form SCRIPT:NAME (e.g. model.py:forward) or zoo:NAME"
         )
     return head, tail
+
+
+def article(word: str) -> str:
+    """`word` with its indefinite article: ``an int``, ``a float``."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
 _MODULE_CACHE: dict[Path, ModuleType] = {}
@@ -130,7 +140,8 @@ def get_callable(module: ModuleType, name: str, script: str, role: str) -> Calla
             f"{role} {name!r} not found in {script!r}; it defines: {', '.join(found) or 'nothing'}"
         )
     if not callable(obj):
-        raise UsageError(f"{role} {name!r} in {script!r} is a {type(obj).__name__}, not a function")
+        raise UsageError(f"{role} {name!r} in {script!r} is {article(type(obj).__name__)}, "
+                         "not a function")
     return obj
 
 
@@ -155,6 +166,8 @@ def as_input_tuple(value: Any, where: str) -> tuple[torch.Tensor, ...]:
 def load_script_target(target: str, inputs_ref: str | None, backward: bool) -> Loaded:
     """Resolve ``SCRIPT:FUNCTION`` and its inputs (``--inputs`` or ``FUNCTION_inputs``)."""
     script, fn_name = split_ref(target, "target")
+    if inputs_ref is not None:
+        split_ref(inputs_ref, "--inputs")  # the option's form is checked before any script runs
     fn = get_callable(import_script(script), fn_name, script, "function")
     if inputs_ref is None:
         in_script, factory_name = script, f"{fn_name}_inputs"

@@ -47,7 +47,7 @@ from roundoff.cli.params import (
     TargetArg,
 )
 from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
-from roundoff.cli.policies import check_node_overrides, resolve_policy
+from roundoff.cli.policies import check_node_overrides, resolve_policy, resolve_reference
 from roundoff.report import terminal
 
 
@@ -189,7 +189,7 @@ def check(
             raise UsageError(f"--rule {rule!r}: choose same, allclose or bitwise")
         chosen = [resolve_policy(p) for p in (policy or [DEFAULT_POLICY])]
         against = _reference_name(against)
-        reference = [] if against in ("eager", "oracle") else [resolve_policy(against)]
+        reference = resolve_reference(against)
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
         for p in chosen + reference:

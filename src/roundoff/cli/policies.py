@@ -23,6 +23,23 @@ def resolve_policy(name_or_path: str) -> Policy:
         ) from exc
 
 
+def resolve_reference(against: str) -> list[Policy]:
+    """``--against``: [] for eager and oracle, else the one policy named; a one-line error naming
+    the option and every accepted value when it is none of these."""
+    if against in ("eager", "oracle"):
+        return []
+    try:
+        return [get_policy(against)]
+    except (KeyError, ValueError, OSError) as exc:
+        if against.endswith(".toml"):
+            return [resolve_policy(against)]
+        names = ", ".join(p if isinstance(p, str) else p.name for p in list_policies())
+        raise UsageError(
+            f"--against {against!r}: choose eager, oracle (fp64) or a policy: {names} "
+            "(or a .toml path)"
+        ) from exc
+
+
 def check_node_overrides(program: Program, policy: Policy, label: str) -> None:
     """UsageError if `policy` overrides a node id `program` does not have (a typo or a policy
     written for another program would otherwise be ignored silently)."""
