@@ -13,6 +13,8 @@ ops are comments. A tensor constant of the graph (``get_attr``) prints as ``t7 =
 from __future__ import annotations
 
 import itertools
+import keyword
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -81,14 +83,28 @@ class _Printer:
 
     # -- names ---------------------------------------------------------------------------------
     def _name_placeholders(self, placeholders: list[torch.fx.Node]) -> None:
+        """Each input is named after its program input name (``model.l0.weight`` ->
+        ``model_l0_weight``), made a unique identifier; the placeholder name when there is none."""
         names = list(self.plan.program.input_names)
-        use = (
-            len(names) == len(placeholders)
-            and all(n.isidentifier() for n in names)
-            and len(set(names)) == len(names)
-        )
+        taken: set[str] = set()
         for i, p in enumerate(placeholders):
-            self.names[node_id(p)] = names[i] if use else p.name
+            base = _ident(names[i]) if len(names) == len(placeholders) else p.name
+            if keyword.iskeyword(base) or re.fullmatch(r"t\d+(_\w*)?", base):
+                base = f"in_{base}"  # never a Python keyword nor one of the printer's own t-names
+            name, k = base, 1
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            self.names[node_id(p)] = name
+
+    def input_name(self, p: torch.fx.Node) -> str | None:
+        """The program input name of placeholder `p` when its variable name does not spell it."""
+        names = self.plan.program.input_names
+        placeholders = [n for n in self.plan.program.nodes() if n.op == "placeholder"]
+        if len(names) != len(placeholders):
+            return None
+        name = names[placeholders.index(p)]
+        return None if name == self.names.get(node_id(p)) else name
 
     def _var(self, nid: str) -> str:
         return self.names.setdefault(nid, "t" + nid.lstrip("n").replace(".", "_").replace("@", "_"))
@@ -297,9 +313,9 @@ def _header(plan: Plan, printer: _Printer, placeholders: list[torch.fx.Node]) ->
     args = ", ".join(printer._var(node_id(n)) for n in placeholders)
     block.lines.append(f"def {_ident(plan.program.name)}({args}):")
     for n in placeholders:
-        block.lines.append(
-            f"  # {printer._var(node_id(n))}: {_shape(n, plan.decisions[node_id(n)].storage_dtype)}"
-        )
+        line = f"  # {printer._var(node_id(n))}: {_shape(n, plan.decisions[node_id(n)].storage_dtype)}"
+        original = printer.input_name(n)
+        block.lines.append(line + (f" (input {original})" if original else ""))
     return block
 
 
