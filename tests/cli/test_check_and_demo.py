@@ -148,3 +148,40 @@ def test_check_against_a_policy_agrees_with_analyze():
     direct = check(w.build(), w.make_inputs(), "inductor-gpu", "inductor-cpu")
     assert result.exit_code == (1 if direct.diverges else 0)
     assert json.loads(result.stdout)["against"] == "inductor-cpu"
+
+
+def test_graph_breaks_are_reported_in_json_terminal_and_html(tmp_path):
+    """A branch on tensor data and an .item() make the check hold for these inputs only: every
+    report says so, with the text capture itself gives for each graph break."""
+    from roundoff.capture import capture
+
+    script = tmp_path / "brk.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x):\n"
+        "    if x.abs().max() > 100:\n"
+        "        x = x / 2\n"
+        "    s = x.float().sum().item()\n"
+        "    return (x * s).to(torch.bfloat16)\n"
+        "def f_inputs():\n"
+        "    return (torch.linspace(-2, 2, 16).to(torch.bfloat16),)\n"
+    )
+    ns: dict = {}
+    exec(compile(script.read_text(), str(script), "exec"), ns)
+    expected = [s.describe() for s in capture(ns["f"], *ns["f_inputs"]()).specializations]
+    assert len(expected) == 2, expected
+    html = tmp_path / "r.html"
+    result = run("check", f"{script}:f", "-p", "eager", "--json", "--html", str(html))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert len(doc["specializations"]) == 2
+    for text, described in zip(doc["specializations"], expected, strict=True):
+        assert text.startswith(described.split(" (")[0]) and "holds for these inputs" in text
+        assert "checked across a graph break at brk.py:" in text
+    page = html.read_text()
+    assert page.count("checked across a graph break") == 2
+    terminal = run("check", f"{script}:f", "-p", "eager").stdout
+    notes = [ln for ln in terminal.splitlines() if "checked across a graph break" in ln]
+    assert len(notes) == 2 and all(ln.startswith("note: ") for ln in notes), terminal

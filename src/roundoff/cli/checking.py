@@ -70,7 +70,7 @@ def check_document(
         runs.append(run_from_check(result, the_plan, format_trace(the_plan), found))
     if progress is not None:
         progress.update(task, advance=1)
-    return document_from_checks(loaded.label, against, runs)
+    return document_from_checks(loaded.label, against, runs, program.specializations)
 
 
 def run_check(

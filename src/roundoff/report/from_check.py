@@ -9,6 +9,7 @@ oracle inputs, `inherited_bits` analyze's mean bits not explained by the local e
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from roundoff.analyze.metrics import Metrics
@@ -152,6 +153,9 @@ def run_from_check(
     )
 
 
-def document_from_checks(target: str, against: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The whole document for `target` from run entries made by `run_from_check`."""
-    return make_document(target, against, runs)
+def document_from_checks(
+    target: str, against: str, runs: list[dict[str, Any]], specializations: Sequence[Any] = ()
+) -> dict[str, Any]:
+    """The whole document for `target` from run entries made by `run_from_check`;
+    `specializations` are the program's (``Program.specializations``), reported as notes."""
+    return make_document(target, against, runs, [s.describe() for s in specializations])

@@ -10,6 +10,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
       "against": "eager",               # reference: "eager", "oracle" (fp64) or a policy name
       "legend": str,                    # what "reference" means in this mode (optional)
       "verdict": "diverges",            # worst verdict over all runs: "ok" | "diverges"
+      "specializations": [str],         # graph breaks checked across (optional): eager's value
+                                        # is used there, so the verdict holds for these inputs
       "runs": [{                        # one per --policy
         "policy": "inductor-gpu",
         "rule": "same",                 # same | allclose | bitwise (optional)
@@ -55,6 +57,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
@@ -115,6 +118,7 @@ SCHEMA: dict[str, Any] = {
         "against": {"type": "string"},
         "legend": {"type": "string"},
         "verdict": _VERDICT,
+        "specializations": {"type": "array", "items": {"type": "string"}},
         "runs": {
             "type": "array",
             "items": {
@@ -348,12 +352,15 @@ def legend(against: str, rule: str = "same") -> str:
     )
 
 
-def make_document(target: str, against: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """A version-1 report document; its verdict is the worst over `runs`."""
+def make_document(
+    target: str, against: str, runs: list[dict[str, Any]], specializations: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A version-1 report document; its verdict is the worst over `runs`. `specializations` are the
+    program's graph breaks (``Specialization.describe()``), stated as holding for these inputs."""
     from roundoff import __version__
 
     rule = next((r["rule"] for r in runs if r.get("rule")), "same")
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "roundoff_version": __version__,
         "target": target,
@@ -362,3 +369,8 @@ def make_document(target: str, against: str, runs: list[dict[str, Any]]) -> dict
         "verdict": worst_verdict([r["verdict"] for r in runs]),
         "runs": runs,
     }
+    if specializations:
+        document["specializations"] = [
+            f"{text}; the verdict holds for these inputs only" for text in specializations
+        ]
+    return document

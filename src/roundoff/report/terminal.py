@@ -290,6 +290,7 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
     parts: list[RenderableType] = [head]
     if document.get("legend"):
         parts.append(Text(document["legend"], style="dim"))
+    parts += [Text(f"note: {s}", style="yellow") for s in document.get("specializations", [])]
     return Group(*parts, *(run_report(r, top) for r in document["runs"]))
 
 
