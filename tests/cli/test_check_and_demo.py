@@ -137,6 +137,39 @@ def test_blame_fixes_fma_cancel_and_its_policy_passes_check(tmp_path):
     assert run("check", "zoo:fma-cancel", "-p", "inductor-gpu").exit_code == 1
 
 
+def test_a_saved_fix_is_refused_for_another_program_with_the_same_node_ids(tmp_path):
+    """Node ids are per program: blame's saved policy records the program (name and graph
+    fingerprint) and another program with that node id is refused, not silently overridden."""
+    from roundoff.capture import capture
+    from roundoff.cli.policies import graph_fingerprint
+    from roundoff.zoo import get_workload
+
+    fixed = tmp_path / "fix.toml"
+    result = run("blame", "zoo:fma-cancel", "-p", "inductor-gpu", "--save-policy", str(fixed))
+    assert result.exit_code == 0, result.output
+    w = get_workload("fma-cancel")
+    mine = graph_fingerprint(capture(w.build(), *w.make_inputs()))
+    text = fixed.read_text()
+    assert 'made_for = "fma_cancel"' in text and f'made_for_graph = "{mine}"' in text, text
+    assert run("check", "zoo:fma-cancel", "-p", str(fixed)).exit_code == 0  # its own program
+    other = tmp_path / "other.py"
+    other.write_text(
+        "import torch\n"
+        "def g(x):\n    y = x * 3\n    z = y + 1\n    w = z * 2\n    return torch.exp(w - y)\n"
+        "def g_inputs():\n    return (torch.randn(8).to(torch.bfloat16),)\n"
+    )
+    refused = run("check", f"{other}:g", "-p", str(fixed))
+    assert refused.exit_code == 2, refused.output
+    assert f"node overrides were made for program 'fma_cancel' (graph {mine}), not for 'g'" in (
+        refused.stderr
+    )
+    assert "node ids differ between programs" in refused.stderr
+    # a policy without the record behaves as before: the node id exists in g, so it is applied
+    bare = tmp_path / "bare.toml"
+    bare.write_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("made_for")))
+    assert run("check", f"{other}:g", "-p", str(bare)).exit_code in (0, 1)
+
+
 def test_check_against_a_policy_agrees_with_analyze():
     from roundoff.analyze import check
     from roundoff.zoo import get_workload

@@ -135,8 +135,8 @@ def trace(
         chosen = [resolve_policy(p) for p in names]
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
-        for p in chosen:
-            check_node_overrides(program, p, loaded.label)
+        for name, p in zip(names, chosen, strict=True):
+            check_node_overrides(program, p, loaded.label, name)
         plans = [plan(program, p) for p in chosen]
         if lowered:
             from roundoff.lower import format_lowered
@@ -187,13 +187,14 @@ def check(
         check_writable(html, "--html")
         if rule not in ("same", "allclose", "bitwise"):
             raise UsageError(f"--rule {rule!r}: choose same, allclose or bitwise")
-        chosen = [resolve_policy(p) for p in (policy or [DEFAULT_POLICY])]
+        names = policy or [DEFAULT_POLICY]
+        chosen = [resolve_policy(p) for p in names]
         against = _reference_name(against)
         reference = resolve_reference(against)
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
-        for p in chosen + reference:
-            check_node_overrides(program, p, loaded.label)
+        for name, p in zip([*names, against], chosen + reference):  # against: when a policy
+            check_node_overrides(program, p, loaded.label, name)
         document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule)
         _emit(document, json_out, html, top)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
@@ -254,23 +255,28 @@ def blame_command(
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
         loaded = load_target(target, inputs, backward)
-        found = _run_blame(loaded, chosen, against, search, repro is not None)
-        _blame_output(found, loaded.label, save_policy, repro)
+        found, program = _run_blame(loaded, chosen, against, search, repro is not None, policy)
+        _blame_output(found, loaded.label, save_policy, repro, program)
     raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
 
 
-def _run_blame(loaded, chosen, against: str, search: str, want_repro: bool):
+def _run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origin: str):
+    """Blame's result and the program it was found on."""
     from roundoff.blame import blame
 
     with terminal.progress_bar(_stderr()) as progress:
         progress.add_task(f"blaming {loaded.label} under {chosen.name}", total=None)
         program = capture_target(loaded)
-        check_node_overrides(program, chosen, loaded.label)
-        return blame(program, chosen, against=against, search=search, repro=want_repro)
+        check_node_overrides(program, chosen, loaded.label, origin)
+        return blame(program, chosen, against=against, search=search, repro=want_repro), program
 
 
-def _blame_output(found, label: str, save_policy: Path | None, repro: Path | None) -> None:
-    """Blame's report; the fixed policy and repro written only when there is a fix to write."""
+def _blame_output(found, label: str, save_policy: Path | None, repro: Path | None,
+                  program) -> None:
+    """Blame's report; the fixed policy (stamped with the program it was made for) and repro
+    written only when there is a fix to write."""
+    from roundoff.cli.policies import stamp_program
+
     from roundoff.blame.result import BlameStatus
     from roundoff.report.from_check import blame_entry
 
@@ -290,13 +296,13 @@ def _blame_output(found, label: str, save_policy: Path | None, repro: Path | Non
     fixed = found.status is BlameStatus.FIXED
     if save_policy is not None:
         if fixed and found.policy_toml:
-            write_output(save_policy, found.policy_toml, "--save-policy")
+            write_output(save_policy, stamp_program(found.policy_toml, program), "--save-policy")
             out.print(f"fixed policy: {save_policy} (use it with --policy)", markup=False)
         else:
             out.print(f"--save-policy {save_policy}: not written (no change set fixes it)",
                       markup=False)
     elif fixed and found.policy_toml:
-        typer.echo(found.policy_toml)
+        typer.echo(stamp_program(found.policy_toml, program))
     if repro is not None:
         if found.repro:
             write_output(repro, found.repro, "--repro")

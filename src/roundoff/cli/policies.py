@@ -3,9 +3,12 @@ program they are applied to."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.cli.loading import UsageError
-from roundoff.policy import get_policy, list_policies
+from roundoff.policy import get_policy, list_policies, policy_from_toml, policy_to_toml
 from roundoff.policy.model import Policy
 
 
@@ -40,9 +43,38 @@ def resolve_reference(against: str) -> list[Policy]:
         ) from exc
 
 
-def check_node_overrides(program: Program, policy: Policy, label: str) -> None:
+def graph_fingerprint(program: Program) -> str:
+    """12 hex digits of sha256 over the captured graph's node ids with their op targets: equal for
+    two captures of one program, different where node ids would name other ops."""
+    lines = [f"{n.meta.get(NODE_ID)}={n.op}:{n.target}" for n in program.graph.nodes]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
+
+
+def stamp_program(policy_toml: str, program: Program) -> str:
+    """`policy_toml` with the program its node overrides were made for (name and fingerprint)."""
+    policy = policy_from_toml(policy_toml)
+    made = dataclasses.replace(
+        policy, made_for=program.name, made_for_graph=graph_fingerprint(program)
+    )
+    return policy_to_toml(made)
+
+
+def check_node_overrides(
+    program: Program, policy: Policy, label: str, origin: str | None = None
+) -> None:
     """UsageError if `policy` overrides a node id `program` does not have (a typo or a policy
-    written for another program would otherwise be ignored silently)."""
+    written for another program would otherwise be ignored silently), or if its node overrides
+    were recorded as made for a program with another graph fingerprint. `origin` names the policy
+    as the user gave it (a preset name or a .toml path)."""
+    origin = origin or policy.name
+    if policy.node_overrides and policy.made_for_graph:
+        mine = graph_fingerprint(program)
+        if policy.made_for_graph != mine:
+            raise UsageError(
+                f"policy {origin}'s node overrides were made for program {policy.made_for!r} "
+                f"(graph {policy.made_for_graph}), not for {program.name!r} (graph {mine}): "
+                "node ids differ between programs; run roundoff blame on this program for its own"
+            )
     ids = [n.meta.get(NODE_ID) for n in program.graph.nodes]
     known = set(ids)
     unknown = [k for k in policy.node_overrides if k not in known and k.split(".")[0] not in known]

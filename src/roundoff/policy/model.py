@@ -137,6 +137,10 @@ class Policy:
     decompositions: tuple[str, ...] = ()
     op_overrides: Mapping[str, OpOverride] = field(default_factory=dict)
     node_overrides: Mapping[str, OpOverride] = field(default_factory=dict)
+    # the program `node_overrides` were made for (its name and graph fingerprint, as ``roundoff
+    # blame`` records them): node ids are per program, so another program must not take them
+    made_for: str | None = None
+    made_for_graph: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compute", _frozen(self.compute))
