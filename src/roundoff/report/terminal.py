@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.report.json_report import node_ref_text, number
+from roundoff.report.notes import compact_notes
 
 VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold magenta"}
 
@@ -254,7 +255,7 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         # analyze's findings often repeat the hazard's advice word for word: say it once
         text += " (see above)" if h["message"] in listed else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
-    for note in run["notes"]:
+    for note in compact_notes(run["notes"]):
         parts.append(Text(f"note: {note}", style="dim"))
     return Group(*parts)
 

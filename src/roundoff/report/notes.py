@@ -1,0 +1,73 @@
+"""Notes shortened for a terminal: each at most ~3 lines, notes of one shape collapsed into one.
+
+A large program makes analyze and the planner emit many notes, some listing every node or kernel
+(``rematerialized pointwise nodes ...: n5 (kernels 1, 2); n6 (kernels 1, 3); ...``), some repeated
+per kernel (``kernel 7 (reduction) ends at its stored result ...``). The report document (``--json``,
+HTML) keeps every note whole; `compact_notes` is for the terminal only, and says where to find all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+MAX_CHARS = 300  # ~3 lines of a 100-column terminal
+LIST_HEAD = 4  # items of a long list kept before "... and N more"
+MORE = "; --json has all"
+
+_NUMBER = re.compile(r"\d+")
+_PARENS = re.compile(r"\([^()]*\)")
+_FIRST_ID = re.compile(r"\b([A-Za-z]+) (n?\d+[\w.]*)")
+
+
+def _shape(note: str) -> str:
+    """What a note says with its numbers and parenthesized lists left out."""
+    return _NUMBER.sub("#", _PARENS.sub("(...)", note))
+
+
+def _abbrev(items: Sequence[str], sep: str) -> str:
+    """`items` joined by `sep`, the first `LIST_HEAD` only when there are many."""
+    if len(items) <= LIST_HEAD + 1:
+        return sep.join(items)
+    return f"{sep.join(items[:LIST_HEAD])}{sep}... and {len(items) - LIST_HEAD} more{MORE}"
+
+
+def _shorten_list(note: str, sep: str) -> str:
+    """The longest run of `sep`-separated items in `note` abbreviated (a sentence after the last
+    item is kept)."""
+    parts = note.split(sep)
+    if len(parts) <= LIST_HEAD + 2:
+        return note
+    last, dot, tail = parts[-1].partition(". ")
+    items = parts[:-1] + [last]
+    abbreviated = _abbrev(items, sep)
+    return abbreviated + (f". {tail}" if dot else "")
+
+
+def shorten(note: str) -> str:
+    """`note` at most `MAX_CHARS` long: long lists abbreviated, then the text cut."""
+    for sep in ("; ", ", "):
+        if len(note) > MAX_CHARS:
+            note = _shorten_list(note, sep)
+    if len(note) > MAX_CHARS:
+        note = note[: MAX_CHARS - 20].rstrip() + f" ... ({MORE[2:]})"
+    return note
+
+
+def compact_notes(notes: Sequence[str]) -> list[str]:
+    """`notes` for a terminal: notes of one shape (differing only in their numbers and
+    parenthesized lists) as one line with their count and the ids they are about, each note
+    shortened (`shorten`). Order: where each shape first appears."""
+    groups: dict[str, list[str]] = {}
+    for note in notes:
+        groups.setdefault(_shape(note), []).append(note)
+    out = []
+    for same in groups.values():
+        if len(same) == 1:
+            out.append(shorten(same[0]))
+            continue
+        first = _FIRST_ID.search(same[0])
+        ids = [m.group(2) for m in map(_FIRST_ID.search, same) if m]
+        about = f" ({first.group(1)}s {_abbrev(ids, ', ')})" if first and len(ids) == len(same) else ""
+        out.append(shorten(f"{len(same)} notes like{about}: {same[0]}"))
+    return out

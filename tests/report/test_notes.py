@@ -1,0 +1,46 @@
+"""Terminal notes: long lists abbreviated, notes of one shape collapsed, nothing lost silently."""
+
+from __future__ import annotations
+
+from roundoff.report.notes import MAX_CHARS, compact_notes
+from roundoff.report.terminal import run_report
+
+
+def _notes() -> list[str]:
+    remat = (
+        "rematerialized pointwise nodes, recomputed unrounded in every consuming kernel: "
+        + "; ".join(f"n{i} (kernels {i}, {i + 1})" for i in range(100))
+        + ". Inductor's realize heuristics may store one instead"
+    )
+    per_kernel = [
+        f"kernel {k} (reduction) ends at its stored result; a persistent reduction may fuse its "
+        f"pointwise epilogue (n{k}, n{k + 1}) into the same kernel"
+        for k in range(3, 63, 1)
+    ]
+    return [remat, *per_kernel, "reductions are not bit-exact: bounded against fp64"]
+
+
+def test_long_and_repeated_notes_are_compacted_with_counts():
+    notes = _notes()
+    short = compact_notes(notes)
+    assert len(short) == 3
+    assert all(len(n) <= MAX_CHARS for n in short), [len(n) for n in short]
+    remat, kernels, last = short
+    assert remat.startswith("rematerialized pointwise nodes") and "n0 (kernels 0, 1)" in remat
+    assert "... and 96 more; --json has all" in remat and remat.endswith("may store one instead")
+    assert kernels.startswith(f"{len(notes) - 2} notes like (kernels 3, 4, 5, 6, ... and 56 more")
+    assert "ends at its stored result" in kernels
+    assert last == notes[-1]  # a short unique note is unchanged
+
+
+def test_the_terminal_report_prints_compacted_notes(sample_document):
+    run = dict(sample_document["runs"][0], notes=_notes())
+    from rich.console import Console
+
+    console = Console(width=100, record=True)
+    console.print(run_report(run))
+    lines = [ln for ln in console.export_text().splitlines()]
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("note: rematerialized"))
+    notes = lines[start:]
+    assert sum(ln.startswith("note: ") for ln in notes) == 3
+    assert len(notes) <= 3 * 3, notes  # each note at most 3 lines of 100 columns
