@@ -166,6 +166,9 @@ def test_a_missing_optional_package_is_an_environment_error_not_a_roundoff_bug(m
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_plotly)
+    from roundoff.report.html import _plotlyjs
+
+    _plotlyjs.cache_clear()  # an earlier --html in this process would otherwise serve plotly.js
     result = run("check", "zoo:bf16-chain", "-p", "eager", "--html", str(tmp_path / "r.html"))
     assert result.exit_code == 2, result.output
     assert "pip install 'roundoff[cli]'" in result.stderr and "roundoff bug" not in result.stderr
