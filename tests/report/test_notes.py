@@ -27,20 +27,27 @@ def test_long_and_repeated_notes_are_compacted_with_counts():
     assert all(len(n) <= MAX_CHARS for n in short), [len(n) for n in short]
     remat, kernels, last = short
     assert remat.startswith("rematerialized pointwise nodes") and "n0 (kernels 0, 1)" in remat
-    assert "... and 96 more; --json has all" in remat and remat.endswith("may store one instead")
-    assert kernels.startswith(f"{len(notes) - 2} notes like (kernels 3, 4, 5, 6, ... and 56 more")
+    assert "... and 97 more; --json has all" in remat and remat.endswith("may store one instead")
+    assert kernels.startswith(f"{len(notes) - 2} notes like (kernels 3, 4, 5, ... and 57 more")
     assert "ends at its stored result" in kernels
     assert last == notes[-1]  # a short unique note is unchanged
+
+
+def test_a_long_note_without_a_list_is_cut_with_a_pointer_to_json():
+    long = "word " * 200
+    (short,) = compact_notes([long])
+    assert len(short) <= MAX_CHARS and short.endswith("... (--json has all)")
+    assert long.startswith(short.removesuffix(" ... (--json has all)"))
 
 
 def test_the_terminal_report_prints_compacted_notes(sample_document):
     run = dict(sample_document["runs"][0], notes=_notes())
     from rich.console import Console
 
-    console = Console(width=100, record=True)
+    console = Console(width=110, record=True)
     console.print(run_report(run))
     lines = [ln for ln in console.export_text().splitlines()]
     start = next(i for i, ln in enumerate(lines) if ln.startswith("note: rematerialized"))
     notes = lines[start:]
     assert sum(ln.startswith("note: ") for ln in notes) == 3
-    assert len(notes) <= 3 * 3, notes  # each note at most 3 lines of 100 columns
+    assert len(notes) <= 3 * 3, notes  # each note at most 3 lines of 110 columns

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-MAX_CHARS = 300  # ~3 lines of a 100-column terminal
-LIST_HEAD = 4  # items of a long list kept before "... and N more"
+MAX_CHARS = 320  # ~3 lines of a 110-column terminal
+LIST_HEAD = 3  # items of a long list kept before "... and N more"
 MORE = "; --json has all"
 
 _NUMBER = re.compile(r"\d+")
@@ -32,25 +32,24 @@ def _abbrev(items: Sequence[str], sep: str) -> str:
     return f"{sep.join(items[:LIST_HEAD])}{sep}... and {len(items) - LIST_HEAD} more{MORE}"
 
 
-def _shorten_list(note: str, sep: str) -> str:
-    """The longest run of `sep`-separated items in `note` abbreviated (a sentence after the last
-    item is kept)."""
-    parts = note.split(sep)
-    if len(parts) <= LIST_HEAD + 2:
-        return note
-    last, dot, tail = parts[-1].partition(". ")
-    items = parts[:-1] + [last]
-    abbreviated = _abbrev(items, sep)
-    return abbreviated + (f". {tail}" if dot else "")
+def _shorten_list(text: str, sep: str) -> str:
+    """The `sep`-separated items in `text` abbreviated when there are many."""
+    parts = text.split(sep)
+    return text if len(parts) <= LIST_HEAD + 2 else _abbrev(parts, sep)
 
 
 def shorten(note: str) -> str:
-    """`note` at most `MAX_CHARS` long: long lists abbreviated, then the text cut."""
-    for sep in ("; ", ", "):
-        if len(note) > MAX_CHARS:
-            note = _shorten_list(note, sep)
+    """`note` at most `MAX_CHARS` long: the lists in its first sentence abbreviated (the
+    sentences after it kept), then the text cut."""
+    first, dot, rest = note.partition(". ")
+    for sep in ("; ", ", "):  # items of a "; " list may hold ", " lists of their own: one pass
+        if len(first) + len(rest) > MAX_CHARS and first != (short := _shorten_list(first, sep)):
+            first = short
+            break
+    note = first + (f". {rest}" if dot else "")
     if len(note) > MAX_CHARS:
-        note = note[: MAX_CHARS - 20].rstrip() + f" ... ({MORE[2:]})"
+        cut = f" ... ({MORE[2:]})"
+        note = note[: MAX_CHARS - len(cut)].rstrip() + cut
     return note
 
 
