@@ -313,7 +313,8 @@ def _header(plan: Plan, printer: _Printer, placeholders: list[torch.fx.Node]) ->
     args = ", ".join(printer._var(node_id(n)) for n in placeholders)
     block.lines.append(f"def {_ident(plan.program.name)}({args}):")
     for n in placeholders:
-        line = f"  # {printer._var(node_id(n))}: {_shape(n, plan.decisions[node_id(n)].storage_dtype)}"
+        shape = _shape(n, plan.decisions[node_id(n)].storage_dtype)
+        line = f"  # {printer._var(node_id(n))}: {shape}"
         original = printer.input_name(n)
         block.lines.append(line + (f" (input {original})" if original else ""))
     return block

@@ -2,8 +2,8 @@
 
 A large program makes analyze and the planner emit many notes, some listing every node or kernel
 (``rematerialized pointwise nodes ...: n5 (kernels 1, 2); n6 (kernels 1, 3); ...``), some repeated
-per kernel (``kernel 7 (reduction) ends at its stored result ...``). The report document (``--json``,
-HTML) keeps every note whole; `compact_notes` is for the terminal only, and says where to find all.
+per kernel (``kernel 7 (reduction) ends at its stored result ...``). The report document
+(``--json``, HTML) keeps every note whole; `compact_notes` is for the terminal only, and says where to find all.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def compact_notes(notes: Sequence[str]) -> list[str]:
             continue
         first = _FIRST_ID.search(same[0])
         ids = [m.group(2) for m in map(_FIRST_ID.search, same) if m]
-        about = f" ({first.group(1)}s {_abbrev(ids, ', ')})" if first and len(ids) == len(same) else ""
+        named = first is not None and len(ids) == len(same)
+        about = f" ({first.group(1)}s {_abbrev(ids, ', ')})" if named else ""
         out.append(shorten(f"{len(same)} notes like{about}: {same[0]}"))
     return out
