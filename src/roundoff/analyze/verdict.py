@@ -23,8 +23,10 @@ a correctly rounded value; a clean bf16 eager run measures up to about 4 (`EXCES
   user's code) are never held against the node.
 - `Verdict.DIVERGES` when the node's *own* error is excessive: its local value (recomputed under
   the policy from fp64 operands, read as the plan reads them) has an excess above `EXCESS_LIMIT`
-  in the node's *working format* (the lowest-precision float format among its storage format and
-  its float operands' storage formats: an fp32 upcast of a bf16 value is held to bf16's rounding).
+  in the node's *working format* (the lowest-precision float format among its storage format, its
+  float operands' storage formats and the format the plan reads its operands in, the decision's
+  ``input_format``: an fp32 upcast of a bf16 value, or an fp32 matmul whose operands an autocast
+  policy rounds to bf16, is held to bf16's rounding).
   Without a local value (``local=False``) the node's total error is judged the same way.
   When the format's *range* cannot hold the node's values (fp64 correctly rounded to it is itself
   more than `EXCESS_LIMIT` roundings off: an epsilon that underflows in fp16, say), the node is
