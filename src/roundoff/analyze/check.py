@@ -24,7 +24,9 @@ from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8
+from roundoff.analyze.verdict import (
+    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
+)
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
@@ -127,7 +129,7 @@ def check(
     outputs = _output_verdicts(plan_a.program, outs, tol, rule)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
-    culprits = _culprits(reports, plan_a.program, outputs, vs_oracle, observer.zero_operands)
+    culprits = _culprits(reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, _overflowing(reports, hazards))
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
@@ -161,6 +163,12 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
         "bounded against the fp64 oracle instead."
     )
     return (note,)
+
+
+def _overflowing(reports: tuple[NodeReport, ...], hazards: tuple) -> set[str]:
+    """Nodes that overflow their format where fp64 is finite: inf there, or an overflow hazard."""
+    over = {h.node_id for h in hazards if h.kind in OVERFLOW_HAZARDS}
+    return over | {r.node_id for r in reports if r.vs_oracle.inf > r.vs_oracle.ref_inf}
 
 
 def _ancestors(program: Program, node_ids: set[str]) -> set[str]:
@@ -198,9 +206,17 @@ def _decided_by(program: Program, nid: str, reported: dict[str, NodeReport]) -> 
     return node.meta.get(NODE_ID, nid)
 
 
+#: Comparisons and selections: a non-float node that decides a value (`_decided_by`) is one of these.
+_DECIDERS = {
+    torch.ops.aten.eq, torch.ops.aten.ne, torch.ops.aten.lt, torch.ops.aten.le, torch.ops.aten.gt,
+    torch.ops.aten.ge, torch.ops.aten.where, torch.ops.aten.argmax, torch.ops.aten.argmin,
+    torch.ops.aten.max, torch.ops.aten.min, torch.ops.aten.sort, torch.ops.aten.topk,
+}
+
+
 def _culprits(
     reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...], vs_oracle: bool,
-    zero_operands: dict[str, list[str]], limit: int = 5,
+    zero_operands: dict[str, list[str]], overflow: set[str] = frozenset(), limit: int = 5,
 ) -> tuple[str, ...]:
     """Findings ranked by cause, only nodes on the path to a failing output when one fails:
 
@@ -221,9 +237,21 @@ def _culprits(
     def makes_nonfinite(r: NodeReport) -> bool:
         return (r.local if r.local is not None else r.vs_oracle).new_nonfinite > 0
 
+    def is_cause(z: str, r: NodeReport) -> bool:
+        """A zero operand's producer is a cause of `r`'s NaN/inf unless an operand of `r` overflows (then
+        inf / inf is the cause, not the zero); a non-float decider only when it is a comparison or
+        selection `r` is computed from."""
+        if any(p.meta.get(NODE_ID) in overflow for p in program.node(r.node_id).all_input_nodes):
+            return False
+        if z in by_id:
+            return True
+        n = program.node(z)
+        return getattr(n.target, "overloadpacket", None) in _DECIDERS and z in _ancestors(program, {r.node_id})
+
     first: list[str] = []
     for r in reports:  # graph order
         zeros = [_decided_by(program, z, by_id) for z in zero_operands.get(r.node_id, [])] if eligible(r) else []
+        zeros = [z for z in zeros if is_cause(z, r)]
         first += [z for z in zeros if z not in first]
         if eligible(r) and makes_nonfinite(r) and r.node_id not in first:
             first.append(r.node_id)

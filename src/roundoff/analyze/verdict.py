@@ -100,6 +100,10 @@ class Rule(str, enum.Enum):
 EXCESS_LIMIT = 16.0
 
 
+#: Hazard kinds (`roundoff.analyze.hazards`) that say a node's values overflow its format.
+OVERFLOW_HAZARDS = frozenset({"fp16-overflow", "exp-overflow"})
+
+
 def unit_roundoff(dtype: torch.dtype) -> float:
     """``eps / 2`` of `dtype`'s format; fp32's for dtypes roundoff has no format for."""
     try:
