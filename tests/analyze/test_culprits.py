@@ -62,3 +62,27 @@ def test_an_operand_that_overflows_is_named_as_overflow_not_as_a_zero():
         if "loses accuracy itself" in e and "times the rounding" in e:
             factor = float(e.split("its error is ")[1].split(" times")[0])
             assert factor > EXCESS_LIMIT, e
+
+
+def _moments_norm(x: torch.Tensor) -> torch.Tensor:
+    mu = x.mean(-1, keepdim=True)
+    var = (x * x).mean(-1, keepdim=True) - mu * mu  # E[x^2] - E[x]^2: cancels in bf16
+    return (x - mu) / torch.sqrt(var + 1e-5)
+
+
+def test_a_nan_from_finite_inputs_names_the_largest_own_error_on_its_path():
+    g = torch.Generator().manual_seed(0)
+    x = (40 + torch.randn(64, 32, generator=g) * 0.5).bfloat16()
+    x64 = x.double()
+    assert bool((x64.var(-1, unbiased=False) > 0).all())  # fp64: the variance is positive, no NaN
+    program = capture(_moments_norm, x, name="moments")
+    result = check(program, (x,), "eager", "oracle")
+    assert result.diverges and result.nan_origin is not None
+    origin = program.node(result.nan_origin)
+    assert origin.target is _aten.sqrt.default
+    reported = {r.node_id: r for r in result.nodes}
+    subs = [r for r in result.nodes if r.op.startswith("sub") and r.own_excess > EXCESS_LIMIT]
+    worst = max(subs, key=lambda r: r.own_excess)
+    assert worst.own_excess == max(r.own_excess for r in reported.values() if r.node_id != result.nan_origin)
+    assert result.culprits[0] == worst.node_id
+    assert f"`sub` ({worst.node_id}" in _sentence(result, result.nan_origin)

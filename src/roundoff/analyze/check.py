@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.explain import explain
+from roundoff.analyze.explain import explain, path_cause
 from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
@@ -129,7 +129,10 @@ def check(
     outputs = _output_verdicts(plan_a.program, outs, tol, rule)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
-    culprits = _culprits(reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, _overflowing(reports, hazards))
+    culprits = _culprits(
+        reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, _overflowing(reports, hazards),
+        observer.nan_origin,
+    )
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
@@ -216,13 +219,16 @@ _DECIDERS = {
 
 def _culprits(
     reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...], vs_oracle: bool,
-    zero_operands: dict[str, list[str]], overflow: set[str] = frozenset(), limit: int = 5,
+    zero_operands: dict[str, list[str]], overflow: set[str] = frozenset(), nan_origin: str | None = None,
+    limit: int = 5,
 ) -> tuple[str, ...]:
     """Findings ranked by cause, only nodes on the path to a failing output when one fails:
 
     1. nodes whose own (local) value is NaN/inf where fp64 is finite, upstream first; a node that
        makes them by dividing by (or taking the log of) an operand that is 0 where fp64 is not comes
        after that operand's producer (an epsilon rounded away, an underflow: the producer is the cause);
+       a node that makes them from finite inputs is preceded by the node on its path whose own error
+       is largest beyond `EXCESS_LIMIT` (`path_cause`: E[x^2] - E[x]^2 before a sqrt);
     2. nodes whose own error is beyond `EXCESS_LIMIT` times their format's rounding, largest first.
 
     Against a reference, only nodes whose verdict is not ok (a node that agrees with the reference
@@ -255,6 +261,12 @@ def _culprits(
         first += [z for z in zeros if z not in first]
         if eligible(r) and makes_nonfinite(r) and r.node_id not in first:
             first.append(r.node_id)
+    origin = by_id.get(nan_origin or "")
+    explained = any(is_cause(z, origin) for z in zero_operands.get(origin.node_id, [])) if origin else True
+    if vs_oracle and not explained and not makes_nonfinite(origin):  # NaN/inf from finite, inaccurate inputs
+        cause = path_cause(program.node(origin.node_id), by_id)
+        if cause is not None and eligible(cause) and cause.node_id not in first:
+            first.insert(0, cause.node_id)
     rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
     rest.sort(key=lambda r: r.own_excess, reverse=True)
     return tuple(first + [r.node_id for r in rest])[:limit]

@@ -125,12 +125,33 @@ def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, N
     src = node_source(n)
     where = f"`{_op(n)}` ({nid}{' at ' + src if src else ''})"
     ops = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in n.all_input_nodes)
+    origin = next((m for m in n.graph.nodes if m.meta.get(NODE_ID) == result.nan_origin), None)
     return (
         f"{where} decides differently from fp64 (its operands {ops} are held at different precisions or "
         "carry rounding error): a value computed from it is 0 where fp64 is not, and "
         + (f"{_at(by_id[result.nan_origin])} divides by it and makes {_kind(by_id[result.nan_origin])}."
-           if result.nan_origin in by_id else "a later node divides by it.")
+           if origin is not None and n in upstream(origin) else "a later node divides by it.")
     )
+
+
+def upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
+    """Every node `node` is computed from (not itself)."""
+    seen: set[torch.fx.Node] = set()
+    todo = list(node.all_input_nodes)
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return seen
+
+
+def path_cause(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> NodeReport | None:
+    """The node `node` is computed from whose own error is largest, when beyond `EXCESS_LIMIT`: the cause
+    of a NaN/inf `node` makes from finite but inaccurate inputs (E[x^2] - E[x]^2 before a sqrt)."""
+    ups = [by_id[i] for n in upstream(node) if (i := n.meta.get(NODE_ID, "")) in by_id]
+    worst = max(ups, key=lambda r: r.own_excess, default=None)
+    return worst if worst is not None and worst.own_excess > EXCESS_LIMIT else None
 
 
 def _overflowing(node: torch.fx.Node, by_id: dict[str, NodeReport], overflow: set[str]) -> list[str]:
@@ -185,4 +206,10 @@ def _origin_sentence(
         f"; its input {_at(worst)} is already {worst.vs_oracle.max_abs:.2g} away from fp64"
         if worst is not None and worst.vs_oracle.max_bits > 0 else ""
     )
+    cause = path_cause(node, by_id)
+    if cause is not None and cause is not worst:
+        tail += (
+            f", the error {_at(cause)} makes itself ({cause.own_excess:.3g} times the rounding of "
+            f"{cause.working_dtype or cause.dtype}, the largest on its path)"
+        )
     return f"{_at(r)} makes {_kind(r)} from finite inputs{tail}."
