@@ -174,7 +174,7 @@ def _origin_sentence(
     over = _overflowing(node, by_id, overflow)
     if over:
         return (
-            f"{_at(r)} makes {_kind(r)} from finite inputs: its operand(s) {', '.join(over)} overflow their "
+            f"{_at(r)} makes {_kind(r)} from finite inputs: its operand(s) {', '.join(over)} exceed their "
             "format's range where fp64 is finite (overflow), not a value rounded to 0."
         )
     if zeros:
