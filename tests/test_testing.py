@@ -86,3 +86,14 @@ def test_usable_from_pytest_the_failure_message_reaches_the_report(tmp_path):
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "AssertionError" in proc.stdout and "diverges from eager" in proc.stdout
+
+
+def test_oracle_failure_names_the_oracle_rule_not_same():
+    # oracle: check's own verdict against the oracle, and the fp64 run (exp overflows where fp64 is finite)
+    w = get_workload("fma-cancel")
+    x, s = w.make_inputs()
+    assert check(w.build(), (x, s), "inductor-gpu", "oracle").diverges
+    with pytest.raises(AssertionError) as info:
+        assert_numerics(w.build(), (x, s), policy="inductor-gpu", against="oracle")
+    head = str(info.value).splitlines()[0]
+    assert "diverges from oracle by the oracle rule" in head and "`same`" not in head

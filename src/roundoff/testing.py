@@ -21,6 +21,7 @@ import torch
 
 from roundoff.analyze import check
 from roundoff.analyze.result import CheckResult
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule
 from roundoff.policy.model import Policy
 
 __all__ = ["assert_numerics"]
@@ -57,6 +58,20 @@ def assert_numerics(
     return result
 
 
+def _rule_words(result: CheckResult) -> str:
+    """The output rule `result` was judged by, in words (`roundoff.analyze.verdict`'s output verdict)."""
+    rules = {o.rule for o in result.outputs}
+    if rules - {Rule.SAME.value}:
+        return f"the `{'`/`'.join(sorted(rules))}` rule against fp64 correctly rounded to each output's dtype" \
+            if result.against == "oracle" else f"the `{'`/`'.join(sorted(rules))}` rule"
+    if result.against == "oracle":
+        return (
+            f"the oracle rule (NaN/inf where fp64 is finite, or an error more than {EXCESS_LIMIT:g} times "
+            "fp64 correctly rounded to the narrowest format on the output's path)"
+        )
+    return "PyTorch's `same` rule"
+
+
 def failure_message(result: CheckResult) -> str:
     """Two lines: the verdict (which outputs fail, with their RMSE against fp64 and the
     reference's), then the first finding that says where and why."""
@@ -65,10 +80,7 @@ def failure_message(result: CheckResult) -> str:
         f"{o.name} (RMSE vs fp64 {o.rmse_result:.4g}, reference {o.rmse_reference:.4g})"
         for o in failing
     )
-    head = (
-        f"{result.program} under {result.policy} diverges from {result.against} "
-        f"by PyTorch's `same` rule: {figures}"
-    )
+    head = f"{result.program} under {result.policy} diverges from {result.against} by {_rule_words(result)}: {figures}"
     specific = [e for e in result.explanations if not e.startswith("output ")]
     finding = (specific or list(result.explanations) or ["(no finding)"])[0]
     return f"{head}\nfirst finding: {finding}"

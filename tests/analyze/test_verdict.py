@@ -122,3 +122,22 @@ def test_fp64_is_the_oracle_in_the_library() -> None:
     a, b = (check(capture(torch.exp, x), (x,), "eager", against=name) for name in ("fp64", "oracle"))
     assert a.against == b.against == "oracle" and a.to_dict()["nodes"] == b.to_dict()["nodes"]
     assert Reference.parse("fp64") is Reference.ORACLE
+
+
+def _fp32_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a @ b
+
+
+def test_matmul_read_in_bf16_by_an_autocast_policy_is_held_to_bf16s_rounding() -> None:
+    # thunder-autocast rounds an fp32 matmul's operands to bf16 (matmul_input): its own error is
+    # that of bf16 operands, not fp32's rounding. Oracle: fp64 matmul of the bf16-rounded operands.
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(16, 32, generator=g), torch.randn(32, 8, generator=g)
+    result = check(_fp32_matmul, (a, b), "thunder-autocast", "oracle")
+    (mm,) = [r for r in result.nodes if r.op.startswith("mm")]
+    exact = a.double() @ b.double()
+    autocast = a.bfloat16().double() @ b.bfloat16().double()
+    expected = float(torch.linalg.vector_norm(autocast - exact) / torch.linalg.vector_norm(exact))
+    assert mm.local.norm_rel == pytest.approx(expected, rel=0.01)
+    assert mm.working_dtype == "bfloat16"
+    assert mm.verdict is Verdict.OK and mm.own_excess <= EXCESS_LIMIT

@@ -19,12 +19,14 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.explain import explain
+from roundoff.analyze.explain import explain, path_cause
 from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, judge, widen_fp8
+from roundoff.analyze.verdict import (
+    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
+)
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
@@ -124,11 +126,13 @@ def check(
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     reports = _zeros_diverge(tuple(observer.reports), observer.zero_operands)
-    failing_nodes = {r.node_id for r in reports if r.verdict is not Verdict.OK} if vs_oracle else None
-    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
+    outputs = _output_verdicts(plan_a.program, outs, tol, rule)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
-    culprits = _culprits(reports, plan_a.program, outputs, vs_oracle, observer.zero_operands)
+    culprits = _culprits(
+        reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, _overflowing(reports, hazards),
+        observer.nan_origin,
+    )
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
@@ -162,6 +166,12 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
         "bounded against the fp64 oracle instead."
     )
     return (note,)
+
+
+def _overflowing(reports: tuple[NodeReport, ...], hazards: tuple) -> set[str]:
+    """Nodes that overflow their format where fp64 is finite: inf there, or an overflow hazard."""
+    over = {h.node_id for h in hazards if h.kind in OVERFLOW_HAZARDS}
+    return over | {r.node_id for r in reports if r.vs_oracle.inf > r.vs_oracle.ref_inf}
 
 
 def _ancestors(program: Program, node_ids: set[str]) -> set[str]:
@@ -199,15 +209,26 @@ def _decided_by(program: Program, nid: str, reported: dict[str, NodeReport]) -> 
     return node.meta.get(NODE_ID, nid)
 
 
+#: Comparisons and selections: a non-float node that decides a value (`_decided_by`) is one of these.
+_DECIDERS = {
+    torch.ops.aten.eq, torch.ops.aten.ne, torch.ops.aten.lt, torch.ops.aten.le, torch.ops.aten.gt,
+    torch.ops.aten.ge, torch.ops.aten.where, torch.ops.aten.argmax, torch.ops.aten.argmin,
+    torch.ops.aten.max, torch.ops.aten.min, torch.ops.aten.sort, torch.ops.aten.topk,
+}
+
+
 def _culprits(
     reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...], vs_oracle: bool,
-    zero_operands: dict[str, list[str]], limit: int = 5,
+    zero_operands: dict[str, list[str]], overflow: set[str] = frozenset(), nan_origin: str | None = None,
+    limit: int = 5,
 ) -> tuple[str, ...]:
     """Findings ranked by cause, only nodes on the path to a failing output when one fails:
 
     1. nodes whose own (local) value is NaN/inf where fp64 is finite, upstream first; a node that
        makes them by dividing by (or taking the log of) an operand that is 0 where fp64 is not comes
        after that operand's producer (an epsilon rounded away, an underflow: the producer is the cause);
+       a node that makes them from finite inputs is preceded by the node on its path whose own error
+       is largest beyond `EXCESS_LIMIT` (`path_cause`: E[x^2] - E[x]^2 before a sqrt);
     2. nodes whose own error is beyond `EXCESS_LIMIT` times their format's rounding, largest first.
 
     Against a reference, only nodes whose verdict is not ok (a node that agrees with the reference
@@ -222,21 +243,40 @@ def _culprits(
     def makes_nonfinite(r: NodeReport) -> bool:
         return (r.local if r.local is not None else r.vs_oracle).new_nonfinite > 0
 
+    def is_cause(z: str, r: NodeReport) -> bool:
+        """A zero operand's producer is a cause of `r`'s NaN/inf unless an operand of `r` overflows (then
+        inf / inf is the cause, not the zero); a non-float decider only when it is a comparison or
+        selection `r` is computed from."""
+        if any(p.meta.get(NODE_ID) in overflow for p in program.node(r.node_id).all_input_nodes):
+            return False
+        if z in by_id:
+            return True
+        n = program.node(z)
+        return getattr(n.target, "overloadpacket", None) in _DECIDERS and z in _ancestors(program, {r.node_id})
+
     first: list[str] = []
     for r in reports:  # graph order
         zeros = [_decided_by(program, z, by_id) for z in zero_operands.get(r.node_id, [])] if eligible(r) else []
+        zeros = [z for z in zeros if is_cause(z, r)]
         first += [z for z in zeros if z not in first]
         if eligible(r) and makes_nonfinite(r) and r.node_id not in first:
             first.append(r.node_id)
+    origin = by_id.get(nan_origin or "")
+    explained = any(is_cause(z, origin) for z in zero_operands.get(origin.node_id, [])) if origin else True
+    if vs_oracle and not explained and not makes_nonfinite(origin):  # NaN/inf from finite, inaccurate inputs
+        cause = path_cause(program.node(origin.node_id), by_id)
+        if cause is not None and eligible(cause) and cause.node_id not in first:
+            first.insert(0, cause.node_id)
     rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
     rest.sort(key=lambda r: r.own_excess, reverse=True)
     return tuple(first + [r.node_id for r in rest])[:limit]
 
 
 def _output_verdicts(
-    program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None
+    program: Program, outs: tuple, tol: float, rule: Rule
 ) -> tuple[OutputVerdict, ...]:
-    """One `OutputVerdict` per float output; `failing_nodes` (against the oracle): nodes not ok."""
+    """One `OutputVerdict` per float output; against the oracle with the default rule by
+    `oracle_output_passes`, the one output verdict `roundoff.blame` uses too."""
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
     out_node = next(n for n in program.graph.nodes if n.op == "output")
@@ -244,7 +284,7 @@ def _output_verdicts(
     res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
     oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
     verdicts = []
-    oracle_rule = failing_nodes if rule is Rule.SAME and ref_all is None else None
+    oracle_rule = rule is Rule.SAME and ref_all is None
     for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
         if not is_float(res):
             continue
@@ -258,8 +298,8 @@ def _output_verdicts(
         best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and bool(lost.any()) else oracle
         verdicts.append(
             OutputVerdict(
-                name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if oracle_rule is None
-                else not bool(lost.any()) and not oracle_rule & _ancestors(program, {nid}),
+                name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if not oracle_rule
+                else oracle_output_passes(res, oracle, path_dtype(node) if isinstance(node, torch.fx.Node) else res.dtype),
                 rmse_result=rmse(res, oracle), rmse_reference=rmse(ref, oracle),
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),

@@ -8,7 +8,7 @@ import torch.fx
 
 from roundoff.analyze.hazards import fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.verdict import nan_or_inf
+from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.plan.model import Plan
 
@@ -72,6 +72,12 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
             f"{_at(r)} loses accuracy itself: fp64's value is exactly 0 there, and recomputed from fp64 inputs "
             f"it is up to {own.max_abs:.2g} away."
         )
+    if r.own_excess <= EXCESS_LIMIT:  # a culprit only by a zero a later node divides by or takes the log of
+        return (
+            f"{_at(r)} is 0 where fp64 is not (its error otherwise {r.own_excess:.3g} times the rounding of "
+            f"{r.working_dtype or r.dtype}: the format cannot hold those values), and a later node divides by "
+            "it or takes its log."
+        )
     return (
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {r.own_excess:.3g} times the "
         f"rounding of {r.working_dtype or r.dtype} (normwise relative error {own.norm_rel:.2g})"
@@ -85,17 +91,18 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     by_id = {r.node_id: r for r in result.nodes}
     lines = [t for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
     origin = result.nan_origin if result.nan_origin in by_id else None
+    overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
     for nid in result.culprits[:3]:
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
         elif nid == origin:
-            lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named))
+            lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         else:
             lines.append(_cause_sentence(by_id[nid], plan))
         named.add(nid)
     if origin is not None and origin not in named:
-        lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named))
+        lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
     for o in result.outputs:
         if o.nan_in_fp64:
             lines.append(
@@ -118,19 +125,58 @@ def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, N
     src = node_source(n)
     where = f"`{_op(n)}` ({nid}{' at ' + src if src else ''})"
     ops = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in n.all_input_nodes)
+    origin = next((m for m in n.graph.nodes if m.meta.get(NODE_ID) == result.nan_origin), None)
     return (
         f"{where} decides differently from fp64 (its operands {ops} are held at different precisions or "
         "carry rounding error): a value computed from it is 0 where fp64 is not, and "
         + (f"{_at(by_id[result.nan_origin])} divides by it and makes {_kind(by_id[result.nan_origin])}."
-           if result.nan_origin in by_id else "a later node divides by it.")
+           if origin is not None and n in upstream(origin) else "a later node divides by it.")
     )
 
 
+def upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
+    """Every node `node` is computed from (not itself)."""
+    seen: set[torch.fx.Node] = set()
+    todo = list(node.all_input_nodes)
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return seen
+
+
+def path_cause(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> NodeReport | None:
+    """The node `node` is computed from whose own error is largest, when beyond `EXCESS_LIMIT`: the cause
+    of a NaN/inf `node` makes from finite but inaccurate inputs (E[x^2] - E[x]^2 before a sqrt)."""
+    ups = [by_id[i] for n in upstream(node) if (i := n.meta.get(NODE_ID, "")) in by_id]
+    worst = max(ups, key=lambda r: r.own_excess, default=None)
+    return worst if worst is not None and worst.own_excess > EXCESS_LIMIT else None
+
+
+def _overflowing(node: torch.fx.Node, by_id: dict[str, NodeReport], overflow: set[str]) -> list[str]:
+    """`node`'s operands that overflow: inf where fp64 is finite, or flagged by an overflow hazard."""
+    out = []
+    for p in node.all_input_nodes:
+        pid = p.meta.get(NODE_ID, "")
+        pr = by_id.get(pid)
+        if pid in overflow or (pr is not None and pr.vs_oracle.inf > pr.vs_oracle.ref_inf):
+            out.append(f"`{_op(p)}` ({pid})")
+    return out
+
+
 def _origin_sentence(
-    r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str], named: set[str] = frozenset()
+    r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str], named: set[str] = frozenset(),
+    overflow: set[str] = frozenset(),
 ) -> str:
     """Why `r` makes NaN/inf; an operand already `named` as a cause is referred to, not re-explained."""
     node = plan.program.node(r.node_id)
+    over = _overflowing(node, by_id, overflow)
+    if over:
+        return (
+            f"{_at(r)} makes {_kind(r)} from finite inputs: its operand(s) {', '.join(over)} exceed their "
+            "format's range where fp64 is finite (overflow), not a value rounded to 0."
+        )
     if zeros:
         z = plan.program.node(zeros[0])
         made_by = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in z.all_input_nodes)
@@ -160,4 +206,10 @@ def _origin_sentence(
         f"; its input {_at(worst)} is already {worst.vs_oracle.max_abs:.2g} away from fp64"
         if worst is not None and worst.vs_oracle.max_bits > 0 else ""
     )
+    cause = path_cause(node, by_id)
+    if cause is not None and cause is not worst:
+        tail += (
+            f", the error {_at(cause)} makes itself ({cause.own_excess:.3g} times the rounding of "
+            f"{cause.working_dtype or cause.dtype}, the largest on its path)"
+        )
     return f"{_at(r)} makes {_kind(r)} from finite inputs{tail}."

@@ -129,7 +129,10 @@ class NodeObserver:
         ref_differs = self.has_reference and not torch.equal(ref, res)  # common: the policies agree here
         local_value = self._local_value(node, ls)
         pair = _judged_pair(res, ref, dtype) if ref_differs else None  # (against the oracle no `same` per node)
-        work = working_dtype(dtype, [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)])
+        operands = [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)]
+        if d is not None and d.input_format is not None:  # the plan reads the operands rounded (autocast)
+            operands.append(get_format(d.input_format).storage_dtype)
+        work = working_dtype(dtype, operands)
         m = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
         floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]

@@ -23,8 +23,10 @@ a correctly rounded value; a clean bf16 eager run measures up to about 4 (`EXCES
   user's code) are never held against the node.
 - `Verdict.DIVERGES` when the node's *own* error is excessive: its local value (recomputed under
   the policy from fp64 operands, read as the plan reads them) has an excess above `EXCESS_LIMIT`
-  in the node's *working format* (the lowest-precision float format among its storage format and
-  its float operands' storage formats: an fp32 upcast of a bf16 value is held to bf16's rounding).
+  in the node's *working format* (the lowest-precision float format among its storage format, its
+  float operands' storage formats and the format the plan reads its operands in, the decision's
+  ``input_format``: an fp32 upcast of a bf16 value, or an fp32 matmul whose operands an autocast
+  policy rounds to bf16, is held to bf16's rounding).
   Without a local value (``local=False``) the node's total error is judged the same way.
   When the format's *range* cannot hold the node's values (fp64 correctly rounded to it is itself
   more than `EXCESS_LIMIT` roundings off: an epsilon that underflows in fp16, say), the node is
@@ -41,13 +43,12 @@ storage dtype, over the elements where fp64 is finite.
 **Output verdict**: an output fails when any element is NaN/inf where fp64 is finite, whatever the
 reference does there (a reference that overflows too does not excuse it). Otherwise, against a
 reference run, by the `Rule` over the elements where fp64 is finite. Against the oracle with the
-default rule, when a node on its path diverges, so that every failing output has a cause to show
-(`same`'s multiplier of 2-3 compares two runs; the correctly rounded value is no run, and every
-real computation ends a few roundings away from it: 3.8x for the gradients of a clean bf16 Llama,
-and arbitrarily many for a bias gradient that cancels to 0 in exact arithmetic); with
-`allclose`/`bitwise`, by that rule against fp64 correctly rounded to the output's dtype. `blame`,
-which re-runs outputs without node reports, judges an output against the oracle by its values
-(`oracle_output_passes`: its excess in the narrowest format on its path within `EXCESS_LIMIT`).
+default rule, by its values alone (`oracle_output_passes`, the one output verdict `check` and
+`roundoff.blame` both use): its excess in the narrowest float format on its path (`path_dtype`)
+within `EXCESS_LIMIT` (`same`'s multiplier of 2-3 compares two runs; the correctly rounded value is
+no run, and every real computation ends a few roundings away from it). A diverging node whose error
+does not reach an output beyond that is a finding, not a failing output. With `allclose`/`bitwise`,
+by that rule against fp64 correctly rounded to the output's dtype.
 Elements NaN in fp64 too are counted (`OutputVerdict.nan_in_fp64`) and reported, never failed.
 
 `Rule.SAME` (default) is ``torch._dynamo.utils.same(ref, res, fp64_ref=x64, tol)``: RMSE against
@@ -97,6 +98,10 @@ class Rule(str, enum.Enum):
 #: tests/analyze/planted.py that are judged by their excess measure 88 to inf at the planted node
 #: (bench/results/planted-defects.md).
 EXCESS_LIMIT = 16.0
+
+
+#: Hazard kinds (`roundoff.analyze.hazards`) that say a node's values overflow its format.
+OVERFLOW_HAZARDS = frozenset({"fp16-overflow", "exp-overflow"})
 
 
 def unit_roundoff(dtype: torch.dtype) -> float:
@@ -218,12 +223,12 @@ def path_dtype(node: torch.fx.Node) -> torch.dtype:
 
 def oracle_output_passes(res: torch.Tensor, oracle: torch.Tensor, work: torch.dtype) -> bool:
     """An output's verdict against the oracle from its values alone: no NaN/inf where fp64 is finite and
-    an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT` (`roundoff.blame` judges so;
-    `check` also fails an output with a diverging node on its path)."""
+    an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT`; `check` and `roundoff.blame`
+    both judge outputs against the oracle so."""
     from roundoff.analyze.metrics import measure
     from roundoff.numerics import round_to
 
-    if bool((~res.isfinite() & oracle.isfinite()).any()):
+    if bool((~widen_fp8(res).isfinite() & oracle.isfinite()).any()):
         return False
     floor = measure(round_to(oracle, get_format(work)), oracle, res.dtype)
     return excess(measure(res, oracle, res.dtype), floor, work) <= EXCESS_LIMIT

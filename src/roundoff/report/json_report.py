@@ -339,7 +339,10 @@ def legend(against: str, rule: str = "same") -> str:
             f"that format can return). A node diverges when its own error, recomputed from fp64 inputs, "
             f"is more than {EXCESS_LIMIT:g} times its format's rounding, or when it is not finite where fp64 is"
         )
-        tail = "; outputs by that and their total excess" if rule == "same" else f"; outputs by the `{rule}` rule"
+        tail = (
+            "; an output fails when it is not finite where fp64 is or its total error is beyond that limit in the "
+            "narrowest format on its path" if rule == "same" else f"; outputs by the `{rule}` rule"
+        )
         return head + tail + " (roundoff.analyze.verdict)."
     rules = {
         "same": "PyTorch's `same` rule (RMSE against fp64 within a small multiple of the reference's)",

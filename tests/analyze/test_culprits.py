@@ -1,0 +1,88 @@
+"""Findings (`check`'s culprits and their sentences) name only nodes that cause a divergence.
+
+Oracles: the captured graph itself (which nodes are comparisons, which come before which), the fp64
+run (values beyond a format's range) and `check`'s own node reports (own excess, non-finite)."""
+
+from __future__ import annotations
+
+import torch
+
+from roundoff.analyze import check
+from roundoff.analyze.verdict import EXCESS_LIMIT
+from roundoff.capture import capture
+
+_aten = torch.ops.aten
+_DECIDING = {_aten.eq, _aten.ne, _aten.lt, _aten.le, _aten.gt, _aten.ge, _aten.where, _aten.argmax,
+             _aten.argmin, _aten.max, _aten.min, _aten.sort, _aten.topk}
+
+
+def _masked_softmax_no_max(s: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    mask = torch.triu(torch.full((8, 8), float("-inf"), dtype=s.dtype), diagonal=1)
+    e = torch.exp(s + mask)
+    return e / e.sum(-1, keepdim=True) @ v
+
+
+def _softmax_no_max(x: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(x)
+    return e / e.sum(-1, keepdim=True)
+
+
+def _sentence(result, nid: str) -> str:
+    return next(e for e in result.explanations if f"({nid} at" in e or f"({nid})" in e)
+
+
+def test_a_non_float_culprit_is_a_comparison_before_the_node_it_decides():
+    g = torch.Generator().manual_seed(0)
+    s = (torch.randn(2, 8, 8, generator=g) * 30).half().requires_grad_()
+    v = torch.randn(2, 8, 4, generator=g).half().requires_grad_()
+    program = capture(_masked_softmax_no_max, s, v, backward=True, name="masked")
+    result = check(program, (s, v), "inductor-gpu", "oracle")
+    reported = {r.node_id: r for r in result.nodes}
+    assert result.diverges and result.culprits
+    for nid in result.culprits:
+        if nid in reported:
+            r = reported[nid]
+            own = r.local if r.local is not None else r.vs_oracle
+            assert r.own_excess > EXCESS_LIMIT or own.new_nonfinite or "is 0 where fp64 is not" in _sentence(result, nid)
+        else:  # an expand/view decides nothing
+            assert program.node(nid).target.overloadpacket in _DECIDING, program.node(nid).target
+
+
+def test_an_operand_that_overflows_is_named_as_overflow_not_as_a_zero():
+    g = torch.Generator().manual_seed(0)
+    x = 87 + torch.rand(4, 8, generator=g) * 0.5
+    x[:, 0] = -30
+    # fp64: exp(x) is finite, but its sum exceeds fp32's range (and every exp exceeds fp16's)
+    assert bool((x.double().exp().sum(-1) > torch.finfo(torch.float32).max).all())
+    result = check(_softmax_no_max, (x.half(),), "inductor-gpu", "oracle")
+    assert result.diverges
+    finding = _sentence(result, result.nan_origin)
+    assert "overflow" in finding and "is 0 where fp64" not in finding
+    for e in result.explanations:  # a factor within the limit is no loss of accuracy
+        if "loses accuracy itself" in e and "times the rounding" in e:
+            factor = float(e.split("its error is ")[1].split(" times")[0])
+            assert factor > EXCESS_LIMIT, e
+
+
+def _moments_norm(x: torch.Tensor) -> torch.Tensor:
+    mu = x.mean(-1, keepdim=True)
+    var = (x * x).mean(-1, keepdim=True) - mu * mu  # E[x^2] - E[x]^2: cancels in bf16
+    return (x - mu) / torch.sqrt(var + 1e-5)
+
+
+def test_a_nan_from_finite_inputs_names_the_largest_own_error_on_its_path():
+    g = torch.Generator().manual_seed(0)
+    x = (40 + torch.randn(64, 32, generator=g) * 0.5).bfloat16()
+    x64 = x.double()
+    assert bool((x64.var(-1, unbiased=False) > 0).all())  # fp64: the variance is positive, no NaN
+    program = capture(_moments_norm, x, name="moments")
+    result = check(program, (x,), "eager", "oracle")
+    assert result.diverges and result.nan_origin is not None
+    origin = program.node(result.nan_origin)
+    assert origin.target is _aten.sqrt.default
+    reported = {r.node_id: r for r in result.nodes}
+    subs = [r for r in result.nodes if r.op.startswith("sub") and r.own_excess > EXCESS_LIMIT]
+    worst = max(subs, key=lambda r: r.own_excess)
+    assert worst.own_excess == max(r.own_excess for r in reported.values() if r.node_id != result.nan_origin)
+    assert result.culprits[0] == worst.node_id
+    assert f"`sub` ({worst.node_id}" in _sentence(result, result.nan_origin)
