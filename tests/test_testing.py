@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import inspect
 import math
 import os
 import subprocess
@@ -63,11 +62,14 @@ def test_fma_cancel_under_inductor_gpu_raises_with_the_verdict_and_finding():
     assert_numerics(w.build(), (x, s), policy="eager", against="eager")
 
 
-def test_rule_is_passed_through_or_refused():
-    if "rule" in inspect.signature(check).parameters:
-        pytest.skip("analyze.check takes a rule: assert_numerics passes it through")
-    with pytest.raises(ValueError, match="rule='allclose'"):
-        assert_numerics(_chain, _chain_inputs(), policy="eager", rule="allclose")
+def test_rule_is_passed_through():
+    """Inductor-CPU's fused bf16 chain is as accurate as eager (`same` passes) but not bit-identical
+    (`bitwise` fails), as real torch.compile on CPU differs from eager in ~36% of elements."""
+    args = _chain_inputs()
+    same = assert_numerics(_chain, args, policy="inductor-cpu", rule="same")
+    assert not all(o.vs_reference.exact for o in same.outputs)  # the bits differ somewhere
+    with pytest.raises(AssertionError, match="bitwise"):
+        assert_numerics(_chain, args, policy="inductor-cpu", rule="bitwise")
 
 
 def test_usable_from_pytest_the_failure_message_reaches_the_report(tmp_path):

@@ -13,7 +13,6 @@ library's own errors, not `AssertionError`: a broken test is not a numerics fail
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,9 +26,6 @@ from roundoff.policy.model import Policy
 __all__ = ["assert_numerics"]
 
 DEFAULT_POLICY = "inductor-gpu"  # as `roundoff check`
-RULES = ("same",)  # PyTorch's torch._dynamo.utils.same against fp64; others once analyze has them
-
-
 def assert_numerics(
     fn_or_module: Callable[..., Any],
     inputs: Sequence[torch.Tensor] | torch.Tensor,
@@ -43,16 +39,11 @@ def assert_numerics(
     """Check `fn_or_module` on `inputs` under `policy` against `against` (``"eager"``,
     ``"oracle"`` or a policy); AssertionError with the verdict and first finding if it diverges.
 
-    `rule` picks the pass/fail rule; it is passed to ``roundoff.analyze.check`` when that accepts
-    one, and otherwise only ``"same"`` (PyTorch's own rule, what check uses) is accepted.
+    `rule` against a reference run: ``"same"`` (PyTorch's rule), ``"allclose"`` or ``"bitwise"``
+    (see ``roundoff.analyze.verdict``).
     """
     args = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
-    extra: dict[str, Any] = {}
-    if "rule" in inspect.signature(check).parameters:
-        extra["rule"] = rule
-    elif rule not in RULES:
-        raise ValueError(f"rule={rule!r}: this roundoff checks with {', '.join(RULES)} only")
-    result = check(fn_or_module, args, policy, against, backward=backward, tol=tol, **extra)
+    result = check(fn_or_module, args, policy, against, backward=backward, tol=tol, rule=rule)
     if result.diverges:
         raise AssertionError(failure_message(result))
     return result
