@@ -25,7 +25,7 @@ from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import (
-    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
+    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
@@ -126,7 +126,8 @@ def check(
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     reports = _zeros_diverge(tuple(observer.reports), observer.zero_operands)
-    outputs = _output_verdicts(plan_a.program, outs, tol, rule)
+    failing_nodes = {r.node_id for r in reports if r.verdict is not Verdict.OK} if vs_oracle else None
+    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     culprits = _culprits(
@@ -273,10 +274,9 @@ def _culprits(
 
 
 def _output_verdicts(
-    program: Program, outs: tuple, tol: float, rule: Rule
+    program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None
 ) -> tuple[OutputVerdict, ...]:
-    """One `OutputVerdict` per float output; against the oracle with the default rule by
-    `oracle_output_passes`, the one output verdict `roundoff.blame` uses too."""
+    """One `OutputVerdict` per float output; `failing_nodes` (against the oracle): nodes not ok."""
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
     out_node = next(n for n in program.graph.nodes if n.op == "output")
@@ -284,7 +284,7 @@ def _output_verdicts(
     res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
     oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
     verdicts = []
-    oracle_rule = rule is Rule.SAME and ref_all is None
+    oracle_rule = failing_nodes if rule is Rule.SAME and ref_all is None else None
     for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
         if not is_float(res):
             continue
@@ -298,8 +298,8 @@ def _output_verdicts(
         best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and bool(lost.any()) else oracle
         verdicts.append(
             OutputVerdict(
-                name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if not oracle_rule
-                else oracle_output_passes(res, oracle, path_dtype(node) if isinstance(node, torch.fx.Node) else res.dtype),
+                name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if oracle_rule is None
+                else not bool(lost.any()) and not oracle_rule & _ancestors(program, {nid}),
                 rmse_result=rmse(res, oracle), rmse_reference=rmse(ref, oracle),
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),

@@ -43,11 +43,15 @@ storage dtype, over the elements where fp64 is finite.
 **Output verdict**: an output fails when any element is NaN/inf where fp64 is finite, whatever the
 reference does there (a reference that overflows too does not excuse it). Otherwise, against a
 reference run, by the `Rule` over the elements where fp64 is finite. Against the oracle with the
-default rule, by its values alone (`oracle_output_passes`, the one output verdict `check` and
-`roundoff.blame` both use): its excess in the narrowest float format on its path (`path_dtype`)
-within `EXCESS_LIMIT` (`same`'s multiplier of 2-3 compares two runs; the correctly rounded value is
-no run, and every real computation ends a few roundings away from it). A diverging node whose error
-does not reach an output beyond that is a finding, not a failing output. With `allclose`/`bitwise`,
+default rule, `check` fails an output when a node on its path diverges (its own error beyond the
+limit, or not finite where fp64 is): the output's total error alone cannot judge it, since a bf16
+backward through a normalisation ends many roundings away from the correctly rounded value with no
+defect anywhere (a conv bias before BatchNorm has an exact gradient of 0; bf16 gives noise there).
+`roundoff.blame`, which evaluates many candidate plans and measures no nodes, judges outputs by their
+values (`oracle_output_passes`): its excess in the narrowest float format on its path
+(`path_dtype`) within `EXCESS_LIMIT`. The two agree on NaN/inf; a program whose only divergence is a
+node whose error does not reach an output beyond the limit is reported by `check` and found already
+within tolerance by `blame`. With `allclose`/`bitwise`,
 by that rule against fp64 correctly rounded to the output's dtype.
 Elements NaN in fp64 too are counted (`OutputVerdict.nan_in_fp64`) and reported, never failed.
 
@@ -223,8 +227,8 @@ def path_dtype(node: torch.fx.Node) -> torch.dtype:
 
 def oracle_output_passes(res: torch.Tensor, oracle: torch.Tensor, work: torch.dtype) -> bool:
     """An output's verdict against the oracle from its values alone: no NaN/inf where fp64 is finite and
-    an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT`; `check` and `roundoff.blame`
-    both judge outputs against the oracle so."""
+    an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT` (how `roundoff.blame` judges
+    outputs against the oracle; `check` judges them by the nodes on their path, see the module)."""
     from roundoff.analyze.metrics import measure
     from roundoff.numerics import round_to
 
