@@ -47,7 +47,10 @@ from roundoff.cli.params import (
     TargetArg,
 )
 from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
-from roundoff.cli.policies import check_node_overrides, resolve_policy, resolve_reference
+from roundoff.cli.blaming import blame_output, run_blame
+from roundoff.cli.policies import (
+    check_node_overrides, reference_name, resolve_policy, resolve_reference,
+)
 from roundoff.report import terminal
 
 
@@ -189,7 +192,7 @@ def check(
             raise UsageError(f"--rule {rule!r}: choose same, allclose or bitwise")
         names = policy or [DEFAULT_POLICY]
         chosen = [resolve_policy(p) for p in names]
-        against = _reference_name(against)
+        against = reference_name(against)
         reference = resolve_reference(against)
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
@@ -198,11 +201,6 @@ def check(
         document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule)
         _emit(document, json_out, html, top)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
-
-
-def _reference_name(against: str) -> str:
-    """``fp64`` is the fp64 oracle, as in the library (never the fp64 policy, whose error is 0)."""
-    return "oracle" if against in ("oracle", "fp64") else against
 
 
 def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
@@ -251,65 +249,13 @@ def blame_command(
         if search not in SEARCHES:
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
         chosen = resolve_policy(policy)
-        against = _reference_name(against)
+        against = reference_name(against)
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
         loaded = load_target(target, inputs, backward)
-        found, program = _run_blame(loaded, chosen, against, search, repro is not None, policy)
-        _blame_output(found, loaded.label, save_policy, repro, program)
+        found, program = run_blame(loaded, chosen, against, search, repro is not None, policy)
+        blame_output(found, loaded.label, save_policy, repro, program)
     raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
-
-
-def _run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origin: str):
-    """Blame's result and the program it was found on."""
-    from roundoff.blame import blame
-
-    with terminal.progress_bar(_stderr()) as progress:
-        progress.add_task(f"blaming {loaded.label} under {chosen.name}", total=None)
-        program = capture_target(loaded)
-        check_node_overrides(program, chosen, loaded.label, origin)
-        return blame(program, chosen, against=against, search=search, repro=want_repro), program
-
-
-def _blame_output(found, label: str, save_policy: Path | None, repro: Path | None,
-                  program) -> None:
-    """Blame's report; the fixed policy (stamped with the program it was made for) and repro
-    written only when there is a fix to write."""
-    from roundoff.cli.policies import stamp_program
-
-    from roundoff.blame.result import BlameStatus
-    from roundoff.report.from_check import blame_entry
-
-    out = _stdout()
-    if found.status is BlameStatus.ALREADY_OK:
-        out.print(
-            f"blame: {label} under {found.policy} is already within tolerance against "
-            f"{found.reference}: nothing to fix.",
-            markup=False,
-        )
-        for option, path in (("--save-policy", save_policy), ("--repro", repro)):
-            if path is not None:
-                out.print(f"{option} {path}: not written (there is no change to save or "
-                          "reproduce)", markup=False)
-        return
-    out.print(terminal.blame_report(blame_entry(found)))
-    fixed = found.status is BlameStatus.FIXED
-    if save_policy is not None:
-        if fixed and found.policy_toml:
-            write_output(save_policy, stamp_program(found.policy_toml, program), "--save-policy")
-            out.print(f"fixed policy: {save_policy} (use it with --policy)", markup=False)
-        else:
-            out.print(f"--save-policy {save_policy}: not written (no change set fixes it)",
-                      markup=False)
-    elif fixed and found.policy_toml:
-        typer.echo(stamp_program(found.policy_toml, program))
-    if repro is not None:
-        if found.repro:
-            write_output(repro, found.repro, "--repro")
-            out.print(f"repro script: {repro}", markup=False)
-        else:
-            why = "no change set fixes it" if not fixed else "; ".join(found.notes) or "no repro"
-            out.print(f"--repro {repro}: not written ({why})", markup=False)
 
 
 @app.command(cls=Command, help=SWEEP_HELP)

@@ -26,6 +26,11 @@ def resolve_policy(name_or_path: str) -> Policy:
         ) from exc
 
 
+def reference_name(against: str) -> str:
+    """``fp64`` is the fp64 oracle, as in the library (never the fp64 policy, whose error is 0)."""
+    return "oracle" if against in ("oracle", "fp64") else against
+
+
 def resolve_reference(against: str) -> list[Policy]:
     """``--against``: [] for eager and oracle, else the one policy named; a one-line error naming
     the option and every accepted value when it is none of these."""

@@ -1,0 +1,62 @@
+"""`roundoff blame`'s work for the CLI: run blame on a loaded target, print and write its result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from roundoff.cli.loading import capture_target
+from roundoff.cli.outputs import stderr_console, stdout_console, write_output
+from roundoff.cli.policies import check_node_overrides, stamp_program
+from roundoff.report import terminal
+
+
+def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origin: str):
+    """Blame's result and the program it was found on."""
+    from roundoff.blame import blame
+
+    with terminal.progress_bar(stderr_console()) as progress:
+        progress.add_task(f"blaming {loaded.label} under {chosen.name}", total=None)
+        program = capture_target(loaded)
+        check_node_overrides(program, chosen, loaded.label, origin)
+        return blame(program, chosen, against=against, search=search, repro=want_repro), program
+
+
+def blame_output(found, label: str, save_policy: Path | None, repro: Path | None,
+                  program) -> None:
+    """Blame's report; the fixed policy (stamped with the program it was made for) and repro
+    written only when there is a fix to write."""
+    from roundoff.blame.result import BlameStatus
+    from roundoff.report.from_check import blame_entry
+
+    out = stdout_console()
+    if found.status is BlameStatus.ALREADY_OK:
+        out.print(
+            f"blame: {label} under {found.policy} is already within tolerance against "
+            f"{found.reference}: nothing to fix.",
+            markup=False,
+        )
+        for option, path in (("--save-policy", save_policy), ("--repro", repro)):
+            if path is not None:
+                out.print(f"{option} {path}: not written (there is no change to save or "
+                          "reproduce)", markup=False)
+        return
+    out.print(terminal.blame_report(blame_entry(found)))
+    fixed = found.status is BlameStatus.FIXED
+    if save_policy is not None:
+        if fixed and found.policy_toml:
+            write_output(save_policy, stamp_program(found.policy_toml, program), "--save-policy")
+            out.print(f"fixed policy: {save_policy} (use it with --policy)", markup=False)
+        else:
+            out.print(f"--save-policy {save_policy}: not written (no change set fixes it)",
+                      markup=False)
+    elif fixed and found.policy_toml:
+        typer.echo(stamp_program(found.policy_toml, program))
+    if repro is not None:
+        if found.repro:
+            write_output(repro, found.repro, "--repro")
+            out.print(f"repro script: {repro}", markup=False)
+        else:
+            why = "no change set fixes it" if not fixed else "; ".join(found.notes) or "no repro"
+            out.print(f"--repro {repro}: not written ({why})", markup=False)
