@@ -181,7 +181,7 @@ def markdown(doc: dict[str, Any]) -> str:
         counts = {k: sum(1 for r in rows for c in r["cells"] if c["exit"] == k) for k in (0, 1, 2, 3, None)}
         lines += ["", "Cells: " + ", ".join(f"{EXIT_NAMES.get(k, 'n/a')} {v}" for k, v in counts.items()), ""]
     oracle = [(r, c) for r in doc["rows"] for c in r["cells"]
-              if c["against"] == "oracle" and c["exit"] in (0, 1) and "diverging_nodes" in c]
+              if c.get("against") == "oracle" and c["exit"] in (0, 1) and "diverging_nodes" in c]
     if oracle:
         lines += ["## Against the fp64 oracle: nodes", "",
                   f"{len(oracle)} checks; diverging nodes in all of them: "
