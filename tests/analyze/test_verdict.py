@@ -141,3 +141,90 @@ def test_matmul_read_in_bf16_by_an_autocast_policy_is_held_to_bf16s_rounding() -
     assert mm.local.norm_rel == pytest.approx(expected, rel=0.01)
     assert mm.working_dtype == "bfloat16"
     assert mm.verdict is Verdict.OK and mm.own_excess <= EXCESS_LIMIT
+
+
+def test_an_infinity_beyond_the_format_that_harms_nothing_is_no_origin() -> None:
+    """GPT-Neo's mask: ``where(causal, scores, finfo(fp32).min) + finfo(fp32).min`` is -inf in fp32 where
+    fp64 holds -6.8e38, which fp32 cannot: the softmax after it gives fp64's zeros, so nothing fails."""
+    g = torch.Generator().manual_seed(0)
+    s = torch.randn(2, 8, 8, generator=g)
+    low = torch.finfo(torch.float32).min
+
+    def attn(scores: torch.Tensor) -> torch.Tensor:
+        causal = torch.ones(8, 8, dtype=torch.bool).tril()
+        masked = torch.where(causal, scores, torch.tensor(low)) + torch.full((8, 8), low).triu(1)
+        return masked.softmax(-1)
+
+    exact = (torch.where(torch.ones(8, 8, dtype=torch.bool).tril(), s.double(), low) + torch.full((8, 8), low).triu(1).double())
+    assert bool(exact.isfinite().all()) and bool(exact.float().isinf().any())  # torch's own cast overflows too
+    assert torch.equal(attn(s), attn(s.double()).float().nan_to_num()) or torch.allclose(attn(s), attn(s.double()).float())
+    r = check(capture(attn, s), (s,), "eager", against="oracle")
+    assert r.nan_origin is None and not r.diverges and r.culprits == ()
+    add = next(n for n in r.nodes if n.op == "add")
+    assert add.overflow == int(exact.float().isinf().sum()) and add.verdict is Verdict.OK
+
+
+def test_an_infinity_beyond_the_format_that_a_later_node_turns_into_nan_is_the_origin() -> None:
+    x = (torch.rand(8, 32, generator=torch.Generator().manual_seed(1)) * 14).half()
+
+    def softmax_no_max(t: torch.Tensor) -> torch.Tensor:
+        e = torch.exp(t)
+        return e / e.sum(-1, keepdim=True)
+
+    beyond = int(torch.exp(x.double()).half().isinf().sum())  # torch's cast of fp64's exp overflows fp16
+    assert beyond > 0 and bool(softmax_no_max(x).isnan().any()) and bool(softmax_no_max(x.double()).isfinite().all())
+    r = check(capture(softmax_no_max, x), (x,), "eager", against="oracle")
+    exp = next(n for n in r.nodes if n.op == "exp")
+    assert r.nan_origin == exp.node_id and exp.verdict is Verdict.NONFINITE and exp.overflow == beyond
+    assert r.culprits[0] == exp.node_id
+    assert any(f"({exp.node_id} at" in e and "overflows float16" in e for e in r.explanations)
+
+
+def test_an_output_that_overflows_its_format_names_the_node_where_it_began() -> None:
+    m, v = torch.full((64,), 1e-3).half(), torch.zeros(64).half()
+
+    def adam(m: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return m / (torch.sqrt(v) + 1e-8)
+
+    assert bool(adam(m.double(), v.double()).half().isinf().all())  # fp64 rounded to fp16 overflows
+    r = check(capture(adam, m, v), (m, v), "eager", against="oracle")
+    div = next(n for n in r.nodes if n.op == "div")
+    assert r.diverges and r.nan_origin == div.node_id and div.verdict is Verdict.NONFINITE
+
+
+def test_a_matmul_is_allowed_the_rounding_of_its_operands() -> None:
+    """A bf16 weight gradient (x^T @ dy over many rows, cancelling) is judged against the error that
+    rounding its operands to bf16 causes (`matmul_floor`), measured here by torch's own casts."""
+    from roundoff.analyze.verdict import matmul_floor
+
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(64, 512, generator=g, dtype=torch.float64)
+    b = torch.randn(512, 64, generator=g, dtype=torch.float64)
+    rounded = a.bfloat16().double() @ b.bfloat16().double()  # only the operands' rounding, exact sums
+    measured = float(((rounded - a @ b).square().mean()).sqrt())
+    assert matmul_floor(a, b, 64 * 64, torch.bfloat16) == pytest.approx(measured, rel=0.25)
+    xs = (a.bfloat16(), b.bfloat16())
+    r = check(capture(torch.mm, *xs), xs, "eager", against="oracle")
+    assert [n.verdict for n in r.nodes] == [Verdict.OK] and not r.diverges
+
+
+def test_an_embedding_gradient_that_cancels_to_zero_is_judged_against_its_terms() -> None:
+    """RoBERTa's token-type embedding: every token reads row 0, and the rows' gradients, after a
+    LayerNorm, sum to ~0 in fp64; bf16 leaves rounding noise there, no defect. Summed in bf16 one by
+    one over many tokens (CPU eager's kernel does) the error grows beyond the terms' rounding."""
+    g = torch.Generator().manual_seed(0)
+    dy = torch.randn(16, 64, generator=g, dtype=torch.float64)
+    dy = (dy - dy.mean(0)).bfloat16()  # cancels to ~0 over the tokens
+    ids = torch.zeros(16, dtype=torch.long)
+
+    def grad(dy: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return torch.ops.aten.embedding_dense_backward(dy, ids, 2, -1, False)
+
+    assert float(grad(dy.double(), ids).abs().max()) < 1e-2 * float(dy.double().abs().max())
+    r = check(capture(grad, dy, ids), (dy, ids), "eager", against="oracle")
+    assert not r.diverges and r.culprits == ()
+    long = torch.randn(4096, 64, generator=g).bfloat16()  # one row, 4096 terms, no cancellation
+    ids = torch.zeros(4096, dtype=torch.long)
+    err = float((grad(long, ids)[0].double() - long.double().sum(0)).norm() / long.double().sum(0).norm())
+    r = check(capture(grad, long, ids), (long, ids), "eager", against="oracle")
+    assert r.diverges == (err > EXCESS_LIMIT * 2**-9)  # the kernel's own accuracy decides, not a constant

@@ -134,3 +134,27 @@ def test_matmul_graph_equals_eager(dtype: torch.dtype) -> None:
             f"{n_differ(e, r)} of {r.numel()} elements differ; repro: "
             f"run_plan(plan(capture(_matmul_chain, *xs), 'eager'), xs) with xs from seed 7, {dtype}"
         )
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_embedding_gradient_equals_eager(dtype: torch.dtype) -> None:
+    """Eager CPU sums an embedding's gradient rows in the storage dtype: the "eager" preset runs that
+    kernel (bit for bit, forward+backward of a real nn.Embedding), "eager-cuda" sums in fp32 as CUDA's
+    kernel does (its result equals the fp32 kernel's, rounded once)."""
+    g = torch.Generator().manual_seed(3)
+    emb = torch.nn.Embedding(7, 16, padding_idx=1).to(dtype)
+    ids = torch.randint(0, 7, (2, 600), generator=g)
+
+    def loss(w: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.embedding(ids, w, padding_idx=1).square().sum()
+
+    w = emb.weight.detach().requires_grad_()
+    real_loss = loss(w, ids)
+    (real_grad,) = torch.autograd.grad(real_loss, w)
+    program = capture(loss, w, ids, backward=True)
+    emu = run_plan(plan(program, "eager"), program.example_inputs)
+    assert same_bits(emu[0], real_loss) and same_bits(emu[1], real_grad)
+    dy = (2 * w.detach().float())[ids]  # the fp32 gradient rows d(sum x^2)/dx
+    fp32_sum = torch.ops.aten.embedding_dense_backward(dy, ids, 7, 1, False).to(dtype)
+    cuda_like = run_plan(plan(program, "eager-cuda"), program.example_inputs)[1]
+    assert not same_bits(real_grad, fp32_sum) and n_differ(cuda_like, fp32_sum) == 0

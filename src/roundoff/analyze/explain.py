@@ -171,6 +171,12 @@ def _origin_sentence(
 ) -> str:
     """Why `r` makes NaN/inf; an operand already `named` as a cause is referred to, not re-explained."""
     node = plan.program.node(r.node_id)
+    if r.overflow:
+        return (
+            f"{_at(r)} overflows {r.dtype}: at {r.overflow} element(s) fp64's value is beyond its range (fp64 "
+            f"correctly rounded to {r.dtype} is inf too), and a later node turns those infinities into wrong values "
+            "(NaN, inf or 0 where fp64 is finite): compute it in a wider format or keep its values in range."
+        )
     over = _overflowing(node, by_id, overflow)
     if over:
         return (

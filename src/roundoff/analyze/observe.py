@@ -23,7 +23,9 @@ from roundoff.analyze.verdict import (
     Rule,
     Verdict,
     excess,
+    format_overflow,
     judge,
+    matmul_floor,
     new_nonfinite,
     own_excess,
     reduction_floor,
@@ -41,7 +43,12 @@ from roundoff.ops.classes import OpClass
 POLICY, ORACLE, REFERENCE = 0, 1, 2
 _aten = torch.ops.aten
 _MEANS = frozenset({_aten.mean.default, _aten.mean.dim})
-_SUMS = _MEANS | {_aten.sum.default, _aten.sum.dim_IntList}
+#: Reductions whose result is a sum of their first argument's elements (embedding's gradient sums
+#: the gradient rows of each index).
+_SUMS = _MEANS | {_aten.sum.default, _aten.sum.dim_IntList, _aten.embedding_dense_backward.default}
+#: Matmuls and their operand positions (a @ b).
+_MATMULS = {_aten.mm.default: (0, 1), _aten.bmm.default: (0, 1), _aten.addmm.default: (1, 2),
+            _aten.baddbmm.default: (1, 2)}
 #: Ops whose result is uninitialised memory (only its shape and dtype mean anything).
 _UNINITIALIZED = frozenset({
     _aten.empty.memory_format, _aten.empty_like.default, _aten.empty_strided.default,
@@ -99,6 +106,9 @@ class NodeObserver:
         # Nodes whose policy (reference) value is NaN/inf somewhere fp64 is finite (see `_origin`).
         self.bad: set[torch.fx.Node] = set()
         self.ref_bad: set[torch.fx.Node] = set()
+        # Nodes +-inf only where their format cannot hold fp64's value (`verdict.format_overflow`),
+        # each mapped to the node where that overflow began: an origin only if it later makes harm.
+        self.forced: dict[torch.fx.Node, str] = {}
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
@@ -108,6 +118,9 @@ class NodeObserver:
             self._record_range(node.meta.get(NODE_ID, node.name), vals[ORACLE], None)
             if vals[POLICY].shape == vals[ORACLE].shape and torch.equal(vals[POLICY].double(), vals[ORACLE]):
                 self.exact.add(node)
+        if node.op == "output":  # an output +-inf where fp64 is finite fails: its overflow did harm
+            for began in {self.forced[p] for p in node.all_input_nodes if p in self.forced}:
+                self._overflow_harms(began)
         if node.op != "call_function" or not is_float(vals[POLICY]):
             return None
         d = self.side.decision(node)
@@ -120,6 +133,8 @@ class NodeObserver:
             for bad in (self.bad, self.ref_bad):  # moves NaN/inf made upstream: not an origin either
                 if any(p in bad for p in node.all_input_nodes):
                     bad.add(node)
+            if (began := self._forced_from(node)) is not None:
+                self.forced[node] = began
             return None
         dtype = self.side.storage(node)
         dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
@@ -137,6 +152,9 @@ class NodeObserver:
         floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]
         new = new_nonfinite(res, oracle) if vs_oracle.nonfinite else 0
+        overflow = format_overflow(res, oracle) if vs_oracle.nonfinite else 0
+        if overflow and not new:
+            self.forced[node] = self._forced_from(node) or nid
         terms = self._terms_floor(node, ls, oracle, work)
         vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms), new_nonfinite=new)
         self._record_range(nid, oracle, vs_oracle)
@@ -158,6 +176,8 @@ class NodeObserver:
             judged = (m.get("judged_res", vs_oracle), m.get("judged_ref", ref_vs_oracle))
         score = own_excess(local if local is not None else vs_oracle, floor_work.norm_rel, work)
         verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, score)
+        if verdict is not Verdict.OK and node not in self.forced and (began := self._forced_from(node)) is not None:
+            self._overflow_harms(began)
         self.reports.append(
             NodeReport(
                 node_id=nid, op=short_name(node.target), source=node_source(node),
@@ -165,7 +185,7 @@ class NodeObserver:
                 vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
-                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel,
+                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel, overflow=overflow,
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
@@ -192,13 +212,17 @@ class NodeObserver:
         return {k: measured[id(v)] for k, v in values.items()}
 
     def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
-        """`verdict.reduction_floor` of a sum/mean node (0 for other nodes)."""
-        if node.target not in _SUMS or not isinstance(node.args[0], torch.fx.Node) or node.args[0] not in ls.env:
-            return 0.0
-        terms = ls.reader(ORACLE)(node.args[0])
-        if not is_float(terms):
+        """`verdict.reduction_floor` of a sum/mean node, `verdict.matmul_floor` of a matmul (else 0)."""
+        if node.target in _MATMULS:
+            a, b = (_oracle_operand(node, i, ls) for i in _MATMULS[node.target])
+            return matmul_floor(a, b, oracle.numel(), dtype) if a is not None and b is not None else 0.0
+        if node.target not in _SUMS or (terms := _oracle_operand(node, 0, ls)) is None:
             return 0.0
         return reduction_floor(terms, oracle.numel(), dtype, mean=node.target in _MEANS)
+
+    def _forced_from(self, node: torch.fx.Node) -> str | None:
+        """Where the format overflow an operand of `node` carries began (`self.forced`), if any."""
+        return next((self.forced[p] for p in node.all_input_nodes if p in self.forced), None)
 
     def _record_range(self, nid: str, oracle: torch.Tensor, m: Metrics | None) -> None:
         """absmax/max of the oracle's finite values (`m`'s reference counts skip the mask when all are finite)."""
@@ -260,13 +284,38 @@ class NodeObserver:
         nid = node.meta.get(NODE_ID, node.name)
         if m.new_nonfinite:
             if self.nan_origin is None and not any(p in self.bad for p in node.all_input_nodes):
-                self.nan_origin = nid
+                self.nan_origin = self._forced_from(node) or nid
             self.zero_operands[nid] = _new_zeros(node, ls)
             self.bad.add(node)
         if ref_m is not None and ref_m.nonfinite and new_nonfinite(vals[REFERENCE], oracle):
             if self.reference_nan_origin is None and not any(p in self.ref_bad for p in node.all_input_nodes):
                 self.reference_nan_origin = nid
             self.ref_bad.add(node)
+
+    def _overflow_harms(self, began: str) -> None:
+        """Node `began` overflowed its format and a later node that reads it fails (NaN/inf fp64 does not
+        have, or its error beyond the limit): `began`'s report becomes `Verdict.NONFINITE`, counting its
+        overflowing elements, and it is the NaN/inf origin unless one came before."""
+        if self.nan_origin is None:
+            self.nan_origin = began
+        for i in range(len(self.reports) - 1, -1, -1):
+            r = self.reports[i]
+            if r.node_id == began:
+                m, own = r.vs_oracle, r.local
+                self.reports[i] = replace(
+                    r, verdict=Verdict.NONFINITE, vs_oracle=replace(m, new_nonfinite=m.inf - m.ref_inf),
+                    local=replace(own, new_nonfinite=own.inf - own.ref_inf) if own is not None else None,
+                )
+                return
+
+
+def _oracle_operand(node: torch.fx.Node, i: int, ls: Lockstep) -> torch.Tensor | None:
+    """The oracle's value of `node`'s `i`-th argument, when it is a float node still held."""
+    arg = node.args[i] if i < len(node.args) else None
+    if not isinstance(arg, torch.fx.Node) or arg not in ls.env:
+        return None
+    value = ls.reader(ORACLE)(arg)
+    return value if is_float(value) else None
 
 
 def _judged_pair(res: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor] | None:

@@ -41,7 +41,8 @@ class NodeReport:
     them), against the oracle; the error the node itself makes. `inherited_bits`: mean bits of
     error of the policy run not explained by the local error (max(0, total - local)).
     `verdict`: a `roundoff.analyze.verdict.Verdict` (a str enum: ``"ok"``, ``"diverges"``,
-    ``"nonfinite"``), defined in `roundoff.analyze.verdict`.
+    ``"nonfinite"``), defined in `roundoff.analyze.verdict`. `overflow`: elements +-inf where fp64 is
+    finite but beyond the node's format (`roundoff.analyze.verdict.format_overflow`).
     """
 
     node_id: str
@@ -58,6 +59,7 @@ class NodeReport:
     fma: bool = False
     working_dtype: str = ""
     format_loss: float = 0.0
+    overflow: int = 0
 
     @property
     def own_excess(self) -> float:
@@ -74,7 +76,7 @@ class NodeReport:
             "reference_vs_oracle": _m(self.reference_vs_oracle), "local": _m(self.local),
             "inherited_bits": self.inherited_bits, "verdict": str(getattr(self.verdict, "value", self.verdict)),
             "fma": self.fma, "working_dtype": self.working_dtype, "format_loss": _num(self.format_loss),
-            "own_excess": _num(self.own_excess),
+            "overflow": self.overflow, "own_excess": _num(self.own_excess),
         }
 
 

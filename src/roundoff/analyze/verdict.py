@@ -12,7 +12,8 @@ correctly rounded to ``w`` (`round_to`, RNE). A value's *excess* in ``w`` is
 
 with ``u_w = eps_w / 2`` the unit roundoff (the floor ``u_w / 4`` keeps a value the format holds
 exactly, such as integers or zeros, from making any error infinitely excessive). A sum or mean is
-also allowed the error its terms' own rounding causes (`reduction_floor`): a bias gradient that
+also allowed the error its terms' own rounding causes (`reduction_floor`; for a matmul, the
+rounding of its two operands, `matmul_floor`): a bias gradient that
 cancels to 0 in exact arithmetic (BERT's key bias) is judged against its terms, not its tiny result. An excess of 1 is
 a correctly rounded value; a clean bf16 eager run measures up to about 4 (`EXCESS_LIMIT`'s note).
 
@@ -20,7 +21,11 @@ a correctly rounded value; a clean bf16 eager run measures up to about 4 (`EXCES
 
 - `Verdict.NONFINITE` when some element is NaN/inf where fp64 is finite (`Metrics.new_nonfinite`).
   Elements where fp64 is NaN or +-inf too (an attention mask built from ``-inf``, ``0/0`` in the
-  user's code) are never held against the node.
+  user's code) are never held against the node. Nor, at first, is an infinity where fp64 is finite
+  but beyond the node's format (`format_overflow`: GPT-Neo's mask ``finfo(fp32).min`` plus another
+  large negative value): such a node is judged `NONFINITE`, and named the origin, only when a later
+  node that reads its infinity fails (an fp16 ``exp`` or ``sum`` that overflows before a softmax's
+  division: NaN, or 0 where fp64 is finite).
 - `Verdict.DIVERGES` when the node's *own* error is excessive: its local value (recomputed under
   the policy from fp64 operands, read as the plan reads them) has an excess above `EXCESS_LIMIT`
   in the node's *working format* (the lowest-precision float format among its storage format, its
@@ -147,6 +152,19 @@ def reduction_floor(terms: torch.Tensor, numel: int, dtype: torch.dtype, mean: b
     return unit_roundoff(dtype) / 2 * norm / math.sqrt(numel) / (per if mean else 1.0)
 
 
+def matmul_floor(a: torch.Tensor, b: torch.Tensor, numel: int, dtype: torch.dtype) -> float:
+    """RMS error over a matmul's `numel` results that rounding both fp64 operands `a` (..., m, k) and
+    `b` (..., k, n) to `dtype` causes (random signs, each product off by two roundings:
+    ``sqrt(2) * u / 2 * ||{a_ik b_kj}||_2 / sqrt(numel)``, where the products' norm squared is
+    ``sum_k (sum_i a_ik^2)(sum_j b_kj^2)``, per batch): the `reduction_floor` of a dot product."""
+    if not numel or a.dim() < 2 or b.dim() < 2:
+        return 0.0
+    a2 = a.double().nan_to_num(0.0, 0.0, 0.0).square().sum(-2)  # (..., k)
+    b2 = b.double().nan_to_num(0.0, 0.0, 0.0).square().sum(-1)  # (..., k)
+    norm = math.sqrt(float((a2 * b2).sum()))
+    return math.sqrt(2.0) * unit_roundoff(dtype) / 2 * norm / math.sqrt(numel)
+
+
 def own_excess(own: Metrics, format_loss: float, dtype: torch.dtype) -> float:
     """The score a node's own error is judged and ranked by: `own.excess`, or, where the format's range
     cannot hold the node's values (`format_loss`, the normwise relative error of fp64 correctly rounded
@@ -159,9 +177,35 @@ def own_excess(own: Metrics, format_loss: float, dtype: torch.dtype) -> float:
     return score
 
 
+def _forced(value: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
+    """Mask of the elements +-inf in `value` where fp64 is finite and fp64 correctly rounded to
+    `value`'s format is that same infinity: the format cannot hold the value, whatever the run does."""
+    from roundoff.numerics import round_to
+
+    inf = value.isinf() & oracle.isfinite()
+    if not bool(inf.any()) or value.dtype == torch.float64:
+        return torch.zeros_like(inf)
+    try:
+        fmt = get_format(value.dtype)
+    except ValueError:
+        return torch.zeros_like(inf)
+    return inf & (round_to(oracle.double(), fmt) == value.double())
+
+
 def new_nonfinite(value: torch.Tensor, oracle: torch.Tensor) -> int:
-    """Elements NaN/inf in `value` where `oracle` is finite."""
-    return int((~value.isfinite() & oracle.isfinite()).sum())
+    """Elements NaN/inf in `value` where `oracle` is finite, less those `format_overflow` counts."""
+    lost = ~value.isfinite() & oracle.isfinite()
+    if not bool(lost.any()):
+        return 0
+    return int((lost & ~_forced(value, oracle)).sum())
+
+
+def format_overflow(value: torch.Tensor, oracle: torch.Tensor) -> int:
+    """Elements +-inf in `value` where fp64 is finite but beyond `value`'s format: fp64 correctly
+    rounded to it is the same infinity (an attention mask written as ``finfo.min + finfo.min``).
+    Such a node is no NaN/inf origin by itself; it is when a later node reading that infinity fails
+    (`roundoff.analyze.observe`)."""
+    return int(_forced(value, oracle).sum())
 
 
 def widen_fp8(t: torch.Tensor) -> torch.Tensor:

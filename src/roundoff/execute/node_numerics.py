@@ -17,7 +17,9 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
 3. The op runs in the container dtype (fp32, or fp64 for fp64 programs); a matmul (mm, bmm) whose
    operands are both held in the storage dtype it rounds its result to runs in that dtype, with
    torch's own kernel, i.e. what eager runs (CPU: fp32 accumulation, one rounding; CUDA: cuBLAS under
-   torch's matmul settings, e.g. ``allow_bf16_reduced_precision_reduction``). A contracted FMA site is
+   torch's matmul settings, e.g. ``allow_bf16_reduced_precision_reduction``); likewise an op whose
+   eager kernel accumulates in its storage dtype (``_NATIVE_STORAGE``: ``embedding_dense_backward``
+   on CPU) runs that kernel under STORAGE compute. A contracted FMA site is
    computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
    reads them) and the other addend. Transcendental ops may run through another backend's kernel
    (`TranscendentalImpl`), so implementation differences can be told apart from policy differences.
@@ -52,6 +54,9 @@ from roundoff.plan.model import NodeDecision, Plan
 Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
 _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
+#: Ops whose eager kernel accumulates in the storage dtype itself: under STORAGE compute they run
+#: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.
+_NATIVE_STORAGE = (_aten.embedding_dense_backward.default,)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
 
 
@@ -256,14 +261,20 @@ class PlanNumerics:
         return out
 
     def _native_matmul(self, node: torch.fx.Node, d: NodeDecision | None, read: Read, fresh: bool) -> Any:
-        """mm/bmm in its storage dtype (step 3), or None where the contract needs the fp32 path."""
-        if node.target not in _NATIVE_MATMUL or d is None or not d.rounds_result or d.input_format:
+        """mm/bmm (fp32 compute) or a `_NATIVE_STORAGE` op (STORAGE compute) run by torch's kernel in
+        its storage dtype (step 3), or None where the contract needs the fp32 path."""
+        if d is None or not d.rounds_result or node.kwargs:
             return None
         st = self.storage(node)
-        if st not in HELD_NARROW or d.compute_dtype != torch.float32 or node.kwargs:
+        if node.target in _NATIVE_MATMUL:
+            if st not in HELD_NARROW or d.compute_dtype != torch.float32 or d.input_format:
+                return None
+        elif node.target not in _NATIVE_STORAGE or st not in HELD_NARROW or d.compute_dtype != st:
             return None
         args = torch.fx.node.map_arg(node.args, self._reader(d, read, fresh))
-        if all(isinstance(a, torch.Tensor) and a.dtype == st for a in args):
+        floats = [a for a in args if is_float(a)]
+        tensors = all(isinstance(a, torch.Tensor) for a in args) or node.target in _NATIVE_STORAGE
+        if floats and tensors and all(a.dtype == st for a in floats):
             return node.target(*args)
         return None
 

@@ -78,6 +78,10 @@ _EAGER_CPU_SCALARS = {
     op: _ROUNDED_SCALAR
     for op in ("aten.add", "aten.sub", "aten.rsub", "aten.pow", "aten.fmod", "aten.remainder")
 }
+#: Eager CPU's ``embedding_dense_backward`` sums each row's gradients in the storage dtype, one by
+#: one (``EmbeddingBackward`` on CPU: ``index_add_`` into the bf16/fp16 weight gradient; CUDA
+#: accumulates in fp32): measured bit for bit in tests/policy/test_presets_fidelity.
+_EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
@@ -90,7 +94,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "source": "PyTorch ATen at::opmath_type / TensorIterator kernels (torch 2.9-2.13); CPU "
                   "scalars cast to the common dtype except mul/div (BinaryOpsKernel.cpp)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
-        "scalars": "opmath_unrounded", "op_overrides": _EAGER_CPU_SCALARS,
+        "scalars": "opmath_unrounded", "op_overrides": _EAGER_CPU,
     },
     {
         "name": "eager-cuda",
