@@ -60,6 +60,9 @@ def measure(case, with_blame: bool) -> dict:
         row["blame"] = [f"{c.node_id}:{c.kind.value}" for c in b.changes]
         row["blame_status"] = b.status.value
         row["blame_has_planted"] = any(c.node_id == nid for c in b.changes)
+        node = program.node(nid)
+        near = {nid} | {p.meta.get("roundoff_id") for p in node.all_input_nodes}
+        row["blame_at_planted_or_operand"] = any(c.node_id in near for c in b.changes)
     return row
 
 

@@ -73,3 +73,55 @@ def test_ranking_is_by_cause_not_by_bits() -> None:
     )
     exact = case.fn(xs[0].double())
     assert float((case.fn(*xs).double() - exact).norm() / exact.norm()) > 1  # eager loses it all
+
+
+#: Planted programs whose defect a precision decision fixes at the planted node itself (the others are
+#: fixed at its operands, kept fp32 for it, or, log-of-sigmoid, by no decision: fp32 underflows too).
+_FIXED_AT_THE_NODE = ("eps-absorbed-fp16", "fma-cancellation-fp32", "softmax-no-max-fp16", "bf16-positions",
+                      "fp16-norm-overflow", "tiny-reciprocal-fp16")
+
+
+@pytest.mark.parametrize("name", _FIXED_AT_THE_NODE)
+def test_blames_fix_contains_the_planted_node_and_passes_the_oracle(name: str) -> None:
+    from roundoff.analyze.verdict import oracle_output_passes, path_dtype
+    from roundoff.blame import blame
+    from roundoff.execute import run_oracle, run_plan
+    from roundoff.plan import plan
+    from roundoff.policy.serialize import policy_from_toml
+
+    case = next(c for c in PLANTED if c.name == name)
+    xs = case.inputs()
+    program = capture(case.fn, *xs, backward=case.backward)
+    nid = _planted_id(program, case)
+    b = blame(program, case.policy, against=case.against, repro=False)
+    assert b.fixed and nid in {c.node_id for c in b.changes}, [c.label for c in b.changes]
+    if case.against != "oracle":
+        return
+    fixed = run_plan(plan(program, policy_from_toml(b.policy_toml)), xs)  # the policy blame saves
+    exact = run_oracle(program, xs)
+    out = next(n for n in program.graph.nodes if n.op == "output").args[0]
+    out = out if isinstance(out, (tuple, list)) else (out,)
+    for value, oracle, node in zip(fixed, exact, out):  # the fixed plan, judged by fp64 directly
+        assert oracle_output_passes(value, oracle, path_dtype(node))
+
+
+def test_a_kept_fp32_value_and_an_unrounded_scalar_are_what_the_careful_eager_program_computes() -> None:
+    """blame's eps-absorbed fix (keep sqrt and the add in fp32, add 1e-8 unrounded) equals real eager of
+    the program written the careful way, ``m / (sqrt(v.float()) + 1e-8)`` then ``.half()``, bit for bit."""
+    import torch
+
+    from roundoff.blame.changes import Change, ChangeKind, apply_changes
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+    from roundoff.policy.registry import get_policy
+
+    case = next(c for c in PLANTED if c.name == "eps-absorbed-fp16")
+    m, v = case.inputs()
+    program = capture(case.fn, m, v)
+    sqrt, add = (_planted_id(program, c) for c in (
+        Planted("", case.fn, case.inputs, torch.ops.aten.sqrt.default), case))
+    changes = [Change(0, sqrt, ChangeKind.KEEP_FP32, "sqrt"), Change(1, add, ChangeKind.KEEP_FP32, "add"),
+               Change(1, add, ChangeKind.SCALAR_FP32, "add")]
+    (emu,) = run_plan(plan(program, apply_changes(get_policy("eager"), changes)), (m, v))
+    careful = (m / (torch.sqrt(v.float()) + 1e-8)).half()
+    assert torch.equal(emu, careful) and bool(emu.isfinite().all())

@@ -13,6 +13,9 @@ A change names one node of a Plan and the `OpOverride` that flips one of its pre
 - ``NO_DOWNCAST``: a matmul-like node reads its operands rounded to a format other than their
   storage (an autocast ``matmul_input`` downcast, e.g. fp16 operands rounded to bf16); the change
   (``compute=OPMATH`` on the node) reads them as stored.
+- ``SCALAR_FP32``: the node rounds a Python scalar operand to its storage format before computing
+  (eager CPU's add/sub: ``x + 1e-8`` in fp16 adds 0); the change (``scalars=OPMATH_UNROUNDED``)
+  adds it unrounded in fp32, as ``x.float() + 1e-8`` would (offered only toward the oracle).
 
 A set of changes applied to a policy is the policy with those node overrides merged in (a change
 overrides only the field it flips; an existing override of the same node keeps its other fields).
@@ -30,7 +33,7 @@ from roundoff.capture.program import Program, node_id
 from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
-from roundoff.policy.model import ComputePrecision, OpOverride, Policy
+from roundoff.policy.model import ComputePrecision, OpOverride, Policy, ScalarMixing
 
 MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
 
@@ -43,6 +46,7 @@ class ChangeKind(enum.Enum):
     KEEP_FP32 = "keep_fp32"
     NO_FMA = "no_fma"
     NO_DOWNCAST = "no_downcast"
+    SCALAR_FP32 = "scalar_fp32"
 
 
 class Reference(enum.Enum):
@@ -84,6 +88,8 @@ class Change:
             return OpOverride(round_result=True)
         if self.kind is ChangeKind.KEEP_FP32:
             return OpOverride(round_result=False)
+        if self.kind is ChangeKind.SCALAR_FP32:
+            return OpOverride(scalars=ScalarMixing.OPMATH_UNROUNDED)
         return OpOverride(contract_fma=False)
 
     @property
@@ -109,7 +115,12 @@ def _changes_for(
         found.append(ChangeKind.NO_FMA)  # FMA contraction matters in fp32 programs too
     if _downcasts(d):
         found.append(ChangeKind.NO_DOWNCAST)
-    if is_low_precision(d.storage_dtype) and d.op_class.computes:
+    if reference is Reference.ORACLE and d.scalar_format is not None and is_low_precision(d.storage_dtype):
+        found.append(ChangeKind.SCALAR_FP32)
+    if is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and d.rounds_result:
+        if reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
+            found.append(ChangeKind.KEEP_FP32)
+    elif is_low_precision(d.storage_dtype) and d.op_class.computes:
         if is_low_precision(d.compute_dtype):
             found.append(ChangeKind.UPCAST)
         elif d.compute_dtype is not None:
@@ -135,7 +146,7 @@ def candidate_changes(
     """Every decision of `plan` that can be flipped toward `reference`, in graph (topological) order.
 
     Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
-    Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate -> kept fp32), NO_FMA.
+    Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate -> kept fp32), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
     """

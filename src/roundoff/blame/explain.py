@@ -93,10 +93,23 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
                 "a zero count: NaN)"
             )
         return why
+    if change.kind is ChangeKind.SCALAR_FP32:
+        scalars = [a for a in n.args if isinstance(a, float)]
+        what = f"the Python scalar {scalars[0]:g}" if scalars else "its Python scalar"
+        return (
+            f"{where}: use {what} unrounded in fp32 (e.g. `x.float() + eps`) — this op rounds it to "
+            f"{d.scalar_format} first, which {'cannot hold it: it becomes 0' if scalars and _rounds_to_zero(scalars[0], d.scalar_format) else 'loses its low bits'}"
+        )
     return (
         f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
         f"here throws away bits that {_users(n)} need to stay close to the fp64 result"
     )
+
+
+def _rounds_to_zero(value: float, fmt: str) -> bool:
+    from roundoff.numerics import round_to
+
+    return value != 0 and float(round_to(torch.tensor([value], dtype=torch.float64), fmt)[0]) == 0.0
 
 
 def describe_node(program: Program, nid: str) -> str:

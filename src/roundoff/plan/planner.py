@@ -289,6 +289,7 @@ def _decide(
             pid
             for p in n.all_input_nodes
             if fusion.reads_rounded(nid, pid := node_id(p)) and _wider_than_stored(decisions[pid])
+            and not _kept_wide(bases[pid], policy)
         )
         decisions[nid] = NodeDecision(
             node_id=nid,
@@ -304,6 +305,14 @@ def _decide(
             source=node_source(n),
         )
     return decisions
+
+
+def _kept_wide(producer: _Base, policy: Policy) -> bool:
+    """Under per-op rounding, a ``round_result=False`` override keeps the producer's value unrounded
+    for its direct consumers, in other kernels too (what ``roundoff.compile``'s ``keep_unrounded``
+    rewrite does: the value is handed over in fp32, as if the user wrote ``.float()``). Under
+    fusion-boundary rounding a kernel boundary still stores it rounded."""
+    return producer.override.round_result is False and policy.rounding is RoundingPoint.EVERY_OP
 
 
 def _wider_than_stored(d: NodeDecision) -> bool:
