@@ -169,7 +169,12 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
     return _NodesTable(run["policy"], rows)
 
 
-_METRIC_COLUMNS = ("rel err", "excess", "local", "bits", "nan/inf", "verdict")
+_METRIC_COLUMNS = ("own excess", "rel err", "bits", "nan/inf", "verdict")
+#: What the columns are (the judged figure first; the total figures include inherited error).
+_NODES_CAPTION = (
+    "own excess: the node's error recomputed from fp64 inputs over its format's rounding (it diverges "
+    "above 16); rel err and bits: its total error against fp64, inherited error included"
+)
 
 
 class _NodesTable:
@@ -183,6 +188,8 @@ class _NodesTable:
         table = Table(
             title=f"Worst nodes under {self.policy} (by own error over the format's rounding)",
             title_justify="left",
+            caption=_NODES_CAPTION,
+            caption_justify="left",
             box=box.SIMPLE_HEAD,
             pad_edge=False,
             padding=(0, 1, 0, 0),
@@ -199,9 +206,8 @@ class _NodesTable:
             )
             table.add_row(
                 *where,
+                fmt_num(_own_excess(node) if _own_excess(node) >= 0 else None, 3),
                 fmt_num(m.get("norm_rel"), 3),
-                fmt_num(m.get("excess"), 3),
-                fmt_num(m.get("local_excess"), 3),
                 fmt_num(m["bits"], 3),
                 f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
                 verdict_text(node["verdict"]),
@@ -317,6 +323,8 @@ class _SweepTable:
             title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: "
             "output RMSE)",
             title_justify="left",
+            caption=_NODES_CAPTION,
+            caption_justify="left",
             box=box.SIMPLE_HEAD,
             pad_edge=False,
             padding=(0, 1, 0, 0),
