@@ -18,7 +18,12 @@ for a policy that is not bit-faithful to eager); the inductor-gpu variants need 
 conversion, fp64 forward built anew / from the cached shadow / compiled, the comparisons) and lists
 the fp64 forward's top kernels (torch.profiler), writing ``<stem>_sample_profile.{json,txt}``.
 
-Usage: ``python bench/compile.py [--large] [--rounds 5] [--steps 100] [--profile-sample] --out DIR``.
+``--model llama`` runs issue 15's transformers Llama (hidden 1024, 4 layers, seq 512, SDPA, bf16,
+``ids -> logits``) instead of the block; ``--variants a,b`` keeps only those variants (plus eager,
+plain_compile and roundoff_eager, the baselines).
+
+Usage: ``python bench/compile.py [--large | --model llama] [--variants ...] [--rounds 5] [--steps 100]
+[--profile-sample] --out DIR``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,33 @@ import roundoff
 from roundoff.compiler.checking import compare_outputs
 from roundoff.compiler.reference import Fp64Reference, run_fp64, to_fp64
 from roundoff.zoo import blocks, get_workload
+
+
+class _Logits(torch.nn.Module):
+    """A transformers causal LM as ``ids -> logits`` (what the step's backward is seeded from)."""
+
+    def __init__(self, lm: torch.nn.Module) -> None:
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.lm(input_ids=ids).logits
+
+
+def build_llama(device: str) -> tuple[torch.nn.Module, torch.Tensor, dict[str, int]]:
+    """Issue 15's transformers Llama: hidden 1024, 4 layers, seq 512, bf16, SDPA, random weights."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    size = {"hidden": 1024, "layers": 4, "heads": 16, "seq": 512, "batch": 1, "vocab": 32000}
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        hidden_size=size["hidden"], intermediate_size=4 * size["hidden"], num_hidden_layers=size["layers"],
+        num_attention_heads=size["heads"], num_key_value_heads=size["heads"] // 4, vocab_size=size["vocab"],
+        attn_implementation="sdpa",
+    )
+    lm = LlamaForCausalLM(config).to(device=device, dtype=torch.bfloat16).train()
+    ids = torch.randint(0, size["vocab"], (size["batch"], size["seq"]), generator=torch.Generator().manual_seed(1))
+    return _Logits(lm), ids.to(device), size
 
 
 def build(large: bool, device: str) -> tuple[torch.nn.Module, torch.Tensor, dict[str, int]]:
@@ -82,7 +114,9 @@ def _sync(device: str) -> None:
 
 
 def step_fn(model: Callable, module: torch.nn.Module, x: torch.Tensor) -> Callable[[], None]:
-    cot = torch.randn(x.shape, generator=torch.Generator().manual_seed(7)).to(x.dtype).to(x.device)
+    with torch.no_grad():
+        like = module(x)  # the output's shape and dtype (x may be token ids)
+    cot = torch.randn(like.shape, generator=torch.Generator().manual_seed(7)).to(like.dtype).to(x.device)
 
     def step() -> None:
         x.grad = None
@@ -107,7 +141,8 @@ def time_steps(step: Callable[[], None], n: int, device: str) -> float:
 def _write(args: argparse.Namespace, device: str, suffix: str, result: dict, text: str) -> None:
     """`result` as OUT/compile_{gpu,cpu}_{large,small}SUFFIX.json and `text` as .txt; `text` printed."""
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + ("_large" if args.large else "_small") + suffix
+    size = "_llama" if args.model == "llama" else ("_large" if args.large else "_small")
+    stem = ("compile_gpu" if device == "cuda" else "compile_cpu") + size + suffix
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
     (args.out / f"{stem}.txt").write_text(text)
     print(text, flush=True)
@@ -119,9 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=100, help="steps per round; a multiple of 100")
     ap.add_argument("--out", type=Path, default=Path("bench/results"))
     ap.add_argument("--profile-sample", action="store_true", help="time one check's pieces")
+    ap.add_argument("--model", choices=("block", "llama"), default="block",
+                    help="llama: a transformers Llama (hidden 1024, 4 layers, seq 512; issue 15)")
+    ap.add_argument("--variants", default="", help="comma-separated variant names to run (default: all)")
     args = ap.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    module, x, size = build(args.large, device)
+    module, x, size = build_llama(device) if args.model == "llama" else build(args.large, device)
     # Every variant compiles the same module's forward (and the compiled references a copy of it):
     # past Dynamo's default of 8 entries per code object, later variants would silently run eagerly.
     torch._dynamo.config.recompile_limit = 64
@@ -148,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         "roundoff_igpu_check100_eager_ref": ("inductor-gpu", "eager", None, False),
         "roundoff_igpu_check100_compiled_ref": ("inductor-gpu", "compiled", None, False),
     }
+    if args.variants:
+        keep = set(args.variants.split(",")) | {"eager", "plain_compile", "roundoff_eager"}
+        variants = {k: v for k, v in variants.items() if k in keep}
+        checked = {k: v for k, v in checked.items() if k in keep}
     for name, (policy, ref, check_async, perturb) in checked.items():
         variants[name] = roundoff.compile(
             module, policy=policy, check="warn", sample_every=100, check_reference=ref,
