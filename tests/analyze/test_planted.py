@@ -125,3 +125,29 @@ def test_a_kept_fp32_value_and_an_unrounded_scalar_are_what_the_careful_eager_pr
     (emu,) = run_plan(plan(program, apply_changes(get_policy("eager"), changes)), (m, v))
     careful = (m / (torch.sqrt(v.float()) + 1e-8)).half()
     assert torch.equal(emu, careful) and bool(emu.isfinite().all())
+
+
+def test_a_kept_value_stays_fp32_through_views_as_the_real_fp32_tensor_would() -> None:
+    """keep_fp32 on a matmul whose result is viewed (transpose, as a ViT's patch embedding is) keeps
+    the view unrounded too: the emulation equals real eager of the program written with .float()."""
+    import torch
+
+    from roundoff.blame.changes import Change, ChangeKind, apply_changes
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+    from roundoff.policy.registry import get_policy
+
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(16, 8, generator=g) + 8).bfloat16(), torch.randn(8, 16, generator=g).bfloat16()
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        x = (a @ b).t()
+        return x - x.mean(-1, keepdim=True)
+
+    program = capture(f, a, b)
+    mm, mean = (next(n.meta["roundoff_id"] for n in program.graph.nodes if n.target is op)
+                for op in (torch.ops.aten.mm.default, torch.ops.aten.mean.dim))
+    kept = [Change(0, mm, ChangeKind.KEEP_FP32, "mm"), Change(1, mean, ChangeKind.KEEP_FP32, "mean")]
+    (emu,) = run_plan(plan(program, apply_changes(get_policy("eager"), kept)), (a, b))
+    x = (a.float() @ b.float()).t()
+    assert torch.equal(emu, (x - x.mean(-1, keepdim=True)).bfloat16())

@@ -279,6 +279,7 @@ def _decide(
     nodes: list[torch.fx.Node], bases: dict[str, _Base], fusion: Fusion, policy: Policy
 ) -> dict[str, NodeDecision]:
     decisions: dict[str, NodeDecision] = {}
+    wide: set[str] = set()  # values kept unrounded for other kernels (`_kept_wide`)
     for n in nodes:
         nid = node_id(n)
         b = bases[nid]
@@ -289,15 +290,22 @@ def _decide(
             pid
             for p in n.all_input_nodes
             if fusion.reads_rounded(nid, pid := node_id(p)) and _wider_than_stored(decisions[pid])
-            and not _kept_wide(bases[pid], policy)
+            and pid not in wide
         )
+        rounds = _rounds_result(n, b, policy)
+        floats = [node_id(p) for p in n.all_input_nodes if dt.is_float(bases[node_id(p)].storage)]
+        if _kept_wide(b, policy):
+            wide.add(nid)
+        elif b.op_class is OpClass.DATA_MOVEMENT and floats and all(f in wide for f in floats):
+            rounds = False  # a view of a kept value moves it unrounded, as the real fp32 tensor would
+            wide.add(nid)
         decisions[nid] = NodeDecision(
             node_id=nid,
             op=b.op,
             op_class=b.op_class,
             storage_dtype=b.storage,
             compute_dtype=compute,
-            rounds_result=_rounds_result(n, b, policy),
+            rounds_result=rounds,
             group=fusion.home.get(nid),
             rounded_inputs=rounded,
             scalar_format=b.scalar_format,
