@@ -34,6 +34,7 @@ import torch
 from fidelity_attribution import attribute_contraction, attribute_impl, lowering
 
 import roundoff
+from roundoff.numerics import bits_differ, same_bits, same_bits_mask
 from roundoff.zoo import get_workload
 
 
@@ -100,10 +101,10 @@ def bf16_chain(device: str, n: int = 1 << 20) -> dict[str, Any]:
     )
     return {
         "elements": n,
-        "plain_mismatch": int((plain != ref).sum()),
-        "roundoff_mismatch": int((ours != ref).sum()),
-        "pass": bool((ours == ref).all()),
-        "roundoff_native_policy_vs_plain_mismatch": int((native != plain).sum()),
+        "plain_mismatch": bits_differ(plain, ref),
+        "roundoff_mismatch": bits_differ(ours, ref),
+        "pass": same_bits(ours, ref),
+        "roundoff_native_policy_vs_plain_mismatch": bits_differ(native, plain),
     }
 
 
@@ -130,9 +131,9 @@ def kept_rounding_override(device: str, n: int = 1 << 20) -> dict[str, Any]:
     plain = torch.compile(fn)(*xs)
     return {
         "override": f"{nid}: round_result=True on {base.name}",
-        "mismatch_vs_oracle": int((out != oracle).sum()),
-        "plain_vs_oracle": int((plain != oracle).sum()),
-        "pass": bool((out == oracle).all()),
+        "mismatch_vs_oracle": bits_differ(out, oracle),
+        "plain_vs_oracle": bits_differ(plain, oracle),
+        "pass": same_bits(out, oracle),
     }
 
 
@@ -215,7 +216,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
     program = capture(fn, *inputs)
     pl = plan(program, policy)
     emu = _emulate(program, policy, inputs, impl)
-    differs = (emu != real) & ~(emu.isnan() & real.isnan())
+    differs = ~same_bits_mask(emu, real)  # bit patterns: -0.0 != +0.0, NaN == NaN
     row = {
         "graph": name,
         "elements": real.numel(),
@@ -232,7 +233,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
         flip = {site.node_id: OpOverride(contract_fma=not site.contracted)}
         flipped = dataclasses.replace(policy, node_overrides={**policy.node_overrides, **flip})
         alt = _emulate(program, flipped, inputs, impl)
-        fixed = unexplained & ((alt == real) | (alt.isnan() & real.isnan()))
+        fixed = unexplained & same_bits_mask(alt, real)
         row["flips"].append(
             {
                 "site": site.node_id,
