@@ -63,6 +63,22 @@ class Division(enum.Enum):
     RECIPROCAL_MULTIPLY = "reciprocal_multiply"
 
 
+class Negation(enum.Enum):
+    """How a floating-point ``aten.neg`` computes ``-x``; the two differ only for ``x = +0.0``.
+
+    SIGN_FLIP: IEEE negate, flips the sign bit: ``-(+0.0) = -0.0`` (eager PyTorch; Inductor's C++
+    ``Vectorized::neg()`` and scalar ``-x``). SUBTRACT_FROM_ZERO: ``0.0 - x`` rounded to nearest,
+    so ``-(+0.0) = +0.0`` (``-(-0.0) = +0.0`` either way; NaN stays NaN): Inductor's Triton code
+    writes ``-tmp`` and Triton's frontend lowers unary minus on floats to ``sub(0, x)``
+    (``triton.language.semantic.minus``: ``self.sub(_0, input, True)`` with ``_0`` the null
+    value). Measured on an H200 (torch 2.11, Triton 3.6): ``-where(x0 > x1 - x1, x0, x1 - x1)``
+    gives +0.0 where eager gives -0.0, in every element that selects ``x1 - x1``.
+    """
+
+    SIGN_FLIP = "sign_flip"
+    SUBTRACT_FROM_ZERO = "subtract_from_zero"
+
+
 class ScalarMixing(enum.Enum):
     """How a Python scalar operand meets a low-precision tensor."""
 
@@ -115,6 +131,7 @@ class Policy:
     `matmul_input`: None computes matmul-like ops on operands as stored; a format name rounds
     (autocast-style downcast) or upcasts the operands to that format first.
     `division`: IEEE or approximate (reciprocal-multiply) fp32 division; see `Division`.
+    `negation`: ``-x`` as a sign flip or as ``0.0 - x`` (differ at ``+0.0``); see `Negation`.
     `matmul_accumulate` / `reduction_accumulate`: format the accumulation is modelled in; the result
     is rounded once to the output's storage dtype.
     `op_overrides` keys are aten names, an overload (``"aten.mul.Tensor"``) or a packet (``"aten.mul"``);
@@ -130,6 +147,7 @@ class Policy:
     fma: FmaContraction
     scalars: ScalarMixing = ScalarMixing.OPMATH_UNROUNDED
     division: Division = Division.IEEE
+    negation: Negation = Negation.SIGN_FLIP
     storage: str | None = None
     matmul_input: str | None = None
     matmul_accumulate: str = "fp32"
@@ -149,4 +167,6 @@ class Policy:
         object.__setattr__(self, "decompositions", tuple(self.decompositions))
 
     def __hash__(self) -> int:
-        return hash((self.name, self.rounding, self.fusion, self.fma, self.division, self.storage))
+        return hash(
+            (self.name, self.rounding, self.fusion, self.fma, self.division, self.negation, self.storage)
+        )
