@@ -16,6 +16,13 @@ Runs on CUDA when present (the H200 of the device tool), else on CPU as a dry ru
 
 Usage: ``python bench/gpu_validation.py --out DIR [--random 20]``; writes DIR/gpu_validation.json and
 DIR/gpu_validation.txt.
+
+``--bits`` (issue 16) runs instead: (1) the fidelity above, (2) prediction without the hardware,
+the inductor-gpu emulation run on the CPU against real Inductor on CUDA with every difference
+attributed to one op, and (3) a per-op sweep of the GPU's and the CPU's implementations against the
+correctly rounded values (``bench/gpu_prediction.py``); writes DIR/gpu-validation-bits.{json,md}
+(on a machine without CUDA: the CPU parts only, in DIR/gpu-validation-bits-cpu.{json,md}, saying
+what was skipped). Every count compares bit patterns (-0.0 != +0.0, NaN == NaN).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any
 
 import torch
 from fidelity_attribution import attribute_contraction, attribute_impl, lowering
+from gpu_prediction import Routes, bits_markdown, op_sweep, predict_one
 
 import roundoff
 from roundoff.numerics import bits_differ, same_bits, same_bits_mask
@@ -193,6 +201,60 @@ def random_pointwise(seed: int) -> tuple[Callable, int, list[tuple]]:
     return fn, n_in, steps
 
 
+def random_inputs(seed: int, n_in: int, device: str) -> tuple[torch.Tensor, ...]:
+    """The inputs of random graph `seed`: bf16 normals times 4, made on the CPU, moved to `device`."""
+    g = torch.Generator().manual_seed(seed)
+    return tuple(
+        (torch.randn(1 << 16, generator=g) * 4).to(torch.bfloat16).to(device) for _ in range(n_in)
+    )
+
+
+def prediction(
+    n_random: int, only: list[int] | None, progress: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """The random graphs' inductor-gpu emulation on the CPU vs real Inductor on CUDA (if present)."""
+    gpu = "cuda" if torch.cuda.is_available() else None
+    routes, rows = Routes(gpu), []
+    for seed in only or range(n_random):
+        fn, n_in, steps = random_pointwise(seed)
+        try:
+            row = predict_one(f"random:{seed}", fn, random_inputs(seed, n_in, "cpu"), routes)
+        except _RECORDED as err:
+            row = {"graph": f"random:{seed}", "error": f"{type(err).__name__}: {err}"[:300]}
+        row["ops"] = [s[0] for s in steps]
+        rows.append(row)
+        progress({"graphs": rows, "partial": True})
+    out: dict[str, Any] = {"graphs": rows, "errors": sum("error" in r for r in rows)}
+    if gpu is None:
+        out["skipped"] = "no CUDA: real Inductor on the GPU not run; the CPU emulation ran alone"
+    return out
+
+
+def bits_main(args: argparse.Namespace, results: dict[str, Any], only: list[int]) -> int:
+    """``--bits``: fidelity, prediction and the op sweep, written as gpu-validation-bits.{json,md}."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    stem = args.stem or ("gpu-validation-bits" if device == "cuda" else "gpu-validation-bits-cpu")
+
+    def write() -> None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
+        (args.out / f"{stem}.md").write_text(bits_markdown(results))
+
+    def part(key: str) -> Callable[[dict[str, Any]], None]:
+        return lambda value: (results.__setitem__(key, value), write())
+
+    sections = [
+        ("fidelity", fidelity, (device, args.random, args.transcendentals, only, part("fidelity"))),
+        ("prediction", prediction, (args.random, only, part("prediction"))),
+        ("op_sweep", lambda gpu: {"ops": op_sweep(gpu)}, ("cuda" if device == "cuda" else None,)),
+    ]
+    for key, fn, fargs in sections:
+        _section(results, key, fn, *fargs)
+        write()
+    print(bits_markdown(results))
+    return 0
+
+
 def _emulate(program: Any, policy: Any, inputs: tuple, impl: str) -> torch.Tensor:
     from roundoff.execute import run_plan
     from roundoff.plan import plan
@@ -224,6 +286,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
         # sites whose product is a division (Division.RECIPROCAL_MULTIPLY: fma(a, 1/b, ±c))
         "division_sites": sum("div" in pl.decisions[s.mul_id].op for s in pl.fma_sites),
         "identical": int(real.numel() - differs.sum()),
+        "signed_zero_only": int((differs & (emu == real)).sum()),  # equal values, other sign of zero
         "explained": 0,
         "flips": [],
         "lowering": lowering(code),
@@ -288,11 +351,7 @@ def fidelity(
         rows.append(fidelity_one(f"zoo:{zname}", work.build(), inputs, policy, impl))
     for seed in only or range(n_random):
         fn, n_in, steps = random_pointwise(seed)
-        g = torch.Generator().manual_seed(seed)
-        inputs = tuple(
-            (torch.randn(1 << 16, generator=g) * 4).to(torch.bfloat16).to(device)
-            for _ in range(n_in)
-        )
+        inputs = random_inputs(seed, n_in, device)
         try:
             row = fidelity_one(f"random:{seed}", fn, inputs, policy, impl)
         except _RECORDED as err:
@@ -342,6 +401,11 @@ def main(argv: list[str] | None = None) -> int:
         "--only", default="", help="comma-separated random seeds: fidelity of those only"
     )
     ap.add_argument("--stem", default=None, help="output file stem (default by device)")
+    ap.add_argument(
+        "--bits",
+        action="store_true",
+        help="fidelity + prediction without the hardware + per-op sweep (gpu-validation-bits.*)",
+    )
     args = ap.parse_args(argv)
     only = [int(v) for v in args.only.split(",") if v]
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -356,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
         results["triton"] = triton.__version__
     except ImportError:
         results["triton"] = None
+    if args.bits:
+        return bits_main(args, results, only)
     stem = args.stem or ("gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun")
     sections = (
         []
