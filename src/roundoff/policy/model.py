@@ -67,12 +67,17 @@ class Negation(enum.Enum):
     """How a floating-point ``aten.neg`` computes ``-x``; the two differ only for ``x = +0.0``.
 
     SIGN_FLIP: IEEE negate, flips the sign bit: ``-(+0.0) = -0.0`` (eager PyTorch; Inductor's C++
-    ``Vectorized::neg()`` and scalar ``-x``). SUBTRACT_FROM_ZERO: ``0.0 - x`` rounded to nearest,
-    so ``-(+0.0) = +0.0`` (``-(-0.0) = +0.0`` either way; NaN stays NaN): Inductor's Triton code
-    writes ``-tmp`` and Triton's frontend lowers unary minus on floats to ``sub(0, x)``
-    (``triton.language.semantic.minus``: ``self.sub(_0, input, True)`` with ``_0`` the null
-    value). Measured on an H200 (torch 2.11, Triton 3.6): ``-where(x0 > x1 - x1, x0, x1 - x1)``
-    gives +0.0 where eager gives -0.0, in every element that selects ``x1 - x1``.
+    code, ``CppVecOverrides.neg`` -> ``x.neg()`` and ``CppOverrides.neg`` -> ``decltype(x)(-x)``).
+    SUBTRACT_FROM_ZERO: ``0.0 - x`` rounded to nearest, so ``-(+0.0) = +0.0`` (``-(-0.0) = +0.0``
+    either way; NaN stays NaN): Inductor's Triton code writes ``-tmp`` (``TritonOverrides``
+    inherits ``BasicMathOpsMixin.neg`` -> ``f"-{x}"``, torch/_inductor/ops_handler.py, torch
+    2.11-2.13) and Triton's frontend lowers a float unary minus to ``sub(0, x)``
+    (``semantic.minus``: ``sub(_0, input)`` with ``_0`` the type's null value), which LLVM may not
+    turn into ``fneg`` (that needs no-signed-zeros). Not an Inductor graph rewrite: the generated
+    code keeps ``x1 - x1`` and the ``where`` as written. Measured on an H200 (torch 2.11, Triton
+    3.6): ``-where(x0 > x1 - x1, x0, x1 - x1)`` gives +0.0 where eager gives -0.0.
+    Not modelled: where ptxas contracts ``0 - a*b`` into ``fma(-a, b, 0)`` the two differ again
+    only in the sign of a product that underflows to zero.
     """
 
     SIGN_FLIP = "sign_flip"
