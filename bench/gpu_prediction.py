@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+import torch._inductor.config as inductor_config
 from torch._inductor.utils import run_and_get_code
 
 from roundoff.capture import capture
@@ -150,7 +151,9 @@ def predict_one(name: str, fn: Callable, inputs: tuple, routes: Routes) -> dict[
     if routes.gpu is None:
         row["skipped"] = "no CUDA: real Inductor on the GPU not run"
         return row
-    with torch.no_grad():  # a fresh code object per graph: Dynamo caches per code object (limit 8)
+    # a fresh code object per graph (Dynamo caches per code object, limit 8); the FX graph cache off
+    # so that the generated code is there to read (Triton's own kernel cache still applies)
+    with torch.no_grad(), inductor_config.patch(fx_graph_cache=False):
         real, code = run_and_get_code(torch.compile(_fresh(fn, name)), *(x.to(routes.gpu) for x in inputs))
     real = real.cpu()
     for k, e in emu.items():
@@ -211,7 +214,8 @@ def op_sweep(gpu: str | None, n: int = 1 << 20) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"op": name, "elements": n}
         if gpu is not None:
             one_op = _fresh(lambda t, op=op: op(t), f"sweep_{name}")
-            out, code = run_and_get_code(torch.compile(one_op, dynamic=False), x.to(gpu))
+            with inductor_config.patch(fx_graph_cache=False):
+                out, code = run_and_get_code(torch.compile(one_op, dynamic=False), x.to(gpu))
             sides["gpu_inductor"] = out.cpu()
             row["lowering"] = [ln.strip() for src in code for ln in src.splitlines() if "tmp1 = " in ln][:1]
         else:
