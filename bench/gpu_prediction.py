@@ -5,7 +5,8 @@ Used by ``bench/gpu_validation.py --bits``. Two parts:
 
 - ``predict``: per random pointwise graph, real Inductor on CUDA, and roundoff's emulation of the
   ``inductor-gpu`` plan on the CPU with each CPU transcendental implementation ("eager": torch's CPU
-  kernels; "triton-model": `roundoff.execute.triton_models`). Elements whose bit patterns differ
+  kernels; "triton-model": `roundoff.execute.triton_models`; "correctly-rounded": each op in fp64
+  rounded once). Elements whose bit patterns differ
   (``roundoff.numerics.same_bits_mask``: -0.0 != +0.0, NaN == NaN) are attributed by re-running the
   CPU emulation with one op family's values taken from the GPU (`TranscendentalImpl("inductor",
   device="cuda", targets=...)`: that op alone evaluated by Inductor's CUDA kernel, every other op on
@@ -40,7 +41,7 @@ from roundoff.plan import plan
 
 aten = torch.ops.aten
 _DIV_FAMILY = frozenset({aten.div.Tensor, aten.div.Scalar, aten.reciprocal.default})
-CPU_IMPLS = ("eager", "triton-model")
+CPU_IMPLS = ("eager", "triton-model", "correctly-rounded")
 # Lowering patterns per family, searched in the generated Triton code.
 _LOWERING = {
     "exp": ("libdevice.exp(", "tl_math.exp(", "tl.exp("),
@@ -147,7 +148,7 @@ def predict_one(name: str, fn: Callable, inputs: tuple, routes: Routes) -> dict[
     pl = plan(program, "inductor-gpu")
     emu = {k: run_plan(pl, inputs, transcendentals=impl)[0] for k, impl in routes.cpu.items()}
     row: dict[str, Any] = {"graph": name, "elements": emu["eager"].numel(), "families": sorted(_targets(pl))}
-    row["cpu_impls_differ"] = bits_differ(emu["eager"], emu["triton-model"])
+    row["cpu_impls_differ_from_eager"] = {k: bits_differ(emu["eager"], e) for k, e in emu.items() if k != "eager"}
     if routes.gpu is None:
         row["skipped"] = "no CUDA: real Inductor on the GPU not run"
         return row
@@ -251,12 +252,12 @@ def _fidelity_table(fi: dict[str, Any]) -> list[str]:
 
 
 def _prediction_table(rows: list[dict[str, Any]]) -> list[str]:
-    lines = ["| graph | differing (CPU eager impl) | differing (triton-model) | op | elements fixed by the GPU's op | lowering | cause |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    lines = ["| graph | differing (CPU eager impl) | differing (triton-model) | differing (correctly-rounded) | op | elements fixed by the GPU's op | lowering | cause |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for r in rows:
         if "error" in r or "skipped" in r:
             continue
-        base = f"| {r['graph']} | {r.get('differing_eager')} | {r.get('differing_triton-model')} "
+        base = f"| {r['graph']} | {r.get('differing_eager')} | {r.get('differing_triton-model')} | {r.get('differing_correctly-rounded')} "
         if not r.get("attribution") and not r.get("unexplained"):
             if r.get("differing_eager"):
                 lines.append(base + "| - | - | - | no single op |")
@@ -286,11 +287,12 @@ def bits_markdown(res: dict[str, Any]) -> str:
     rows = pr.get("graphs", [])
     if pr.get("skipped") or any("skipped" in r for r in rows):
         out.append(f"Skipped the comparison: {pr.get('skipped') or rows[0].get('skipped')}. The CPU emulation ran "
-                   f"for {len(rows)} graphs; the two CPU implementations differ in "
-                   f"{sum(r.get('cpu_impls_differ', 0) for r in rows)} elements.")  # fmt: skip
+                   f"for {len(rows)} graphs; elements where another CPU implementation differs from eager's: "
+                   + ", ".join(f"{k} {sum(r.get('cpu_impls_differ_from_eager', {}).get(k, 0) for r in rows)}"
+                               for k in CPU_IMPLS[1:]) + ".")  # fmt: skip
     else:
         done = [r for r in rows if "error" not in r]
-        for k in ("eager", "triton-model"):
+        for k in CPU_IMPLS:
             same = sum(r.get(f"differing_{k}") == 0 for r in done)
             out.append(f"- CPU transcendentals `{k}`: {same} of {len(done)} graphs bit-identical to the GPU; "
                        f"{sum(r.get(f'differing_{k}', 0) for r in done)} differing elements in all; "

@@ -68,3 +68,11 @@ def test_triton_model_impl_claims_only_modelled_ops() -> None:
     assert not only_exp.handles(torch.ops.aten.sigmoid.default, p.decisions[next(iter(p.decisions))].op_class)
     routed = TranscendentalImpl("eager", device="cpu")  # the device option: operands moved and back
     assert bits_differ(routed(torch.ops.aten.exp.default, (a.float(),), {}), torch.exp(a.float())) == 0
+
+
+def test_correctly_rounded_impl_against_python_math() -> None:
+    """Oracle: Python's math in fp64, rounded once to fp32 by numpy."""
+    x = _sample(512, -10.0, 10.0)
+    got = TranscendentalImpl("correctly-rounded")(torch.ops.aten.tanh.default, (x,), {})
+    want = torch.from_numpy(np.array([math.tanh(float(v)) for v in x], dtype=np.float64).astype(np.float32))
+    assert got.dtype == torch.float32 and bits_differ(got, want) == 0, "repro: correctly-rounded tanh"

@@ -18,7 +18,9 @@ The kernel is compiled under whatever Inductor config is current when a node is 
 
 `TranscendentalImpl("triton-model")` predicts on any device what Inductor's Triton code computes,
 for the ops `roundoff.execute.triton_models` models (``tl.sigmoid``); every other op it leaves to
-torch, like "eager". Two options serve attribution: ``device`` evaluates each op on that device
+torch, like "eager". `TranscendentalImpl("correctly-rounded")` evaluates every transcendental op
+in fp64 on its operands and rounds the result once to the operands' dtype (an fp64 op is evaluated
+as is): the hypothesis that a backend's kernel is correctly rounded. Two options serve attribution: ``device`` evaluates each op on that device
 (operands moved there, the result moved back: a CPU emulation can take one op's values from the
 GPU's Inductor kernel), ``targets`` restricts the ops the implementation claims (the rest run as
 plain torch).
@@ -39,7 +41,7 @@ from roundoff.ops.classes import OpClass
 _aten = torch.ops.aten
 #: Correctly rounded in eager, approximated by Inductor's Triton lowering (see the module docstring).
 INDUCTOR_APPROXIMATED = frozenset({_aten.div.Tensor, _aten.div.Scalar, _aten.reciprocal.default})
-IMPLEMENTATIONS = ("eager", "inductor", "triton-model")
+IMPLEMENTATIONS = ("eager", "inductor", "triton-model", "correctly-rounded")
 _TENSOR = "<tensor>"  # placeholder for a tensor argument in the cache key
 _COUNTER = itertools.count()
 
@@ -86,6 +88,8 @@ class TranscendentalImpl:
             return target(*args, **kwargs)
         if self.name == "triton-model":
             return TRITON_MODELS[target](*args, **kwargs)
+        if self.name == "correctly-rounded":
+            return _in_fp64(target, args, kwargs)
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         consts = tuple(_TENSOR if isinstance(a, torch.Tensor) else a for a in args)
         key = (
@@ -98,6 +102,14 @@ class TranscendentalImpl:
         if fn is None:
             fn = self._cache[key] = _compile_one(target, consts, dict(kwargs))
         return fn(*tensors)
+
+
+def _in_fp64(target: Any, args: tuple, kwargs: dict) -> Any:
+    """`target` on the fp32/fp16/bf16 operands widened to fp64, the result rounded once back."""
+    dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()), None)
+    wide = tuple(a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    out = target(*wide, **kwargs)
+    return out.to(dtype) if isinstance(out, torch.Tensor) and dtype is not None and out.is_floating_point() else out
 
 
 def _compile_one(target: Any, consts: tuple, kwargs: dict) -> Callable[..., Any]:
