@@ -19,11 +19,12 @@ The kernel is compiled under whatever Inductor config is current when a node is 
 `TranscendentalImpl("triton-model")` predicts on any device what Inductor's Triton code computes,
 for the ops `roundoff.execute.triton_models` models (``tl.sigmoid``); every other op it leaves to
 torch, like "eager". `TranscendentalImpl("correctly-rounded")` evaluates every transcendental op
-in fp64 on its operands and rounds the result once to the operands' dtype (an fp64 op is evaluated
-as is): the hypothesis that a backend's kernel is correctly rounded. Two options serve attribution: ``device`` evaluates each op on that device
-(operands moved there, the result moved back: a CPU emulation can take one op's values from the
-GPU's Inductor kernel), ``targets`` restricts the ops the implementation claims (the rest run as
-plain torch).
+in fp64 on its operands and casts the result back to the operands' dtype (one rounding for fp32,
+the dtype the emulator computes transcendentals in; an fp64 op is evaluated as is): the
+hypothesis that a backend's kernel is correctly rounded. Two options serve attribution:
+``device`` evaluates each op on that device (operands moved there, the result moved back: a CPU
+emulation can take one op's values from the GPU's Inductor kernel); ``targets`` restricts the ops
+the implementation claims (the rest run as plain torch).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class TranscendentalImpl:
 
 
 def _in_fp64(target: Any, args: tuple, kwargs: dict) -> Any:
-    """`target` on the fp32/fp16/bf16 operands widened to fp64, the result rounded once back."""
+    """`target` on the floating operands widened to fp64, the result cast back to their dtype."""
     dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()), None)
     wide = tuple(a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
     out = target(*wide, **kwargs)
