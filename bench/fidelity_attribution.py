@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from roundoff.numerics import same_bits_mask
+
 # IEEE ops that are one correctly rounded operation in eager but that a backend may lower to an
 # approximation (Triton's fp32 ``/`` is PTX ``div.full.f32``; reciprocal is ``1 / x``): suspects
 # for an implementation difference. rsqrt and the transcendentals already run through Inductor's
@@ -115,7 +117,7 @@ def attribute_impl(
         swapped = dataclasses.replace(d, op_class=OpClass.POINTWISE_TRANSCENDENTAL)
         alt_plan = dataclasses.replace(pl, decisions={**pl.decisions, nid: swapped})
         alt = run_plan(alt_plan, inputs, transcendentals="inductor")[0]
-        fixed = unexplained & ((alt == real) | (alt.isnan() & real.isnan()))
+        fixed = unexplained & same_bits_mask(alt, real)
         row: dict[str, Any] = {"node": nid, "op": d.op, "elements_fixed": int(fixed.sum())}
         if fixed.any():
             el = int(fixed.reshape(-1).nonzero()[0])
@@ -123,10 +125,6 @@ def attribute_impl(
         rows.append(row)
         unexplained &= ~fixed
     return rows
-
-
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return (a == b) | (a.isnan() & b.isnan())
 
 
 def _real_without_fp_fusion(fn: Callable, inputs: tuple) -> tuple[torch.Tensor | None, int]:
@@ -198,7 +196,7 @@ def attribute_contraction(
     }
     pl_off = dataclasses.replace(pl_off, decisions={**pl_off.decisions, **swapped})
     emu_off = run_plan(pl_off, inputs, transcendentals="inductor")[0]
-    fixed = unexplained & _same_bits(nofusion, emu_off) & ~_same_bits(nofusion, real)
+    fixed = unexplained & same_bits_mask(nofusion, emu_off) & ~same_bits_mask(nofusion, real)
     row: dict[str, Any] = {"kernels_edited": edited, "elements_fixed": int(fixed.sum())}
     if fixed.any():
         el = int(fixed.reshape(-1).nonzero()[0])

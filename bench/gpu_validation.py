@@ -16,6 +16,13 @@ Runs on CUDA when present (the H200 of the device tool), else on CPU as a dry ru
 
 Usage: ``python bench/gpu_validation.py --out DIR [--random 20]``; writes DIR/gpu_validation.json and
 DIR/gpu_validation.txt.
+
+``--bits`` (issue 16) runs instead: (1) the fidelity above, (2) prediction without the hardware,
+the inductor-gpu emulation run on the CPU against real Inductor on CUDA with every difference
+attributed to one op, and (3) a per-op sweep of the GPU's and the CPU's implementations against the
+correctly rounded values (``bench/gpu_prediction.py``); writes DIR/gpu-validation-bits.{json,md}
+(on a machine without CUDA: the CPU parts only, in DIR/gpu-validation-bits-cpu.{json,md}, saying
+what was skipped). Every count compares bit patterns (-0.0 != +0.0, NaN == NaN).
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ from typing import Any
 
 import torch
 from fidelity_attribution import attribute_contraction, attribute_impl, lowering
+from gpu_prediction import Routes, bits_markdown, op_sweep, predict_one
 
 import roundoff
+from roundoff.numerics import bits_differ, same_bits, same_bits_mask
 from roundoff.zoo import get_workload
 
 
@@ -100,10 +109,10 @@ def bf16_chain(device: str, n: int = 1 << 20) -> dict[str, Any]:
     )
     return {
         "elements": n,
-        "plain_mismatch": int((plain != ref).sum()),
-        "roundoff_mismatch": int((ours != ref).sum()),
-        "pass": bool((ours == ref).all()),
-        "roundoff_native_policy_vs_plain_mismatch": int((native != plain).sum()),
+        "plain_mismatch": bits_differ(plain, ref),
+        "roundoff_mismatch": bits_differ(ours, ref),
+        "pass": same_bits(ours, ref),
+        "roundoff_native_policy_vs_plain_mismatch": bits_differ(native, plain),
     }
 
 
@@ -130,9 +139,9 @@ def kept_rounding_override(device: str, n: int = 1 << 20) -> dict[str, Any]:
     plain = torch.compile(fn)(*xs)
     return {
         "override": f"{nid}: round_result=True on {base.name}",
-        "mismatch_vs_oracle": int((out != oracle).sum()),
-        "plain_vs_oracle": int((plain != oracle).sum()),
-        "pass": bool((out == oracle).all()),
+        "mismatch_vs_oracle": bits_differ(out, oracle),
+        "plain_vs_oracle": bits_differ(plain, oracle),
+        "pass": same_bits(out, oracle),
     }
 
 
@@ -192,6 +201,60 @@ def random_pointwise(seed: int) -> tuple[Callable, int, list[tuple]]:
     return fn, n_in, steps
 
 
+def random_inputs(seed: int, n_in: int, device: str) -> tuple[torch.Tensor, ...]:
+    """The inputs of random graph `seed`: bf16 normals times 4, made on the CPU, moved to `device`."""
+    g = torch.Generator().manual_seed(seed)
+    return tuple(
+        (torch.randn(1 << 16, generator=g) * 4).to(torch.bfloat16).to(device) for _ in range(n_in)
+    )
+
+
+def prediction(
+    n_random: int, only: list[int] | None, progress: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """The random graphs' inductor-gpu emulation on the CPU vs real Inductor on CUDA (if present)."""
+    gpu = "cuda" if torch.cuda.is_available() else None
+    routes, rows = Routes(gpu), []
+    for seed in only or range(n_random):
+        fn, n_in, steps = random_pointwise(seed)
+        try:
+            row = predict_one(f"random:{seed}", fn, random_inputs(seed, n_in, "cpu"), routes)
+        except _RECORDED as err:
+            row = {"graph": f"random:{seed}", "error": f"{type(err).__name__}: {err}"[:300]}
+        row["ops"] = [s[0] for s in steps]
+        rows.append(row)
+        progress({"graphs": rows, "partial": True})
+    out: dict[str, Any] = {"graphs": rows, "errors": sum("error" in r for r in rows)}
+    if gpu is None:
+        out["skipped"] = "no CUDA: real Inductor on the GPU not run; the CPU emulation ran alone"
+    return out
+
+
+def bits_main(args: argparse.Namespace, results: dict[str, Any], only: list[int]) -> int:
+    """``--bits``: fidelity, prediction and the op sweep, written as gpu-validation-bits.{json,md}."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    stem = args.stem or ("gpu-validation-bits" if device == "cuda" else "gpu-validation-bits-cpu")
+
+    def write() -> None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
+        (args.out / f"{stem}.md").write_text(bits_markdown(results))
+
+    def part(key: str) -> Callable[[dict[str, Any]], None]:
+        return lambda value: (results.__setitem__(key, value), write())
+
+    sections = [
+        ("fidelity", fidelity, (device, args.random, args.transcendentals, only, part("fidelity"))),
+        ("prediction", prediction, (args.random, only, part("prediction"))),
+        ("op_sweep", lambda gpu: {"ops": op_sweep(gpu)}, ("cuda" if device == "cuda" else None,)),
+    ]
+    for key, fn, fargs in sections:
+        _section(results, key, fn, *fargs)
+        write()
+    print(bits_markdown(results))
+    return 0
+
+
 def _emulate(program: Any, policy: Any, inputs: tuple, impl: str) -> torch.Tensor:
     from roundoff.execute import run_plan
     from roundoff.plan import plan
@@ -215,7 +278,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
     program = capture(fn, *inputs)
     pl = plan(program, policy)
     emu = _emulate(program, policy, inputs, impl)
-    differs = (emu != real) & ~(emu.isnan() & real.isnan())
+    differs = ~same_bits_mask(emu, real)  # bit patterns: -0.0 != +0.0, NaN == NaN
     row = {
         "graph": name,
         "elements": real.numel(),
@@ -223,6 +286,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
         # sites whose product is a division (Division.RECIPROCAL_MULTIPLY: fma(a, 1/b, ±c))
         "division_sites": sum("div" in pl.decisions[s.mul_id].op for s in pl.fma_sites),
         "identical": int(real.numel() - differs.sum()),
+        "signed_zero_only": int((differs & (emu == real)).sum()),  # equal values, other sign of zero
         "explained": 0,
         "flips": [],
         "lowering": lowering(code),
@@ -232,7 +296,7 @@ def fidelity_one(name: str, fn: Callable, inputs: tuple, policy: Any, impl: str)
         flip = {site.node_id: OpOverride(contract_fma=not site.contracted)}
         flipped = dataclasses.replace(policy, node_overrides={**policy.node_overrides, **flip})
         alt = _emulate(program, flipped, inputs, impl)
-        fixed = unexplained & ((alt == real) | (alt.isnan() & real.isnan()))
+        fixed = unexplained & same_bits_mask(alt, real)
         row["flips"].append(
             {
                 "site": site.node_id,
@@ -287,11 +351,7 @@ def fidelity(
         rows.append(fidelity_one(f"zoo:{zname}", work.build(), inputs, policy, impl))
     for seed in only or range(n_random):
         fn, n_in, steps = random_pointwise(seed)
-        g = torch.Generator().manual_seed(seed)
-        inputs = tuple(
-            (torch.randn(1 << 16, generator=g) * 4).to(torch.bfloat16).to(device)
-            for _ in range(n_in)
-        )
+        inputs = random_inputs(seed, n_in, device)
         try:
             row = fidelity_one(f"random:{seed}", fn, inputs, policy, impl)
         except _RECORDED as err:
@@ -341,6 +401,11 @@ def main(argv: list[str] | None = None) -> int:
         "--only", default="", help="comma-separated random seeds: fidelity of those only"
     )
     ap.add_argument("--stem", default=None, help="output file stem (default by device)")
+    ap.add_argument(
+        "--bits",
+        action="store_true",
+        help="fidelity + prediction without the hardware + per-op sweep (gpu-validation-bits.*)",
+    )
     args = ap.parse_args(argv)
     only = [int(v) for v in args.only.split(",") if v]
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -355,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
         results["triton"] = triton.__version__
     except ImportError:
         results["triton"] = None
+    if args.bits:
+        return bits_main(args, results, only)
     stem = args.stem or ("gpu_validation" if device == "cuda" else "gpu_validation_cpu_dryrun")
     sections = (
         []

@@ -44,12 +44,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check import _block  # noqa: E402  (bench/check.py's model builder: same blocks, same weights)
+from roundoff.numerics import bits_differ  # noqa: E402
 
 
 def _differ(a: torch.Tensor, b: torch.Tensor) -> tuple[int, float]:
-    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
-    nan = a.float().isnan() & b.float().isnan()
-    bad = int((~((a.view(ints) == b.view(ints)) | nan)).sum())
+    bad = bits_differ(a, b)
     fin = torch.isfinite(a.double()) & torch.isfinite(b.double())
     rel = ((a.double() - b.double()).abs() / b.double().abs().clamp_min(1e-30))[fin]
     return bad, float(rel.max()) if rel.numel() else 0.0

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from roundoff.numerics import FORMATS, round_to
+from roundoff.numerics import FORMATS, bits_differ, round_to
 from roundoff.numerics.rounding import fused_status
 
 try:  # optional: plain text without it
@@ -109,10 +109,7 @@ def _disagreements(
     for x in xs:
         ref = x.to(FORMATS[f].torch_dtype).to(x.dtype)
         got = fn(x, f).to(x.dtype)
-        ok = (got.view(torch.int32) == ref.view(torch.int32)) | (
-            torch.isnan(got) & torch.isnan(ref)
-        )
-        bad += int((~ok).sum())
+        bad += bits_differ(got, ref)
     return bad
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import torch
 
-from roundoff.numerics import FORMATS, RoundingMode, fma, round_to
+from roundoff.numerics import FORMATS, RoundingMode, fma, round_to, same_bits_mask
 from roundoff.numerics.rounding import fused_status
 
 LINES: list[str] = []
@@ -35,8 +35,7 @@ def say(line: str) -> None:
 
 
 def same(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    ib = torch.int32 if a.dtype == torch.float32 else torch.int64
-    return (a.view(ib) == b.view(ib)) | (torch.isnan(a) & torch.isnan(b))
+    return same_bits_mask(a, b)
 
 
 def narrow_formats() -> list[str]:

@@ -228,3 +228,19 @@ def test_an_embedding_gradient_that_cancels_to_zero_is_judged_against_its_terms(
     err = float((grad(long, ids)[0].double() - long.double().sum(0)).norm() / long.double().sum(0).norm())
     r = check(capture(grad, long, ids), (long, ids), "eager", against="oracle")
     assert r.diverges == (err > EXCESS_LIMIT * 2**-9)  # the kernel's own accuracy decides, not a constant
+
+
+def test_rule_bitwise_tells_the_sign_of_zero_at_nodes_and_outputs() -> None:
+    """``-where(x0 > x1 - x1, x0, x1 - x1)``: real eager gives -0.0 wherever ``x1 - x1`` is taken;
+    inductor-gpu's ``0.0 - x`` gives +0.0 there (values equal, bits not), inductor-cpu -0.0."""
+
+    def graph2(x0: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
+        return -torch.where(x0 > x1 - x1, x0, x1 - x1)
+
+    g = torch.Generator().manual_seed(2)
+    xs = tuple((torch.randn(256, generator=g) * 4).bfloat16() for _ in range(2))
+    program = capture(graph2, *xs)
+    gpu = check(program, xs, "inductor-gpu", against="eager", rule=Rule.BITWISE)
+    assert not gpu.outputs[0].passes and gpu.nodes[-1].verdict is Verdict.DIVERGES, "repro: graph 2, bitwise"
+    cpu = check(program, xs, "inductor-cpu", against="eager", rule=Rule.BITWISE)
+    assert cpu.outputs[0].passes and all(n.verdict is Verdict.OK for n in cpu.nodes)

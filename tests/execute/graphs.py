@@ -7,6 +7,11 @@ from collections.abc import Callable, Sequence
 import torch
 from hypothesis import strategies as st
 
+from roundoff.numerics import bits_differ, same_bits
+
+__all__ = ["build", "inputs", "n_differ", "recipes", "same_bits"]
+n_differ = bits_differ  # elements whose bit patterns differ (NaN vs NaN: same)
+
 UNARY = ("exp", "log", "tanh", "sigmoid", "rsqrt", "neg")
 BINARY = ("add", "sub", "mul", "div")
 N_INPUTS = 3
@@ -52,17 +57,3 @@ def inputs(dtype: torch.dtype, n: int = 512, seed: int = 0) -> tuple[torch.Tenso
     """Three tensors of `dtype`: normal values, a few large and tiny ones, exact-representable."""
     g = torch.Generator().manual_seed(seed)
     return tuple((torch.randn(n, generator=g) * torch.exp2(torch.randint(-6, 7, (n,), generator=g).float())).to(dtype) for _ in range(N_INPUTS))
-
-
-def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Bitwise equality, any NaN equal to any NaN (payloads are not modelled)."""
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    nan = a.isnan() & b.isnan()
-    ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
-    return bool(((a.view(ints) == b.view(ints)) | nan).all())
-
-
-def n_differ(a: torch.Tensor, b: torch.Tensor) -> int:
-    ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
-    return int((~((a.view(ints) == b.view(ints)) | (a.isnan() & b.isnan()))).sum())

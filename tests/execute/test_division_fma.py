@@ -22,6 +22,7 @@ import torch._dynamo
 
 from roundoff.capture import capture
 from roundoff.execute import run_plan
+from roundoff.numerics import same_bits_mask
 from roundoff.plan import plan
 from roundoff.policy import OpOverride, get_policy
 
@@ -77,13 +78,10 @@ def _oracle(a: torch.Tensor, r: np.ndarray, c: torch.Tensor, sa: float, sc: floa
     return _fmaf(sa * a.float().numpy(), r, sc * c.float().numpy())
 
 
-def _same(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return (x.view(torch.int16 if x.dtype == torch.bfloat16 else torch.int32) == y.view(
-        torch.int16 if y.dtype == torch.bfloat16 else torch.int32)) | (x.isnan() & y.isnan())  # fmt: skip
 
 
 def _check(got: torch.Tensor, want: torch.Tensor, fn: str, inputs: tuple) -> None:
-    bad = (~_same(got, want)).nonzero().flatten()
+    bad = (~same_bits_mask(got, want)).nonzero().flatten()
     if bad.numel():
         i = int(bad[0])
         vals = [float(t.reshape(-1)[i]) for t in inputs]
@@ -109,7 +107,7 @@ def test_emulated_division_site_equals_fmaf_with_reciprocal(name: str, dtype: to
     _check(got, want, f"lambda a, b, c: {name.replace('a/b', 'a / b')}", (a, b, c))
     # the sites do matter: IEEE c - a/b (torch, fp32) differs from the FMA somewhere
     plain = fn(a.float(), b.float(), c.float()).to(dtype)
-    assert not bool(_same(plain, want).all()), f"{name}: no element tells the FMA from c - a/b"
+    assert not bool(same_bits_mask(plain, want).all()), f"{name}: no element tells the FMA from c - a/b"
 
 
 def test_number_divisor_site_equals_fmaf_with_inductor_constant() -> None:

@@ -13,12 +13,9 @@ import torch
 from roundoff.capture import capture
 from roundoff.execute import run_plan
 from roundoff.lower import compile_lowered, lower
+from roundoff.numerics import same_bits_mask
 from roundoff.plan import plan
 from roundoff.zoo import get_workload
-
-
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    return t.view({2: torch.int16, 4: torch.int32}[t.element_size()])
 
 
 def test_compiled_lowered_plan_equals_emulation() -> None:
@@ -32,7 +29,7 @@ def test_compiled_lowered_plan_equals_emulation() -> None:
         got = compile_lowered(gm, xs, primitives=primitives)(*xs)
         want = run_plan(p, xs, transcendentals=transcendentals)
         for g, r in zip(got, want):
-            same = (_bits(g) == _bits(r)) | (g.isnan() & r.isnan())
+            same = same_bits_mask(g, r)
             assert bool(same.all()), (
                 f"{int((~same).sum())} of {r.numel()} elements differ; repro: "
                 f"compile_lowered(lower(plan(zoo:{name}, {policy!r})), primitives={primitives!r}) vs run_plan(transcendentals={transcendentals!r})")

@@ -13,6 +13,7 @@ from plan_helpers import by_op
 
 from roundoff.capture import capture
 from roundoff.execute import run_plan
+from roundoff.numerics import bits_differ
 from roundoff.plan import Plan, plan
 from roundoff.policy import OpOverride, get_policy
 from roundoff.zoo import get_workload
@@ -41,10 +42,7 @@ def _compiled() -> tuple[torch.Tensor, ...]:
 
 def _differ(p: Plan) -> list[int]:
     emulated = run_plan(p, _inputs())
-    return [
-        int((e.view(torch.int16) != r.view(torch.int16)).sum())
-        for e, r in zip(emulated, _compiled())
-    ]
+    return [bits_differ(e, r) for e, r in zip(emulated, _compiled())]
 
 
 def test_inductor_cpu_plan_matches_torch_compile_bit_for_bit() -> None:

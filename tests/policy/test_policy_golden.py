@@ -258,3 +258,18 @@ def test_division_golden_table() -> None:
         + "\n".join(diff)
         + "\nrepro: pytest tests/policy/test_policy_golden.py -k division"
     )
+
+
+# -x per preset: Triton's frontend lowers a float unary minus to `0.0 - x` (triton.language.semantic
+# .minus: sub(null value, x)), so -(+0.0) is +0.0 under Inductor on CUDA (measured on an H200: random
+# graph 2 of bench/gpu_validation.py); Inductor C++ neg() and eager ATen flip the sign bit.
+NEGATION_GOLDEN = {"inductor-gpu": "subtract_from_zero"}
+
+
+def test_negation_golden_table() -> None:
+    diff = [
+        f"  {name}: spec {NEGATION_GOLDEN.get(name, 'sign_flip')} got {p.negation.value}"
+        for name, p in PRESETS.items()
+        if p.negation.value != NEGATION_GOLDEN.get(name, "sign_flip")
+    ]
+    assert not diff, "negation differs:\n" + "\n".join(diff) + "\nrepro: pytest tests/policy/test_policy_golden.py -k negation"

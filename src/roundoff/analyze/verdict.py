@@ -75,7 +75,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.metrics import Metrics
-from roundoff.numerics import get_format
+from roundoff.numerics import get_format, same_bits
 
 
 class Verdict(str, enum.Enum):
@@ -227,8 +227,7 @@ def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol:
 def _close(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, tol: float) -> bool:
     ref, res = widen_fp8(ref), widen_fp8(res)
     if rule is Rule.BITWISE:
-        equal = (ref == res) & (torch.signbit(ref) == torch.signbit(res))
-        return bool((equal | (ref.isnan() & res.isnan())).all())
+        return same_bits(ref.to(res.dtype), res)
     if rule is Rule.ALLCLOSE:
         from torch.testing._comparison import default_tolerances
 

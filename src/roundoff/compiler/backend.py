@@ -29,10 +29,10 @@ from roundoff.compiler.errors import (
     RoundoffPlacementError,
 )
 from roundoff.compiler.reference import Fp64Reference
-from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys
+from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys, sign_flip_negations
 from roundoff.compiler.settings import _CPP_CONTRACT, InductorSettings, inductor_settings
 from roundoff.policy import get_policy
-from roundoff.policy.model import Policy
+from roundoff.policy.model import Negation, Policy
 
 BACKEND_NAME = "roundoff"
 
@@ -117,9 +117,14 @@ def make_backend(
             policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts, fma_off
         )
         state = {"graphs": 0, "backward_pending": False}
+        # Triton computes -x as 0.0 - x; a sign-flip policy gets x * -1.0 instead (rewrite module)
+        flip = device == "cuda" and policy.negation is Negation.SIGN_FLIP
+        no_cache = not placer.empty or flip  # AOTAutograd's cache key is taken before rewrites
 
         def inner(graph: torch.fx.GraphModule, inputs: Any, **kwargs: Any) -> Any:
-            with _patched(settings, not placer.empty):
+            with _patched(settings, no_cache):
+                if flip:
+                    sign_flip_negations(graph)
                 if not placer.empty:
                     placed = placer.apply(graph)
                     if placements is not None:
@@ -130,7 +135,7 @@ def make_backend(
                         placer.finish()
                 return compile_fx_inner(graph, inputs, **kwargs)
 
-        with _patched(settings, not placer.empty):
+        with _patched(settings, no_cache):
             return compile_fx(gm, example_inputs, inner_compile=inner)
 
     return backend

@@ -20,6 +20,9 @@ Rewrites (which one an override needs depends on the policy's rounding, see ``ch
   bf16 only): the in-kernel fp32 value is rounded to bf16 by integer RNE on its bit pattern, which
   Inductor cannot elide the way it elides a ``.to(bf16).to(fp32)`` pair. Under per-op rounding
   nothing is needed (every result is rounded already).
+- ``sign_flip_negations`` (policies with ``negation=SIGN_FLIP``, on CUDA): Triton lowers ``-x`` to
+  ``0.0 - x``, so ``-(+0.0)`` is ``+0.0`` there (``roundoff.policy.Negation``); every floating
+  ``aten.neg`` becomes ``x * -1.0``, which is ``-x`` bit for bit (the sign flipped, zeros included).
 - ``contract_fma``: no per-node switch exists. ``False`` holds wherever contraction is off for the
   whole compilation (per-op rounding; on CPU the backend turns the C++ flag off, with a warning);
   ``True``, or ``False`` on GPU under fusion-boundary rounding, raises ``RoundoffPlacementError``.
@@ -161,6 +164,24 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         with graph.inserting_after(user):
             back = _cast(graph, user, user_dtype)
         user.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
+
+
+def sign_flip_negations(gm: torch.fx.GraphModule) -> int:
+    """Rewrite every floating-point ``aten.neg`` of `gm` as ``aten.mul(x, -1.0)``; return how many."""
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.target is not torch.ops.aten.neg.default or _float_dtype(node) is None:
+            continue
+        with gm.graph.inserting_before(node):
+            mul = gm.graph.call_function(torch.ops.aten.mul.Tensor, (node.args[0], -1.0))
+        mul.meta.update(node.meta)
+        node.replace_all_uses_with(mul)
+        gm.graph.erase_node(node)
+        count += 1
+    if count:
+        gm.graph.lint()
+        gm.recompile()
+    return count
 
 
 def _call(graph: torch.fx.Graph, target: object, *args: object) -> torch.fx.Node:

@@ -15,6 +15,9 @@ Mapping (each knob only where ``torch._inductor.config`` has it; nothing is assu
   rounding as the other ``eager_numerics`` flags do (a RECIPROCAL_MULTIPLY policy cannot make the C++
   backend approximate: listed in `unenforced` only when the policy also contracts FMAs, since only
   then does the emulated result differ).
+- ``negation``: no knob. On CUDA a SIGN_FLIP policy is enforced by a graph rewrite in the backend
+  (``rewrite.sign_flip_negations``); SUBTRACT_FROM_ZERO on CPU cannot be (Inductor's C++ ``neg()``
+  flips the sign bit) and is listed in `unenforced`.
 - ``rounding=FUSION_BOUNDARY``: Inductor's own behaviour, ``emulate_precision_casts=False``.
 - ``rounding=FUSION_BOUNDARY_HONOR_CASTS``: not expressible (Inductor keeps user casts only under
   ``emulate_precision_casts``, which also rounds every op); enforced as FUSION_BOUNDARY with a warning.
@@ -35,7 +38,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from roundoff.policy.model import Division, FmaContraction, Policy, RoundingPoint
+from roundoff.policy.model import Division, FmaContraction, Negation, Policy, RoundingPoint
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,11 @@ def inductor_settings(policy: Policy, device_type: str) -> InductorSettings:
         unenforced.append(
             "division=reciprocal_multiply on cpu: Inductor's C++ division is IEEE, so no "
             "reciprocal product is contracted into an add/sub"
+        )
+    if device_type == "cpu" and policy.negation is Negation.SUBTRACT_FROM_ZERO:
+        unenforced.append(
+            "negation=subtract_from_zero on cpu: Inductor's C++ neg() flips the sign bit, so "
+            "-(+0.0) is -0.0 where the policy says +0.0"
         )
     if device_type == "cpu":
         if has_config(_CPP_CONTRACT):

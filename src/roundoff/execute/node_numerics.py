@@ -23,6 +23,7 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
    reads them) and the other addend. Transcendental ops may run through another backend's kernel
    (`TranscendentalImpl`), so implementation differences can be told apart from policy differences.
+   A negation with ``d.negation`` SUBTRACT_FROM_ZERO computes ``0.0 - x`` (``-(+0.0)`` is ``+0.0``).
 4. The result is rounded to the compute format (STORAGE compute) and then, when ``d.rounds_result``,
    to the storage format. NaN, inf, -0.0 and subnormals are whatever torch's fp32 op and
    ``round_to`` make of them (round_to matches torch's casts bit for bit, overflow to inf).
@@ -50,6 +51,7 @@ from roundoff.execute.wide_kernels import call
 from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
+from roundoff.policy.model import Negation
 
 Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
@@ -245,6 +247,8 @@ class PlanNumerics:
         args, kwargs = self.operands(node, read, fresh)
         if d is not None and d.fma is not None and d.fma.contracted:
             out = self._fma(node, d, args, kwargs, read, fresh)
+        elif d is not None and d.negation is Negation.SUBTRACT_FROM_ZERO:
+            out = _aten.rsub.Scalar(args[0], 0.0)  # 0.0 - x: -(+0.0) is +0.0 (Triton's unary minus)
         elif (
             self.transcendentals is not None
             and d is not None

@@ -2,9 +2,11 @@
 
 Public API: `round_to`, `RoundingMode`, `fma`, `Format`, `Encoding`, `Overflow`, `FORMATS`, `get_format`,
 `format_of_dtype`, `is_low_precision`, `opmath_dtype`, and the metrics `compare`, `ErrorStats`,
-`ErrorAccumulator`, `ulp_distance`, `ordinal`, `bits_of_error`.
+`ErrorAccumulator`, `ulp_distance`, `ordinal`, `bits_of_error`;
+bit-pattern equality `same_bits`, `same_bits_mask`, `bits_differ` (-0.0 != +0.0, NaN == NaN).
 """
 
+from roundoff.numerics.bits import bits_differ, same_bits, same_bits_mask
 from roundoff.numerics.fma import fma
 from roundoff.numerics.formats import (
     FORMATS,
@@ -34,6 +36,7 @@ __all__ = [
     "Format",
     "Overflow",
     "RoundingMode",
+    "bits_differ",
     "bits_of_error",
     "compare",
     "fma",
@@ -43,5 +46,7 @@ __all__ = [
     "opmath_dtype",
     "ordinal",
     "round_to",
+    "same_bits",
+    "same_bits_mask",
     "ulp_distance",
 ]

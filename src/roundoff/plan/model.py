@@ -15,7 +15,7 @@ import torch
 
 from roundoff.capture.program import Program
 from roundoff.ops.classes import OpClass
-from roundoff.policy.model import Policy
+from roundoff.policy.model import Negation, Policy
 
 #: FX node kinds whose value is given, not computed: graph inputs and tensor constants (``get_attr``,
 #: e.g. ``_tensor_constant0``). Both are stored values in their own dtype; no rounding, no kernel.
@@ -59,7 +59,8 @@ class NodeDecision:
     (fusion boundaries). `scalar_format`: format Python-scalar operands are rounded to first (None:
     unrounded). `input_format`: format tensor operands are rounded to before computing (matmul
     autocast downcast, STORAGE compute); None leaves them as read. `fma`: set when this node is
-    computed as a contracted FMA.
+    computed as a contracted FMA. `negation`: on a floating-point ``aten.neg``, how ``-x`` is
+    computed (``Negation``: sign flip or ``0.0 - x``); None on every other node.
     """
 
     node_id: str
@@ -74,6 +75,7 @@ class NodeDecision:
     input_format: str | None = None
     fma: FmaSite | None = None
     source: str | None = None
+    negation: Negation | None = None
 
 
 @dataclass(frozen=True)

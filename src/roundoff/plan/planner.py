@@ -12,7 +12,8 @@ Steps, each a pure function of (program, policy):
    reductions accumulate in ``reduction_accumulate``, matmul-like ops in ``matmul_accumulate``, never
    narrower than storage), the format Python-scalar operands are rounded to, matmul input format;
 5. kernels (``roundoff.plan.fusion``) and rounding (``RoundingPoint``); 6. FMA sites
-   (``roundoff.plan.fma``).
+   (``roundoff.plan.fma``); a floating ``aten.neg`` records ``policy.negation`` (sign flip or
+   ``0.0 - x``: they differ at ``+0.0``).
 
 Per-node and per-op overrides (``policy.node_overrides`` > overload > packet > class) are resolved by
 ``roundoff.policy``; an override's ``scalars`` sets that node's scalar format, and ``compute=OPMATH``
@@ -311,6 +312,7 @@ def _decide(
             scalar_format=b.scalar_format,
             input_format=b.input_format,
             source=node_source(n),
+            negation=policy.negation if _is_float_neg(n, b) else None,
         )
     return decisions
 
@@ -321,6 +323,10 @@ def _kept_wide(producer: _Base, policy: Policy) -> bool:
     rewrite does: the value is handed over in fp32, as if the user wrote ``.float()``). Under
     fusion-boundary rounding a kernel boundary still stores it rounded."""
     return producer.override.round_result is False and policy.rounding is RoundingPoint.EVERY_OP
+
+
+def _is_float_neg(n: torch.fx.Node, base: _Base) -> bool:
+    return n.target is torch.ops.aten.neg.default and dt.is_float(base.storage)
 
 
 def _wider_than_stored(d: NodeDecision) -> bool:

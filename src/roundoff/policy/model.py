@@ -63,6 +63,27 @@ class Division(enum.Enum):
     RECIPROCAL_MULTIPLY = "reciprocal_multiply"
 
 
+class Negation(enum.Enum):
+    """How a floating-point ``aten.neg`` computes ``-x``; the two differ only for ``x = +0.0``.
+
+    SIGN_FLIP: IEEE negate, flips the sign bit: ``-(+0.0) = -0.0`` (eager PyTorch; Inductor's C++
+    code, ``CppVecOverrides.neg`` -> ``x.neg()`` and ``CppOverrides.neg`` -> ``decltype(x)(-x)``).
+    SUBTRACT_FROM_ZERO: ``0.0 - x`` rounded to nearest, so ``-(+0.0) = +0.0`` (``-(-0.0) = +0.0``
+    either way; NaN stays NaN): Inductor's Triton code writes ``-tmp`` (``TritonOverrides``
+    inherits ``BasicMathOpsMixin.neg`` -> ``f"-{x}"``, torch/_inductor/ops_handler.py, torch
+    2.11-2.13) and Triton's frontend lowers a float unary minus to ``sub(0, x)``
+    (``semantic.minus``: ``sub(_0, input)`` with ``_0`` the type's null value), which LLVM may not
+    turn into ``fneg`` (that needs no-signed-zeros). Not an Inductor graph rewrite: the generated
+    code keeps ``x1 - x1`` and the ``where`` as written. Measured on an H200 (torch 2.11, Triton
+    3.6): ``-where(x0 > x1 - x1, x0, x1 - x1)`` gives +0.0 where eager gives -0.0.
+    Not modelled: where ptxas contracts ``0 - a*b`` into ``fma(-a, b, 0)`` the two differ again
+    only in the sign of a product that underflows to zero.
+    """
+
+    SIGN_FLIP = "sign_flip"
+    SUBTRACT_FROM_ZERO = "subtract_from_zero"
+
+
 class ScalarMixing(enum.Enum):
     """How a Python scalar operand meets a low-precision tensor."""
 
@@ -116,6 +137,7 @@ class Policy:
     `matmul_input`: None computes matmul-like ops on operands as stored; a format name rounds
     (autocast-style downcast) or upcasts the operands to that format first.
     `division`: IEEE or approximate (reciprocal-multiply) fp32 division; see `Division`.
+    `negation`: ``-x`` as a sign flip or as ``0.0 - x`` (differ at ``+0.0``); see `Negation`.
     `matmul_accumulate` / `reduction_accumulate`: format the accumulation is modelled in; the result
     is rounded once to the output's storage dtype.
     `op_overrides` keys are aten names, an overload (``"aten.mul.Tensor"``) or a packet (``"aten.mul"``);
@@ -131,6 +153,7 @@ class Policy:
     fma: FmaContraction
     scalars: ScalarMixing = ScalarMixing.OPMATH_UNROUNDED
     division: Division = Division.IEEE
+    negation: Negation = Negation.SIGN_FLIP
     storage: str | None = None
     matmul_input: str | None = None
     matmul_accumulate: str = "fp32"
@@ -150,4 +173,6 @@ class Policy:
         object.__setattr__(self, "decompositions", tuple(self.decompositions))
 
     def __hash__(self) -> int:
-        return hash((self.name, self.rounding, self.fusion, self.fma, self.division, self.storage))
+        return hash(
+            (self.name, self.rounding, self.fusion, self.fma, self.division, self.negation, self.storage)
+        )

@@ -24,6 +24,13 @@ Modelling decisions that the sources leave open are written next to the entry, w
   Division: Triton lowers fp32 ``a / b`` to PTX ``div.full.f32`` (a multiply by ``MUFU.RCP(b)``),
   so inductor-gpu computes it as RECIPROCAL_MULTIPLY (measured on an H200, torch 2.11 / Triton 3.6:
   bench/results/gpu_div_contraction.txt); Inductor C++ ``/`` is IEEE.
+  Negation: Inductor writes ``-x`` in both backends, but Triton's frontend lowers a float unary
+  minus to ``0.0 - x`` (``semantic.minus``), so ``-(+0.0)`` is ``+0.0`` on the GPU:
+  inductor-gpu is SUBTRACT_FROM_ZERO (measured on an H200, torch 2.11 / Triton 3.6: random graph 2
+  of bench/gpu_validation.py, ``-where(x0 > x1 - x1, x0, x1 - x1)``); the C++ backend's ``neg()``
+  flips the sign bit (SIGN_FLIP, measured on CPU with torch 2.13). inductor-emulate keeps
+  SIGN_FLIP: its fidelity is measured against CPU Inductor; on the GPU it would be
+  SUBTRACT_FROM_ZERO too (``emulate_precision_casts`` does not touch negation).
 - inductor-emulate: ``emulate_precision_casts=True`` rounds after every op inside the fused kernel
   and turns Triton FP fusion off. It leaves Triton's division alone (``div_rn`` needs the separate
   ``eager_numerics.division_rounding`` flag): RECIPROCAL_MULTIPLY, with no FMA since fusion is off.
@@ -111,7 +118,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
                   "pytorch FMA issue, pytorch#122179",
         "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
         "fma": "within_fusion", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
-        "division": "reciprocal_multiply",
+        "division": "reciprocal_multiply", "negation": "subtract_from_zero",
     },
     {
         "name": "inductor-cpu",

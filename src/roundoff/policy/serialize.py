@@ -41,6 +41,7 @@ from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
+    Negation,
     FmaContraction,
     FusionModel,
     OpOverride,
@@ -61,6 +62,7 @@ _ENUM_FIELDS: dict[str, type[enum.Enum]] = {
     "fma": FmaContraction,
     "scalars": ScalarMixing,
     "division": Division,
+    "negation": Negation,
 }
 _POLICY_FIELDS = frozenset(f.name for f in fields(Policy))
 _OVERRIDE_FIELDS = frozenset(f.name for f in fields(OpOverride))

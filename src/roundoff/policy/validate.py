@@ -19,6 +19,7 @@ from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
+    Negation,
     FmaContraction,
     FusionModel,
     OpOverride,
@@ -151,6 +152,7 @@ def validate(policy: Policy) -> Policy:
     _check_enum(policy, "fma", policy.fma, FmaContraction)
     _check_enum(policy, "scalars", policy.scalars, ScalarMixing)
     _check_enum(policy, "division", policy.division, Division)
+    _check_enum(policy, "negation", policy.negation, Negation)
     _check_format(policy, "storage", policy.storage, optional=True)
     _check_format(policy, "matmul_input", policy.matmul_input, optional=True)
     _check_format(policy, "matmul_accumulate", policy.matmul_accumulate, optional=False)
