@@ -30,11 +30,16 @@ def test_exp_overflow_without_max_subtraction() -> None:
     assert "exp-overflow" not in _kinds(lambda t: torch.exp(t - t.amax()), x)
 
 
-def test_absorbed_epsilon() -> None:
+def test_absorbed_epsilon_only_where_it_rounds_to_zero() -> None:
     x = torch.linspace(1, 2, 64).bfloat16()
-    assert torch.equal(x + 1e-6, x)  # real eager: the epsilon vanishes
-    assert "absorbed-epsilon" in _kinds(lambda t: torch.rsqrt(t + 1e-6), x)
-    assert "absorbed-epsilon" not in _kinds(lambda t: torch.rsqrt(t + 0.5), x)
+    assert torch.equal(x + 1e-6, x)  # real eager: below half an ulp of x, the epsilon vanishes...
+    exact = torch.rsqrt(x.double() + 1e-6)
+    assert torch.equal(torch.rsqrt(x + 1e-6), exact.bfloat16())  # ...harmlessly: fp64 rounds the same
+    assert "absorbed-epsilon" not in _kinds(lambda t: torch.rsqrt(t + 1e-6), x)
+    v = torch.zeros(8).half()  # a zero variance, where the epsilon must keep rsqrt finite
+    assert bool(torch.rsqrt(v + 1e-8).isinf().all()) and bool(torch.rsqrt(v.double() + 1e-8).isfinite().all())
+    assert "absorbed-epsilon" in _kinds(lambda t: torch.rsqrt(t + 1e-8), v)  # 1e-8 rounds to 0 in fp16
+    assert "absorbed-epsilon" not in _kinds(lambda t: torch.rsqrt(t + 1e-5), v)
 
 
 def test_softmax_backward_traps_only_under_fusion() -> None:

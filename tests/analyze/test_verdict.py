@@ -244,3 +244,19 @@ def test_rule_bitwise_tells_the_sign_of_zero_at_nodes_and_outputs() -> None:
     assert not gpu.outputs[0].passes and gpu.nodes[-1].verdict is Verdict.DIVERGES, "repro: graph 2, bitwise"
     cpu = check(program, xs, "inductor-cpu", against="eager", rule=Rule.BITWISE)
     assert cpu.outputs[0].passes and all(n.verdict is Verdict.OK for n in cpu.nodes)
+
+
+def test_a_sum_that_cancels_below_the_formats_range_is_noise_of_its_terms() -> None:
+    """fp16 products that cancel to 2**-30 in fp64 (below fp16's smallest subnormal, so fp64 correctly
+    rounded is 0 too): eager's 0 is within what its terms' rounding allows, not an underflow defect."""
+    s = 2.0**-5
+    a = torch.tensor([[s * (1 + 2**-10), -s * (1 + 2**-9)]] * 8, dtype=torch.float16)
+    b = torch.tensor([[s * (1 + 2**-10), s]] * 8, dtype=torch.float16)
+
+    def dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return (a * b).sum(-1)
+
+    exact = (a.double() * b.double()).sum(-1)
+    assert bool((exact == 2.0**-30).all()) and bool((exact.half() == 0).all()) and bool((dot(a, b) == 0).all())
+    r = check(capture(dot, a, b), (a, b), "eager", against="oracle")
+    assert not r.diverges and all(n.verdict is Verdict.OK for n in r.nodes)

@@ -28,7 +28,7 @@ def test_long_and_repeated_notes_are_compacted_with_counts():
     remat, kernels, last = short
     assert remat.startswith("rematerialized pointwise nodes") and "n0 (kernels 0, 1)" in remat
     assert "... and 97 more; --json has all" in remat and remat.endswith("may store one instead")
-    assert kernels.startswith(f"{len(notes) - 2} notes like (kernels 3, 4, 5, ... and 57 more")
+    assert kernels.startswith(f"{len(notes) - 2} similar notes (for kernel 3, 4, 5, ... and 57 more")
     assert "ends at its stored result" in kernels
     assert last == notes[-1]  # a short unique note is unchanged
 
@@ -38,6 +38,7 @@ def test_a_long_note_without_a_list_is_cut_with_a_pointer_to_json():
     (short,) = compact_notes([long])
     assert len(short) <= MAX_CHARS and short.endswith("... (--json has all)")
     assert long.startswith(short.removesuffix(" ... (--json has all)"))
+    assert short.removesuffix(" ... (--json has all)").endswith("word")  # cut between words
 
 
 def test_the_terminal_report_prints_compacted_notes(sample_document):

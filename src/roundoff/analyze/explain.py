@@ -45,6 +45,11 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
     if o.rule != "same":
         return f"output `{o.name}` differs from {against} by the `{o.rule}` rule."
     if against == "oracle":
+        if o.rmse_result <= EXCESS_LIMIT * o.rmse_reference:  # failed by the node rule, not its own size
+            return (
+                f"output `{o.name}` fails because a node on its path diverges (the causes below), though its "
+                f"own error is small: RMSE {o.rmse_result:.3g} against fp64 (correctly rounded: {o.rmse_reference:.3g})."
+            )
         return (
             f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g} (fp64 correctly rounded to {o.dtype}: "
             f"{o.rmse_reference:.3g}); see the causes below."
@@ -53,6 +58,24 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
         f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
         f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
     )
+
+
+#: Failing outputs worded one by one; beyond this many, the rest are counted in one sentence.
+_OUTPUT_SENTENCES = 3
+
+
+def _output_sentences(result: CheckResult) -> list[str]:
+    """One sentence per failing output, the first `_OUTPUT_SENTENCES` of them; then one for the rest."""
+    failing = [(o, t) for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
+    lines = [t for _, t in failing[:_OUTPUT_SENTENCES]]
+    rest = [o for o, _ in failing[_OUTPUT_SENTENCES:]]
+    if rest:
+        nonfinite = sum(1 for o in rest if o.nonfinite)
+        lines.append(
+            f"{len(rest)} more output(s) fail ({nonfinite} with NaN/inf where fp64 is finite): "
+            f"{', '.join(f'`{o.name}`' for o in rest[:4])}{', ...' if len(rest) > 4 else ''} (the outputs table has them all)."
+        )
+    return lines
 
 
 def _cause_sentence(r: NodeReport, plan: Plan) -> str:
@@ -80,8 +103,19 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
         )
     return (
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {r.own_excess:.3g} times the "
-        f"rounding of {r.working_dtype or r.dtype} (normwise relative error {own.norm_rel:.2g})"
-        + (f"; {r.working_dtype or r.dtype} cannot hold its values (underflow or overflow)." if r.own_excess > (own.excess or 0) else ".")
+        f"rounding of {r.working_dtype or r.dtype} (its own normwise relative error {own.norm_rel:.2g})"
+        + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".")
+    )
+
+
+def _range_words(r: NodeReport, own) -> str:
+    """Why the format cannot hold a node's values: overflow (inf where fp64 is finite) or underflow."""
+    fmt = r.working_dtype or r.dtype
+    if own.inf > own.ref_inf or r.overflow:
+        return f"; {fmt} cannot hold its values (overflow)."
+    return (
+        f"; its values are below {fmt}'s range and round to 0 (underflow; in a backward pass, scale the loss, "
+        "e.g. torch.amp.GradScaler, or compute in bf16/fp32)."
     )
 
 
@@ -89,7 +123,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     """Sentences, causes first: failing outputs, the nodes whose own error causes them (with the NaN/inf
     origin), NaN fp64 makes too, the first divergence when no cause is named, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
-    lines = [t for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
+    lines = _output_sentences(result)
     origin = result.nan_origin if result.nan_origin in by_id else None
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()

@@ -15,7 +15,7 @@ import torch.fx
 
 from roundoff.analyze.result import Hazard
 from roundoff.capture.program import NODE_ID, node_source
-from roundoff.numerics import FORMATS, get_format, is_low_precision
+from roundoff.numerics import FORMATS, get_format, is_low_precision, round_to
 from roundoff.plan.fma import is_division
 from roundoff.plan.model import NodeDecision, Plan
 
@@ -239,14 +239,21 @@ def _narrow_reduction(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
 
 
 def _absorbed_epsilon(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    """``x + eps`` where eps itself rounds to 0 in the format the op reads it in or rounds its result
+    to: where x is 0 (a zero variance) the epsilon no longer keeps a later sqrt/division finite. An
+    epsilon merely below half an ulp of large x is harmless (fp64 does not see it there either)."""
     if n.target is not _aten.add.Tensor or not isinstance(n.args[1], float) or not isinstance(n.args[0], torch.fx.Node):
         return None
-    dt, eps, big = _dtype(n), abs(n.args[1]), r.absmax.get(_nid(n.args[0]))
-    if dt not in _UNIT or d is None or not d.rounds_result or not big or not 0 < eps < big * _UNIT[dt] / 2:
+    eps = abs(n.args[1])
+    formats = [f for f in ((d.scalar_format if d is not None else None), _dtype(n) if d is not None and d.rounds_result else None) if f]
+    lost = next((f for f in formats if eps > 0 and float(round_to(torch.tensor([eps], dtype=torch.float64), f)[0]) == 0.0), None)
+    if lost is None:
         return None
+    name = lost if isinstance(lost, str) else str(lost).removeprefix("torch.")
     return (
-        f"{_where(n)}: adds {eps:g} to values up to {big:.3g} and rounds to {dt}: the epsilon is below half an "
-        f"ulp and vanishes. Fix: add it in fp32 (keep the result unrounded) or use a larger epsilon."
+        f"{_where(n)}: adds {eps:g}, which rounds to 0 in {name}: where the other operand is 0 (a zero "
+        f"variance) the epsilon vanishes and a later sqrt or division sees 0. Fix: add it in fp32 "
+        f"(`x.float() + {eps:g}`) or use an epsilon {name} can hold."
     )
 
 

@@ -174,7 +174,7 @@ class NodeObserver:
         judged = None  # figures of exactly the (res, ref) pair `same` would receive
         if pair is not None:
             judged = (m.get("judged_res", vs_oracle), m.get("judged_ref", ref_vs_oracle))
-        score = own_excess(local if local is not None else vs_oracle, floor_work.norm_rel, work)
+        score = own_excess(local if local is not None else vs_oracle, floor_work.norm_rel, work, terms)
         verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, score)
         if verdict is not Verdict.OK and node not in self.forced and (began := self._forced_from(node)) is not None:
             self._overflow_harms(began)
@@ -185,7 +185,7 @@ class NodeObserver:
                 vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
-                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel, overflow=overflow,
+                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel, overflow=overflow, terms_rmse=terms,
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):

@@ -42,7 +42,8 @@ class NodeReport:
     error of the policy run not explained by the local error (max(0, total - local)).
     `verdict`: a `roundoff.analyze.verdict.Verdict` (a str enum: ``"ok"``, ``"diverges"``,
     ``"nonfinite"``), defined in `roundoff.analyze.verdict`. `overflow`: elements +-inf where fp64 is
-    finite but beyond the node's format (`roundoff.analyze.verdict.format_overflow`).
+    finite but beyond the node's format (`roundoff.analyze.verdict.format_overflow`); `terms_rmse`: the
+    RMS error a sum's or matmul's terms' rounding causes (`verdict.reduction_floor`/`matmul_floor`).
     """
 
     node_id: str
@@ -60,6 +61,7 @@ class NodeReport:
     working_dtype: str = ""
     format_loss: float = 0.0
     overflow: int = 0
+    terms_rmse: float = 0.0
 
     @property
     def own_excess(self) -> float:
@@ -67,7 +69,7 @@ class NodeReport:
         as `roundoff.analyze.verdict.own_excess` judges and ranks it."""
         own = self.local if self.local is not None else self.vs_oracle
         dtype = getattr(torch, self.working_dtype or self.dtype, torch.float32)
-        return own_excess(own, self.format_loss, dtype)
+        return own_excess(own, self.format_loss, dtype, self.terms_rmse)
 
     def to_dict(self) -> dict[str, Any]:
         return {

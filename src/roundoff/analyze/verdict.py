@@ -69,6 +69,7 @@ differing bit (NaN payloads aside; -0.0 differs from 0.0).
 from __future__ import annotations
 
 import enum
+import logging
 import math
 
 import torch
@@ -165,14 +166,17 @@ def matmul_floor(a: torch.Tensor, b: torch.Tensor, numel: int, dtype: torch.dtyp
     return math.sqrt(2.0) * unit_roundoff(dtype) / 2 * norm / math.sqrt(numel)
 
 
-def own_excess(own: Metrics, format_loss: float, dtype: torch.dtype) -> float:
+def own_excess(own: Metrics, format_loss: float, dtype: torch.dtype, terms_rmse: float = 0.0) -> float:
     """The score a node's own error is judged and ranked by: `own.excess`, or, where the format's range
     cannot hold the node's values (`format_loss`, the normwise relative error of fp64 correctly rounded
     to `dtype`, above ``EXCESS_LIMIT * u``: underflow or overflow) and the node loses them too, its
-    error over the format's precision alone, ``norm_rel / (u / 4)``."""
+    error over the format's precision alone, ``norm_rel / (u / 4)``. A sum or matmul whose error stays
+    within `EXCESS_LIMIT` times what its terms' rounding causes (`terms_rmse`) is judged by `own.excess`
+    alone: a gradient that cancels to a value fp16 cannot hold is noise of its terms, not a loss."""
     u = unit_roundoff(dtype)
     score = own.excess or 0.0
-    if format_loss > EXCESS_LIMIT * u and own.norm_rel > EXCESS_LIMIT * u:
+    within_terms = terms_rmse > 0 and own.rmse <= EXCESS_LIMIT * terms_rmse
+    if format_loss > EXCESS_LIMIT * u and own.norm_rel > EXCESS_LIMIT * u and not within_terms:
         score = max(score, own.norm_rel / (u / 4))
     return score
 
@@ -221,7 +225,13 @@ def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol:
     from torch._dynamo.utils import same
 
     ref, res = widen_fp8(ref), widen_fp8(res)
-    return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
+    log = logging.getLogger("torch._dynamo.utils")  # its "Found nan in reference" warnings: ours to report
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
+    finally:
+        log.setLevel(level)
 
 
 def _close(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, tol: float) -> bool:

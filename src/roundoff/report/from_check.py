@@ -128,7 +128,7 @@ def run_from_check(
         else [{"id": g.id, "kind": g.kind, "nodes": list(g.node_ids)} for g in plan.groups]
     )
     notes = list(result.notes)
-    if result.unmodeled:
+    if result.unmodeled and not any(n.startswith("unmodeled ops") for n in notes):  # the plan's says it
         notes.append(
             f"unmodeled ops (their numerics are not modelled by the policy): "
             f"{', '.join(result.unmodeled)}"

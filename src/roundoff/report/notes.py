@@ -49,7 +49,7 @@ def shorten(note: str) -> str:
     note = first + (f". {rest}" if dot else "")
     if len(note) > MAX_CHARS:
         cut = f" ... ({MORE[2:]})"
-        note = note[: MAX_CHARS - len(cut)].rstrip() + cut
+        note = note[: MAX_CHARS - len(cut)].rsplit(" ", 1)[0].rstrip(",;:") + cut  # at a word boundary
     return note
 
 
@@ -68,6 +68,6 @@ def compact_notes(notes: Sequence[str]) -> list[str]:
         first = _FIRST_ID.search(same[0])
         ids = [m.group(2) for m in map(_FIRST_ID.search, same) if m]
         named = first is not None and len(ids) == len(same)
-        about = f" ({first.group(1)}s {_abbrev(ids, ', ')})" if named else ""
-        out.append(shorten(f"{len(same)} notes like{about}: {same[0]}"))
+        about = f" (for {first.group(1)} {_abbrev(ids, ', ')})" if named else ""
+        out.append(shorten(f"{len(same)} similar notes{about}; the first: {same[0]}"))
     return out
