@@ -89,3 +89,23 @@ def test_legend_says_what_reference_means_in_each_mode(sample_document):
              for a in ("oracle", "eager")}
     assert "reference = the fp64 oracle correctly rounded" in " ".join(texts["oracle"].split())
     assert "reference = the `eager` policy emulated" in " ".join(texts["eager"].split())
+
+
+def test_blame_with_many_changes_leads_with_the_lines_of_the_users_code():
+    """The moment-variance MLP's fix keeps ~10 values fp32; the summary names the planted line
+    (`var = (h*h).mean() - h.mean()**2`) among the lines it touches."""
+    from roundoff.blame import blame
+    from roundoff.capture import capture
+    from roundoff.report.from_check import blame_entry
+    from roundoff.report.terminal import by_line
+    from tests.analyze.planted import PLANTED
+
+    case = next(c for c in PLANTED if c.name == "mlp-with-moment-norm")
+    xs = case.inputs()
+    program = capture(case.fn, *xs, backward=case.backward)
+    b = blame(program, case.policy, against=case.against, repro=False)
+    changes = blame_entry(b)["changes"]
+    summary = by_line(changes)
+    planted = next(n for n in program.graph.nodes if n.target is case.op).meta["roundoff_source"]
+    assert len(changes) > 3 and planted in summary
+    assert sum(int(part.split("(")[1].split(":")[0]) for part in summary.split("; ")) == len(changes)

@@ -275,6 +275,8 @@ def blame_report(blame: dict[str, Any]) -> Group:
         f" of {blame['candidates']} candidates" if blame.get("candidates") is not None else "",
     )
     parts: list[RenderableType] = [head]
+    if len(blame["changes"]) > 3:  # many changes: where they are in the user's code, first
+        parts.append(Text("the fix by line: " + by_line(blame["changes"])))
     if blame["changes"]:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for col in ("node", "change", "source", "why"):
@@ -284,6 +286,20 @@ def blame_report(blame: dict[str, Any]) -> Group:
         parts.append(table)
     parts += [Text(f"note: {n}", style="dim") for n in blame.get("notes", [])]
     return Group(*parts)
+
+
+def by_line(changes: Sequence[Mapping[str, Any]]) -> str:
+    """``model.py:20 (4: keep mean, mul in fp32), ...``: blame's changes grouped by source line, the
+    lines with most changes first."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for c in changes:
+        groups.setdefault(c["source"] or "-", []).append(c)
+    words = []
+    for line, cs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        kinds = sorted({c["change"] for c in cs})
+        ops = sorted({c["explanation"].split("`")[1] for c in cs if c["explanation"].count("`") >= 2})
+        words.append(f"{line} ({len(cs)}: {', '.join(kinds)}{' on ' + ', '.join(ops) if ops else ''})")
+    return "; ".join(words)
 
 
 def check_report(document: dict[str, Any], top: int = 10) -> Group:
