@@ -1,0 +1,177 @@
+"""Judge each observed kernel buffer at its Program node: fp64, eager and the emulated policy.
+
+Every figure is *local*: the graph is run once more with three sides in step (eager, the fp64
+oracle, the emulated policy; `roundoff.execute.Lockstep`), and at every node a kernel wrote, each
+side's value is first compared with the observed buffer and then replaced by it (converted exactly:
+fp64, or the side's own dtype). So a kernel is compared with what eager, fp64 and the emulation
+compute *from the same operands the compiled program gave it*, and an error made upstream is never
+held against a later kernel (Herbie's local error, at kernel granularity).
+
+Verdicts reuse `roundoff.analyze.verdict`: against the oracle, NaN/inf where fp64 is finite is
+`Verdict.NONFINITE`, an excess over fp64 correctly rounded to the buffer's dtype above
+`EXCESS_LIMIT` is `Verdict.DIVERGES` (a sum/mean is also allowed its terms' rounding:
+`reduction_floor`); against eager, `Rule.SAME` (``torch._dynamo.utils.same``) between eager's and
+the observed value with the fp64 value as reference. Emulation agreement is bit for bit (-0.0
+differs from 0.0; NaN equals NaN whatever its payload).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+import torch
+import torch.fx
+
+from roundoff.analyze.metrics import Metrics, measure
+from roundoff.analyze.verdict import (
+    EXCESS_LIMIT,
+    Rule,
+    Verdict,
+    excess,
+    judge,
+    new_nonfinite,
+    reduction_floor,
+)
+from roundoff.capture.program import NODE_ID, Program, node_source
+from roundoff.execute.interpreter import Lockstep
+from roundoff.numerics import get_format, round_to
+from roundoff.ops import classify, short_name
+from roundoff.ops.classes import OpClass
+
+EAGER, ORACLE, EMULATED = 0, 1, 2
+_aten = torch.ops.aten
+_SUMS = {_aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True}
+_ORDERED = frozenset({OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION})
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One buffer read from the compiled program: the kernel that wrote it and its value (host copy)."""
+
+    kernel: str
+    buffer: str
+    kind: str  # pointwise / reduction / matmul / template / extern
+    fused: tuple[str, ...]  # roundoff ids of the Program nodes Inductor fused into the buffer
+    value: torch.Tensor
+    order: int  # position among the buffers of the run, in the order the kernels wrote them
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """The figures of one kernel-written buffer at its Program node (all local, see the module)."""
+
+    kernel: str
+    buffer: str
+    kind: str
+    node_id: str
+    op: str
+    source: str | None
+    fused_ops: tuple[str, ...]
+    dtype: str
+    vs_oracle: Metrics
+    vs_eager: Metrics
+    excess: float
+    verdict: Verdict  # against the chosen reference
+    emulated_mismatch: int  # elements whose bits differ from the emulated policy's value
+    cause: str | None  # why the emulation differs: see `emulation_cause`
+
+    @property
+    def emulated_identical(self) -> bool:
+        return self.emulated_mismatch == 0
+
+
+def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
+    """Elements of `a` and `b` (one dtype) whose bits differ, NaN payloads aside."""
+    differ = (a != b) | (torch.signbit(a) != torch.signbit(b))
+    return int((differ & ~(a.isnan() & b.isnan())).sum())
+
+
+def emulation_cause(program: Program, fused: tuple[str, ...], kind: str = "pointwise") -> str:
+    """Why an emulated value can differ from the compiled kernel's, from the kernel's kind and the ops
+    it fused: a reduction, matmul or normalisation -> ``"summation order"``; else a transcendental ->
+    ``"transcendental implementation"``; else ``"unmodelled decision"`` (a rewrite or rounding the
+    plan does not model)."""
+    if kind != "pointwise":
+        return "summation order"
+    classes = set()
+    for n in program.nodes():
+        if n.op == "call_function" and n.meta.get(NODE_ID) in fused:
+            classes.add(classify(n.target).op_class)
+    if classes & _ORDERED:
+        return "summation order"
+    if OpClass.POINTWISE_TRANSCENDENTAL in classes:
+        return "transcendental implementation"
+    return "unmodelled decision"
+
+
+def substitution_nodes(graph: torch.fx.Graph, ids: set[str]) -> dict[torch.fx.Node, str]:
+    """{node of `graph`: observed id} for each id: the node with that id, or, where a plan rewrote it
+    (``n7`` became ``n7.0``, ``n7.1``, ...), the last node made from it (the one holding its value)."""
+    exact: dict[str, torch.fx.Node] = {}
+    made: dict[str, torch.fx.Node] = {}
+    for n in graph.nodes:
+        nid = n.meta.get(NODE_ID)
+        if nid in ids:
+            exact[nid] = n
+        elif nid is not None and (base := nid.split(".")[0]) in ids:
+            made[base] = n  # the last node made from it wins
+    return {n: i for i, n in {**made, **exact}.items()}
+
+
+class KernelObserver:
+    """The Lockstep's `on_node`: report each observed node, then hand the sides the observed value."""
+
+    def __init__(
+        self, program: Program, observed: Mapping[str, Observed], targets: Mapping[torch.fx.Node, str],
+        against: str, tol: float,
+    ) -> None:
+        self.program, self.observed, self.targets = program, observed, targets
+        self.against, self.tol = against, tol
+        self.reports: list[KernelReport] = []
+        self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
+        self.originals = {n.meta.get(NODE_ID): n for n in program.nodes()}
+
+    def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        nid = self.targets.get(node)
+        if nid is None:
+            return None
+        obs = self.observed[nid]
+        value = obs.value.to(vals[ORACLE].device)
+        if not isinstance(vals[ORACLE], torch.Tensor) or value.numel() != vals[ORACLE].numel():
+            self.skipped.append(nid)
+            return None
+        value = value.reshape(vals[ORACLE].shape)
+        self.reports.append(self._report(node, nid, obs, value, vals, ls))
+        return tuple(value.to(v.dtype) if isinstance(v, torch.Tensor) else v for v in vals)
+
+    def _report(
+        self, node: torch.fx.Node, nid: str, obs: Observed, value: torch.Tensor, vals: tuple, ls: Lockstep,
+    ) -> KernelReport:
+        dtype = value.dtype
+        oracle, eager, emulated = vals[ORACLE], vals[EAGER].to(dtype), vals[EMULATED].to(dtype)
+        vs_oracle = measure(value, oracle, dtype)
+        floor = measure(round_to(oracle, get_format(dtype)), oracle, dtype)
+        terms = 0.0
+        if node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
+            terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), dtype, _SUMS[node.target])
+        exc = excess(vs_oracle, floor, dtype, terms)
+        if new_nonfinite(value, oracle):
+            verdict = Verdict.NONFINITE
+        elif self.against == "oracle":
+            verdict = Verdict.DIVERGES if exc > EXCESS_LIMIT else Verdict.OK
+        else:
+            verdict = Verdict.OK if judge(Rule.SAME, eager, value, oracle, self.tol) else Verdict.DIVERGES
+        mismatch = bit_mismatch(value, emulated)
+        original = self.originals.get(nid, node)
+        fused_ops = tuple(
+            short_name(self.originals[i].target) for i in obs.fused
+            if i in self.originals and self.originals[i].op == "call_function"
+        )
+        return KernelReport(
+            kernel=obs.kernel, buffer=obs.buffer, kind=obs.kind, node_id=nid,
+            op=short_name(original.target) if original.op == "call_function" else original.name,
+            source=node_source(original), fused_ops=fused_ops, dtype=str(dtype).removeprefix("torch."),
+            vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype), excess=exc, verdict=verdict,
+            emulated_mismatch=mismatch,
+            cause=emulation_cause(self.program, obs.fused or (nid,), obs.kind) if mismatch else None,
+        )

@@ -1,0 +1,237 @@
+"""Compile a captured program with real Inductor and read every buffer its kernels write.
+
+Why this hook (torch 2.9-2.13): Inductor's own ways to see intermediate values change the program
+they observe. ``config.generate_intermediate_hooks`` and
+``aot_inductor.debug_intermediate_value_printer`` insert calls into the generated wrapper, and
+marking every value as a graph output (Polygraphy's way) changes what Inductor fuses. Instead:
+
+- *Which values*: while Inductor lowers the graph, `GraphLowering.codegen` is wrapped to read (not
+  change) each buffer's origin FX node after code generation. Every node of the graph handed to
+  Inductor carries its roundoff id in ``node.meta["custom"]``, which AOTAutograd and Inductor copy
+  to the nodes they make from it (decompositions and pattern replacements included), so a buffer
+  maps to the Program node whose value it holds. The FX graph cache is off for this compile (a
+  cache hit would skip lowering); the generated code does not depend on it.
+- *The values*: the generated wrapper calls its kernels through module globals (``cpp_fused_*`` on
+  CPU, ``triton_*`` objects' ``.run`` on CUDA, ``extern_kernels.mm(..., out=buf)``) and looks them
+  up at call time, so while the observed run lasts those globals are replaced by wrappers that call
+  the real kernel, then read the buffers it wrote from the caller's frame: every ``bufN`` local
+  passed to the kernel that no earlier kernel wrote. The module's code, and so the kernels, their
+  count and their launch order, stay exactly what Inductor generated (tests compare the source).
+
+Fallback kernels whose result the wrapper assigns (``buf3 = torch.ops.aten.x(...)``) and buffers
+whose origin node has no roundoff id are not read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import re
+import sys
+import types
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.capture.program import NODE_ID, Program
+
+CUSTOM_KEY = "roundoff_id"
+_BUF = re.compile(r"buf\d+$")
+_KERNEL = re.compile(r"(cpp_fused|triton_|cpp_|cuda_fused)\w*$")
+
+
+class ObserveError(ValueError):
+    """Bad input to observe (backend, device, reference) or a program the backend cannot compile."""
+
+
+@dataclass(frozen=True)
+class BufferInfo:
+    """One buffer Inductor materialises: the Program node whose value it holds, what wrote it."""
+
+    name: str  # "buf3"
+    node_id: str  # roundoff id of the origin node
+    kind: str  # "pointwise", "reduction", "matmul" (extern kernel), "template" (matmul + epilogue)
+    fused: tuple[str, ...]  # roundoff ids of every Program node fused into it, graph order
+
+
+@dataclass
+class CompiledProgram:
+    """The wrapper module Inductor generated for a program, its callable and its buffers."""
+
+    module: types.ModuleType
+    run: Callable[[list[Any]], Any]
+    buffers: dict[str, BufferInfo]
+
+    @property
+    def source(self) -> str:
+        """The generated wrapper's Python source (kernels included, as Inductor wrote it)."""
+        with open(self.module.__file__) as f:
+            return f.read()
+
+
+def _kind(buf: Any) -> str:
+    from torch._inductor import ir
+
+    if isinstance(buf, ir.TemplateBuffer):
+        return "template"
+    if isinstance(buf, ir.ExternKernel):
+        return "matmul" if "mm" in str(getattr(buf, "python_kernel_name", "")) else "extern"
+    data = getattr(buf, "data", None)
+    return "reduction" if isinstance(data, ir.Reduction) else "pointwise"
+
+
+def _roundoff_id(node: Any) -> str | None:
+    custom = getattr(node, "meta", {}).get("custom") or {}
+    return custom.get(CUSTOM_KEY)
+
+
+def _buffer_info(buf: Any, order: dict[Any, int], last: dict[str, Any]) -> BufferInfo | None:
+    """The buffer's entry, if it holds a Program node's value: its origin node carries a roundoff id
+    and is the last node made from that Program node (an intermediate of a decomposition is not)."""
+    origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
+    origin = getattr(buf, "origin_node", None) or (origins[-1] if origins else None)
+    nid = _roundoff_id(origin)
+    if nid is None or last.get(nid) is not origin:
+        return None
+    fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
+    return BufferInfo(buf.get_name(), nid, _kind(buf), fused)
+
+
+@contextlib.contextmanager
+def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo]]]) -> Iterator[None]:
+    """Wrap `GraphLowering.codegen`/`compile_to_module` (read only) for the duration."""
+    from torch._inductor.graph import GraphLowering
+
+    codegen, to_module = GraphLowering.codegen, GraphLowering.compile_to_module
+    infos: dict[int, dict[str, BufferInfo]] = {}
+
+    def recorded_codegen(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = codegen(self, *args, **kwargs)
+        nodes = list(self.module.graph.nodes)
+        order = {n: i for i, n in enumerate(nodes)}
+        last = {nid: n for n in nodes if (nid := _roundoff_id(n)) is not None}
+        table = {}
+        for b in self.buffers:
+            info = _buffer_info(b, order, last)
+            if info is not None:
+                table[info.name] = info
+        infos[id(self)] = table
+        return out
+
+    def recorded_to_module(self: Any, *args: Any, **kwargs: Any) -> Any:
+        module = to_module(self, *args, **kwargs)
+        if hasattr(module, "call"):
+            found.append((module, infos.get(id(self), {})))
+        return module
+
+    GraphLowering.codegen = recorded_codegen
+    GraphLowering.compile_to_module = recorded_to_module
+    try:
+        yield
+    finally:
+        GraphLowering.codegen, GraphLowering.compile_to_module = codegen, to_module
+
+
+def labelled_graph(program: Program, device: torch.device) -> torch.fx.GraphModule:
+    """A copy of the program's graph with each node's roundoff id in ``meta["custom"]``, its tensor
+    constants and factory ops' ``device=`` on `device`."""
+    gm = copy.deepcopy(program.graph_module).to(device)
+    for n in gm.graph.nodes:
+        n.meta["custom"] = {**(n.meta.get("custom") or {}), CUSTOM_KEY: n.meta[NODE_ID]}
+        if isinstance(n.kwargs.get("device"), torch.device) and n.kwargs["device"] != device:
+            n.kwargs = {**n.kwargs, "device": device}
+    gm.recompile()
+    return gm
+
+
+def compile_program(program: Program, inputs: Sequence[torch.Tensor], backend: str = "inductor") -> CompiledProgram:
+    """Compile `program`'s graph with Inductor (``compile_fx``, the default torch.compile backend) and
+    return its wrapper module with the buffer table; the program runs as one inference graph."""
+    if backend != "inductor":
+        raise ObserveError(f"backend {backend!r}: observe supports 'inductor' only")
+    import torch._inductor.config as inductor_config
+    from torch._inductor.compile_fx import compile_fx
+
+    device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
+    gm = labelled_graph(program, device)
+    found: list[tuple[types.ModuleType, dict[str, BufferInfo]]] = []
+    try:
+        with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
+            compiled = compile_fx(gm, list(inputs))
+    except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ObserveError(
+            f"Inductor could not compile program {program.name!r}: {type(exc).__name__}: {first}"
+        ) from None
+    if len(found) != 1:
+        raise ObserveError(
+            f"Inductor produced {len(found)} wrapper modules for program {program.name!r}; observe "
+            "expects one (a graph Inductor splits into partitions is not supported yet)"
+        )
+    module, buffers = found[0]
+    return CompiledProgram(module, compiled, buffers)
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+class _Tap:
+    """Calls the real kernel, then hands each buffer it wrote (by the caller's local name) to `sink`."""
+
+    def __init__(self, kernel: Any, name: str, sink: Callable[[str, str, torch.Tensor], None], seen: set[str]) -> None:
+        self.kernel, self.name, self.sink, self.seen = kernel, name, sink, seen
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.kernel(*args, **kwargs)
+        self.after(sys._getframe(1), args, kwargs)
+        return out
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:  # Triton kernels are launched by `.run`
+        out = self.kernel.run(*args, **kwargs)
+        self.after(sys._getframe(1), args, kwargs)
+        return out
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.kernel, attr)
+
+    def after(self, frame: types.FrameType, args: tuple, kwargs: dict) -> None:
+        passed = {_storage(a) for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)}
+        for local, value in list(frame.f_locals.items()):
+            if _BUF.match(local) and local not in self.seen and isinstance(value, torch.Tensor):
+                if _storage(value) in passed:
+                    self.seen.add(local)
+                    self.sink(self.name, local, value)
+
+
+class _ExternTaps:
+    """``extern_kernels`` with each kernel function tapped."""
+
+    def __init__(self, inner: Any, sink: Callable[[str, str, torch.Tensor], None], seen: set[str]) -> None:
+        self._inner, self._sink, self._seen = inner, sink, seen
+
+    def __getattr__(self, attr: str) -> Any:
+        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen)
+
+
+@contextlib.contextmanager
+def tapped(module: types.ModuleType, sink: Callable[[str, str, torch.Tensor], None]) -> Iterator[None]:
+    """For the duration, every kernel the wrapper `module` calls reports the buffers it wrote to
+    ``sink(kernel_name, buffer_name, tensor)`` right after it ran (the tensor is the live buffer:
+    copy what you keep). The module's globals are restored on exit."""
+    seen: set[str] = set()
+    saved: dict[str, Any] = {}
+    for name, value in list(vars(module).items()):
+        if _KERNEL.match(name) and (callable(value) or hasattr(value, "run")):
+            saved[name] = value
+            setattr(module, name, _Tap(value, name, sink, seen))
+    saved["extern_kernels"] = module.extern_kernels
+    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
