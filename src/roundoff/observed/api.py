@@ -50,6 +50,7 @@ class ObserveResult:
     compare_seconds: float  # the lock-step comparison
     outputs_identical: bool  # the tapped run's outputs equal the unobserved run's, bit for bit
     source: str = field(default="", repr=False)  # the generated wrapper module
+    outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -159,6 +160,7 @@ def observe_compiled(
         policy=policy, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
         launches=launches, unmapped=tuple(unmapped), step_seconds=step, observed_seconds=seconds,
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=compiled.source,
+        outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
     )
 
 
