@@ -5,8 +5,9 @@ they observe. ``config.generate_intermediate_hooks`` and
 ``aot_inductor.debug_intermediate_value_printer`` insert calls into the generated wrapper, and
 marking every value as a graph output (Polygraphy's way) changes what Inductor fuses. Instead:
 
-- *Which values*: while Inductor lowers the graph, `GraphLowering.codegen` is wrapped to read (not
-  change) each buffer's origin FX node after code generation. Every node of the graph handed to
+- *Which values*: while Inductor lowers the graph, `GraphLowering.run_node` is wrapped to keep (not
+  change) what each FX node lowers to; once the module is generated, the buffer that result was
+  realized in is the node's value (a partial result, such as the sum inside a mean, is not). Every node of the graph handed to
   Inductor carries its roundoff id in ``node.meta["custom"]``, which AOTAutograd and Inductor copy
   to the nodes they make from it (decompositions and pattern replacements included), so a buffer
   maps to the Program node whose value it holds. The FX graph cache is off for this compile (a
@@ -88,51 +89,61 @@ def _roundoff_id(node: Any) -> str | None:
     return custom.get(CUSTOM_KEY)
 
 
-def _buffer_info(buf: Any, order: dict[Any, int], last: dict[str, Any]) -> BufferInfo | None:
-    """The buffer's entry, if it holds a Program node's value: its origin node carries a roundoff id
-    and is the last node made from that Program node (an intermediate of a decomposition is not)."""
-    origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
-    origin = getattr(buf, "origin_node", None) or (origins[-1] if origins else None)
-    nid = _roundoff_id(origin)
-    if nid is None or last.get(nid) is not origin:
-        return None
-    fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
-    return BufferInfo(buf.get_name(), nid, _kind(buf), fused)
+def _held_buffer(value: Any) -> Any:
+    """The buffer a lowered FX node's result is stored in, if it is realized as its own buffer (not a
+    view, not an input, not inlined into its users)."""
+    from torch._inductor import ir
+
+    for _ in range(2):  # TensorBox -> StorageBox -> buffer
+        if isinstance(value, (ir.TensorBox, ir.StorageBox)):
+            value = value.data
+    return value if isinstance(value, ir.Buffer) and not isinstance(value, ir.InputBuffer) else None
+
+
+def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, BufferInfo]:
+    """{buffer name: BufferInfo} for the buffers that hold a Program node's value: the buffer a node's
+    lowering returned (so not a partial result such as the sum inside a mean), for the last node made
+    from that Program node (an intermediate of a decomposition is not its value)."""
+    nodes = list(graph.nodes)
+    order = {n: i for i, n in enumerate(nodes)}
+    last = {nid: n for n in nodes if (nid := _roundoff_id(n)) is not None}
+    table = {}
+    for node, value in lowered:
+        nid = _roundoff_id(node)
+        buf = _held_buffer(value)
+        if nid is None or buf is None or last.get(nid) is not node:
+            continue
+        origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
+        fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
+        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf), fused)
+    return table
 
 
 @contextlib.contextmanager
 def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo]]]) -> Iterator[None]:
-    """Wrap `GraphLowering.codegen`/`compile_to_module` (read only) for the duration."""
+    """Wrap `GraphLowering.run_node`/`compile_to_module` (read only) for the duration."""
     from torch._inductor.graph import GraphLowering
 
-    codegen, to_module = GraphLowering.codegen, GraphLowering.compile_to_module
-    infos: dict[int, dict[str, BufferInfo]] = {}
+    run_node, to_module = GraphLowering.run_node, GraphLowering.compile_to_module
+    lowered: dict[int, list[tuple[Any, Any]]] = {}
 
-    def recorded_codegen(self: Any, *args: Any, **kwargs: Any) -> Any:
-        out = codegen(self, *args, **kwargs)
-        nodes = list(self.module.graph.nodes)
-        order = {n: i for i, n in enumerate(nodes)}
-        last = {nid: n for n in nodes if (nid := _roundoff_id(n)) is not None}
-        table = {}
-        for b in self.buffers:
-            info = _buffer_info(b, order, last)
-            if info is not None:
-                table[info.name] = info
-        infos[id(self)] = table
-        return out
+    def recorded_run_node(self: Any, n: torch.fx.Node) -> Any:
+        result = run_node(self, n)
+        lowered.setdefault(id(self), []).append((n, result))  # realized later, in place
+        return result
 
     def recorded_to_module(self: Any, *args: Any, **kwargs: Any) -> Any:
         module = to_module(self, *args, **kwargs)
         if hasattr(module, "call"):
-            found.append((module, infos.get(id(self), {})))
+            found.append((module, _table(lowered.get(id(self), []), self.module.graph)))
         return module
 
-    GraphLowering.codegen = recorded_codegen
+    GraphLowering.run_node = recorded_run_node
     GraphLowering.compile_to_module = recorded_to_module
     try:
         yield
     finally:
-        GraphLowering.codegen, GraphLowering.compile_to_module = codegen, to_module
+        GraphLowering.run_node, GraphLowering.compile_to_module = run_node, to_module
 
 
 def labelled_graph(program: Program, device: torch.device) -> torch.fx.GraphModule:
