@@ -88,20 +88,21 @@ def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
 
 def emulation_cause(program: Program, fused: tuple[str, ...], kind: str = "pointwise") -> str:
     """Why an emulated value can differ from the compiled kernel's, from the kernel's kind and the ops
-    it fused: a reduction, matmul or normalisation -> ``"summation order"``; else a transcendental ->
-    ``"transcendental implementation"``; else ``"unmodelled decision"`` (a rewrite or rounding the
-    plan does not model)."""
-    if kind != "pointwise":
-        return "summation order"
+    it fused: a reduction, matmul or normalisation -> ``"summation order"``; a transcendental ->
+    ``"transcendental implementation"`` (both: ``"summation order or transcendental
+    implementation"``); neither -> ``"unmodelled decision"`` (a rewrite or rounding the plan does not
+    model)."""
     classes = set()
     for n in program.nodes():
         if n.op == "call_function" and n.meta.get(NODE_ID) in fused:
             classes.add(classify(n.target).op_class)
-    if classes & _ORDERED:
+    ordered = kind != "pointwise" or bool(classes & _ORDERED)
+    transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes
+    if ordered and transcendental:
+        return "summation order or transcendental implementation"
+    if ordered:
         return "summation order"
-    if OpClass.POINTWISE_TRANSCENDENTAL in classes:
-        return "transcendental implementation"
-    return "unmodelled decision"
+    return "transcendental implementation" if transcendental else "unmodelled decision"
 
 
 def substitution_nodes(graph: torch.fx.Graph, ids: set[str]) -> dict[torch.fx.Node, str]:
