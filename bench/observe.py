@@ -41,7 +41,7 @@ def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float
         f"Command: `{command}`",
         "",
         f"Model: LlamaForCausalLM, hidden {args.hidden}, {args.layers} layers, seq {args.seq}, bf16, "
-        f"attention {args.attn}, loss + every parameter gradient (one aten graph, compiled once by Inductor). "
+        f"attention {args.attn}, emulated transcendentals: {args.transcendentals}, loss + every parameter gradient (one aten graph, compiled once by Inductor). "
         f"torch {torch.__version__}.",
         "",
         f"Kernel launches: {doc['launches']}; buffers observed and mapped to a Program node: {doc['buffers']}; "
@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--attn", default="eager", choices=["sdpa", "eager"])
+    ap.add_argument("--transcendentals", default="eager", choices=["eager", "inductor"],
+                    help="evaluate the emulation's transcendentals with Inductor's own kernels")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
 
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     program = capture(module, ids, backward=True, name="llama")
     capture_s = time.perf_counter() - t0
-    result = observe_compiled(program, device=args.device, against="oracle")
+    result = observe_compiled(program, device=args.device, against="oracle", transcendentals=args.transcendentals)
     doc = observe_document(result, "llama")
     command = "python bench/observe.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = markdown(doc, args, command, capture_s)
