@@ -33,7 +33,9 @@ def test_erf_kernel_is_flagged_first_and_emulation_does_not_predict_it():
     compiled = torch.compile(erf_only)(x)
     real_rel = float(((compiled.double() - exact).abs() / exact.abs()).max())
     eager_rel = float(((torch.erf(x).double() - exact).abs() / exact.abs()).max())
-    assert real_rel > 1e-3 and eager_rel < 1e-6  # the defect, measured here on real torch.compile
+    assert eager_rel < 1e-6
+    if real_rel < 1e-3:  # measured on torch 2.13 CPU; other releases may evaluate erf accurately
+        pytest.skip(f"this torch's Inductor CPU erf is accurate for |x| < 1e-2 (max rel {real_rel:.2g})")
 
     program = capture(erf_only, x)
     result = observe_compiled(program, against="oracle")
@@ -91,18 +93,19 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run
 
 
 @cuda
-def test_cuda_fma_cancel_kernel_agrees_with_emulated_check():
+@pytest.mark.parametrize("name", ["fma-cancel", "softmax-backward"])
+def test_cuda_motivating_kernel_agrees_with_emulated_check(name):
     from roundoff import zoo
 
-    workload = zoo.get_workload("fma-cancel")
-    fn, inputs = workload.build(), workload.make_inputs()
-    program = capture(fn, *inputs)
+    workload = zoo.get_workload(name)
+    fn, inputs = workload.build(), tuple(workload.make_inputs())
+    program = capture(fn, *inputs, backward=workload.backward)
     result = observe_compiled(program, device="cuda", against="oracle")
-    emulated = check(program, inputs, "inductor-gpu", "oracle")
-    assert emulated.diverges and result.diverges
+    emulated = check(program, inputs, "inductor-gpu", "oracle", backward=workload.backward)
+    assert emulated.diverges and result.diverges  # inf (fma-cancel) / NaN gradients (softmax)
     first = result.first_divergent
-    assert first.verdict is Verdict.NONFINITE  # exp(x*s - x*s) -> inf under Triton's FMA
-    assert emulated.first_divergent in first.fused or emulated.nan_origin in first.fused
+    assert first.verdict is Verdict.NONFINITE
+    assert {emulated.first_divergent, emulated.nan_origin} & set(first.fused), (first, emulated.first_divergent)
     assert result.outputs_identical
 
 

@@ -31,7 +31,7 @@ from roundoff.plan.shared import plan_pair
 BACKENDS = ("inductor",)
 REFERENCES = {"oracle": "oracle", "fp64": "oracle", "eager": "eager"}
 KINDS = ("pointwise", "reduction", "matmul", "template", "extern")
-REPEATS = 3  # timed runs of the compiled and of the tapped step; the fastest of each is reported
+REPEATS = 3  # default timed runs of the compiled and of the tapped step (the fastest is reported)
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,7 @@ def observe_compiled(
     policy: str | None = None,
     tol: float = 1e-4,
     transcendentals: str = "eager",
+    repeats: int = REPEATS,
 ) -> ObserveResult:
     """Compile `fn_or_module` with the real `backend`, run it on `inputs` (on `device`, by default
     theirs) and judge every buffer its kernels write against `against` (``"oracle"``/``"fp64"`` or
@@ -142,7 +143,8 @@ def observe_compiled(
     (already captured) may be passed instead of a callable; its example inputs are used.
     ``transcendentals="inductor"`` evaluates the emulation's exp/erf/sin/... with Inductor's own fp32
     kernels (as `roundoff.analyze.check` can; one small compile per op and shape), so that what still
-    differs is not the transcendental implementation."""
+    differs is not the transcendental implementation. The compiled step and the tapped step are each
+    run `repeats` times; the fastest of each is reported."""
     if backend not in BACKENDS:
         raise ObserveError(f"backend {backend!r}: observe supports {', '.join(BACKENDS)}")
     if against not in REFERENCES:
@@ -155,11 +157,13 @@ def observe_compiled(
     compiled = compile_program(program, on_device, backend)
     with torch.no_grad():
         compiled.run(*on_device)  # warm-up: first-call work is not the step's time
-        runs = [_timed(lambda: compiled.run(*on_device), where) for _ in range(REPEATS)]
+        runs = [_timed(lambda: compiled.run(*on_device), where) for _ in range(max(1, repeats))]
     reference, step = runs[-1][0], min(t for _, t in runs)
-    tapped_runs = [run_observed(compiled, on_device, where) for _ in range(REPEATS)]
-    observed, launches, unmapped, _, outs = tapped_runs[-1]
-    seconds = min(r[3] for r in tapped_runs)
+    seconds = float("inf")
+    for _ in range(max(1, repeats)):  # only the last run's copies are kept
+        observed = {}  # the previous run's copies are freed before the next run makes its own
+        observed, launches, unmapped, took, outs = run_observed(compiled, on_device, where)
+        seconds = min(seconds, took)
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
     reports = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals)

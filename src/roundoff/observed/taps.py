@@ -154,6 +154,10 @@ def labelled_graph(program: Program, device: torch.device) -> torch.fx.GraphModu
         n.meta["custom"] = {**(n.meta.get("custom") or {}), CUSTOM_KEY: n.meta[NODE_ID]}
         if isinstance(n.kwargs.get("device"), torch.device) and n.kwargs["device"] != device:
             n.kwargs = {**n.kwargs, "device": device}
+        if n.op == "get_attr":  # plain tensor attributes (not buffers) are not moved by .to()
+            value = getattr(gm, n.target, None)
+            if isinstance(value, torch.Tensor) and value.device != device:
+                setattr(gm, n.target, value.to(device))
     gm.recompile()
     return gm
 
@@ -210,12 +214,15 @@ class _Tap:
         return getattr(self.kernel, attr)
 
     def after(self, frame: types.FrameType, args: tuple, kwargs: dict) -> None:
-        passed = {_storage(a) for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)}
-        for local, value in list(frame.f_locals.items()):
-            if _BUF.match(local) and local not in self.seen and isinstance(value, torch.Tensor):
-                if _storage(value) in passed:
-                    self.seen.add(local)
-                    self.sink(self.name, local, value)
+        passed = None  # the storages of the call's tensor arguments, computed when first needed
+        for local, value in frame.f_locals.items():
+            if local in self.seen or not local.startswith("buf") or not isinstance(value, torch.Tensor):
+                continue
+            if passed is None:
+                passed = {_storage(a) for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)}
+            if _BUF.match(local) and _storage(value) in passed:
+                self.seen.add(local)
+                self.sink(self.name, local, value)
 
 
 class _ExternTaps:
