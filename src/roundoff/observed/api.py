@@ -108,21 +108,18 @@ def run_observed(compiled: CompiledProgram, inputs: list[torch.Tensor], device: 
     """One tapped run: ({node id: Observed}, kernel calls, unmapped buffers, seconds, outputs)."""
     observed: dict[str, Observed] = {}
     unmapped: list[str] = []
-    calls: list[str] = []
 
-    def sink(kernel: str, buffer: str, value: torch.Tensor) -> None:
-        if not calls or calls[-1] != kernel:
-            calls.append(kernel)
+    def sink(kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
         info = compiled.buffers.get(buffer)
         if info is None:
             unmapped.append(buffer)
             return
         copy = value.detach().to("cpu", copy=True)  # host memory: the device keeps only the run's own
-        observed[info.node_id] = Observed(kernel, buffer, info.kind, info.fused, copy, len(observed))
+        observed[info.node_id] = Observed(kernel, buffer, info.kind, info.fused, copy, len(observed), launch)
 
-    with tapped(compiled.module, sink), torch.no_grad():
+    with tapped(compiled.module, sink) as launches, torch.no_grad():
         outs, seconds = _timed(lambda: compiled.run(*inputs), device)
-    return observed, len(calls), unmapped, seconds, tuple(outs)
+    return observed, launches[0], unmapped, seconds, tuple(outs)
 
 
 def observe_compiled(
@@ -184,7 +181,7 @@ def _compare(
     emulated, eager = plan_pair(program, policy, "eager", plan)
     sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals)]
     targets = substitution_nodes(emulated.program.graph, set(observed))
-    observer = KernelObserver(program, observed, targets, against, tol)
+    observer = KernelObserver(program, observed, targets, against, tol, emulated)
     with torch.no_grad():
         Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
     return observer.reports

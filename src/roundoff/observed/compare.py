@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 import torch
 import torch.fx
 
@@ -37,6 +38,7 @@ from roundoff.execute.interpreter import Lockstep
 from roundoff.numerics import get_format, round_to
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
+from roundoff.plan.model import Plan
 
 EAGER, ORACLE, EMULATED = 0, 1, 2
 _aten = torch.ops.aten
@@ -54,6 +56,7 @@ class Observed:
     fused: tuple[str, ...]  # roundoff ids of the Program nodes Inductor fused into the buffer
     value: torch.Tensor
     order: int  # position among the buffers of the run, in the order the kernels wrote them
+    launch: int  # which kernel call of the run wrote it (a kernel writes several buffers in one)
 
 
 @dataclass(frozen=True)
@@ -86,18 +89,59 @@ def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
     return int((differ & ~(a.isnan() & b.isnan())).sum())
 
 
-def emulation_cause(program: Program, fused: tuple[str, ...], kind: str = "pointwise") -> str:
-    """Why an emulated value can differ from the compiled kernel's, from the kernel's kind and the ops
-    it fused: a reduction, matmul or normalisation -> ``"summation order"``; a transcendental ->
-    ``"transcendental implementation"`` (both: ``"summation order or transcendental
-    implementation"``); neither -> ``"unmodelled decision"`` (a rewrite or rounding the plan does not
-    model)."""
+def _base(nid: str) -> str:
+    """The captured node a planned node was made from (``n7.1`` and ``n7@k2`` -> ``n7``)."""
+    return nid.split("@")[0].split(".")[0]
+
+
+def _narrow(dtype: Any) -> bool:
+    return isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype.itemsize < 4
+
+
+def unrounded_in_kernel(
+    program: Program, the_plan: Plan, obs: Observed, observed: Mapping[str, Observed]
+) -> str | None:
+    """A value Inductor's kernel keeps unrounded (fp32, in registers) where the plan reads it rounded
+    to bf16/fp16: an operand the same kernel call also stores rounded (SiLU stored for the backward
+    and multiplied unrounded), or a node Inductor fused into this buffer that the plan reads across
+    one of its own fusion boundaries (a recomputed ``cos.to(bf16)``). The value's node, or None."""
+    fused = set(obs.fused)
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes()}
+    for nid in obs.fused:
+        for p in nodes[nid].all_input_nodes if nid in nodes else ():
+            pid = p.meta.get(NODE_ID)
+            other = observed.get(pid)
+            if pid not in fused and other is not None and other.launch == obs.launch and _narrow(other.value.dtype):
+                return f"{short_name(p.target)} ({pid})"
+    for d in the_plan.decisions.values():
+        if _base(d.node_id) not in fused:
+            continue
+        for rid in d.rounded_inputs:
+            r = the_plan.decisions.get(rid)
+            if _base(rid) in fused and r is not None and _narrow(r.storage_dtype) and r.compute_dtype != r.storage_dtype:
+                return f"{r.op} ({_base(rid)})"
+    return None
+
+
+def emulation_cause(
+    program: Program, obs: Observed, the_plan: Plan | None = None, observed: Mapping[str, Observed] | None = None,
+) -> str:
+    """Why the emulated value can differ from the kernel's (a diagnosis from the kernel's kind, the
+    ops it fused and the plan, not a proof): ``"unmodelled decision: ..."`` where the kernel keeps a
+    value unrounded that the plan rounds (`unrounded_in_kernel`), else ``"summation order"`` for a
+    reduction, matmul or normalisation, ``"transcendental implementation"`` for exp/erf/sin/...
+    (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
+    (a rewrite or rounding the plan does not model)."""
     classes = set()
     for n in program.nodes():
-        if n.op == "call_function" and n.meta.get(NODE_ID) in fused:
+        if n.op == "call_function" and n.meta.get(NODE_ID) in obs.fused:
             classes.add(classify(n.target).op_class)
-    ordered = kind != "pointwise" or bool(classes & _ORDERED)
+    ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)
     transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes
+    kept = unrounded_in_kernel(program, the_plan, obs, observed or {}) if the_plan is not None else None
+    if kept is not None:
+        also = "; also summation order" if ordered else ""
+        return f"unmodelled decision: the kernel keeps {kept} unrounded where the plan rounds it{also}"
     if ordered and transcendental:
         return "summation order or transcendental implementation"
     if ordered:
@@ -124,9 +168,9 @@ class KernelObserver:
 
     def __init__(
         self, program: Program, observed: Mapping[str, Observed], targets: Mapping[torch.fx.Node, str],
-        against: str, tol: float,
+        against: str, tol: float, emulated: Plan | None = None,
     ) -> None:
-        self.program, self.observed, self.targets = program, observed, targets
+        self.program, self.observed, self.targets, self.emulated = program, observed, targets, emulated
         self.against, self.tol = against, tol
         self.reports: list[KernelReport] = []
         self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
@@ -174,5 +218,5 @@ class KernelObserver:
             source=node_source(original), fused_ops=fused_ops, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype), excess=exc, verdict=verdict,
             emulated_mismatch=mismatch,
-            cause=emulation_cause(self.program, obs.fused or (nid,), obs.kind) if mismatch else None,
+            cause=emulation_cause(self.program, obs, self.emulated, self.observed) if mismatch else None,
         )

@@ -194,11 +194,14 @@ def _storage(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
+Sink = Callable[[str, int, str, torch.Tensor], None]  # (kernel name, launch index, buffer name, value)
+
+
 class _Tap:
     """Calls the real kernel, then hands each buffer it wrote (by the caller's local name) to `sink`."""
 
-    def __init__(self, kernel: Any, name: str, sink: Callable[[str, str, torch.Tensor], None], seen: set[str]) -> None:
-        self.kernel, self.name, self.sink, self.seen = kernel, name, sink, seen
+    def __init__(self, kernel: Any, name: str, sink: Sink, seen: set[str], launches: list[int]) -> None:
+        self.kernel, self.name, self.sink, self.seen, self.launches = kernel, name, sink, seen, launches
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.kernel(*args, **kwargs)
@@ -214,6 +217,8 @@ class _Tap:
         return getattr(self.kernel, attr)
 
     def after(self, frame: types.FrameType, args: tuple, kwargs: dict) -> None:
+        launch = self.launches[0]
+        self.launches[0] += 1
         passed = None  # the storages of the call's tensor arguments, computed when first needed
         for local, value in frame.f_locals.items():
             if local in self.seen or not local.startswith("buf") or not isinstance(value, torch.Tensor):
@@ -222,34 +227,36 @@ class _Tap:
                 passed = {_storage(a) for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)}
             if _BUF.match(local) and _storage(value) in passed:
                 self.seen.add(local)
-                self.sink(self.name, local, value)
+                self.sink(self.name, launch, local, value)
 
 
 class _ExternTaps:
     """``extern_kernels`` with each kernel function tapped."""
 
-    def __init__(self, inner: Any, sink: Callable[[str, str, torch.Tensor], None], seen: set[str]) -> None:
-        self._inner, self._sink, self._seen = inner, sink, seen
+    def __init__(self, inner: Any, sink: Sink, seen: set[str], launches: list[int]) -> None:
+        self._inner, self._sink, self._seen, self._launches = inner, sink, seen, launches
 
     def __getattr__(self, attr: str) -> Any:
-        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen)
+        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen, self._launches)
 
 
 @contextlib.contextmanager
-def tapped(module: types.ModuleType, sink: Callable[[str, str, torch.Tensor], None]) -> Iterator[None]:
+def tapped(module: types.ModuleType, sink: Sink) -> Iterator[list[int]]:
     """For the duration, every kernel the wrapper `module` calls reports the buffers it wrote to
-    ``sink(kernel_name, buffer_name, tensor)`` right after it ran (the tensor is the live buffer:
-    copy what you keep). The module's globals are restored on exit."""
+    ``sink(kernel_name, launch, buffer_name, tensor)`` right after it ran (`launch` counts kernel
+    calls from 0; the tensor is the live buffer: copy what you keep). Yields ``[launches so far]``.
+    The module's globals are restored on exit."""
     seen: set[str] = set()
+    launches = [0]
     saved: dict[str, Any] = {}
     for name, value in list(vars(module).items()):
         if _KERNEL.match(name) and (callable(value) or hasattr(value, "run")):
             saved[name] = value
-            setattr(module, name, _Tap(value, name, sink, seen))
+            setattr(module, name, _Tap(value, name, sink, seen, launches))
     saved["extern_kernels"] = module.extern_kernels
-    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen)
+    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen, launches)
     try:
-        yield
+        yield launches
     finally:
         for name, value in saved.items():
             setattr(module, name, value)
