@@ -119,7 +119,7 @@ def unrounded_in_kernel(
         for rid in d.rounded_inputs:
             r = the_plan.decisions.get(rid)
             if _base(rid) in fused and r is not None and _narrow(r.storage_dtype) and r.compute_dtype != r.storage_dtype:
-                return f"{r.op} ({_base(rid)})"
+                return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({_base(rid)})"
     return None
 
 
