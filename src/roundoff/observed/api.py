@@ -104,7 +104,9 @@ def _same_bits(a: Any, b: Any) -> bool:
     return type(a) is type(b)
 
 
-def run_observed(compiled: CompiledProgram, inputs: list[torch.Tensor], device: torch.device) -> tuple[dict[str, Observed], int, list[str], float, tuple]:
+def run_observed(
+    compiled: CompiledProgram, inputs: list[torch.Tensor], device: torch.device
+) -> tuple[dict[str, Observed], int, list[str], float, tuple]:
     """One tapped run: ({node id: Observed}, kernel calls, unmapped buffers, seconds, outputs)."""
     observed: dict[str, Observed] = {}
     unmapped: list[str] = []

@@ -42,8 +42,12 @@ from roundoff.plan.model import Plan
 
 EAGER, ORACLE, EMULATED = 0, 1, 2
 _aten = torch.ops.aten
-_SUMS = {_aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True}
-_ORDERED = frozenset({OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION})
+_SUMS = {  # sum/mean ops -> is a mean
+    _aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True,
+}
+_ORDERED = frozenset(  # classes whose result depends on summation order
+    {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION}
+)
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,8 @@ def unrounded_in_kernel(
             continue
         for rid in d.rounded_inputs:
             r = the_plan.decisions.get(rid)
-            if _base(rid) in fused and r is not None and _narrow(r.storage_dtype) and r.compute_dtype != r.storage_dtype:
+            rounds = r is not None and _narrow(r.storage_dtype) and r.compute_dtype != r.storage_dtype
+            if _base(rid) in fused and rounds:
                 return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({_base(rid)})"
     return None
 

@@ -7,8 +7,8 @@ marking every value as a graph output (Polygraphy's way) changes what Inductor f
 
 - *Which values*: while Inductor lowers the graph, `GraphLowering.run_node` is wrapped to keep (not
   change) what each FX node lowers to; once the module is generated, the buffer that result was
-  realized in is the node's value (a partial result, such as the sum inside a mean, is not). Every node of the graph handed to
-  Inductor carries its roundoff id in ``node.meta["custom"]``, which AOTAutograd and Inductor copy
+  realized in is the node's value (a partial result, such as the sum inside a mean, is not). Every
+  node of the graph handed to Inductor carries its roundoff id in ``node.meta["custom"]``, which AOTAutograd and Inductor copy
   to the nodes they make from it (decompositions and pattern replacements included), so a buffer
   maps to the Program node whose value it holds. The FX graph cache is off for this compile (a
   cache hit would skip lowering); the generated code does not depend on it.

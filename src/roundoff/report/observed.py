@@ -59,7 +59,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded; emulated {doc['policy']}: "
             f"{_emulation(first)}", style="bold red")
     table = Table(title=f"kernel buffers ({doc['buffers']} of {doc['launches']} launches)", title_justify="left")
-    for col in ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64", f"vs {doc['policy']}"):
+    columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64")
+    for col in (*columns, f"vs {doc['policy']}"):
         table.add_column(col)
     rows = sorted(doc["kernels"], key=lambda k: k["verdict"] == "ok")[:top]
     for k in rows:
@@ -68,6 +69,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                       fmt_num(k["vs_oracle"].get("max_rel"), 3), _emulation(k))
     agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
     s = doc["seconds"]
-    foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; compiled step {fmt_num(s['compiled_step'], 3)} s, "
+    foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; "
+                f"compiled step {fmt_num(s['compiled_step'], 3)} s, "
                 f"observed {fmt_num(s['observed_step'], 3)} s, comparison {fmt_num(s['comparison'], 3)} s")
     return Group(head, table, foot)
