@@ -23,7 +23,9 @@ from roundoff.capture.program import Program
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
-from roundoff.observed.compare import KernelObserver, KernelReport, Observed, substitution_nodes
+from roundoff.observed.compare import (
+    KernelObserver, KernelReport, Observed, better, stored_and_reused, substitution_nodes,
+)
 from roundoff.observed.taps import CompiledProgram, ObserveError, compile_program, tapped
 from roundoff.plan import plan
 from roundoff.plan.shared import plan_pair
@@ -180,10 +182,22 @@ def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str, tol: float,
     transcendentals: str,
 ) -> list[KernelReport]:
+    """Each buffer's report; where an operand is stored rounded and may be used unrounded in the same
+    launch (`stored_and_reused`), the run is repeated without substituting those operands (each side
+    computes them itself) and the report that explains the kernel better is kept (`better`)."""
     emulated, eager = plan_pair(program, policy, "eager", plan)
-    sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals)]
-    targets = substitution_nodes(emulated.program.graph, set(observed))
-    observer = KernelObserver(program, observed, targets, against, tol, emulated)
-    with torch.no_grad():
-        Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
-    return observer.reports
+
+    def run(substituted: set[str]) -> dict[str, KernelReport]:
+        sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals)]
+        targets = substitution_nodes(emulated.program.graph, substituted)
+        observer = KernelObserver(program, observed, targets, against, tol, emulated)
+        with torch.no_grad():
+            Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
+        return {r.node_id: r for r in observer.reports}
+
+    reports = run(set(observed))
+    reused = stored_and_reused(program, observed)
+    if reused:
+        again = run(set(observed) - reused)
+        reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
+    return list(reports.values())

@@ -18,7 +18,7 @@ differs from 0.0; NaN equals NaN whatever its payload).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 import torch
 import torch.fx
@@ -152,6 +152,30 @@ def emulation_cause(
     if ordered:
         return "summation order"
     return "transcendental implementation" if transcendental else "unmodelled decision"
+
+
+def stored_and_reused(program: Program, observed: Mapping[str, Observed]) -> set[str]:
+    """Observed bf16/fp16 buffers that a kernel stores and, in the same launch, may also use unrounded
+    (a user of the node is fused into, or is, another buffer of that launch: SiLU stored for the
+    backward and multiplied in fp32 in the same loop). Which reading the kernel used is not known
+    from outside, so `compare_pair` judges each consumer under both."""
+    by_launch: dict[int, set[str]] = {}
+    for nid, obs in observed.items():
+        by_launch.setdefault(obs.launch, set()).update((nid, *obs.fused))
+    users = {n.meta.get(NODE_ID): {u.meta.get(NODE_ID) for u in n.users} for n in program.nodes()}
+    return {
+        nid for nid, obs in observed.items()
+        if _narrow(obs.value.dtype) and users.get(nid, set()) & (by_launch[obs.launch] - {nid})
+    }
+
+
+def better(a: KernelReport, b: KernelReport) -> KernelReport:
+    """Of two reports of one buffer (operands read rounded, or unrounded), the one that explains the
+    kernel better: the smaller excess over fp64 decides the figures and verdict; the emulation's
+    agreement is the closer one."""
+    best = a if (a.verdict is Verdict.OK, -a.excess) >= (b.verdict is Verdict.OK, -b.excess) else b
+    closest = a if a.emulated_mismatch <= b.emulated_mismatch else b
+    return replace(best, emulated_mismatch=closest.emulated_mismatch, cause=closest.cause)
 
 
 def substitution_nodes(graph: torch.fx.Graph, ids: set[str]) -> dict[torch.fx.Node, str]:
