@@ -58,7 +58,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
             f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded; emulated {doc['policy']}: "
             f"{_emulation(first)}", style="bold red")
-    table = Table(title=f"kernel buffers ({doc['buffers']} of {doc['launches']} launches)", title_justify="left")
+    title = f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches"
+    table = Table(title=title, title_justify="left")
     columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64")
     for col in (*columns, f"vs {doc['policy']}"):
         table.add_column(col)
