@@ -78,6 +78,24 @@ def test_observing_leaves_the_generated_code_and_outputs_unchanged():
     assert {k.kind for k in result.kernels} >= {"matmul", "pointwise"}
 
 
+def test_a_gemm_that_absorbs_an_add_is_named_an_unmodelled_decision():
+    torch.manual_seed(0)
+    g, u, d = (torch.nn.Linear(a, b, bias=False).bfloat16() for a, b in ((32, 64), (32, 64), (64, 32)))
+
+    def mlp(x):
+        return d(torch.nn.functional.silu(g(x)) * u(x)).float().sum()
+
+    x = torch.randn(64, 32).bfloat16().requires_grad_()
+    result = observe_compiled(mlp, x, backward=True)
+    # the input gradient's two GEMMs summed: Inductor writes `extern_kernels.addmm(..., out=buf)`
+    # for mm + add, adding in fp32 before its one rounding; the plan rounds the mm's result first
+    folded = [k for k in result.kernels if k.kernel == "extern_kernels.addmm" and k.op == "add"]
+    assert folded and not folded[0].emulated_identical
+    assert folded[0].cause.startswith("unmodelled decision: Inductor computes add")
+    assert "extern_kernels.addmm" in result.source  # in the generated wrapper itself
+    assert all(k.emulated_identical for k in result.kernels if k.kind == "pointwise")
+
+
 def test_bad_input_is_one_line():
     x = small_x()
     with pytest.raises(ObserveError, match="backend 'xla'"):

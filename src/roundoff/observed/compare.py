@@ -129,20 +129,26 @@ def unrounded_in_kernel(
 
 
 def emulation_cause(
-    program: Program, obs: Observed, the_plan: Plan | None = None, observed: Mapping[str, Observed] | None = None,
+    program: Program, nid: str, obs: Observed, the_plan: Plan | None = None,
+    observed: Mapping[str, Observed] | None = None,
 ) -> str:
     """Why the emulated value can differ from the kernel's (a diagnosis from the kernel's kind, the
     ops it fused and the plan, not a proof): ``"unmodelled decision: ..."`` where the kernel keeps a
     value unrounded that the plan rounds (`unrounded_in_kernel`), else ``"summation order"`` for a
     reduction, matmul or normalisation, ``"transcendental implementation"`` for exp/erf/sin/...
     (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
-    (a rewrite or rounding the plan does not model)."""
-    classes = set()
-    for n in program.nodes():
-        if n.op == "call_function" and n.meta.get(NODE_ID) in obs.fused:
-            classes.add(classify(n.target).op_class)
+    (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
+    matmul (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before the one rounding) is an
+    unmodelled decision; an extern kernel's own cause is never a transcendental (its origins list
+    the ops that made its operands)."""
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
+    classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
+    extern = obs.kind in ("matmul", "extern", "template")
+    if extern and nid in nodes and classify(nodes[nid].target).op_class is not OpClass.MATMUL:
+        op = short_name(nodes[nid].target)
+        return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
     ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)
-    transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes
+    transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes and not extern
     kept = unrounded_in_kernel(program, the_plan, obs, observed or {}) if the_plan is not None else None
     if kept is not None:
         also = "; also summation order" if ordered else ""
@@ -247,5 +253,5 @@ class KernelObserver:
             source=node_source(original), fused_ops=fused_ops, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype), excess=exc, verdict=verdict,
             emulated_mismatch=mismatch,
-            cause=emulation_cause(self.program, obs, self.emulated, self.observed) if mismatch else None,
+            cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,
         )
