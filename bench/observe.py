@@ -87,6 +87,14 @@ def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float
     ]
     for kind, v in sorted(doc["agreement"].items()):
         lines.append(f"| {kind} | {v['buffers']} | {v['identical']} | {v['identical'] / v['buffers']:.3f} |")
+    causes: dict[tuple[str, str], int] = {}
+    for k in doc["kernels"]:
+        if not k["emulated_identical"]:
+            key = (k["kind"], k["emulation_cause"].split(":")[0])
+            causes[key] = causes.get(key, 0) + 1
+    lines += ["", "Buffers not bit-identical to the emulation, by kind and observe's diagnosed cause:", "",
+              "| kernel kind | cause | buffers |", "| --- | --- | ---: |"]
+    lines += [f"| {kind} | {cause} | {n} |" for (kind, cause), n in sorted(causes.items())]
     lines += ["", "Pointwise buffers not bit-identical to the emulation (local: same operands on both sides):", ""]
     lines += ["| kernel | buffer | node | ops fused | elements differing | of | cause |", "| --- | --- | --- | --- | ---: | ---: | --- |"]
     for k in doc["kernels"]:

@@ -149,7 +149,9 @@ def emulation_cause(
         return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
     ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)
     transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes and not extern
-    kept = unrounded_in_kernel(program, the_plan, obs, observed or {}) if the_plan is not None else None
+    # a GEMM reads its operands from memory: only a generated kernel can keep a value in registers
+    inside = the_plan is not None and not extern
+    kept = unrounded_in_kernel(program, the_plan, obs, observed or {}) if inside else None
     if kept is not None:
         also = "; also summation order" if ordered else ""
         return f"unmodelled decision: the kernel keeps {kept} unrounded where the plan rounds it{also}"
