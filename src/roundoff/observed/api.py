@@ -146,7 +146,7 @@ def observe_compiled(
     ``transcendentals="inductor"`` evaluates the emulation's exp/erf/sin/... with Inductor's own fp32
     kernels (as `roundoff.analyze.check` can; one small compile per op and shape), so that what still
     differs is not the transcendental implementation. The compiled step and the tapped step are each
-    run `repeats` times; the fastest of each is reported."""
+    run `repeats` times, alternately; the fastest of each is reported."""
     if backend not in BACKENDS:
         raise ObserveError(f"backend {backend!r}: observe supports {', '.join(BACKENDS)}")
     if against not in REFERENCES:
@@ -159,10 +159,11 @@ def observe_compiled(
     compiled = compile_program(program, on_device, backend)
     with torch.no_grad():
         compiled.run(*on_device)  # warm-up: first-call work is not the step's time
-        runs = [_timed(lambda: compiled.run(*on_device), where) for _ in range(max(1, repeats))]
-    reference, step = runs[-1][0], min(t for _, t in runs)
-    seconds = float("inf")
-    for _ in range(max(1, repeats)):  # only the last run's copies are kept
+    step = seconds = float("inf")
+    for _ in range(max(1, repeats)):  # interleaved, so a burst of load hits both alike
+        with torch.no_grad():
+            reference, took = _timed(lambda: compiled.run(*on_device), where)
+        step = min(step, took)
         observed = {}  # the previous run's copies are freed before the next run makes its own
         observed, launches, unmapped, took, outs = run_observed(compiled, on_device, where)
         seconds = min(seconds, took)
