@@ -16,6 +16,7 @@ import typer
 from roundoff.cli.errors import EXIT_CODES_HELP, EXIT_DIVERGES, EXIT_OK, TRUST_HELP, guarded
 from roundoff.cli.loading import Loaded, UsageError, capture_target, load_target
 from roundoff.cli.outputs import stdout_console
+from roundoff.cli.policies import resolve_policy
 from roundoff.cli.params import (
     TARGET_HELP, BackwardOpt, Command, DebugOpt, InputsOpt, JsonOpt, TargetArg, paragraphs,
 )
@@ -42,9 +43,10 @@ def run_observe(loaded: Loaded, backend: str, device: str | None, against: str, 
         raise UsageError(f"--backend {backend!r}: observe supports inductor only")
     if against not in ("oracle", "fp64", "eager"):
         raise UsageError(f"--against {against!r}: choose oracle (also spelled fp64) or eager")
+    chosen = resolve_policy(policy) if policy is not None else None  # a bad name fails before compiling
     program = capture_target(loaded)
     try:
-        result = observe_compiled(program, backend=backend, against=against, device=device, policy=policy)
+        result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen)
     except ObserveError as exc:
         raise UsageError(f"{loaded.label}: {exc}") from None
     return observe_document(result, loaded.label)
@@ -61,7 +63,7 @@ def observe(
     ] = "oracle",
     policy: Annotated[
         str | None,
-        typer.Option("--policy", "-p", metavar="NAME",
+        typer.Option("--policy", "-p", metavar="NAME|FILE.toml",
                      help="Emulated policy to compare bit for bit (default: inductor-cpu, on CUDA inductor-gpu)."),
     ] = None,
     inputs: InputsOpt = None,

@@ -28,6 +28,7 @@ from roundoff.observed.compare import (
 )
 from roundoff.observed.taps import CompiledProgram, ObserveError, compile_program, tapped
 from roundoff.plan import plan
+from roundoff.policy.model import Policy
 from roundoff.plan.shared import plan_pair
 
 BACKENDS = ("inductor",)
@@ -133,7 +134,7 @@ def observe_compiled(
     against: str = "oracle",
     backward: bool = False,
     device: str | torch.device | None = None,
-    policy: str | None = None,
+    policy: str | Policy | None = None,
     tol: float = 1e-4,
     transcendentals: str = "eager",
     repeats: int = REPEATS,
@@ -172,7 +173,7 @@ def observe_compiled(
     reports = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals)
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
-        policy=policy, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
+        policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
         launches=launches, unmapped=tuple(unmapped), step_seconds=step, observed_seconds=seconds,
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=compiled.source,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
@@ -180,8 +181,8 @@ def observe_compiled(
 
 
 def _compare(
-    program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str, tol: float,
-    transcendentals: str,
+    program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
+    tol: float, transcendentals: str,
 ) -> list[KernelReport]:
     """Each buffer's report; where an operand is stored rounded and may be used unrounded in the same
     launch (`stored_and_reused`), the run is repeated without substituting those operands (each side
