@@ -190,7 +190,7 @@ def _compare(
     emulated, eager = plan_pair(program, policy, "eager", plan)
 
     def run(substituted: set[str]) -> dict[str, KernelReport]:
-        sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals)]
+        sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals), OracleNumerics()]
         targets = substitution_nodes(emulated.program.graph, substituted)
         observer = KernelObserver(program, observed, targets, against, tol, emulated)
         with torch.no_grad():

@@ -40,7 +40,7 @@ from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
-EAGER, ORACLE, EMULATED = 0, 1, 2
+EAGER, ORACLE, EMULATED, GLOBAL = 0, 1, 2, 3  # GLOBAL: fp64 of the whole program, never substituted
 _aten = torch.ops.aten
 _SUMS = {  # sum/mean ops -> is a mean
     _aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True,
@@ -77,6 +77,7 @@ class KernelReport:
     dtype: str
     vs_oracle: Metrics
     vs_eager: Metrics
+    vs_fp64_total: Metrics  # against the fp64 run of the whole program (inherited error included)
     excess: float
     verdict: Verdict  # against the chosen reference
     emulated_mismatch: int  # elements whose bits differ from the emulated policy's value
@@ -211,6 +212,7 @@ class KernelObserver:
         self.against, self.tol = against, tol
         self.reports: list[KernelReport] = []
         self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
+        self.bad: set[str] = set()  # observed ids with NaN/inf where the whole program's fp64 run is finite
         self.originals = {n.meta.get(NODE_ID): n for n in program.nodes()}
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
@@ -224,7 +226,22 @@ class KernelObserver:
             return None
         value = value.reshape(vals[ORACLE].shape)
         self.reports.append(self._report(node, nid, obs, value, vals, ls))
-        return tuple(value.to(v.dtype) if isinstance(v, torch.Tensor) else v for v in vals)
+        return tuple(
+            value.to(v.dtype) if isinstance(v, torch.Tensor) and i != GLOBAL else v for i, v in enumerate(vals)
+        )
+
+    def _makes_nonfinite(self, nid: str, obs: Observed, value: torch.Tensor, total: torch.Tensor) -> bool:
+        """NaN/inf where the whole program's fp64 run is finite, with no operand from another kernel
+        that already had such elements: this kernel made them (even where, from its rounded
+        operands, fp64 makes them too: a tie mask emptied by operands held at two precisions)."""
+        if not new_nonfinite(value, total):
+            return False
+        self.bad.add(nid)
+        fused = set(obs.fused) | {nid}
+        operands = {
+            p.meta.get(NODE_ID) for i in fused if i in self.originals for p in self.originals[i].all_input_nodes
+        }
+        return not (operands - fused) & self.bad
 
     def _report(
         self, node: torch.fx.Node, nid: str, obs: Observed, value: torch.Tensor, vals: tuple, ls: Lockstep,
@@ -237,7 +254,7 @@ class KernelObserver:
         if node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
             terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), dtype, _SUMS[node.target])
         exc = excess(vs_oracle, floor, dtype, terms)
-        if new_nonfinite(value, oracle):
+        if new_nonfinite(value, oracle) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL]):
             verdict = Verdict.NONFINITE
         elif self.against == "oracle":
             verdict = Verdict.DIVERGES if exc > EXCESS_LIMIT else Verdict.OK
@@ -253,7 +270,8 @@ class KernelObserver:
             kernel=obs.kernel, buffer=obs.buffer, kind=obs.kind, node_id=nid,
             op=short_name(original.target) if original.op == "call_function" else original.name,
             source=node_source(original), fused_ops=fused_ops, dtype=str(dtype).removeprefix("torch."),
-            vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype), excess=exc, verdict=verdict,
+            vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
+            vs_fp64_total=measure(value, vals[GLOBAL], dtype), excess=exc, verdict=verdict,
             emulated_mismatch=mismatch,
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,
         )

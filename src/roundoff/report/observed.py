@@ -17,6 +17,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
         "kernel": k.kernel, "buffer": k.buffer, "kind": k.kind, "node": k.node_id, "op": k.op,
         "source": k.source, "fused_ops": list(k.fused_ops), "dtype": k.dtype, "verdict": k.verdict.value,
         "excess": k.excess, "vs_oracle": k.vs_oracle.to_dict(), "vs_eager": k.vs_eager.to_dict(),
+        "vs_fp64_total": k.vs_fp64_total.to_dict(),
         "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
         "emulation_cause": k.cause,
     }
