@@ -96,6 +96,23 @@ def test_a_gemm_that_absorbs_an_add_is_named_an_unmodelled_decision():
     assert all(k.emulated_identical for k in result.kernels if k.kind == "pointwise")
 
 
+def test_softmax_backward_nan_kernel_on_cpu_agrees_with_check():
+    from roundoff import zoo
+    from roundoff.execute import run_oracle
+
+    workload = zoo.get_workload("softmax-backward")
+    fn, inputs = workload.build(), tuple(workload.make_inputs())
+    program = capture(fn, *inputs, backward=True)
+    result = observe_compiled(program)
+    exact = run_oracle(program, inputs)
+    real_nan = [bool((o.isnan() & e.isfinite()).any()) for o, e in zip(result.outputs, exact)]
+    assert real_nan == [False, True]  # real Inductor CPU: NaN in grad_y where fp64 is finite
+    made = [k for k in result.kernels if k.verdict is Verdict.NONFINITE]
+    assert len(made) == 1 and made[0].vs_fp64_total.nan > 0
+    emulated = check(program, inputs, "inductor-cpu", "oracle", backward=True)
+    assert emulated.nan_origin in made[0].fused_ids  # the emulation's NaN origin is fused into it
+
+
 def test_bad_input_is_one_line():
     x = small_x()
     with pytest.raises(ObserveError, match="backend 'xla'"):
@@ -123,7 +140,7 @@ def test_cuda_motivating_kernel_agrees_with_emulated_check(name):
     assert emulated.diverges and result.diverges  # inf (fma-cancel) / NaN gradients (softmax)
     first = result.first_divergent
     assert first.verdict is Verdict.NONFINITE
-    assert {emulated.first_divergent, emulated.nan_origin} & set(first.fused), (first, emulated.first_divergent)
+    assert {emulated.first_divergent, emulated.nan_origin} & set(first.fused_ids), (first, emulated.first_divergent)
     assert result.outputs_identical
 
 

@@ -74,6 +74,7 @@ class KernelReport:
     op: str
     source: str | None
     fused_ops: tuple[str, ...]
+    fused_ids: tuple[str, ...]  # roundoff ids of the Program nodes fused into the buffer
     dtype: str
     vs_oracle: Metrics
     vs_eager: Metrics
@@ -269,7 +270,7 @@ class KernelObserver:
         return KernelReport(
             kernel=obs.kernel, buffer=obs.buffer, kind=obs.kind, node_id=nid,
             op=short_name(original.target) if original.op == "call_function" else original.name,
-            source=node_source(original), fused_ops=fused_ops, dtype=str(dtype).removeprefix("torch."),
+            source=node_source(original), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
             vs_fp64_total=measure(value, vals[GLOBAL], dtype), excess=exc, verdict=verdict,
             emulated_mismatch=mismatch,

@@ -15,7 +15,7 @@ from roundoff.report.terminal import fmt_num, verdict_text
 def _kernel(k: KernelReport) -> dict[str, Any]:
     return {
         "kernel": k.kernel, "buffer": k.buffer, "kind": k.kind, "node": k.node_id, "op": k.op,
-        "source": k.source, "fused_ops": list(k.fused_ops), "dtype": k.dtype, "verdict": k.verdict.value,
+        "source": k.source, "fused_ops": list(k.fused_ops), "fused_nodes": list(k.fused_ids), "dtype": k.dtype, "verdict": k.verdict.value,
         "excess": k.excess, "vs_oracle": k.vs_oracle.to_dict(), "vs_eager": k.vs_eager.to_dict(),
         "vs_fp64_total": k.vs_fp64_total.to_dict(),
         "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
