@@ -1,14 +1,16 @@
 """Judge each observed kernel buffer at its Program node: fp64, eager and the emulated policy.
 
-Every figure is *local*: the graph is run once more with three sides in step (eager, the fp64
-oracle, the emulated policy; `roundoff.execute.Lockstep`), and at every node a kernel wrote, each
-side's value is first compared with the observed buffer and then replaced by it (converted exactly:
-fp64, or the side's own dtype). So a kernel is compared with what eager, fp64 and the emulation
+Every figure but `vs_fp64_total` is *local*: the graph is run once more with four sides in step
+(eager, the fp64 oracle, the emulated policy, and fp64 of the whole program; `roundoff.execute.
+Lockstep`), and at every node a kernel wrote, each side's value is first compared with the observed
+buffer and then, on the first three sides, replaced by it (converted exactly: fp64, or the side's
+own dtype). So a kernel is compared with what eager, fp64 and the emulation
 compute *from the same operands the compiled program gave it*, and an error made upstream is never
 held against a later kernel (Herbie's local error, at kernel granularity).
 
-Verdicts reuse `roundoff.analyze.verdict`: against the oracle, NaN/inf where fp64 is finite is
-`Verdict.NONFINITE`, an excess over fp64 correctly rounded to the buffer's dtype above
+Verdicts reuse `roundoff.analyze.verdict`: NaN/inf where fp64 (from the kernel's operands, or of
+the whole program with no other kernel's output already non-finite there) is finite is
+`Verdict.NONFINITE`; against the oracle, an excess over fp64 correctly rounded to the buffer's dtype above
 `EXCESS_LIMIT` is `Verdict.DIVERGES` (a sum/mean is also allowed its terms' rounding:
 `reduction_floor`); against eager, `Rule.SAME` (``torch._dynamo.utils.same``) between eager's and
 the observed value with the fp64 value as reference. Emulation agreement is bit for bit (-0.0
