@@ -48,6 +48,7 @@ from roundoff.cli.params import (
 )
 from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
 from roundoff.cli.blaming import blame_output, run_blame
+from roundoff.cli.observing import register as register_observe
 from roundoff.cli.policies import (
     check_node_overrides, reference_name, resolve_policy, resolve_reference,
 )
@@ -69,6 +70,7 @@ app = typer.Typer(
 )
 policy_app = typer.Typer(cls=Group, help="Inspect precision policies.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
+register_observe(app)
 
 SEARCHES = ("ddmin", "prefix", "prefix-linear")
 

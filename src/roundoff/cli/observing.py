@@ -1,0 +1,93 @@
+"""`roundoff observe`: run TARGET compiled by the real backend, judge every kernel's output buffer.
+
+The command is registered on the app by `register` (cli/main.py calls it), and its work is
+`run_observe`: load and capture TARGET as `check` does, then `roundoff.observed.observe_compiled`.
+Exit status as everywhere (`roundoff.cli.errors`): 0 every kernel within tolerance, 1 a kernel
+diverges, 2 bad usage (unknown backend or reference, CUDA asked for where there is none, a program
+the backend cannot compile), 3 internal error.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from roundoff.cli.errors import EXIT_CODES_HELP, EXIT_DIVERGES, EXIT_OK, TRUST_HELP, guarded
+from roundoff.cli.loading import Loaded, UsageError, capture_target, load_target
+from roundoff.cli.outputs import stdout_console
+from roundoff.cli.policies import resolve_policy
+from roundoff.cli.params import (
+    TARGET_HELP, BackwardOpt, Command, DebugOpt, InputsOpt, JsonOpt, TargetArg, paragraphs,
+)
+
+OBSERVE_HELP = paragraphs(
+    f"""Compile TARGET with the real backend (Inductor), run it, and judge every buffer its kernels
+write against fp64 (or eager) and against the emulated policy, bit for bit; exit 1 if a kernel
+diverges.
+
+{TARGET_HELP} Each kernel is judged from the operands the compiled program gave it, so the first
+diverging kernel is where an error is made, not where it arrives. The generated code is not changed.
+{TRUST_HELP}
+
+{EXIT_CODES_HELP}"""
+)
+
+
+def run_observe(loaded: Loaded, backend: str, device: str | None, against: str, policy: str | None) -> dict[str, Any]:
+    """Capture `loaded`, observe it compiled; the report document. Bad input: `UsageError`."""
+    from roundoff.observed import ObserveError, observe_compiled
+    from roundoff.report.observed import observe_document
+
+    if backend not in ("inductor",):
+        raise UsageError(f"--backend {backend!r}: observe supports inductor only")
+    if against not in ("oracle", "fp64", "eager"):
+        raise UsageError(f"--against {against!r}: choose oracle (also spelled fp64) or eager")
+    chosen = resolve_policy(policy) if policy is not None else None  # a bad name fails before compiling
+    program = capture_target(loaded)
+    try:
+        result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen)
+    except ObserveError as exc:
+        raise UsageError(f"{loaded.label}: {exc}") from None
+    return observe_document(result, loaded.label)
+
+
+def observe(
+    target: TargetArg,
+    backend: Annotated[str, typer.Option(metavar="NAME", help="The compiler: inductor.")] = "inductor",
+    device: Annotated[
+        str | None, typer.Option(metavar="cpu|cuda", help="Where to run (default: the inputs' device).")
+    ] = None,
+    against: Annotated[
+        str, typer.Option(metavar="REF", help="oracle (also spelled fp64): the fp64 run; or eager.")
+    ] = "oracle",
+    policy: Annotated[
+        str | None,
+        typer.Option("--policy", "-p", metavar="NAME|FILE.toml",
+                     help="Emulated policy to compare bit for bit (default: inductor-cpu, on CUDA inductor-gpu)."),
+    ] = None,
+    inputs: InputsOpt = None,
+    backward: BackwardOpt = False,
+    json_out: JsonOpt = False,
+    top: Annotated[int, typer.Option(min=0, metavar="N", help="Kernel rows to list.")] = 20,
+    debug: DebugOpt = False,
+) -> None:
+    from roundoff.report.json_report import dumps
+    from roundoff.report.observed import observe_report
+
+    with guarded(debug, json_out):
+        if device is not None and device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+            raise UsageError(f"--device {device!r}: choose cpu or cuda")
+        loaded = load_target(target, inputs, backward)
+        document = run_observe(loaded, backend, device, against, policy)
+        if json_out:
+            typer.echo(dumps(document))
+        else:
+            stdout_console().print(observe_report(document, top))
+    raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``observe`` to the app."""
+    app.command("observe", cls=Command, help=OBSERVE_HELP)(observe)
+

@@ -1,0 +1,205 @@
+"""observe_compiled(): the real compiled program's kernel-boundary values, judged at the user's lines.
+
+The program is captured (`roundoff.capture`, forward and, with `backward`, its backward in one aten
+graph), compiled once by the real backend (Inductor: the kernels torch.compile generates for that
+graph), and run once with every kernel tapped (`roundoff.observed.taps`): each buffer a kernel
+writes is copied to host memory as soon as the kernel returns (device memory grows by nothing; host
+memory holds the kernel outputs that map to Program nodes). Then one lock-step run of the graph
+(eager, fp64, the emulated policy) judges each buffer locally (`roundoff.observed.compare`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from roundoff.analyze.verdict import Verdict
+from roundoff.capture import capture
+from roundoff.capture.program import Program
+from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.node_numerics import OracleNumerics
+from roundoff.execute.run import complete_inputs, plan_numerics
+from roundoff.observed.compare import (
+    KernelObserver, KernelReport, Observed, better, stored_and_reused, substitution_nodes,
+)
+from roundoff.observed.taps import CompiledProgram, ObserveError, compile_program, tapped
+from roundoff.plan import plan
+from roundoff.policy.model import Policy
+from roundoff.plan.shared import plan_pair
+
+BACKENDS = ("inductor",)
+REFERENCES = {"oracle": "oracle", "fp64": "oracle", "eager": "eager"}
+KINDS = ("pointwise", "reduction", "matmul", "template", "extern")
+REPEATS = 3  # default timed runs of the compiled and of the tapped step (the fastest is reported)
+
+
+@dataclass(frozen=True)
+class ObserveResult:
+    """Every observed kernel buffer of one compiled run, in the order the kernels ran."""
+
+    program: str
+    backend: str
+    device: str
+    against: str
+    policy: str  # the emulated policy compared bit for bit
+    kernels: tuple[KernelReport, ...]
+    launches: int  # kernel calls the compiled program made (extern kernels included)
+    unmapped: tuple[str, ...]  # buffers written that hold no Program node's value
+    step_seconds: float  # one unobserved run of the compiled program (warm, fastest of `REPEATS`)
+    observed_seconds: float  # one tapped run (host copies included, fastest of `REPEATS`)
+    compare_seconds: float  # the lock-step comparison
+    outputs_identical: bool  # the tapped run's outputs equal the unobserved run's, bit for bit
+    source: str = field(default="", repr=False)  # the generated wrapper module
+    outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
+
+    @property
+    def first_divergent(self) -> KernelReport | None:
+        return next((k for k in self.kernels if k.verdict is not Verdict.OK), None)
+
+    @property
+    def diverges(self) -> bool:
+        return self.first_divergent is not None
+
+    def agreement(self) -> dict[str, tuple[int, int]]:
+        """{kernel kind: (buffers bit-identical to the emulated policy, buffers)}."""
+        table: dict[str, tuple[int, int]] = {}
+        for k in self.kernels:
+            same, total = table.get(k.kind, (0, 0))
+            table[k.kind] = (same + k.emulated_identical, total + 1)
+        return table
+
+
+def _device(requested: str | torch.device | None, inputs: tuple) -> torch.device:
+    if requested is None:
+        return next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
+    try:
+        device = torch.device(requested)
+    except RuntimeError:
+        raise ObserveError(f"device {requested!r}: not a torch device; use cpu or cuda") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ObserveError("device cuda: CUDA is not available here (torch.cuda.is_available() is "
+                           "False); run on a machine with a CUDA GPU or use --device cpu")
+    if device.type not in ("cpu", "cuda"):
+        raise ObserveError(f"device {requested!r}: observe runs on cpu or cuda")
+    return device
+
+
+def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float]:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    out = fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return out, time.perf_counter() - start
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Same dtype, shape and bits (NaN payloads included), whatever the strides."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
+    return type(a) is type(b)
+
+
+def run_observed(
+    compiled: CompiledProgram, inputs: list[torch.Tensor], device: torch.device
+) -> tuple[dict[str, Observed], int, list[str], float, tuple]:
+    """One tapped run: ({node id: Observed}, kernel calls, unmapped buffers, seconds, outputs)."""
+    observed: dict[str, Observed] = {}
+    unmapped: list[str] = []
+
+    def sink(kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
+        info = compiled.buffers.get(buffer)
+        if info is None:
+            unmapped.append(buffer)
+            return
+        copy = value.detach().to("cpu", copy=True)  # host memory: the device keeps only the run's own
+        observed[info.node_id] = Observed(kernel, buffer, info.kind, info.fused, copy, len(observed), launch)
+
+    with tapped(compiled.module, sink) as launches, torch.no_grad():
+        outs, seconds = _timed(lambda: compiled.run(*inputs), device)
+    return observed, launches[0], unmapped, seconds, tuple(outs)
+
+
+def observe_compiled(
+    fn_or_module: Callable[..., Any] | Program,
+    *inputs: torch.Tensor,
+    backend: str = "inductor",
+    against: str = "oracle",
+    backward: bool = False,
+    device: str | torch.device | None = None,
+    policy: str | Policy | None = None,
+    tol: float = 1e-4,
+    transcendentals: str = "eager",
+    repeats: int = REPEATS,
+) -> ObserveResult:
+    """Compile `fn_or_module` with the real `backend`, run it on `inputs` (on `device`, by default
+    theirs) and judge every buffer its kernels write against `against` (``"oracle"``/``"fp64"`` or
+    ``"eager"``), each from the operands the compiled program gave it; also bit for bit against the
+    emulated `policy` (default ``inductor-cpu`` on CPU, ``inductor-gpu`` on CUDA). A `Program`
+    (already captured) may be passed instead of a callable; its example inputs are used.
+    ``transcendentals="inductor"`` evaluates the emulation's exp/erf/sin/... with Inductor's own fp32
+    kernels (as `roundoff.analyze.check` can; one small compile per op and shape), so that what still
+    differs is not the transcendental implementation. The compiled step and the tapped step are each
+    run `repeats` times, alternately; the fastest of each is reported."""
+    if backend not in BACKENDS:
+        raise ObserveError(f"backend {backend!r}: observe supports {', '.join(BACKENDS)}")
+    if against not in REFERENCES:
+        raise ObserveError(f"against {against!r}: choose oracle (also spelled fp64) or eager")
+    program = fn_or_module if isinstance(fn_or_module, Program) else capture(fn_or_module, *inputs, backward=backward)
+    host = complete_inputs(program, program.example_inputs)
+    where = _device(device, host)
+    on_device = [x.to(where) if isinstance(x, torch.Tensor) else x for x in host]
+    policy = policy or ("inductor-gpu" if where.type == "cuda" else "inductor-cpu")
+    compiled = compile_program(program, on_device, backend)
+    with torch.no_grad():
+        compiled.run(*on_device)  # warm-up: first-call work is not the step's time
+    step = seconds = float("inf")
+    for _ in range(max(1, repeats)):  # interleaved, so a burst of load hits both alike
+        with torch.no_grad():
+            reference, took = _timed(lambda: compiled.run(*on_device), where)
+        step = min(step, took)
+        observed = {}  # the previous run's copies are freed before the next run makes its own
+        observed, launches, unmapped, took, outs = run_observed(compiled, on_device, where)
+        seconds = min(seconds, took)
+    identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
+    start = time.perf_counter()
+    reports = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals)
+    return ObserveResult(
+        program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
+        policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
+        launches=launches, unmapped=tuple(unmapped), step_seconds=step, observed_seconds=seconds,
+        compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=compiled.source,
+        outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
+    )
+
+
+def _compare(
+    program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
+    tol: float, transcendentals: str,
+) -> list[KernelReport]:
+    """Each buffer's report; where an operand is stored rounded and may be used unrounded in the same
+    launch (`stored_and_reused`), the run is repeated without substituting those operands (each side
+    computes them itself) and the report that explains the kernel better is kept (`better`)."""
+    emulated, eager = plan_pair(program, policy, "eager", plan)
+
+    def run(substituted: set[str]) -> dict[str, KernelReport]:
+        sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals), OracleNumerics()]
+        targets = substitution_nodes(emulated.program.graph, substituted)
+        observer = KernelObserver(program, observed, targets, against, tol, emulated)
+        with torch.no_grad():
+            Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
+        return {r.node_id: r for r in observer.reports}
+
+    reports = run(set(observed))
+    reused = stored_and_reused(program, observed)
+    if reused:
+        again = run(set(observed) - reused)
+        reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
+    return list(reports.values())

@@ -1,0 +1,281 @@
+"""Judge each observed kernel buffer at its Program node: fp64, eager and the emulated policy.
+
+Every figure but `vs_fp64_total` is *local*: the graph is run once more with four sides in step
+(eager, the fp64 oracle, the emulated policy, and fp64 of the whole program; `roundoff.execute.
+Lockstep`), and at every node a kernel wrote, each side's value is first compared with the observed
+buffer and then, on the first three sides, replaced by it (converted exactly: fp64, or the side's
+own dtype). So a kernel is compared with what eager, fp64 and the emulation
+compute *from the same operands the compiled program gave it*, and an error made upstream is never
+held against a later kernel (Herbie's local error, at kernel granularity).
+
+Verdicts reuse `roundoff.analyze.verdict`: NaN/inf where fp64 (from the kernel's operands, or of
+the whole program with no other kernel's output already non-finite there) is finite is
+`Verdict.NONFINITE`; against the oracle, an excess over fp64 correctly rounded to the buffer's dtype above
+`EXCESS_LIMIT` is `Verdict.DIVERGES` (a sum/mean is also allowed its terms' rounding:
+`reduction_floor`); against eager, `Rule.SAME` (``torch._dynamo.utils.same``) between eager's and
+the observed value with the fp64 value as reference. Emulation agreement is bit for bit (-0.0
+differs from 0.0; NaN equals NaN whatever its payload).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.analyze.metrics import Metrics, measure
+from roundoff.analyze.verdict import (
+    EXCESS_LIMIT,
+    Rule,
+    Verdict,
+    excess,
+    judge,
+    new_nonfinite,
+    reduction_floor,
+)
+from roundoff.capture.program import NODE_ID, Program, node_source
+from roundoff.execute.interpreter import Lockstep
+from roundoff.numerics import get_format, round_to
+from roundoff.ops import classify, short_name
+from roundoff.ops.classes import OpClass
+from roundoff.plan.model import Plan
+
+EAGER, ORACLE, EMULATED, GLOBAL = 0, 1, 2, 3  # GLOBAL: fp64 of the whole program, never substituted
+_aten = torch.ops.aten
+_SUMS = {  # sum/mean ops -> is a mean
+    _aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True,
+}
+_ORDERED = frozenset(  # classes whose result depends on summation order
+    {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION}
+)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One buffer read from the compiled program: the kernel that wrote it and its value (host copy)."""
+
+    kernel: str
+    buffer: str
+    kind: str  # pointwise / reduction / matmul / template / extern
+    fused: tuple[str, ...]  # roundoff ids of the Program nodes Inductor fused into the buffer
+    value: torch.Tensor
+    order: int  # position among the buffers of the run, in the order the kernels wrote them
+    launch: int  # which kernel call of the run wrote it (a kernel writes several buffers in one)
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """The figures of one kernel-written buffer at its Program node (all local, see the module)."""
+
+    kernel: str
+    buffer: str
+    kind: str
+    node_id: str
+    op: str
+    source: str | None
+    fused_ops: tuple[str, ...]
+    fused_ids: tuple[str, ...]  # roundoff ids of the Program nodes fused into the buffer
+    dtype: str
+    vs_oracle: Metrics
+    vs_eager: Metrics
+    vs_fp64_total: Metrics  # against the fp64 run of the whole program (inherited error included)
+    excess: float
+    verdict: Verdict  # against the chosen reference
+    emulated_mismatch: int  # elements whose bits differ from the emulated policy's value
+    cause: str | None  # why the emulation differs: see `emulation_cause`
+
+    @property
+    def emulated_identical(self) -> bool:
+        return self.emulated_mismatch == 0
+
+
+def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
+    """Elements of `a` and `b` (one dtype) whose bits differ, NaN payloads aside."""
+    differ = (a != b) | (torch.signbit(a) != torch.signbit(b))
+    return int((differ & ~(a.isnan() & b.isnan())).sum())
+
+
+def _base(nid: str) -> str:
+    """The captured node a planned node was made from (``n7.1`` and ``n7@k2`` -> ``n7``)."""
+    return nid.split("@")[0].split(".")[0]
+
+
+def _narrow(dtype: Any) -> bool:
+    return isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype.itemsize < 4
+
+
+def unrounded_in_kernel(
+    program: Program, the_plan: Plan, obs: Observed, observed: Mapping[str, Observed]
+) -> str | None:
+    """A value Inductor's kernel keeps unrounded (fp32, in registers) where the plan reads it rounded
+    to bf16/fp16: an operand the same kernel call also stores rounded (SiLU stored for the backward
+    and multiplied unrounded), or a node Inductor fused into this buffer that the plan reads across
+    one of its own fusion boundaries (a recomputed ``cos.to(bf16)``). The value's node, or None."""
+    fused = set(obs.fused)
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes()}
+    for nid in obs.fused:
+        for p in nodes[nid].all_input_nodes if nid in nodes else ():
+            pid = p.meta.get(NODE_ID)
+            other = observed.get(pid)
+            if pid not in fused and other is not None and other.launch == obs.launch and _narrow(other.value.dtype):
+                return f"{short_name(p.target)} ({pid})"
+    for d in the_plan.decisions.values():
+        if _base(d.node_id) not in fused:
+            continue
+        for rid in d.rounded_inputs:
+            r = the_plan.decisions.get(rid)
+            rounds = r is not None and _narrow(r.storage_dtype) and r.compute_dtype != r.storage_dtype
+            if _base(rid) in fused and rounds:
+                return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({_base(rid)})"
+    return None
+
+
+def emulation_cause(
+    program: Program, nid: str, obs: Observed, the_plan: Plan | None = None,
+    observed: Mapping[str, Observed] | None = None,
+) -> str:
+    """Why the emulated value can differ from the kernel's (a diagnosis from the kernel's kind, the
+    ops it fused and the plan, not a proof): ``"unmodelled decision: ..."`` where the kernel keeps a
+    value unrounded that the plan rounds (`unrounded_in_kernel`), else ``"summation order"`` for a
+    reduction, matmul or normalisation, ``"transcendental implementation"`` for exp/erf/sin/...
+    (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
+    (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
+    matmul (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before the one rounding) is an
+    unmodelled decision; an extern kernel's own cause is never a transcendental (its origins list
+    the ops that made its operands)."""
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
+    classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
+    extern = obs.kind in ("matmul", "extern", "template")
+    if extern and nid in nodes and classify(nodes[nid].target).op_class is not OpClass.MATMUL:
+        op = short_name(nodes[nid].target)
+        return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
+    ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)
+    transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes and not extern
+    # a GEMM reads its operands from memory: only a generated kernel can keep a value in registers
+    inside = the_plan is not None and not extern
+    kept = unrounded_in_kernel(program, the_plan, obs, observed or {}) if inside else None
+    if kept is not None:
+        also = "; also summation order" if ordered else ""
+        return f"unmodelled decision: the kernel keeps {kept} unrounded where the plan rounds it{also}"
+    if ordered and transcendental:
+        return "summation order or transcendental implementation"
+    if ordered:
+        return "summation order"
+    return "transcendental implementation" if transcendental else "unmodelled decision"
+
+
+def stored_and_reused(program: Program, observed: Mapping[str, Observed]) -> set[str]:
+    """Observed bf16/fp16 buffers that a kernel stores and, in the same launch, may also use unrounded
+    (a user of the node is fused into, or is, another buffer of that launch: SiLU stored for the
+    backward and multiplied in fp32 in the same loop). Which reading the kernel used is not known
+    from outside, so `compare_pair` judges each consumer under both."""
+    by_launch: dict[int, set[str]] = {}
+    for nid, obs in observed.items():
+        by_launch.setdefault(obs.launch, set()).update((nid, *obs.fused))
+    users = {n.meta.get(NODE_ID): {u.meta.get(NODE_ID) for u in n.users} for n in program.nodes()}
+    return {
+        nid for nid, obs in observed.items()
+        if _narrow(obs.value.dtype) and users.get(nid, set()) & (by_launch[obs.launch] - {nid})
+    }
+
+
+def better(a: KernelReport, b: KernelReport) -> KernelReport:
+    """Of two reports of one buffer (operands read rounded, or unrounded), the one that explains the
+    kernel better: the smaller excess over fp64 decides the figures and verdict; the emulation's
+    agreement is the closer one."""
+    best = a if (a.verdict is Verdict.OK, -a.excess) >= (b.verdict is Verdict.OK, -b.excess) else b
+    closest = a if a.emulated_mismatch <= b.emulated_mismatch else b
+    return replace(best, emulated_mismatch=closest.emulated_mismatch, cause=closest.cause)
+
+
+def substitution_nodes(graph: torch.fx.Graph, ids: set[str]) -> dict[torch.fx.Node, str]:
+    """{node of `graph`: observed id} for each id: the node with that id, or, where a plan rewrote it
+    (``n7`` became ``n7.0``, ``n7.1``, ...), the last node made from it (the one holding its value)."""
+    exact: dict[str, torch.fx.Node] = {}
+    made: dict[str, torch.fx.Node] = {}
+    for n in graph.nodes:
+        nid = n.meta.get(NODE_ID)
+        if nid in ids:
+            exact[nid] = n
+        elif nid is not None and (base := nid.split(".")[0]) in ids:
+            made[base] = n  # the last node made from it wins
+    return {n: i for i, n in {**made, **exact}.items()}
+
+
+class KernelObserver:
+    """The Lockstep's `on_node`: report each observed node, then hand the sides the observed value."""
+
+    def __init__(
+        self, program: Program, observed: Mapping[str, Observed], targets: Mapping[torch.fx.Node, str],
+        against: str, tol: float, emulated: Plan | None = None,
+    ) -> None:
+        self.program, self.observed, self.targets, self.emulated = program, observed, targets, emulated
+        self.against, self.tol = against, tol
+        self.reports: list[KernelReport] = []
+        self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
+        self.bad: set[str] = set()  # observed ids with NaN/inf where the whole program's fp64 run is finite
+        self.originals = {n.meta.get(NODE_ID): n for n in program.nodes()}
+
+    def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        nid = self.targets.get(node)
+        if nid is None:
+            return None
+        obs = self.observed[nid]
+        value = obs.value.to(vals[ORACLE].device)
+        if not isinstance(vals[ORACLE], torch.Tensor) or value.numel() != vals[ORACLE].numel():
+            self.skipped.append(nid)
+            return None
+        value = value.reshape(vals[ORACLE].shape)
+        self.reports.append(self._report(node, nid, obs, value, vals, ls))
+        return tuple(
+            value.to(v.dtype) if isinstance(v, torch.Tensor) and i != GLOBAL else v for i, v in enumerate(vals)
+        )
+
+    def _makes_nonfinite(self, nid: str, obs: Observed, value: torch.Tensor, total: torch.Tensor) -> bool:
+        """NaN/inf where the whole program's fp64 run is finite, with no operand from another kernel
+        that already had such elements: this kernel made them (even where, from its rounded
+        operands, fp64 makes them too: a tie mask emptied by operands held at two precisions)."""
+        if not new_nonfinite(value, total):
+            return False
+        self.bad.add(nid)
+        fused = set(obs.fused) | {nid}
+        operands = {
+            p.meta.get(NODE_ID) for i in fused if i in self.originals for p in self.originals[i].all_input_nodes
+        }
+        return not (operands - fused) & self.bad
+
+    def _report(
+        self, node: torch.fx.Node, nid: str, obs: Observed, value: torch.Tensor, vals: tuple, ls: Lockstep,
+    ) -> KernelReport:
+        dtype = value.dtype
+        oracle, eager, emulated = vals[ORACLE], vals[EAGER].to(dtype), vals[EMULATED].to(dtype)
+        vs_oracle = measure(value, oracle, dtype)
+        floor = measure(round_to(oracle, get_format(dtype)), oracle, dtype)
+        terms = 0.0
+        if node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
+            terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), dtype, _SUMS[node.target])
+        exc = excess(vs_oracle, floor, dtype, terms)
+        if new_nonfinite(value, oracle) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL]):
+            verdict = Verdict.NONFINITE
+        elif self.against == "oracle":
+            verdict = Verdict.DIVERGES if exc > EXCESS_LIMIT else Verdict.OK
+        else:
+            verdict = Verdict.OK if judge(Rule.SAME, eager, value, oracle, self.tol) else Verdict.DIVERGES
+        mismatch = bit_mismatch(value, emulated)
+        original = self.originals.get(nid, node)
+        fused_ops = tuple(
+            short_name(self.originals[i].target) for i in obs.fused
+            if i in self.originals and self.originals[i].op == "call_function"
+        )
+        return KernelReport(
+            kernel=obs.kernel, buffer=obs.buffer, kind=obs.kind, node_id=nid,
+            op=short_name(original.target) if original.op == "call_function" else original.name,
+            source=node_source(original), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
+            vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
+            vs_fp64_total=measure(value, vals[GLOBAL], dtype), excess=exc, verdict=verdict,
+            emulated_mismatch=mismatch,
+            cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,
+        )

@@ -1,0 +1,262 @@
+"""Compile a captured program with real Inductor and read every buffer its kernels write.
+
+Why this hook (torch 2.9-2.13): Inductor's own ways to see intermediate values change the program
+they observe. ``config.generate_intermediate_hooks`` and
+``aot_inductor.debug_intermediate_value_printer`` insert calls into the generated wrapper, and
+marking every value as a graph output (Polygraphy's way) changes what Inductor fuses. Instead:
+
+- *Which values*: while Inductor lowers the graph, `GraphLowering.run_node` is wrapped to keep (not
+  change) what each FX node lowers to; once the module is generated, the buffer that result was
+  realized in is the node's value (a partial result, such as the sum inside a mean, is not). Every
+  node of the graph handed to Inductor carries its roundoff id in ``node.meta["custom"]``, which AOTAutograd and Inductor copy
+  to the nodes they make from it (decompositions and pattern replacements included), so a buffer
+  maps to the Program node whose value it holds. The FX graph cache is off for this compile (a
+  cache hit would skip lowering); the generated code does not depend on it.
+- *The values*: the generated wrapper calls its kernels through module globals (``cpp_fused_*`` on
+  CPU, ``triton_*`` objects' ``.run`` on CUDA, ``extern_kernels.mm(..., out=buf)``) and looks them
+  up at call time, so while the observed run lasts those globals are replaced by wrappers that call
+  the real kernel, then read the buffers it wrote from the caller's frame: every ``bufN`` local
+  passed to the kernel that no earlier kernel wrote. The module's code, and so the kernels, their
+  count and their launch order, stay exactly what Inductor generated (tests compare the source).
+
+Fallback kernels whose result the wrapper assigns (``buf3 = torch.ops.aten.x(...)``) and buffers
+whose origin node has no roundoff id are not read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import re
+import sys
+import types
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.capture.program import NODE_ID, Program
+
+CUSTOM_KEY = "roundoff_id"
+_BUF = re.compile(r"buf\d+$")
+_KERNEL = re.compile(r"(cpp_fused|triton_|cpp_|cuda_fused)\w*$")
+
+
+class ObserveError(ValueError):
+    """Bad input to observe (backend, device, reference) or a program the backend cannot compile."""
+
+
+@dataclass(frozen=True)
+class BufferInfo:
+    """One buffer Inductor materialises: the Program node whose value it holds, what wrote it."""
+
+    name: str  # "buf3"
+    node_id: str  # roundoff id of the origin node
+    kind: str  # "pointwise", "reduction", "matmul" (extern kernel), "template" (matmul + epilogue)
+    fused: tuple[str, ...]  # roundoff ids of every Program node fused into it, graph order
+
+
+@dataclass
+class CompiledProgram:
+    """The wrapper module Inductor generated for a program, its callable and its buffers."""
+
+    module: types.ModuleType
+    run: Callable[[list[Any]], Any]
+    buffers: dict[str, BufferInfo]
+
+    @property
+    def source(self) -> str:
+        """The generated wrapper's Python source (kernels included, as Inductor wrote it)."""
+        with open(self.module.__file__) as f:
+            return f.read()
+
+
+def _kind(buf: Any) -> str:
+    from torch._inductor import ir
+
+    if isinstance(buf, ir.TemplateBuffer):
+        return "template"
+    if isinstance(buf, ir.ExternKernel):
+        return "matmul" if "mm" in str(getattr(buf, "python_kernel_name", "")) else "extern"
+    data = getattr(buf, "data", None)
+    return "reduction" if isinstance(data, ir.Reduction) else "pointwise"
+
+
+def _roundoff_id(node: Any) -> str | None:
+    custom = getattr(node, "meta", {}).get("custom") or {}
+    return custom.get(CUSTOM_KEY)
+
+
+def _held_buffer(value: Any) -> Any:
+    """The buffer a lowered FX node's result is stored in, if it is realized as its own buffer (not a
+    view, not an input, not inlined into its users)."""
+    from torch._inductor import ir
+
+    for _ in range(2):  # TensorBox -> StorageBox -> buffer
+        if isinstance(value, (ir.TensorBox, ir.StorageBox)):
+            value = value.data
+    return value if isinstance(value, ir.Buffer) and not isinstance(value, ir.InputBuffer) else None
+
+
+def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, BufferInfo]:
+    """{buffer name: BufferInfo} for the buffers that hold a Program node's value: the buffer a node's
+    lowering returned (so not a partial result such as the sum inside a mean), for the last node made
+    from that Program node (an intermediate of a decomposition is not its value)."""
+    nodes = list(graph.nodes)
+    order = {n: i for i, n in enumerate(nodes)}
+    last = {nid: n for n in nodes if (nid := _roundoff_id(n)) is not None}
+    table = {}
+    for node, value in lowered:
+        nid = _roundoff_id(node)
+        buf = _held_buffer(value)
+        if nid is None or buf is None or last.get(nid) is not node:
+            continue
+        origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
+        fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
+        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf), fused)
+    return table
+
+
+@contextlib.contextmanager
+def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo]]]) -> Iterator[None]:
+    """Wrap `GraphLowering.run_node`/`compile_to_module` (read only) for the duration."""
+    from torch._inductor.graph import GraphLowering
+
+    run_node, to_module = GraphLowering.run_node, GraphLowering.compile_to_module
+    lowered: dict[int, list[tuple[Any, Any]]] = {}
+
+    def recorded_run_node(self: Any, n: torch.fx.Node) -> Any:
+        result = run_node(self, n)
+        lowered.setdefault(id(self), []).append((n, result))  # realized later, in place
+        return result
+
+    def recorded_to_module(self: Any, *args: Any, **kwargs: Any) -> Any:
+        module = to_module(self, *args, **kwargs)
+        if hasattr(module, "call"):
+            found.append((module, _table(lowered.get(id(self), []), self.module.graph)))
+        return module
+
+    GraphLowering.run_node = recorded_run_node
+    GraphLowering.compile_to_module = recorded_to_module
+    try:
+        yield
+    finally:
+        GraphLowering.run_node, GraphLowering.compile_to_module = run_node, to_module
+
+
+def labelled_graph(program: Program, device: torch.device) -> torch.fx.GraphModule:
+    """A copy of the program's graph with each node's roundoff id in ``meta["custom"]``, its tensor
+    constants and factory ops' ``device=`` on `device`."""
+    gm = copy.deepcopy(program.graph_module).to(device)
+    for n in gm.graph.nodes:
+        n.meta["custom"] = {**(n.meta.get("custom") or {}), CUSTOM_KEY: n.meta[NODE_ID]}
+        if isinstance(n.kwargs.get("device"), torch.device) and n.kwargs["device"] != device:
+            n.kwargs = {**n.kwargs, "device": device}
+        if n.op == "get_attr":  # plain tensor attributes (not buffers) are not moved by .to()
+            value = getattr(gm, n.target, None)
+            if isinstance(value, torch.Tensor) and value.device != device:
+                setattr(gm, n.target, value.to(device))
+    gm.recompile()
+    return gm
+
+
+def compile_program(program: Program, inputs: Sequence[torch.Tensor], backend: str = "inductor") -> CompiledProgram:
+    """Compile `program`'s graph with Inductor (``compile_fx``, the default torch.compile backend) and
+    return its wrapper module with the buffer table; the program runs as one inference graph."""
+    if backend != "inductor":
+        raise ObserveError(f"backend {backend!r}: observe supports 'inductor' only")
+    import torch._inductor.config as inductor_config
+    from torch._inductor.compile_fx import compile_fx
+
+    device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
+    gm = labelled_graph(program, device)
+    found: list[tuple[types.ModuleType, dict[str, BufferInfo]]] = []
+    try:
+        with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
+            compiled = compile_fx(gm, list(inputs))
+    except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ObserveError(
+            f"Inductor could not compile program {program.name!r}: {type(exc).__name__}: {first}"
+        ) from None
+    if len(found) != 1:
+        raise ObserveError(
+            f"Inductor produced {len(found)} wrapper modules for program {program.name!r}; observe "
+            "expects one (a graph Inductor splits into partitions is not supported yet)"
+        )
+    module, buffers = found[0]
+    return CompiledProgram(module, compiled, buffers)
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+Sink = Callable[[str, int, str, torch.Tensor], None]  # (kernel name, launch index, buffer name, value)
+
+
+class _Tap:
+    """Calls the real kernel, then hands each buffer it wrote (by the caller's local name) to `sink`."""
+
+    def __init__(self, kernel: Any, name: str, sink: Sink, seen: set[str], launches: list[int]) -> None:
+        self.kernel, self.name, self.sink, self.seen, self.launches = kernel, name, sink, seen, launches
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.kernel(*args, **kwargs)
+        self.after(sys._getframe(1), args, kwargs)
+        return out
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:  # Triton kernels are launched by `.run`
+        out = self.kernel.run(*args, **kwargs)
+        self.after(sys._getframe(1), args, kwargs)
+        return out
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.kernel, attr)
+
+    def after(self, frame: types.FrameType, args: tuple, kwargs: dict) -> None:
+        launch = self.launches[0]
+        self.launches[0] += 1
+        passed = None  # the storages of the call's tensor arguments, computed when first needed
+        for local, value in frame.f_locals.items():
+            if local in self.seen or not local.startswith("buf") or not isinstance(value, torch.Tensor):
+                continue
+            if passed is None:
+                passed = {_storage(a) for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)}
+            if _BUF.match(local) and _storage(value) in passed:
+                self.seen.add(local)
+                self.sink(self.name, launch, local, value)
+
+
+class _ExternTaps:
+    """``extern_kernels`` with each kernel function tapped."""
+
+    def __init__(self, inner: Any, sink: Sink, seen: set[str], launches: list[int]) -> None:
+        self._inner, self._sink, self._seen, self._launches = inner, sink, seen, launches
+
+    def __getattr__(self, attr: str) -> Any:
+        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen, self._launches)
+
+
+@contextlib.contextmanager
+def tapped(module: types.ModuleType, sink: Sink) -> Iterator[list[int]]:
+    """For the duration, every kernel the wrapper `module` calls reports the buffers it wrote to
+    ``sink(kernel_name, launch, buffer_name, tensor)`` right after it ran (`launch` counts kernel
+    calls from 0; the tensor is the live buffer: copy what you keep). Yields ``[launches so far]``.
+    The module's globals are restored on exit."""
+    seen: set[str] = set()
+    launches = [0]
+    saved: dict[str, Any] = {}
+    for name, value in list(vars(module).items()):
+        if _KERNEL.match(name) and (callable(value) or hasattr(value, "run")):
+            saved[name] = value
+            setattr(module, name, _Tap(value, name, sink, seen, launches))
+    saved["extern_kernels"] = module.extern_kernels
+    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen, launches)
+    try:
+        yield launches
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)

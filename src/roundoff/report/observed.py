@@ -1,0 +1,77 @@
+"""`roundoff observe`'s report: a JSON document from an `ObserveResult`, and its terminal rendering."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from roundoff.observed import KernelReport, ObserveResult
+from roundoff.report.terminal import fmt_num, verdict_text
+
+
+def _kernel(k: KernelReport) -> dict[str, Any]:
+    return {
+        "kernel": k.kernel, "buffer": k.buffer, "kind": k.kind, "node": k.node_id, "op": k.op,
+        "source": k.source, "fused_ops": list(k.fused_ops), "fused_nodes": list(k.fused_ids), "dtype": k.dtype, "verdict": k.verdict.value,
+        "excess": k.excess, "vs_oracle": k.vs_oracle.to_dict(), "vs_eager": k.vs_eager.to_dict(),
+        "vs_fp64_total": k.vs_fp64_total.to_dict(),
+        "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
+        "emulation_cause": k.cause,
+    }
+
+
+def observe_document(result: ObserveResult, label: str | None = None) -> dict[str, Any]:
+    """The report document (plain JSON types; non-finite floats as strings by `Metrics.to_dict`)."""
+    first = result.first_divergent
+    return {
+        "program": label or result.program, "backend": result.backend, "device": result.device,
+        "against": result.against, "policy": result.policy,
+        "verdict": "diverges" if first is not None else "ok",
+        "first_divergent": _kernel(first) if first is not None else None,
+        "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
+        "outputs_identical_to_unobserved": result.outputs_identical,
+        "seconds": {"compiled_step": result.step_seconds, "observed_step": result.observed_seconds,
+                    "comparison": result.compare_seconds},
+        "agreement": {kind: {"identical": s, "buffers": n} for kind, (s, n) in result.agreement().items()},
+        "kernels": [_kernel(k) for k in result.kernels],
+    }
+
+
+def _emulation(k: dict[str, Any]) -> str:
+    return "identical" if k["emulated_identical"] else f"{k['emulated_mismatch']} differ ({k['emulation_cause']})"
+
+
+def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
+    """A headline naming the first diverging kernel (its fused ops, the user's line, whether the
+    emulated policy predicted it), then the kernels in the order they ran: diverging ones first, at
+    most `top` rows."""
+    first = doc["first_divergent"]
+    if first is None:
+        head = Text(f"{doc['program']}: every kernel of {doc['backend']} on {doc['device']} is within "
+                    f"tolerance against {doc['against']}", style="bold green")
+    else:
+        head = Text(
+            f"{doc['program']}: first diverging kernel against {doc['against']}: {first['kernel']} "
+            f"({first['buffer']}, {first['kind']}: {' -> '.join(first['fused_ops']) or first['op']}) "
+            f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
+            f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded; emulated {doc['policy']}: "
+            f"{_emulation(first)}", style="bold red")
+    title = f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches"
+    table = Table(title=title, title_justify="left")
+    columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64")
+    for col in (*columns, f"vs {doc['policy']}"):
+        table.add_column(col)
+    rows = sorted(doc["kernels"], key=lambda k: k["verdict"] == "ok")[:top]
+    for k in rows:
+        table.add_row(k["kernel"], k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
+                      verdict_text(k["verdict"]), fmt_num(k["excess"], 3),
+                      fmt_num(k["vs_oracle"].get("max_rel"), 3), _emulation(k))
+    agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
+    s = doc["seconds"]
+    foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; "
+                f"compiled step {fmt_num(s['compiled_step'], 3)} s, "
+                f"observed {fmt_num(s['observed_step'], 3)} s, comparison {fmt_num(s['comparison'], 3)} s")
+    return Group(head, table, foot)

@@ -1,0 +1,58 @@
+"""`roundoff observe` through typer's CliRunner: exit codes and the JSON report, against the library."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from roundoff.cli.main import app
+
+SCRIPT = (
+    "import torch\n"
+    "def small_erf(x):\n    return torch.erf(x)\n"
+    "def small_erf_inputs():\n    g = torch.Generator().manual_seed(0)\n"
+    "    return ((torch.rand(2048, generator=g) * 2 - 1) * 1e-2,)\n"
+)
+
+
+def run(*args: str):
+    return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
+
+
+def test_observe_names_the_erf_kernel_and_exits_1(tmp_path):
+    script = tmp_path / "erf_small.py"
+    script.write_text(SCRIPT)
+    out = run("observe", f"{script}:small_erf", "--json")
+    assert out.exit_code == 1, out.output
+    doc = json.loads(out.output)
+    first = doc["first_divergent"]
+    assert doc["verdict"] == "diverges" and first["op"] == "erf" and first["source"] == "erf_small.py:3"
+    assert first["emulation_cause"] == "transcendental implementation"
+    assert doc["outputs_identical_to_unobserved"] is True
+    text = run("observe", f"{script}:small_erf")
+    assert text.exit_code == 1 and "first diverging kernel" in text.output and "erf_small.py:3" in text.output
+
+
+def test_bad_usage_exits_2_with_one_line(tmp_path):
+    script = tmp_path / "erf_small.py"
+    script.write_text(SCRIPT)
+    bad = run("observe", f"{script}:small_erf", "--backend", "xla")
+    assert bad.exit_code == 2 and "--backend 'xla'" in bad.output and len(bad.output.strip().splitlines()) == 1
+    ref = run("observe", f"{script}:small_erf", "--against", "bf16")
+    assert ref.exit_code == 2 and "--against" in ref.output
+    if not torch.cuda.is_available():
+        cuda = run("observe", f"{script}:small_erf", "--device", "cuda")
+        assert cuda.exit_code == 2 and "CUDA is not available" in cuda.output, cuda.output
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run on the H200)")
+def test_observe_on_cuda_runs(tmp_path):
+    script = tmp_path / "erf_small.py"
+    script.write_text(SCRIPT)
+    out = run("observe", f"{script}:small_erf", "--device", "cuda", "--json")
+    assert out.exit_code in (0, 1), out.output
+    doc = json.loads(out.output)
+    assert doc["device"].startswith("cuda") and doc["policy"] == "inductor-gpu" and doc["kernels"]
