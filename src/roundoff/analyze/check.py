@@ -24,8 +24,9 @@ from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
-    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, widen_fp8,
+    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
@@ -89,6 +90,9 @@ def check(
     local: bool = True,
     recompute: bool = True,
     rule: Rule | str = Rule.SAME,
+    nodes: str = "screen",
+    every: int = 16,
+    compiled: bool | None = None,
 ) -> CheckResult:
     """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"``, or the
     fp64 oracle: ``"oracle"`` or ``"fp64"``, one meaning).
@@ -104,7 +108,19 @@ def check(
     `transcendentals="inductor"` evaluates exp/log/tanh/... with Inductor's
     own fp32 kernels in both emulated runs, so remaining differences are the precision policy's.
     `local=False` skips the local-error recomputation (about a third of the work).
+
+    `nodes="screen"` (default) first runs the three sides comparing only the outputs and, every
+    `every` float nodes, whether a run turned NaN/inf where fp64 is finite (`roundoff.analyze.screen`;
+    `compiled`: the runs lowered and compiled, None: where the program is large enough to pay for the
+    compilation). When every output passes and no checkpoint turned non-finite, that is the result:
+    no node examined (``mode="screen"``, `CheckResult.checkpoints`). Otherwise, and with
+    ``nodes="all"``, every node is examined in the streaming pass: the same figures, verdicts, first
+    divergence and NaN origin as ever (``mode="every-node"``). Against the oracle, the screen judges
+    outputs by their values (`verdict.oracle_output_passes`, as `blame` does), so a node that diverges
+    without taking an output beyond the limit is found with ``nodes="all"`` only.
     """
+    if nodes not in ("screen", "all"):
+        raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
     rule = Rule.parse(rule)
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)
@@ -120,6 +136,11 @@ def check(
             OracleNumerics(),
             plan_numerics(plan_b, transcendentals),
         ]
+    if nodes == "screen":
+        key = (plan_a.policy, against_name if vs_oracle else plan_b.policy, transcendentals, str(tol), rule)
+        screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, compiled, recompute)
+        if screened is not None:
+            return screened
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule)
     ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
                   recompute=range(len(sides)) if recompute else ())
@@ -141,6 +162,61 @@ def check(
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+#: Below this many elements summed over a program's values, the screen runs interpreted: compiling
+#: (about 15 s on a 2-core CPU) costs more than it saves in one check.
+COMPILE_MIN_ELEMENTS = 1 << 24
+
+
+def _worth_compiling(program: Program, inputs: Sequence[Any]) -> bool:
+    """Compile the screen on CUDA, and on CPU for programs of `COMPILE_MIN_ELEMENTS` or more."""
+    if any(isinstance(x, torch.Tensor) and x.device.type == "cuda" for x in inputs):
+        return True
+    vals = (n.meta.get("val") for n in program.graph.nodes)
+    return sum(v.numel() for v in vals if isinstance(v, torch.Tensor)) >= COMPILE_MIN_ELEMENTS
+
+
+def _screen(
+    program: Program, plan_a: Plan, sides: list, inputs: tuple, key: tuple, tol: float, rule: Rule,
+    vs_oracle: bool, every: int, compiled: bool | None, recompute: bool,
+) -> CheckResult | None:
+    """The screen's `CheckResult` when every output passes and no checkpoint turned non-finite, else
+    None (then every node is examined). See `check`'s ``nodes``."""
+    try:
+        hash(key)
+    except TypeError:
+        compiled = False  # a policy that cannot key the compiled cache
+    if compiled is None:
+        compiled = _worth_compiling(plan_a.program, inputs)
+    s = screen(plan_a, sides, inputs, every=every, compiled=compiled, key=key, recompute=recompute)
+    if s.nonfinite_counts():
+        return None
+    oracle_values = vs_oracle and rule is Rule.SAME
+    outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, set() if oracle_values else None)
+    if oracle_values:
+        outputs = tuple(replace(o, passes=o.passes and _passes_by_value(plan_a.program, s.outputs, o))
+                        for o in outputs)
+    if not all(o.passes for o in outputs):
+        return None
+    result = CheckResult(
+        program=program.name, policy=plan_a.policy.name, against=key[1] if vs_oracle else key[1].name, nodes=(),
+        outputs=outputs, first_divergent=None, nan_origin=None, culprits=(), hazards=lint(plan_a),
+        explanations=(), unmodeled=tuple(plan_a.unmodeled),
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a),
+        mode="screen", checkpoints=tuple(dict.fromkeys(nid for nid, _side in s.probed)),
+    )
+    return replace(result, explanations=explain(result, plan_a, {}))
+
+
+def _passes_by_value(program: Program, outs: tuple, verdict: OutputVerdict) -> bool:
+    """`verdict.oracle_output_passes` for the output named by `verdict` (its values against fp64)."""
+    out_node = next(n for n in program.graph.nodes if n.op == "output")
+    args = out_node.args[0] if isinstance(out_node.args[0], (tuple, list)) else (out_node.args[0],)
+    names = [program.output_names[i] if i < len(program.output_names) else f"output{i}" for i in range(len(args))]
+    i = names.index(verdict.name)
+    res, oracle = outs[0][i], outs[1][i]
+    return oracle_output_passes(res, oracle, path_dtype(args[i]))
 
 
 def _for_policy(note: str, policy: Policy) -> str | None:
