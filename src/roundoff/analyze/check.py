@@ -203,7 +203,10 @@ def _screen(
         program=program.name, policy=plan_a.policy.name, against=key[1] if vs_oracle else key[1].name, nodes=(),
         outputs=outputs, first_divergent=None, nan_origin=None, culprits=(), hazards=lint(plan_a),
         explanations=(), unmodeled=tuple(plan_a.unmodeled),
-        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a),
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + (
+            f"screened ({s.how}): every output passes and none of {len(set(s.probed))} checkpoint(s) turned "
+            "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
+            "(check(..., nodes='all')).",),
         mode="screen", checkpoints=tuple(dict.fromkeys(nid for nid, _side in s.probed)),
     )
     return replace(result, explanations=explain(result, plan_a, {}))
