@@ -31,7 +31,7 @@ from roundoff.analyze.verdict import (
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
-from roundoff.execute.node_numerics import OracleNumerics, round_value
+from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics, round_value
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.numerics import get_format, round_to
 from roundoff.ops.classes import OpClass
@@ -189,8 +189,11 @@ def _screen(
         compiled = False  # a policy that cannot key the compiled cache
     if compiled is None:
         compiled = _worth_compiling(plan_a.program, inputs)
+    if compiled:  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
+        sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
     s = screen(plan_a, sides, inputs, every=every, compiled=compiled, key=key, recompute=recompute)
-    if s.nonfinite_counts():
+    figures = s.read()  # the screen's one host read
+    if s.nonfinite_counts(figures):
         return None
     oracle_values = vs_oracle and rule is Rule.SAME
     outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, set() if oracle_values else None)
@@ -199,15 +202,16 @@ def _screen(
                         for o in outputs)
     if not all(o.passes for o in outputs):
         return None
+    points = tuple(dict.fromkeys(nid for nid, kind, _side in s.probed if kind == "nonfinite"))
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=key[1] if vs_oracle else key[1].name, nodes=(),
-        outputs=outputs, first_divergent=None, nan_origin=None, culprits=(), hazards=lint(plan_a),
+        outputs=outputs, first_divergent=None, nan_origin=None, culprits=(), hazards=lint(plan_a, s.ranges(figures)),
         explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + (
-            f"screened ({s.how}): every output passes and none of {len(set(s.probed))} checkpoint(s) turned "
+            f"screened ({s.how}): every output passes and none of {len(points)} checkpoint(s) turned "
             "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
             "(check(..., nodes='all')).",),
-        mode="screen", checkpoints=tuple(dict.fromkeys(nid for nid, _side in s.probed)),
+        mode="screen", checkpoints=points,
     )
     return replace(result, explanations=explain(result, plan_a, {}))
 

@@ -1,10 +1,12 @@
 """The screen of `check`: the runs compared at their outputs and at checkpoints only, no per-node figures.
 
 `screen(plan, sides, inputs)` runs the sides (policy, fp64 oracle, reference: as ``Lockstep`` takes
-them) in one pass and returns their outputs and, per checkpoint node and non-oracle side, the count
-of elements NaN/inf where fp64 is finite (`Screened`). The counts are device tensors computed where
-the values are and read with one transfer at the end (`Screened.nonfinite_counts`): no host sync
-per node.
+them) in one pass and returns their outputs and a few figures per probed node (`Screened`): at each
+checkpoint, per non-oracle side, the count of elements NaN/inf where fp64 is finite; at each node
+whose range a hazard rule reads (`range_nodes`), the oracle's finite min and max (so `check`'s
+value-dependent hazards are the same as with every node examined). The figures are device
+tensors computed where the values are and read with one transfer at the end (`Screened.read`): no
+host sync per node.
 
 Two ways to run, the same figures (the runs are ``roundoff.execute``'s, bit for bit where compiled
 is exact, see ``roundoff.lower.compiled``):
@@ -20,6 +22,7 @@ Checkpoints: every `every`-th float-valued ``call_function`` node in graph order
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,32 +31,48 @@ from typing import Any
 import torch
 import torch.fx
 
+from roundoff.analyze.hazards import Ranges, lint
 from roundoff.analyze.verdict import widen_fp8
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.run import complete_inputs
 
-__all__ = ["Screened", "checkpoints", "nonfinite_probe", "screen"]
+__all__ = ["Screened", "checkpoints", "probe_figures", "range_nodes", "screen"]
 
 ORACLE = 1
 
 
 @dataclass(frozen=True)
 class Screened:
-    """Outputs of every side (one tuple per side) and, for each (checkpoint, non-oracle side) in
-    `probed` order, the count of elements NaN/inf where fp64 is finite: `nonfinite`, an int64 device
-    tensor (not read until `nonfinite_counts`). `how`: ``"compiled"`` or ``"interpreted"``."""
+    """Outputs of every side (one tuple per side) and the probes' figures: `figures`, one fp64 device
+    tensor (not read until `read`), labelled by `probed`: ``(node id, "nonfinite", side)``: the count
+    of that side's elements NaN/inf where fp64 is finite, at a checkpoint; ``(node id, "min"|"max",
+    1)``: the oracle's smallest / largest finite element (NaN when it has none), at a node whose
+    range a hazard rule reads. `how`: ``"compiled"`` or ``"interpreted"``."""
 
     outputs: tuple
-    nonfinite: torch.Tensor
-    probed: tuple[tuple[str, int], ...]
+    figures: torch.Tensor
+    probed: tuple[tuple[str, str, int], ...]
     how: str
 
-    def nonfinite_counts(self) -> dict[tuple[str, int], int]:
-        """{(node id, side): count} of the probes that found any: the one host read of the screen."""
-        counts = self.nonfinite.tolist()
-        return {p: c for p, c in zip(self.probed, counts) if c}
+    def read(self) -> dict[tuple[str, str, int], float]:
+        """{label: value} of every probe: the one host read of the screen."""
+        return dict(zip(self.probed, self.figures.tolist()))
+
+    def nonfinite_counts(self, values: dict[tuple[str, str, int], float] | None = None) -> dict[tuple[str, int], int]:
+        """{(node id, side): count} of the checkpoints where a side turned NaN/inf (fp64 finite)."""
+        values = self.read() if values is None else values
+        return {(nid, side): int(v) for (nid, kind, side), v in values.items() if kind == "nonfinite" and v}
+
+    def ranges(self, values: dict[tuple[str, str, int], float] | None = None) -> Ranges:
+        """The oracle's value ranges (`roundoff.analyze.hazards.Ranges`) at the probed nodes."""
+        values = self.read() if values is None else values
+        out = Ranges()
+        for (nid, kind, _), v in values.items():
+            if kind == "max" and math.isfinite(v) and math.isfinite(lo := values[(nid, "min", ORACLE)]):
+                out.absmax[nid], out.max[nid] = max(-lo, v), v
+        return out
 
 
 def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:
@@ -67,29 +86,58 @@ def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:
     return tuple(picked)
 
 
-def _probed_pairs(points: Sequence[torch.fx.Node], nsides: int) -> tuple[tuple[str, int], ...]:
-    return tuple((n.meta.get(NODE_ID, n.name), s) for n in points for s in range(nsides) if s != ORACLE)
+def range_nodes(plan: Any) -> frozenset[str]:
+    """Ids of the nodes whose oracle range some hazard rule of `lint(plan, ranges)` reads."""
+    asked: set[str] = set()
+
+    class Asking(dict):
+        def get(self, key: Any, default: Any = None) -> Any:
+            asked.add(key)
+            return default
+
+    lint(plan, Ranges(absmax=Asking(), max=Asking()))
+    return frozenset(asked)
 
 
-def nonfinite_probe(points: Sequence[torch.fx.Node], nsides: int) -> Callable[[torch.fx.Node, tuple], list]:
-    """``probe(node, values)``: at a checkpoint, per non-oracle side, the count (an int64 scalar tensor)
-    of elements NaN/inf where the oracle's are finite; nothing at other nodes. Where a side's value is
-    not a float tensor of the oracle's shape, the count is 0."""
+def _labels(program: Program, points: Sequence[torch.fx.Node], ranged: frozenset[str], nsides: int) -> tuple:
+    wanted = frozenset(points)
+    out: list[tuple[str, str, int]] = []
+    for n in program.graph.nodes:
+        nid = n.meta.get(NODE_ID, n.name)
+        if n in wanted:
+            out += [(nid, "nonfinite", s) for s in range(nsides) if s != ORACLE]
+        if nid in ranged and is_float(n.meta.get("val")):
+            out += [(nid, "min", ORACLE), (nid, "max", ORACLE)]
+    return tuple(out)
+
+
+def probe_figures(
+    points: Sequence[torch.fx.Node], ranged: frozenset[str], nsides: int
+) -> Callable[[torch.fx.Node, tuple], list]:
+    """``probe(node, values)``: the fp64 scalars `_labels` names for `node` (module doc): at a checkpoint,
+    per non-oracle side, the count of elements NaN/inf where the oracle's are finite (0 where a side's
+    value is not a float tensor of the oracle's shape); at a ranged node, the oracle's finite min, max."""
     wanted = frozenset(points)
 
     def probe(node: torch.fx.Node, vals: tuple) -> list:
-        if node not in wanted:
-            return []
-        oracle = vals[ORACLE]
-        out = []
-        for s in range(nsides):
-            if s == ORACLE:
-                continue
-            v = vals[s]
-            if is_float(v) and is_float(oracle) and v.shape == oracle.shape:
-                out.append(torch.count_nonzero(~widen_fp8(v).isfinite() & oracle.isfinite()))
+        oracle, out = vals[ORACLE], []
+        dev = oracle.device if isinstance(oracle, torch.Tensor) else None
+        if node in wanted:
+            for s in range(nsides):
+                v = vals[s]
+                if s == ORACLE:
+                    continue
+                if is_float(v) and is_float(oracle) and v.shape == oracle.shape:
+                    out.append(torch.count_nonzero(~widen_fp8(v).isfinite() & oracle.isfinite()).double())
+                else:
+                    out.append(torch.zeros((), dtype=torch.float64, device=dev))
+        if node.meta.get(NODE_ID, node.name) in ranged and is_float(node.meta.get("val")):
+            if is_float(oracle) and oracle.numel():
+                finite = oracle.isfinite()
+                out += [oracle.masked_fill(~finite, math.inf).amin().double(),
+                        oracle.masked_fill(~finite, -math.inf).amax().double()]
             else:
-                out.append(torch.zeros((), dtype=torch.int64, device=oracle.device if is_float(oracle) else None))
+                out += [torch.full((), math.nan, dtype=torch.float64, device=dev)] * 2
         return out
 
     return probe
@@ -103,14 +151,13 @@ def _signature(inputs: Sequence[Any]) -> tuple:
     return tuple((tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
 
 
-def _compiled_runner(plan: Any, sides: Sequence[Any], inputs: tuple, points: tuple, key: tuple) -> Callable:
+def _compiled_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Callable, key: tuple) -> Callable:
     from roundoff.lower import compile_lowered, lower_sides
 
     cache = _COMPILED.setdefault(plan.program.graph_module, {})
-    full = (*key, tuple(n.name for n in points), _signature(inputs))
+    full = (*key, _signature(inputs))
     if full not in cache:
-        gm = lower_sides(plan, sides, inputs, nonfinite_probe(points, len(sides)))
-        cache[full] = compile_lowered(gm, inputs)
+        cache[full] = compile_lowered(lower_sides(plan, sides, inputs, probe), inputs)
     return cache[full]
 
 
@@ -118,19 +165,19 @@ def screen(
     plan: Any, sides: Sequence[Any], inputs: Sequence[Any], *, every: int = 16, compiled: bool = False,
     key: tuple = (), recompute: bool = True,
 ) -> Screened:
-    """Run `sides` over `plan`'s program on `inputs`, outputs and checkpoint counts only (module doc).
+    """Run `sides` over `plan`'s program on `inputs`, outputs and probes only (module doc).
 
     `key` names what the sides compute (policies, reference, transcendentals) for the compiled cache."""
     program = plan.program
     inputs = complete_inputs(program, inputs)
-    points = checkpoints(program, every)
-    probed = _probed_pairs(points, len(sides))
+    points, ranged = checkpoints(program, every), range_nodes(plan)
+    probed = _labels(program, points, ranged, len(sides))
+    probe = probe_figures(points, ranged, len(sides))
     if compiled:
-        run = _compiled_runner(plan, sides, inputs, points, key)
+        run = _compiled_runner(plan, sides, inputs, probe, (*key, every))
         with torch.no_grad():
-            *outs, counts = run(*inputs)
-        return Screened(tuple(outs), counts, probed, "compiled")
-    probe = nonfinite_probe(points, len(sides))
+            *outs, figures = run(*inputs)
+        return Screened(tuple(outs), figures, probed, "compiled")
     found: list[torch.Tensor] = []
 
     def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
@@ -139,5 +186,5 @@ def screen(
     ls = Lockstep(program, sides, on_node=on_node, recompute=range(len(sides)) if recompute else ())
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
-    counts = torch.stack([t.to(torch.int64) for t in found]) if found else torch.zeros(0, dtype=torch.int64)
-    return Screened(tuple(outs), counts, probed, "interpreted")
+    figures = torch.stack([t.to(found[0].device) for t in found]) if found else torch.zeros(0, dtype=torch.float64)
+    return Screened(tuple(outs), figures, probed, "interpreted")

@@ -119,8 +119,8 @@ def _trace(
     def tag(n: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
         """Annotate the nodes traced since the previous plan node (appended at the graph's end)."""
         mode = get_proxy_mode()
-        if probe is not None and n.op == "call_function":
-            probes.extend(t.reshape(()).to(torch.int64) for t in probe(n, vals))
+        if probe is not None:
+            probes.extend(t.reshape(()).to(torch.float64) for t in probe(n, vals))
         if mode is None or n not in origins:
             return None
         for new in reversed(mode.tracer.graph.nodes):
@@ -138,7 +138,7 @@ def _trace(
             return tuple(out)
         probes.clear()
         outs = Lockstep(program, sides, on_node=tag).run_inputs(xs)
-        stacked = torch.stack(probes) if probes else torch.zeros(0, dtype=torch.int64)
+        stacked = torch.stack(probes) if probes else torch.zeros(0, dtype=torch.float64)
         return (*(tuple(o) for o in outs), stacked)
 
     with _primitives_as_ops():
@@ -231,7 +231,7 @@ def lower_sides(
 ) -> torch.fx.GraphModule:
     """Several runs of `plan`'s program (`sides`: ``PlanNumerics`` / ``OracleNumerics`` over one
     graph, as ``Lockstep`` takes them) lowered into one graph, in step. It returns one output tuple per
-    side and, last, an int64 vector: every tensor ``probe(node, values)`` returns for a node (its
-    values on every side, in order), reduced to a scalar, in graph order (empty without `probe`).
+    side and, last, an fp64 vector: every tensor ``probe(node, values)`` returns for a node (its
+    values on every side, in order), a scalar each, in graph order (empty without `probe`).
     The probes are computed where the values are, so reading them is one transfer at the end."""
     return _trace(plan.program, None, complete_inputs(plan.program, inputs), plan, sides, probe)

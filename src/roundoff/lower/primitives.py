@@ -30,7 +30,9 @@ __all__ = ["EXPANSIONS", "fma_fp64", "fma_op", "round_bits", "round_op"]
 def round_op(x: torch.Tensor, fmt: str) -> torch.Tensor:
     """`x` rounded to format `fmt` (``roundoff.numerics.round_to``), a new tensor in x's dtype."""
     y = _round_to(x, fmt)
-    return y.clone() if y is x else y  # a custom op may not return its input
+    # a custom op may not return its input; contiguous as the fake kernel and `round_bits` say, so a
+    # graph traced with this kernel and replayed with the expansion sees the same layouts
+    return y.clone(memory_format=torch.contiguous_format) if y is x else y.contiguous()
 
 
 @round_op.register_fake
@@ -41,8 +43,8 @@ def _round_fake(x: torch.Tensor, fmt: str) -> torch.Tensor:
 
 @torch.library.custom_op("roundoff::fma", mutates_args=())
 def fma_op(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    """Correctly rounded fp32 ``a*b + c`` (``roundoff.numerics.fma``), broadcast."""
-    return _fma(a, b, c)
+    """Correctly rounded fp32 ``a*b + c`` (``roundoff.numerics.fma``), broadcast, contiguous."""
+    return _fma(a, b, c).contiguous()
 
 
 @fma_op.register_fake
@@ -63,7 +65,7 @@ def fma_fp64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     """`fma_op` written out as numerics' fp64 round-to-odd construction (no chunking): the same bits.
     Its fp64 product is exact, so even an FMA contraction by a compiler leaves every step unchanged."""
     a, b, c = torch.broadcast_tensors(a, b, c)
-    return fma64(a.to(torch.float64), b.to(torch.float64), c.to(torch.float64))
+    return fma64(a.to(torch.float64), b.to(torch.float64), c.to(torch.float64)).contiguous()
 
 
 #: For ``make_fx(..., decomposition_table=EXPANSIONS)``: the primitives as fusable aten ops.
