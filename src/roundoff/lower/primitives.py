@@ -29,16 +29,21 @@ __all__ = ["EXPANSIONS", "fma_fp64", "fma_op", "round_bits", "round_op"]
 @torch.library.custom_op("roundoff::round_to", mutates_args=())
 def round_op(x: torch.Tensor, fmt: str) -> torch.Tensor:
     """`x` rounded to format `fmt` (``roundoff.numerics.round_to``), a new tensor in x's dtype."""
-    y = _round_to(x, fmt)
-    # a custom op may not return its input; contiguous as the fake kernel and `round_bits` say, so a
-    # graph traced with this kernel and replayed with the expansion sees the same layouts
-    return y.clone(memory_format=torch.contiguous_format) if y is x else y.contiguous()
+    return _like(x, _round_to(x, fmt))
+
+
+def _like(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """`y` (x's values, any layout) as a new tensor laid out as `x` is, as the ``x.to(bf16)`` cast it
+    stands for lays out its result: a lowered graph's later views are recorded for that layout."""
+    if y is not x and y.stride() == x.stride():
+        return y
+    return torch.empty_like(x).copy_(y)  # empty_like keeps a dense layout's strides
 
 
 @round_op.register_fake
 def _round_fake(x: torch.Tensor, fmt: str) -> torch.Tensor:
     get_format(fmt)  # an unknown name fails at trace time, not inside a compiled kernel
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+    return torch.empty_like(x)
 
 
 @torch.library.custom_op("roundoff::fma", mutates_args=())
@@ -58,7 +63,8 @@ def round_bits(x: torch.Tensor, fmt: str) -> torch.Tensor:
     the one ``round_to`` runs compiled): the same bits, and a form Inductor fuses but cannot change
     (integer arithmetic is exact; no float operation is left to fold or reassociate)."""
     f = get_format(fmt)
-    return kernel(x.contiguous(), SOURCES[x.dtype], f, RoundingMode(f.rounding), branchless=True)
+    y = kernel(x.contiguous(), SOURCES[x.dtype], f, RoundingMode(f.rounding), branchless=True)
+    return y if y.stride() == x.stride() else torch.empty_like(x).copy_(y)
 
 
 def fma_fp64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
