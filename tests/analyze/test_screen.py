@@ -99,17 +99,29 @@ def test_screen_keeps_value_hazards() -> None:
     assert fast.hazards == full.hazards
 
 
-def test_compiled_screen_equals_interpreted() -> None:
-    """Compiled, transcendentals are Inductor's: the interpreted run uses Inductor's exp too."""
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return bool(((a == b) | (a.isnan() & b.isnan())).all()) and a.dtype == b.dtype
+
+
+def test_lowered_and_compiled_screens_equal_the_interpreter() -> None:
+    """Lowered (a trace of the same emulator): bit for bit the interpreter's values and figures.
+    Compiled, transcendentals are Inductor's: compared with the interpreter using Inductor's exp."""
     xs, prog = _zoo("fma-cancel-vector")
     p = _plan(prog, "inductor-gpu")
-    a = screen(p, [plan_numerics(p, "inductor"), OracleNumerics()], xs, every=1, compiled=False)
-    b = screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1, compiled=True, key=("test",))
-    assert (a.how, b.how) == ("interpreted", "compiled") and a.probed == b.probed
-    assert torch.equal(a.figures, b.figures) and a.nonfinite_counts()  # the FMA's inf is seen
-    for side_a, side_b in zip(a.outputs, b.outputs):
-        for x, y in zip(side_a, side_b):
-            assert torch.equal(x, y) or (x.isnan() == y.isnan()).all() and torch.equal(x.nan_to_num(), y.nan_to_num())
+    runs = {
+        ("interpreter", "eager"): screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1),
+        ("lowered", "eager"): screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1, how="lowered"),
+        ("interpreter", "inductor"): screen(p, [plan_numerics(p, "inductor"), OracleNumerics()], xs, every=1),
+        ("compiled", "inductor"): screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1, how="compiled",
+                                         key=("test",)),
+    }
+    assert runs["interpreter", "eager"].nonfinite_counts()  # the FMA's inf is seen
+    for want, got in ((("interpreter", "eager"), ("lowered", "eager")),
+                      (("interpreter", "inductor"), ("compiled", "inductor"))):
+        a, b = runs[want], runs[got]
+        assert b.how == got[0] and a.probed == b.probed and _same_bits(a.figures, b.figures), got
+        for side_a, side_b in zip(a.outputs, b.outputs):
+            assert all(_same_bits(x, y) for x, y in zip(side_a, side_b)), got
 
 
 def test_bad_nodes_option_is_one_line() -> None:

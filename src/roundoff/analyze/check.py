@@ -92,7 +92,7 @@ def check(
     rule: Rule | str = Rule.SAME,
     nodes: str = "screen",
     every: int = 16,
-    compiled: bool | None = None,
+    screen_with: str = "auto",
 ) -> CheckResult:
     """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"``, or the
     fp64 oracle: ``"oracle"`` or ``"fp64"``, one meaning).
@@ -111,8 +111,9 @@ def check(
 
     `nodes="screen"` (default) first runs the three sides comparing only the outputs and, every
     `every` float nodes, whether a run turned NaN/inf where fp64 is finite (`roundoff.analyze.screen`;
-    `compiled`: the runs lowered and compiled, None: where the program is large enough to pay for the
-    compilation). When every output passes and no checkpoint turned non-finite, that is the result:
+    `screen_with`: ``"interpreter"``, ``"lowered"`` (the runs lowered once into one graph, cached per
+    program), ``"compiled"`` (that graph compiled: see `roundoff.lower.compiled` for what differs) or
+    ``"auto"``: compiled on CUDA, else the interpreter). When every output passes and no checkpoint turned non-finite, that is the result:
     no node examined (``mode="screen"``, `CheckResult.checkpoints`). Otherwise, and with
     ``nodes="all"``, every node is examined in the streaming pass: the same figures, verdicts, first
     divergence and NaN origin as ever (``mode="every-node"``). Against the oracle, the screen judges
@@ -138,7 +139,7 @@ def check(
         ]
     if nodes == "screen":
         key = (plan_a.policy, against_name if vs_oracle else plan_b.policy, transcendentals, str(tol), rule)
-        screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, compiled, recompute)
+        screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if screened is not None:
             return screened
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule)
@@ -164,34 +165,25 @@ def check(
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
 
 
-#: Below this many elements summed over a program's values, the screen runs interpreted: compiling
-#: (about 15 s on a 2-core CPU) costs more than it saves in one check.
-COMPILE_MIN_ELEMENTS = 1 << 24
-
-
-def _worth_compiling(program: Program, inputs: Sequence[Any]) -> bool:
-    """Compile the screen on CUDA, and on CPU for programs of `COMPILE_MIN_ELEMENTS` or more."""
-    if any(isinstance(x, torch.Tensor) and x.device.type == "cuda" for x in inputs):
-        return True
-    vals = (n.meta.get("val") for n in program.graph.nodes)
-    return sum(v.numel() for v in vals if isinstance(v, torch.Tensor)) >= COMPILE_MIN_ELEMENTS
+def _on_cuda(inputs: Sequence[Any]) -> bool:
+    return any(isinstance(x, torch.Tensor) and x.device.type == "cuda" for x in inputs)
 
 
 def _screen(
     program: Program, plan_a: Plan, sides: list, inputs: tuple, key: tuple, tol: float, rule: Rule,
-    vs_oracle: bool, every: int, compiled: bool | None, recompute: bool,
+    vs_oracle: bool, every: int, how: str, recompute: bool,
 ) -> CheckResult | None:
     """The screen's `CheckResult` when every output passes and no checkpoint turned non-finite, else
     None (then every node is examined). See `check`'s ``nodes``."""
     try:
         hash(key)
     except TypeError:
-        compiled = False  # a policy that cannot key the compiled cache
-    if compiled is None:
-        compiled = _worth_compiling(plan_a.program, inputs)
-    if compiled:  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
+        how = "interpreter"  # a policy that cannot key the graph cache
+    if how == "auto":
+        how = "compiled" if _on_cuda(inputs) else "interpreter"
+    if how == "compiled":  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
         sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
-    s = screen(plan_a, sides, inputs, every=every, compiled=compiled, key=key, recompute=recompute)
+    s = screen(plan_a, sides, inputs, every=every, how=how, key=key, recompute=recompute)
     figures = s.read()  # the screen's one host read
     if s.nonfinite_counts(figures):
         return None

@@ -8,14 +8,18 @@ value-dependent hazards are the same as with every node examined). The figures a
 tensors computed where the values are and read with one transfer at the end (`Screened.read`): no
 host sync per node.
 
-Two ways to run, the same figures (the runs are ``roundoff.execute``'s, bit for bit where compiled
-is exact, see ``roundoff.lower.compiled``):
+Three ways to run, the same figures:
 
-- ``compiled=True``: the sides lowered into one graph with the checkpoint counts as ops
-  (``roundoff.lower.lower_sides``) and compiled (``compile_lowered``), cached per program, policies,
-  checkpoints and input signature (a second check of the same program reuses it);
-- ``compiled=False``: the interpreter (``Lockstep``, streaming with recomputation) with the counts
-  computed as each checkpoint is produced.
+- ``how="interpreter"``: ``Lockstep`` (streaming with recomputation: the least memory), the probes
+  computed as each node is produced;
+- ``how="lowered"``: the sides lowered into one graph with the probes as ops
+  (``roundoff.lower.lower_sides``: a trace of the same emulator, bit for bit the same values) and
+  run as FX's generated Python: no per-node decisions left, one aten call per op;
+- ``how="compiled"``: that graph compiled (``compile_lowered``): transcendentals are then Inductor's
+  kernels and reductions may sum in another order (see ``roundoff.lower.compiled``).
+
+The lowered and compiled graphs are cached per program, `key` (what the sides compute), checkpoint
+spacing and input signature: a second check of the same program reuses them.
 
 Checkpoints: every `every`-th float-valued ``call_function`` node in graph order, and the last one.
 """
@@ -38,7 +42,7 @@ from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.run import complete_inputs
 
-__all__ = ["Screened", "checkpoints", "probe_figures", "range_nodes", "screen"]
+__all__ = ["HOWS", "Screened", "checkpoints", "probe_figures", "range_nodes", "screen"]
 
 ORACLE = 1
 
@@ -49,7 +53,7 @@ class Screened:
     tensor (not read until `read`), labelled by `probed`: ``(node id, "nonfinite", side)``: the count
     of that side's elements NaN/inf where fp64 is finite, at a checkpoint; ``(node id, "min"|"max",
     1)``: the oracle's smallest / largest finite element (NaN when it has none), at a node whose
-    range a hazard rule reads. `how`: ``"compiled"`` or ``"interpreted"``."""
+    range a hazard rule reads. `how`: ``"interpreter"``, ``"lowered"`` or ``"compiled"``."""
 
     outputs: tuple
     figures: torch.Tensor
@@ -151,33 +155,40 @@ def _signature(inputs: Sequence[Any]) -> tuple:
     return tuple((tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
 
 
-def _compiled_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Callable, key: tuple) -> Callable:
+HOWS = ("interpreter", "lowered", "compiled")
+
+
+def _lowered_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Callable, key: tuple,
+                    compiled: bool) -> Callable:
     from roundoff.lower import compile_lowered, lower_sides
 
     cache = _COMPILED.setdefault(plan.program.graph_module, {})
-    full = (*key, _signature(inputs))
+    full = (*key, compiled, _signature(inputs))
     if full not in cache:
-        cache[full] = compile_lowered(lower_sides(plan, sides, inputs, probe), inputs)
+        gm = lower_sides(plan, sides, inputs, probe)
+        cache[full] = compile_lowered(gm, inputs) if compiled else gm
     return cache[full]
 
 
 def screen(
-    plan: Any, sides: Sequence[Any], inputs: Sequence[Any], *, every: int = 16, compiled: bool = False,
+    plan: Any, sides: Sequence[Any], inputs: Sequence[Any], *, every: int = 16, how: str = "interpreter",
     key: tuple = (), recompute: bool = True,
 ) -> Screened:
     """Run `sides` over `plan`'s program on `inputs`, outputs and probes only (module doc).
 
-    `key` names what the sides compute (policies, reference, transcendentals) for the compiled cache."""
+    `key` names what the sides compute (policies, reference, transcendentals) for the graph cache."""
+    if how not in HOWS:
+        raise ValueError(f"screen how={how!r}: choose one of {', '.join(HOWS)}")
     program = plan.program
     inputs = complete_inputs(program, inputs)
     points, ranged = checkpoints(program, every), range_nodes(plan)
     probed = _labels(program, points, ranged, len(sides))
     probe = probe_figures(points, ranged, len(sides))
-    if compiled:
-        run = _compiled_runner(plan, sides, inputs, probe, (*key, every))
+    if how != "interpreter":
+        run = _lowered_runner(plan, sides, inputs, probe, (*key, every), how == "compiled")
         with torch.no_grad():
             *outs, figures = run(*inputs)
-        return Screened(tuple(outs), figures, probed, "compiled")
+        return Screened(tuple(outs), figures, probed, how)
     found: list[torch.Tensor] = []
 
     def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
@@ -187,4 +198,4 @@ def screen(
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     figures = torch.stack([t.to(found[0].device) for t in found]) if found else torch.zeros(0, dtype=torch.float64)
-    return Screened(tuple(outs), figures, probed, "interpreted")
+    return Screened(tuple(outs), figures, probed, how)
