@@ -21,7 +21,7 @@ import torch
 
 from roundoff.analyze.explain import explain, path_cause
 from roundoff.analyze.hazards import lint
-from roundoff.analyze.metrics import measure
+from roundoff.analyze.metrics import exact_metrics, measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.screen import screen
@@ -370,14 +370,23 @@ def _output_verdicts(
         finite = oracle.isfinite()
         wide = widen_fp8(res)
         lost = ~wide.isfinite() & finite
-        best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and bool(lost.any()) else oracle
+        any_lost = bool(lost.any())
+        best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and any_lost else oracle
+        # the reference run gave the same bits (common: the policies agree here; never with a NaN): the
+        # rule passes unless NaN/inf appeared where fp64 is finite, and the reference's figures are the run's
+        agree = ref_all is not None and ref.dtype == res.dtype and ref.shape == res.shape and torch.equal(ref, res)
+        rmse_res = rmse(res, oracle)
+        if oracle_rule is not None:
+            passes = not any_lost and not oracle_rule & _ancestors(program, {nid})
+        else:
+            passes = not any_lost if agree else judge(rule, ref.to(res.dtype), res, oracle, tol)
         verdicts.append(
             OutputVerdict(
-                name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if oracle_rule is None
-                else not bool(lost.any()) and not oracle_rule & _ancestors(program, {nid}),
-                rmse_result=rmse(res, oracle), rmse_reference=rmse(ref, oracle),
+                name=name, node_id=nid, passes=passes,
+                rmse_result=rmse_res, rmse_reference=rmse_res if agree else rmse(ref, oracle),
                 vs_oracle=measure(res, oracle, res.dtype),
-                vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),
+                vs_reference=None if ref_all is None else exact_metrics(res) if agree
+                else measure(res, ref.to(torch.float64), res.dtype),
                 rule=rule.value, nonfinite=int(lost.sum()), unrepresentable=int((lost & ~best.isfinite()).sum()),
                 nan_in_fp64=int((oracle.isnan() & wide.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
             )

@@ -90,8 +90,23 @@ def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:
     return tuple(picked)
 
 
+_RANGED: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[Any, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
 def range_nodes(plan: Any) -> frozenset[str]:
-    """Ids of the nodes whose oracle range some hazard rule of `lint(plan, ranges)` reads."""
+    """Ids of the nodes whose oracle range some hazard rule of `lint(plan, ranges)` reads (cached per
+    program and policy)."""
+    try:
+        hash(plan.policy)
+    except TypeError:
+        return _asked_ranges(plan)
+    cache = _RANGED.setdefault(plan.program.graph_module, {})
+    if plan.policy not in cache:
+        cache[plan.policy] = _asked_ranges(plan)
+    return cache[plan.policy]
+
+
+def _asked_ranges(plan: Any) -> frozenset[str]:
     asked: set[str] = set()
 
     class Asking(dict):
@@ -160,13 +175,13 @@ HOWS = ("interpreter", "lowered", "compiled")
 
 def _lowered_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Callable, key: tuple,
                     compiled: bool) -> Callable:
-    from roundoff.lower import compile_lowered, lower_sides
+    from roundoff.lower import compile_lowered, direct_primitives, lower_sides
 
     cache = _COMPILED.setdefault(plan.program.graph_module, {})
     full = (*key, compiled, _signature(inputs))
     if full not in cache:
         gm = lower_sides(plan, sides, inputs, probe)
-        cache[full] = compile_lowered(gm, inputs) if compiled else gm
+        cache[full] = compile_lowered(gm, inputs) if compiled else direct_primitives(gm)
     return cache[full]
 
 

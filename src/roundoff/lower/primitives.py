@@ -23,7 +23,7 @@ from roundoff.numerics import round_to as _round_to
 from roundoff.numerics._kernels import SOURCES, RoundingMode, kernel
 from roundoff.numerics.fma import _fma64 as fma64
 
-__all__ = ["EXPANSIONS", "fma_fp64", "fma_op", "round_bits", "round_op"]
+__all__ = ["DIRECT", "EXPANSIONS", "fma_fp64", "fma_op", "round_bits", "round_op"]
 
 
 @torch.library.custom_op("roundoff::round_to", mutates_args=())
@@ -76,3 +76,17 @@ def fma_fp64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
 
 #: For ``make_fx(..., decomposition_table=EXPANSIONS)``: the primitives as fusable aten ops.
 EXPANSIONS = {torch.ops.roundoff.round_to.default: round_bits, torch.ops.roundoff.fma.default: fma_fp64}
+
+
+def _round_direct(x: torch.Tensor, fmt: str) -> torch.Tensor:
+    """`round_op`'s kernel as a plain function (no dispatcher)."""
+    return _like(x, _round_to(x, fmt))
+
+
+def _fma_direct(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """`fma_op`'s kernel as a plain function (no dispatcher)."""
+    return _fma(a, b, c).contiguous()
+
+
+#: The primitives' kernels as plain functions, for running a lowered graph without the dispatcher.
+DIRECT = {torch.ops.roundoff.round_to.default: _round_direct, torch.ops.roundoff.fma.default: _fma_direct}
