@@ -335,8 +335,9 @@ def _report(rows: list[dict[str, Any]], res: dict[str, dict[str, Any]], size: st
             r["cold_vs_compile"] = r["cold_seconds"] / res["compile"]["cold_seconds"]
         rows.append(r)
         mem = f"{r['memory_ratio']:.2f}x" if r["memory_ratio"] is not None else "n/a"
-        cold = (f"  cold {r['cold_seconds']:.1f} s ({r.get('cold_vs_compile', 1.0):.2f}x compile's), "
-                f"cache reused {r['warm_cache_seconds']:.1f} s" if "cold_seconds" in r else "")
+        vs = f" ({r['cold_vs_compile']:.2f}x compile's)" if "cold_vs_compile" in r else ""
+        cold = (f"  cold {r['cold_seconds']:.1f} s{vs}, cache reused {r['warm_cache_seconds']:.1f} s"
+                if "cold_seconds" in r else "")
         print(f"{size:>12} {item:19s} {r['seconds'] * 1e3:9.2f} ms  {r['time_ratio']:7.1f}x time "
               f"(first call {r['first_call_ratio']:7.1f}x)  {r['peak_bytes'] / 2**20:8.1f} MiB  {mem} memory  "
               f"({r['nodes']} nodes){cold}", flush=True)

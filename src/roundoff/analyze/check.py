@@ -385,7 +385,7 @@ def _output_verdicts(
                 name=name, node_id=nid, passes=passes,
                 rmse_result=rmse_res, rmse_reference=rmse_res if agree else rmse(ref, oracle),
                 vs_oracle=measure(res, oracle, res.dtype),
-                vs_reference=None if ref_all is None else exact_metrics(res) if agree
+                vs_reference=None if ref_all is None else exact_metrics(wide) if agree
                 else measure(res, ref.to(torch.float64), res.dtype),
                 rule=rule.value, nonfinite=int(lost.sum()), unrepresentable=int((lost & ~best.isfinite()).sum()),
                 nan_in_fp64=int((oracle.isnan() & wide.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
