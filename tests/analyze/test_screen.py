@@ -128,3 +128,17 @@ def test_bad_nodes_option_is_one_line() -> None:
     xs, prog = _zoo("bf16-chain")
     with pytest.raises(ValueError, match="nodes='some'"):
         check(prog, xs, "eager", nodes="some")
+
+
+def test_a_screen_that_cannot_lower_falls_back_to_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    import roundoff.lower as lower
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise RuntimeError("no lowering here\nsecond line")
+
+    monkeypatch.setattr(lower, "lower_sides", refuse)
+    xs, prog = _zoo("bf16-chain")
+    got = check(prog, xs, "inductor-gpu", screen_with="lowered", every=3)
+    want = check(prog, xs, "inductor-gpu", screen_with="interpreter", every=3)
+    assert got.mode == want.mode == "screen" and [o.passes for o in got.outputs] == [o.passes for o in want.outputs]
+    assert any("lowered screen failed (RuntimeError: no lowering here)" in n for n in got.notes), got.notes

@@ -181,9 +181,18 @@ def _screen(
         how = "interpreter"  # a policy that cannot key the graph cache
     if how == "auto":
         how = "compiled" if _on_cuda(inputs) else "interpreter"
+    run_sides = sides
     if how == "compiled":  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
-        sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
-    s = screen(plan_a, sides, inputs, every=every, how=how, key=key, recompute=recompute)
+        run_sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
+    fallback: tuple[str, ...] = ()
+    try:
+        s = screen(plan_a, run_sides, inputs, every=every, how=how, key=key, recompute=recompute)
+    except Exception as e:  # lowering or compiling failed (an op make_fx or Inductor cannot take)
+        if how == "interpreter":
+            raise
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        fallback = (f"the {how} screen failed ({type(e).__name__}: {first}); screened with the interpreter.",)
+        s = screen(plan_a, sides, inputs, every=every, recompute=recompute)
     figures = s.read()  # the screen's one host read
     if s.nonfinite_counts(figures):
         return None
@@ -202,7 +211,7 @@ def _screen(
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + (
             f"screened ({s.how}): every output passes and none of {len(points)} checkpoint(s) turned "
             "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
-            "(check(..., nodes='all')).",),
+            "(check(..., nodes='all')).",) + fallback,
         mode="screen", checkpoints=points,
     )
     return replace(result, explanations=explain(result, plan_a, {}))
