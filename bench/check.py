@@ -29,7 +29,9 @@ Every timing child process first calls `roundoff.execute.cpu_allocator.retain_fr
 ``roundoff`` command does), eager included, so all items run on the same allocator; ``--default-malloc``
 leaves glibc's defaults (fresh page faults for every large temporary).
 
-Time is the median of `--repeat` runs after one warm-up, in a fresh subprocess per item. Peak memory
+Time is the median of `--repeat` runs after one warm-up, in a fresh subprocess per item; each child
+also times the eager step interleaved with the item (``ratio_same_process``: the ratio a machine
+shared with other work keeps best). Peak memory
 is measured in another fresh subprocess per item, on the second call (the first plans the program and
 compiles kernels, once per process) (CPU: bytes malloc has handed out and not had back, glibc's
 ``mallinfo2``, sampled every 0.5 ms, above the level before the call, so memory the allocator keeps
@@ -271,15 +273,18 @@ def measure_one(item: str, model: str, size: str, device: str, repeat: int, reco
     fn()
     _sync(device)
     first = time.perf_counter() - t0
-    times = []
-    for _ in range(repeat):
-        _sync(device)
-        t0 = time.perf_counter()
-        fn()
-        _sync(device)
-        times.append(time.perf_counter() - t0)
+    fns["eager"]()
+    times, eager = [], []
+    for _ in range(repeat):  # the eager step interleaved, in this process: a ratio a loaded machine keeps
+        for f, into in ((fns["eager"], eager), (fn, times)):
+            _sync(device)
+            t0 = time.perf_counter()
+            f()
+            _sync(device)
+            into.append(time.perf_counter() - t0)
     return {"item": item, "size": size, "seconds": statistics.median(times), "first_call_seconds": first,
-            "capture_seconds": fns["_capture_seconds"](), "nodes": fns["_nodes"]()}
+            "eager_here_seconds": statistics.median(eager), "capture_seconds": fns["_capture_seconds"](),
+            "nodes": fns["_nodes"]()}
 
 
 def measure_memory(item: str, model: str, size: str, device: str, recompute: bool = True) -> dict[str, Any]:
@@ -329,6 +334,7 @@ def _report(rows: list[dict[str, Any]], res: dict[str, dict[str, Any]], size: st
     e = res["eager"]
     for item, r in res.items():
         r["time_ratio"] = r["seconds"] / e["seconds"]
+        r["ratio_same_process"] = r["seconds"] / r["eager_here_seconds"]  # item and eager interleaved
         r["first_call_ratio"] = r["first_call_seconds"] / e["seconds"]
         r["memory_ratio"] = r["peak_bytes"] / e["peak_bytes"] if e["peak_bytes"] > 0 else None
         if "cold_seconds" in r and "compile" in res:
@@ -339,6 +345,7 @@ def _report(rows: list[dict[str, Any]], res: dict[str, dict[str, Any]], size: st
         cold = (f"  cold {r['cold_seconds']:.1f} s{vs}, cache reused {r['warm_cache_seconds']:.1f} s"
                 if "cold_seconds" in r else "")
         print(f"{size:>12} {item:19s} {r['seconds'] * 1e3:9.2f} ms  {r['time_ratio']:7.1f}x time "
+              f"({r['ratio_same_process']:.1f}x interleaved) "
               f"(first call {r['first_call_ratio']:7.1f}x)  {r['peak_bytes'] / 2**20:8.1f} MiB  {mem} memory  "
               f"({r['nodes']} nodes){cold}", flush=True)
 

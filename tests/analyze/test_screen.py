@@ -29,7 +29,7 @@ def _zoo(name: str) -> tuple:
 @pytest.mark.parametrize("name", ZOO)
 def test_screen_gives_every_nodes_verdict_origin_and_causes(name: str) -> None:
     xs, prog = _zoo(name)
-    for policy in ("eager", "inductor-gpu", "xla-2.10"):
+    for policy in ("eager", "inductor-gpu"):
         for against in ("eager", "oracle"):
             full = check(prog, xs, policy, against=against, nodes="all")
             fast = check(prog, xs, policy, against=against)
