@@ -142,3 +142,22 @@ def test_a_screen_that_cannot_lower_falls_back_to_the_interpreter(monkeypatch: p
     want = check(prog, xs, "inductor-gpu", screen_with="interpreter", every=3)
     assert got.mode == want.mode == "screen" and [o.passes for o in got.outputs] == [o.passes for o in want.outputs]
     assert any("lowered screen failed (RuntimeError: no lowering here)" in n for n in got.notes), got.notes
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("name", ["fma-cancel-vector", "softmax-backward", "llama-block"])
+def test_compiled_screen_on_cuda_gives_every_nodes_verdict(name: str) -> None:
+    """On CUDA the default screen is compiled (Triton pinned: tests/lower/test_compiled_cuda.py); it must
+    compile (no fallback note) and agree with every node examined."""
+    w = get_workload(name)
+    fn = w.build()
+    fn = fn.cuda() if isinstance(fn, torch.nn.Module) else fn
+    xs = tuple(x.detach().cuda().requires_grad_(x.requires_grad) for x in w.make_inputs())
+    prog = capture(fn, *xs, backward=w.backward)
+    for policy in ("eager", "inductor-gpu"):
+        full = check(prog, xs, policy, nodes="all")
+        fast = check(prog, xs, policy)
+        what = f"repro: check(zoo:{name} on CUDA, {policy!r}) screen vs nodes='all'"
+        assert not any("screen failed" in n for n in fast.notes), (what, fast.notes)
+        assert fast.diverges == full.diverges, what
+        assert (fast.first_divergent, fast.nan_origin) == (full.first_divergent, full.nan_origin) or not full.diverges
