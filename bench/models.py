@@ -4,9 +4,10 @@ Cells (policy against reference): eager, inductor-gpu, inductor-cpu, xla-2.10 an
 against eager, and eager against the fp64 oracle. Per model and form: the corpus target is built
 (`roundoff.corpus`), one eager forward+backward step is run once to warm up and once measured, the
 program is captured once (``capture(fn, *inputs, backward=True)``), and each cell is
-``check(program, program.example_inputs, policy, against=...)``. Each stage runs under the CLI's own
-error guard (`roundoff.cli.main.guarded`), so a cell's exit code is the one ``roundoff check`` would
-give: 0 within tolerance, 1 an output diverges, 2 usage error, 3 internal error, with the CLI's one
+``check(program, program.example_inputs, policy, against=..., nodes="all")`` (every node examined:
+the cells count diverging nodes). Each stage runs under the CLI's own error guard
+(`roundoff.cli.main.guarded`), so a cell's exit code is the one ``roundoff check`` would give:
+0 within tolerance, 1 an output diverges, 2 usage error, 3 internal error, with the CLI's one
 error line. A capture error is every cell's error (the CLI captures before it checks).
 
 Time: wall seconds of one `check` call (its plan included: the first check of a program and policy
@@ -92,7 +93,7 @@ def run_cell(program: Any, cell: str, eager: dict[str, Any], device: str) -> dic
 
     def one() -> Any:
         box["result"], box["seconds"], box["peak"] = measured(
-            lambda: check(program, program.example_inputs, policy, against=against), device)
+            lambda: check(program, program.example_inputs, policy, against=against, nodes="all"), device)
 
     code, error, _ = run_guarded(one)
     result = box.get("result")

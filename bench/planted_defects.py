@@ -46,7 +46,7 @@ def measure(case, with_blame: bool) -> dict:
     program = capture(case.fn, *xs, backward=case.backward)
     nid = planted_id(program, case)
     t0 = time.perf_counter()
-    r = check(program, xs, case.policy, against=case.against)
+    r = check(program, xs, case.policy, against=case.against, nodes="all")
     row = {
         "name": case.name, "planted": nid, "rank": r.culprits.index(nid) + 1 if nid in r.culprits else None,
         "culprits": list(r.culprits), "verdict": str(getattr(r.node(nid).verdict, "value", r.node(nid).verdict))

@@ -37,7 +37,7 @@ def test_stream_and_keep_agree() -> None:
 def test_against_another_policy_and_without_local() -> None:
     w = get_workload("bf16-chain")
     fn, xs = w.build(), w.make_inputs()
-    r = check(fn, xs, "inductor-cpu", against="inductor-emulate", local=False)
+    r = check(fn, xs, "inductor-cpu", against="inductor-emulate", local=False, nodes="all")
     assert r.against == "inductor-emulate" and all(n.local is None for n in r.nodes)
     assert r.nodes[-1].vs_reference is not None
 

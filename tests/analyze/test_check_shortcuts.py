@@ -22,7 +22,7 @@ def _inputs() -> tuple[torch.Tensor, torch.Tensor]:
 def test_local_error_of_a_node_reading_inputs_is_eager_bf16_mul_vs_fp64() -> None:
     x, y = _inputs()
     program = capture(_fn, x, y)
-    res = check(program, (x, y), "eager", against="oracle")
+    res = check(program, (x, y), "eager", against="oracle", nodes="all")
     mul = next(r for r in res.nodes if r.op == "mul")
     # Independent oracle: torch's own bf16 multiply (fp32 opmath, one rounding) against the fp64 product.
     want = measure((x * y).float(), x.double() * y.double(), torch.bfloat16)
@@ -59,9 +59,9 @@ def test_node_verdicts_read_off_the_figures_equal_torch_same(monkeypatch) -> Non
 
     for policy, against in (("inductor-gpu", "eager"), ("xla-2.10", "eager"), ("thunder-autocast", "oracle")):
         monkeypatch.setattr(observe, "implied_pass", counting)
-        fast = check(program, xs, policy, against=against)
+        fast = check(program, xs, policy, against=against, nodes="all")
         monkeypatch.setattr(observe, "implied_pass", lambda *a: False)
-        slow = check(program, xs, policy, against=against)
+        slow = check(program, xs, policy, against=against, nodes="all")
         got = {r.node_id: r.verdict for r in fast.nodes}
         want = {r.node_id: r.verdict for r in slow.nodes}
         assert got == want, (

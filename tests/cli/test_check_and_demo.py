@@ -218,3 +218,18 @@ def test_graph_breaks_are_reported_in_json_terminal_and_html(tmp_path):
     terminal = run("check", f"{script}:f", "-p", "eager").stdout
     notes = [ln for ln in terminal.splitlines() if "checked across a graph break" in ln]
     assert len(notes) == 2 and all(ln.startswith("note: ") for ln in notes), terminal
+
+
+def test_every_node_examines_nodes_the_screen_skips():
+    """A clean check screens (no node examined, a note says so); --every-node examines every node,
+    the same nodes `check(..., nodes="all")` reports."""
+    from roundoff.analyze import check
+    from roundoff.zoo import get_workload
+
+    screened = json.loads(run("check", "zoo:bf16-chain", "-p", "inductor-gpu", "--json").stdout)["runs"][0]
+    every = json.loads(run("check", "zoo:bf16-chain", "-p", "inductor-gpu", "--every-node", "--json").stdout)["runs"][0]
+    assert screened["verdict"] == every["verdict"] == "ok"
+    assert screened["nodes"] == [] and any("--every-node" in n for n in screened["notes"])
+    w = get_workload("bf16-chain")
+    direct = check(w.build(), w.make_inputs(), "inductor-gpu", nodes="all")
+    assert [n["id"] for n in every["nodes"]] == [n.node_id for n in direct.nodes] != []

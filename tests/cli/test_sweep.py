@@ -21,7 +21,7 @@ def _expected(workload: str, policy: str) -> dict[str, float]:
     from roundoff.zoo import get_workload
 
     w = get_workload(workload)
-    return _layers(check(w.build(), w.make_inputs(), policy, "oracle"))
+    return _layers(check(w.build(), w.make_inputs(), policy, "oracle", nodes="all"))
 
 
 def _layers(result) -> dict[str, float]:
@@ -91,7 +91,7 @@ def test_sweep_takes_a_script_target_and_matches_analyze(tmp_path):
     mine = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mine)
     for policy in ("eager", "inductor-cpu"):
-        expected = _layers(check(mine.f, mine.f_inputs(), policy, "oracle"))
+        expected = _layers(check(mine.f, mine.f_inputs(), policy, "oracle", nodes="all"))
         got = {r["layer"]: r["values"][policy] for r in rows}
         assert got == expected, f"{policy}: repro: roundoff sweep {target}"
 

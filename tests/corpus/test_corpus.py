@@ -179,6 +179,8 @@ def test_builds_are_deterministic_per_seed() -> None:
 SUBSET = ("openai/gpt-oss-20b", "openai/whisper-tiny", "nanogpt-manual", "cnn-bn")
 CELLS = ("eager@eager", "inductor-gpu@eager", "inductor-cpu@eager", "xla-2.10@eager",
          "thunder-autocast@eager", "eager@oracle")
+#: Cells where the default (screen) check is compared with every node examined (``nodes="all"``).
+SCREEN_VS_EVERY_NODE = ("inductor-gpu@eager", "eager@oracle")
 
 
 def _subset_param(name: str, cell: str) -> object:
@@ -214,6 +216,16 @@ def test_subset_runs_every_cell_to_a_verdict(name: str, cell: str) -> None:
     if policy == against:  # a policy emulated against itself agrees bit for bit
         assert not result.diverges
         assert all(o.vs_reference.exact for o in result.outputs)
+    if cell in SCREEN_VS_EVERY_NODE:  # the screen's verdict is every node's (issue 15)
+        code, error, full = bench.run_guarded(
+            lambda: check(program, program.example_inputs, policy, against=against, nodes="all"))
+        assert code is None, f"check --every-node exits {code}: {error}"
+        assert result.diverges == full.diverges and [o.passes for o in result.outputs] == [
+            o.passes for o in full.outputs]
+        if full.diverges:
+            assert (result.first_divergent, result.nan_origin, result.culprits) == (
+                full.first_divergent, full.nan_origin, full.culprits)
+        result = full
     if against == "oracle":  # issue 13: a clean model under eager shows no noise against fp64
         assert not result.diverges, [o.name for o in result.outputs if not o.passes]
         assert [n.node_id for n in result.nodes if n.verdict != "ok"] == []

@@ -74,7 +74,7 @@ def _real_document() -> dict:
 
     loaded = load_target("zoo:softmax-backward")
     policies = [get_policy("inductor-gpu"), get_policy("inductor-emulate")]
-    return check_document(loaded, policies, "eager", with_blame=True)
+    return check_document(loaded, policies, "eager", with_blame=True, nodes="all")  # per-node plot lines
 
 
 @pytest.mark.browser

@@ -21,16 +21,17 @@ import torch
 
 from roundoff.analyze.explain import explain, path_cause
 from roundoff.analyze.hazards import lint
-from roundoff.analyze.metrics import measure
+from roundoff.analyze.metrics import exact_metrics, measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
-    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, widen_fp8,
+    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
-from roundoff.execute.node_numerics import OracleNumerics, round_value
+from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics, round_value
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.numerics import get_format, round_to
 from roundoff.ops.classes import OpClass
@@ -89,6 +90,9 @@ def check(
     local: bool = True,
     recompute: bool = True,
     rule: Rule | str = Rule.SAME,
+    nodes: str = "screen",
+    every: int = 16,
+    screen_with: str = "auto",
 ) -> CheckResult:
     """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"``, or the
     fp64 oracle: ``"oracle"`` or ``"fp64"``, one meaning).
@@ -104,7 +108,20 @@ def check(
     `transcendentals="inductor"` evaluates exp/log/tanh/... with Inductor's
     own fp32 kernels in both emulated runs, so remaining differences are the precision policy's.
     `local=False` skips the local-error recomputation (about a third of the work).
+
+    `nodes="screen"` (default) first runs the three sides comparing only the outputs and, every
+    `every` float nodes, whether a run turned NaN/inf where fp64 is finite (`roundoff.analyze.screen`;
+    `screen_with`: ``"interpreter"``, ``"lowered"`` (the runs lowered once into one graph, cached per
+    program), ``"compiled"`` (that graph compiled: see `roundoff.lower.compiled` for what differs) or
+    ``"auto"``: compiled on CUDA, else the interpreter). When every output passes and no checkpoint turned non-finite, that is the result:
+    no node examined (``mode="screen"``, `CheckResult.checkpoints`). Otherwise, and with
+    ``nodes="all"``, every node is examined in the streaming pass: the same figures, verdicts, first
+    divergence and NaN origin as ever (``mode="every-node"``). Against the oracle, the screen judges
+    outputs by their values (`verdict.oracle_output_passes`, as `blame` does), so a node that diverges
+    without taking an output beyond the limit is found with ``nodes="all"`` only.
     """
+    if nodes not in ("screen", "all"):
+        raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
     rule = Rule.parse(rule)
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)
@@ -120,6 +137,11 @@ def check(
             OracleNumerics(),
             plan_numerics(plan_b, transcendentals),
         ]
+    if nodes == "screen":
+        key = (plan_a.policy, against_name if vs_oracle else plan_b.policy, transcendentals, str(tol), rule)
+        screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
+        if screened is not None:
+            return screened
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule)
     ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
                   recompute=range(len(sides)) if recompute else ())
@@ -141,6 +163,68 @@ def check(
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+def _on_cuda(inputs: Sequence[Any]) -> bool:
+    return any(isinstance(x, torch.Tensor) and x.device.type == "cuda" for x in inputs)
+
+
+def _screen(
+    program: Program, plan_a: Plan, sides: list, inputs: tuple, key: tuple, tol: float, rule: Rule,
+    vs_oracle: bool, every: int, how: str, recompute: bool,
+) -> CheckResult | None:
+    """The screen's `CheckResult` when every output passes and no checkpoint turned non-finite, else
+    None (then every node is examined). See `check`'s ``nodes``."""
+    try:
+        hash(key)
+    except TypeError:
+        how = "interpreter"  # a policy that cannot key the graph cache
+    if how == "auto":
+        how = "compiled" if _on_cuda(inputs) else "interpreter"
+    run_sides = sides
+    if how == "compiled":  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
+        run_sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
+    fallback: tuple[str, ...] = ()
+    try:
+        s = screen(plan_a, run_sides, inputs, every=every, how=how, key=key, recompute=recompute)
+    except Exception as e:  # lowering or compiling failed (an op make_fx or Inductor cannot take)
+        if how == "interpreter":
+            raise
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        fallback = (f"the {how} screen failed ({type(e).__name__}: {first}); screened with the interpreter.",)
+        s = screen(plan_a, sides, inputs, every=every, recompute=recompute)
+    figures = s.read()  # the screen's one host read
+    if s.nonfinite_counts(figures):
+        return None
+    oracle_values = vs_oracle and rule is Rule.SAME
+    outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, set() if oracle_values else None)
+    if oracle_values:
+        outputs = tuple(replace(o, passes=o.passes and _passes_by_value(plan_a.program, s.outputs, o))
+                        for o in outputs)
+    if not all(o.passes for o in outputs):
+        return None
+    points = tuple(dict.fromkeys(nid for nid, kind, _side in s.probed if kind == "nonfinite"))
+    result = CheckResult(
+        program=program.name, policy=plan_a.policy.name, against=key[1] if vs_oracle else key[1].name, nodes=(),
+        outputs=outputs, first_divergent=None, nan_origin=None, culprits=(), hazards=lint(plan_a, s.ranges(figures)),
+        explanations=(), unmodeled=tuple(plan_a.unmodeled),
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + (
+            f"screened ({s.how}): every output passes and none of {len(points)} checkpoint(s) turned "
+            "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
+            "(check(..., nodes='all')).",) + fallback,
+        mode="screen", checkpoints=points,
+    )
+    return replace(result, explanations=explain(result, plan_a, {}))
+
+
+def _passes_by_value(program: Program, outs: tuple, verdict: OutputVerdict) -> bool:
+    """`verdict.oracle_output_passes` for the output named by `verdict` (its values against fp64)."""
+    out_node = next(n for n in program.graph.nodes if n.op == "output")
+    args = out_node.args[0] if isinstance(out_node.args[0], (tuple, list)) else (out_node.args[0],)
+    names = [program.output_names[i] if i < len(program.output_names) else f"output{i}" for i in range(len(args))]
+    i = names.index(verdict.name)
+    res, oracle = outs[0][i], outs[1][i]
+    return oracle_output_passes(res, oracle, path_dtype(args[i]))
 
 
 def _for_policy(note: str, policy: Policy) -> str | None:
@@ -295,14 +379,23 @@ def _output_verdicts(
         finite = oracle.isfinite()
         wide = widen_fp8(res)
         lost = ~wide.isfinite() & finite
-        best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and bool(lost.any()) else oracle
+        any_lost = bool(lost.any())
+        best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and any_lost else oracle
+        # the reference run gave the same bits (common: the policies agree here; never with a NaN): the
+        # rule passes unless NaN/inf appeared where fp64 is finite, and the reference's figures are the run's
+        agree = ref_all is not None and ref.dtype == res.dtype and ref.shape == res.shape and torch.equal(ref, res)
+        rmse_res = rmse(res, oracle)
+        if oracle_rule is not None:
+            passes = not any_lost and not oracle_rule & _ancestors(program, {nid})
+        else:
+            passes = not any_lost if agree else judge(rule, ref.to(res.dtype), res, oracle, tol)
         verdicts.append(
             OutputVerdict(
-                name=name, node_id=nid, passes=judge(rule, ref.to(res.dtype), res, oracle, tol) if oracle_rule is None
-                else not bool(lost.any()) and not oracle_rule & _ancestors(program, {nid}),
-                rmse_result=rmse(res, oracle), rmse_reference=rmse(ref, oracle),
+                name=name, node_id=nid, passes=passes,
+                rmse_result=rmse_res, rmse_reference=rmse_res if agree else rmse(ref, oracle),
                 vs_oracle=measure(res, oracle, res.dtype),
-                vs_reference=None if ref_all is None else measure(res, ref.to(torch.float64), res.dtype),
+                vs_reference=None if ref_all is None else exact_metrics(wide) if agree
+                else measure(res, ref.to(torch.float64), res.dtype),
                 rule=rule.value, nonfinite=int(lost.sum()), unrepresentable=int((lost & ~best.isfinite()).sum()),
                 nan_in_fp64=int((oracle.isnan() & wide.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
             )

@@ -135,6 +135,15 @@ class CheckResult:
     explanations: tuple[str, ...]
     unmodeled: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    mode: str = "every-node"
+    checkpoints: tuple[str, ...] = ()
+
+    @property
+    def examined(self) -> tuple[str, ...]:
+        """Ids of the nodes that have per-node figures (`nodes`): every float node when `mode` is
+        ``"every-node"``; none when ``"screen"`` (the runs agreed at the outputs and `checkpoints`, so
+        no node was examined; ``check(..., nodes="all")`` examines every node)."""
+        return tuple(n.node_id for n in self.nodes)
 
     @property
     def diverges(self) -> bool:
@@ -162,7 +171,8 @@ class CheckResult:
             "diverges": self.diverges, "outputs": [o.to_dict() for o in self.outputs],
             "first_divergent": self.first_divergent, "nan_origin": self.nan_origin, "culprits": list(self.culprits),
             "hazards": [h.to_dict() for h in self.hazards], "explanations": list(self.explanations),
-            "unmodeled": list(self.unmodeled), "notes": list(self.notes), "nodes": [n.to_dict() for n in self.nodes],
+            "unmodeled": list(self.unmodeled), "notes": list(self.notes), "mode": self.mode,
+            "checkpoints": list(self.checkpoints), "nodes": [n.to_dict() for n in self.nodes],
         }
 
 

@@ -38,8 +38,10 @@ def check_document(
     with_blame: bool = False,
     program: Program | None = None,
     rule: str = "same",
+    nodes: str = "screen",
 ) -> dict[str, Any]:
     """Check `loaded` under each policy against `against`; the report document of all runs.
+    `nodes`: ``"screen"`` or ``"all"`` (`roundoff.analyze.check`'s).
     With `with_blame`, every diverging run also gets blame's 1-minimal change set (ddmin).
     `program` is `loaded` captured already (else it is captured here, once)."""
     from roundoff.analyze import check
@@ -59,7 +61,7 @@ def check_document(
         if progress is not None:
             progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
         result = check(
-            program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule
+            program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule, nodes=nodes
         )
         the_plan = plan(program, policy)
         found = None
@@ -81,10 +83,11 @@ def run_check(
     progress_console: Console,
     with_blame: bool = False,
     rule: str = "same",
+    nodes: str = "screen",
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
     with progress_bar(progress_console) as progress:
-        return check_document(loaded, policies, against, progress, with_blame, program, rule)
+        return check_document(loaded, policies, against, progress, with_blame, program, rule, nodes)
 
 
 def finding(run: dict[str, Any]) -> str:

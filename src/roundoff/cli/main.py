@@ -184,6 +184,13 @@ def check(
             "--blame", metavar=FLAG, help="Find the minimal fix for each diverging policy."
         ),
     ] = False,
+    every_node: Annotated[
+        bool,
+        typer.Option(
+            "--every-node", metavar=FLAG,
+            help="Examine every node (default: outputs and checkpoints first, nodes only if they fail).",
+        ),
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     from roundoff.cli.checking import run_check
@@ -200,7 +207,8 @@ def check(
         program = capture_target(loaded)
         for name, p in zip([*names, against], chosen + reference):  # against: when a policy
             check_node_overrides(program, p, loaded.label, name)
-        document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule)
+        document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule,
+                             nodes="all" if every_node else "screen")
         _emit(document, json_out, html, top)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
 

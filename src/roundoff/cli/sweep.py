@@ -99,7 +99,7 @@ def run_sweep(
             progress.update(task, description=f"sweep {target}")
             ref = None if target.startswith("zoo:") else inputs_ref
             loaded = load_target(target, ref, backward)
-            rows += sweep_rows(check_document(loaded, policies, "oracle"))
+            rows += sweep_rows(check_document(loaded, policies, "oracle", nodes="all"))  # per layer
             progress.update(task, advance=1)
     return rows
 

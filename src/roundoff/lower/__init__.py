@@ -8,18 +8,21 @@ between ``execute`` (whose semantics it traces) and ``analyze``.
 """
 
 from roundoff.lower.code import format_lowered, lowered_code
-from roundoff.lower.compiled import compile_lowered, expand_primitives
-from roundoff.lower.lower import LoweredFrom, lower, lower_oracle
+from roundoff.lower.compiled import compile_lowered, direct_primitives, expand_primitives
+from roundoff.lower.lower import LoweredFrom, Probe, lower, lower_oracle, lower_sides
 from roundoff.lower.primitives import fma_op, round_op
 
 __all__ = [
     "LoweredFrom",
     "compile_lowered",
+    "direct_primitives",
     "expand_primitives",
     "fma_op",
     "format_lowered",
     "lower",
     "lower_oracle",
+    "lower_sides",
+    "Probe",
     "lowered_code",
     "round_op",
 ]

@@ -25,7 +25,7 @@ ops draws anew on each call. Transcendentals are eager's kernels (``run_plan``'s
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ from roundoff.lower.primitives import fma_op, round_op
 from roundoff.numerics import format_of_dtype, get_format, is_low_precision
 from roundoff.plan.model import Plan
 
-__all__ = ["LoweredFrom", "lower", "lower_oracle"]
+__all__ = ["LoweredFrom", "Probe", "lower", "lower_oracle", "lower_sides"]
 
 _aten = torch.ops.aten
 META = "roundoff"
@@ -104,12 +104,23 @@ def _origins(plan: Plan | None, program: Program) -> dict[torch.fx.Node, Lowered
     return out
 
 
-def _trace(program: Program, side: Any, inputs: tuple, plan: Plan | None) -> torch.fx.GraphModule:
+#: ``probe(node, values)`` -> tensors computed from one node's values on every side (traced into the
+#: lowered graph and returned, stacked, as its last output; see `lower_sides`).
+Probe = Callable[[torch.fx.Node, tuple], Sequence[torch.Tensor]]
+
+
+def _trace(
+    program: Program, side: Any, inputs: tuple, plan: Plan | None, sides: Sequence[Any] | None = None,
+    probe: Probe | None = None,
+) -> torch.fx.GraphModule:
     origins = _origins(plan, program)
+    probes: list[torch.Tensor] = []
 
     def tag(n: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
         """Annotate the nodes traced since the previous plan node (appended at the graph's end)."""
         mode = get_proxy_mode()
+        if probe is not None:
+            probes.extend(t.reshape(()).to(torch.float64) for t in probe(n, vals))
         if mode is None or n not in origins:
             return None
         for new in reversed(mode.tracer.graph.nodes):
@@ -122,8 +133,13 @@ def _trace(program: Program, side: Any, inputs: tuple, plan: Plan | None) -> tor
         return None
 
     def run(*xs: Any) -> tuple:
-        (out,) = Lockstep(program, [side], on_node=tag).run_inputs(xs)
-        return tuple(out)
+        if sides is None:
+            (out,) = Lockstep(program, [side], on_node=tag).run_inputs(xs)
+            return tuple(out)
+        probes.clear()
+        outs = Lockstep(program, sides, on_node=tag).run_inputs(xs)
+        stacked = torch.stack(probes) if probes else torch.zeros(0, dtype=torch.float64)
+        return (*(tuple(o) for o in outs), stacked)
 
     with _primitives_as_ops():
         gm = make_fx(run, tracing_mode="real")(*inputs)
@@ -208,3 +224,14 @@ def lower(plan: Plan, inputs: Sequence[Any] = ()) -> torch.fx.GraphModule:
 def lower_oracle(program: Program, inputs: Sequence[Any] = ()) -> torch.fx.GraphModule:
     """The fp64 oracle of `program` (``run_oracle``'s semantics) as an FX graph: no rounding."""
     return _trace(program, OracleNumerics(), complete_inputs(program, inputs), None)
+
+
+def lower_sides(
+    plan: Plan, sides: Sequence[Any], inputs: Sequence[Any] = (), probe: Probe | None = None
+) -> torch.fx.GraphModule:
+    """Several runs of `plan`'s program (`sides`: ``PlanNumerics`` / ``OracleNumerics`` over one
+    graph, as ``Lockstep`` takes them) lowered into one graph, in step. It returns one output tuple per
+    side and, last, an fp64 vector: every tensor ``probe(node, values)`` returns for a node (its
+    values on every side, in order), a scalar each, in graph order (empty without `probe`).
+    The probes are computed where the values are, so reading them is one transfer at the end."""
+    return _trace(plan.program, None, complete_inputs(plan.program, inputs), plan, sides, probe)

@@ -1,0 +1,216 @@
+"""The screen of `check`: the runs compared at their outputs and at checkpoints only, no per-node figures.
+
+`screen(plan, sides, inputs)` runs the sides (policy, fp64 oracle, reference: as ``Lockstep`` takes
+them) in one pass and returns their outputs and a few figures per probed node (`Screened`): at each
+checkpoint, per non-oracle side, the count of elements NaN/inf where fp64 is finite; at each node
+whose range a hazard rule reads (`range_nodes`), the oracle's finite min and max (so `check`'s
+value-dependent hazards are the same as with every node examined). The figures are device
+tensors computed where the values are and read with one transfer at the end (`Screened.read`): no
+host sync per node.
+
+Three ways to run, the same figures:
+
+- ``how="interpreter"``: ``Lockstep`` (streaming with recomputation: the least memory), the probes
+  computed as each node is produced;
+- ``how="lowered"``: the sides lowered into one graph with the probes as ops
+  (``roundoff.lower.lower_sides``: a trace of the same emulator, bit for bit the same values) and
+  run as FX's generated Python: no per-node decisions left, one aten call per op;
+- ``how="compiled"``: that graph compiled (``compile_lowered``): transcendentals are then Inductor's
+  kernels and reductions may sum in another order (see ``roundoff.lower.compiled``).
+
+The lowered and compiled graphs are cached per program, `key` (what the sides compute), checkpoint
+spacing and input signature: a second check of the same program reuses them.
+
+Checkpoints: every `every`-th float-valued ``call_function`` node in graph order, and the last one.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.analyze.hazards import Ranges, lint
+from roundoff.analyze.verdict import widen_fp8
+from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.formats import is_float
+from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.run import complete_inputs
+
+__all__ = ["HOWS", "Screened", "checkpoints", "probe_figures", "range_nodes", "screen"]
+
+ORACLE = 1
+
+
+@dataclass(frozen=True)
+class Screened:
+    """Outputs of every side (one tuple per side) and the probes' figures: `figures`, one fp64 device
+    tensor (not read until `read`), labelled by `probed`: ``(node id, "nonfinite", side)``: the count
+    of that side's elements NaN/inf where fp64 is finite, at a checkpoint; ``(node id, "min"|"max",
+    1)``: the oracle's smallest / largest finite element (NaN when it has none), at a node whose
+    range a hazard rule reads. `how`: ``"interpreter"``, ``"lowered"`` or ``"compiled"``."""
+
+    outputs: tuple
+    figures: torch.Tensor
+    probed: tuple[tuple[str, str, int], ...]
+    how: str
+
+    def read(self) -> dict[tuple[str, str, int], float]:
+        """{label: value} of every probe: the one host read of the screen."""
+        return dict(zip(self.probed, self.figures.tolist()))
+
+    def nonfinite_counts(self, values: dict[tuple[str, str, int], float] | None = None) -> dict[tuple[str, int], int]:
+        """{(node id, side): count} of the checkpoints where a side turned NaN/inf (fp64 finite)."""
+        values = self.read() if values is None else values
+        return {(nid, side): int(v) for (nid, kind, side), v in values.items() if kind == "nonfinite" and v}
+
+    def ranges(self, values: dict[tuple[str, str, int], float] | None = None) -> Ranges:
+        """The oracle's value ranges (`roundoff.analyze.hazards.Ranges`) at the probed nodes."""
+        values = self.read() if values is None else values
+        out = Ranges()
+        for (nid, kind, _), v in values.items():
+            if kind == "max" and math.isfinite(v) and math.isfinite(lo := values[(nid, "min", ORACLE)]):
+                out.absmax[nid], out.max[nid] = max(-lo, v), v
+        return out
+
+
+def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:
+    """Every `every`-th float-valued call_function node of `program` (and the last such node)."""
+    if every < 1:
+        raise ValueError(f"checkpoint spacing must be a positive number of nodes, got {every}")
+    floats = [n for n in program.graph.nodes if n.op == "call_function" and is_float(n.meta.get("val"))]
+    picked = floats[every - 1 :: every]
+    if floats and (not picked or picked[-1] is not floats[-1]):
+        picked.append(floats[-1])
+    return tuple(picked)
+
+
+_RANGED: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[Any, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+def range_nodes(plan: Any) -> frozenset[str]:
+    """Ids of the nodes whose oracle range some hazard rule of `lint(plan, ranges)` reads (cached per
+    program and policy)."""
+    try:
+        hash(plan.policy)
+    except TypeError:
+        return _asked_ranges(plan)
+    cache = _RANGED.setdefault(plan.program.graph_module, {})
+    if plan.policy not in cache:
+        cache[plan.policy] = _asked_ranges(plan)
+    return cache[plan.policy]
+
+
+def _asked_ranges(plan: Any) -> frozenset[str]:
+    asked: set[str] = set()
+
+    class Asking(dict):
+        def get(self, key: Any, default: Any = None) -> Any:
+            asked.add(key)
+            return default
+
+    lint(plan, Ranges(absmax=Asking(), max=Asking()))
+    return frozenset(asked)
+
+
+def _labels(program: Program, points: Sequence[torch.fx.Node], ranged: frozenset[str], nsides: int) -> tuple:
+    wanted = frozenset(points)
+    out: list[tuple[str, str, int]] = []
+    for n in program.graph.nodes:
+        nid = n.meta.get(NODE_ID, n.name)
+        if n in wanted:
+            out += [(nid, "nonfinite", s) for s in range(nsides) if s != ORACLE]
+        if nid in ranged and is_float(n.meta.get("val")):
+            out += [(nid, "min", ORACLE), (nid, "max", ORACLE)]
+    return tuple(out)
+
+
+def probe_figures(
+    points: Sequence[torch.fx.Node], ranged: frozenset[str], nsides: int
+) -> Callable[[torch.fx.Node, tuple], list]:
+    """``probe(node, values)``: the fp64 scalars `_labels` names for `node` (module doc): at a checkpoint,
+    per non-oracle side, the count of elements NaN/inf where the oracle's are finite (0 where a side's
+    value is not a float tensor of the oracle's shape); at a ranged node, the oracle's finite min, max."""
+    wanted = frozenset(points)
+
+    def probe(node: torch.fx.Node, vals: tuple) -> list:
+        oracle, out = vals[ORACLE], []
+        dev = oracle.device if isinstance(oracle, torch.Tensor) else None
+        if node in wanted:
+            for s in range(nsides):
+                v = vals[s]
+                if s == ORACLE:
+                    continue
+                if is_float(v) and is_float(oracle) and v.shape == oracle.shape:
+                    out.append(torch.count_nonzero(~widen_fp8(v).isfinite() & oracle.isfinite()).double())
+                else:
+                    out.append(torch.zeros((), dtype=torch.float64, device=dev))
+        if node.meta.get(NODE_ID, node.name) in ranged and is_float(node.meta.get("val")):
+            if is_float(oracle) and oracle.numel():
+                finite = oracle.isfinite()
+                out += [oracle.masked_fill(~finite, math.inf).amin().double(),
+                        oracle.masked_fill(~finite, -math.inf).amax().double()]
+            else:
+                out += [torch.full((), math.nan, dtype=torch.float64, device=dev)] * 2
+        return out
+
+    return probe
+
+
+_COMPILED: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple, Callable[..., Any]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _signature(inputs: Sequence[Any]) -> tuple:
+    return tuple((tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
+
+
+HOWS = ("interpreter", "lowered", "compiled")
+
+
+def _lowered_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Callable, key: tuple,
+                    compiled: bool) -> Callable:
+    from roundoff.lower import compile_lowered, direct_primitives, lower_sides
+
+    cache = _COMPILED.setdefault(plan.program.graph_module, {})
+    full = (*key, compiled, _signature(inputs))
+    if full not in cache:
+        gm = lower_sides(plan, sides, inputs, probe)
+        cache[full] = compile_lowered(gm, inputs) if compiled else direct_primitives(gm)
+    return cache[full]
+
+
+def screen(
+    plan: Any, sides: Sequence[Any], inputs: Sequence[Any], *, every: int = 16, how: str = "interpreter",
+    key: tuple = (), recompute: bool = True,
+) -> Screened:
+    """Run `sides` over `plan`'s program on `inputs`, outputs and probes only (module doc).
+
+    `key` names what the sides compute (policies, reference, transcendentals) for the graph cache."""
+    if how not in HOWS:
+        raise ValueError(f"screen how={how!r}: choose one of {', '.join(HOWS)}")
+    program = plan.program
+    inputs = complete_inputs(program, inputs)
+    points, ranged = checkpoints(program, every), range_nodes(plan)
+    probed = _labels(program, points, ranged, len(sides))
+    probe = probe_figures(points, ranged, len(sides))
+    if how != "interpreter":
+        run = _lowered_runner(plan, sides, inputs, probe, (*key, every), how == "compiled")
+        with torch.no_grad():
+            *outs, figures = run(*inputs)
+        return Screened(tuple(outs), figures, probed, how)
+    found: list[torch.Tensor] = []
+
+    def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
+        found.extend(probe(node, vals))
+
+    ls = Lockstep(program, sides, on_node=on_node, recompute=range(len(sides)) if recompute else ())
+    with torch.no_grad():
+        outs = ls.run_inputs(inputs)
+    figures = torch.stack([t.to(found[0].device) for t in found]) if found else torch.zeros(0, dtype=torch.float64)
+    return Screened(tuple(outs), figures, probed, how)

@@ -1,0 +1,163 @@
+"""`check`'s screen (outputs and checkpoints first, nodes only where they fail) against every node.
+
+The oracle of every test is the full per-node check (``nodes="all"``), computed independently in the
+same test, or torch's own fp16 ``exp`` against fp64. One small compile (the lowered screen).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from roundoff.analyze import check
+from roundoff.analyze.check import _plan
+from roundoff.analyze.screen import Screened, checkpoints, range_nodes, screen
+from roundoff.capture import capture
+from roundoff.execute import plan_numerics
+from roundoff.execute.node_numerics import OracleNumerics
+from roundoff.zoo import get_workload
+
+ZOO = ("bf16-chain", "fma-cancel", "fma-cancel-vector", "softmax-backward", "thunder-matmul", "llama-block")
+
+
+def _zoo(name: str) -> tuple:
+    w = get_workload(name)
+    xs = w.make_inputs()
+    return xs, capture(w.build(), *xs, backward=w.backward)
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_screen_gives_every_nodes_verdict_origin_and_causes(name: str) -> None:
+    xs, prog = _zoo(name)
+    for policy in ("eager", "inductor-gpu"):
+        for against in ("eager", "oracle"):
+            full = check(prog, xs, policy, against=against, nodes="all")
+            fast = check(prog, xs, policy, against=against)
+            what = f"repro: check(zoo:{name}, {policy!r}, against={against!r}) screen vs nodes='all'"
+            assert full.mode == "every-node" and len(full.examined) == len(full.nodes) > 0
+            assert fast.diverges == full.diverges, what
+            if full.diverges:  # examined again, every node: the same findings
+                assert fast.mode == "every-node", what
+                assert (fast.first_divergent, fast.nan_origin, fast.culprits) == (
+                    full.first_divergent, full.nan_origin, full.culprits), what
+                assert fast.explanations == full.explanations, what
+            else:
+                assert fast.mode == "screen" and fast.examined == () and fast.checkpoints, what
+                assert [o.passes for o in fast.outputs] == [o.passes for o in full.outputs], what
+
+
+def _masked_overflow(x: torch.Tensor) -> torch.Tensor:
+    """exp overflows fp16 for x > 11.1 (fp64 does not); the output masks it: finite everywhere."""
+    y = torch.exp(x)
+    return torch.where(torch.isinf(y), torch.zeros_like(y), y) * 0.5
+
+
+def _masked_inputs() -> tuple[torch.Tensor]:
+    return (torch.tensor([1.0, 12.0, -3.0, 11.5], dtype=torch.float16),)
+
+
+def test_a_checkpoint_catches_nan_inf_the_output_hides() -> None:
+    """Policy and reference overflow alike, so the outputs agree; fp64 does not overflow: a NaN/inf
+    origin that only a checkpoint at exp can see."""
+    xs = _masked_inputs()
+    prog = capture(_masked_overflow, *xs)
+    full = check(prog, xs, "eager", against="eager", nodes="all")
+    assert not full.diverges and full.nan_origin is not None
+    assert prog.node(full.nan_origin).target is torch.ops.aten.exp.default
+    caught = check(prog, xs, "eager", against="eager", every=1)  # every node a checkpoint
+    assert caught.mode == "every-node" and caught.nan_origin == full.nan_origin
+    assert (caught.first_divergent, caught.culprits) == (full.first_divergent, full.culprits)
+    missed = check(prog, xs, "eager", against="eager", every=1000)  # the last node only: masked there
+    assert missed.mode == "screen" and not missed.diverges and missed.nan_origin is None
+
+
+def test_screen_figures_stay_tensors_until_read() -> None:
+    """Per-checkpoint counts and oracle ranges are one device tensor (no host read per node), equal to
+    torch's own fp16 exp overflow count and fp64 range."""
+    xs = _masked_inputs()
+    prog = capture(_masked_overflow, *xs)
+    p = _plan(prog, "eager")
+    s = screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1)
+    assert isinstance(s, Screened) and isinstance(s.figures, torch.Tensor)
+    assert s.figures.dtype == torch.float64 and s.figures.shape == (len(s.probed),)
+    assert len([p for p in s.probed if p[1] == "nonfinite"]) == len(checkpoints(prog, 1))
+    exp_id = next(n.meta["roundoff_id"] for n in prog.graph.nodes if n.target is torch.ops.aten.exp.default)
+    x64 = xs[0].double()
+    expected = int((torch.exp(xs[0]).isinf() & torch.exp(x64).isfinite()).sum())
+    assert expected == 2  # exp(12) and exp(11.5) exceed fp16's 65504
+    assert s.nonfinite_counts()[(exp_id, 0)] == expected
+    assert exp_id in range_nodes(p)  # the fp16-overflow rule reads exp's range
+    assert s.ranges().absmax[exp_id] == float(torch.exp(x64).abs().max())
+
+
+def test_screen_keeps_value_hazards() -> None:
+    """A clean screened run lists the same hazards as every node examined (oracle ranges probed)."""
+    x = torch.linspace(1, 2, 64).bfloat16()
+    prog = capture(lambda t: torch.rsqrt(t + 1e-6), x)
+    full, fast = (check(prog, (x,), "eager", against="oracle", nodes=n) for n in ("all", "screen"))
+    assert fast.mode == "screen" and "absorbed-epsilon" in {h.kind for h in full.hazards}
+    assert fast.hazards == full.hazards
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return bool(((a == b) | (a.isnan() & b.isnan())).all()) and a.dtype == b.dtype
+
+
+def test_lowered_and_compiled_screens_equal_the_interpreter() -> None:
+    """Lowered (a trace of the same emulator): bit for bit the interpreter's values and figures.
+    Compiled, transcendentals are Inductor's: compared with the interpreter using Inductor's exp."""
+    xs, prog = _zoo("fma-cancel-vector")
+    p = _plan(prog, "inductor-gpu")
+    runs = {
+        ("interpreter", "eager"): screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1),
+        ("lowered", "eager"): screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1, how="lowered"),
+        ("interpreter", "inductor"): screen(p, [plan_numerics(p, "inductor"), OracleNumerics()], xs, every=1),
+        ("compiled", "inductor"): screen(p, [plan_numerics(p), OracleNumerics()], xs, every=1, how="compiled",
+                                         key=("test",)),
+    }
+    assert runs["interpreter", "eager"].nonfinite_counts()  # the FMA's inf is seen
+    for want, got in ((("interpreter", "eager"), ("lowered", "eager")),
+                      (("interpreter", "inductor"), ("compiled", "inductor"))):
+        a, b = runs[want], runs[got]
+        assert b.how == got[0] and a.probed == b.probed and _same_bits(a.figures, b.figures), got
+        for side_a, side_b in zip(a.outputs, b.outputs):
+            assert all(_same_bits(x, y) for x, y in zip(side_a, side_b)), got
+
+
+def test_bad_nodes_option_is_one_line() -> None:
+    xs, prog = _zoo("bf16-chain")
+    with pytest.raises(ValueError, match="nodes='some'"):
+        check(prog, xs, "eager", nodes="some")
+
+
+def test_a_screen_that_cannot_lower_falls_back_to_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    import roundoff.lower as lower
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise RuntimeError("no lowering here\nsecond line")
+
+    monkeypatch.setattr(lower, "lower_sides", refuse)
+    xs, prog = _zoo("bf16-chain")
+    got = check(prog, xs, "inductor-gpu", screen_with="lowered", every=3)
+    want = check(prog, xs, "inductor-gpu", screen_with="interpreter", every=3)
+    assert got.mode == want.mode == "screen" and [o.passes for o in got.outputs] == [o.passes for o in want.outputs]
+    assert any("lowered screen failed (RuntimeError: no lowering here)" in n for n in got.notes), got.notes
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("name", ["fma-cancel-vector", "softmax-backward", "llama-block"])
+def test_compiled_screen_on_cuda_gives_every_nodes_verdict(name: str) -> None:
+    """On CUDA the default screen is compiled (Triton pinned: tests/lower/test_compiled_cuda.py); it must
+    compile (no fallback note) and agree with every node examined."""
+    w = get_workload(name)
+    fn = w.build()
+    fn = fn.cuda() if isinstance(fn, torch.nn.Module) else fn
+    xs = tuple(x.detach().cuda().requires_grad_(x.requires_grad) for x in w.make_inputs())
+    prog = capture(fn, *xs, backward=w.backward)
+    for policy in ("eager", "inductor-gpu"):
+        full = check(prog, xs, policy, nodes="all")
+        fast = check(prog, xs, policy)
+        what = f"repro: check(zoo:{name} on CUDA, {policy!r}) screen vs nodes='all'"
+        assert not any("screen failed" in n for n in fast.notes), (what, fast.notes)
+        assert fast.diverges == full.diverges, what
+        assert (fast.first_divergent, fast.nan_origin) == (full.first_divergent, full.nan_origin) or not full.diverges
