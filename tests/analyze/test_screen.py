@@ -56,14 +56,23 @@ def _masked_inputs() -> tuple[torch.Tensor]:
     return (torch.tensor([1.0, 12.0, -3.0, 11.5], dtype=torch.float16),)
 
 
+def _masked_division(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """y * 1e-4 underflows fp16 to 0 where y = 1e-4 (fp64: 1e-8), so x / it is inf where fp64's 1e4
+    fits fp16; the output masks the inf: finite everywhere."""
+    r = x / (y * 1e-4)
+    return torch.where(torch.isinf(r), torch.zeros_like(r), r) * 0.5
+
+
 def test_a_checkpoint_catches_nan_inf_the_output_hides() -> None:
-    """Policy and reference overflow alike, so the outputs agree; fp64 does not overflow: a NaN/inf
-    origin that only a checkpoint at exp can see."""
-    xs = _masked_inputs()
-    prog = capture(_masked_overflow, *xs)
+    """Policy and reference lose the value alike, so the outputs agree; fp64 is finite and fits fp16
+    there: a NaN/inf origin that only a checkpoint at the division can see."""
+    xs = (torch.tensor([1e-4, 1.0, 2.0, 1e-4], dtype=torch.float16), torch.tensor([1e-4, 1.0, 3.0, 1e-4], dtype=torch.float16))
+    exact = xs[0].double() / (xs[1].double() * 1e-4)
+    assert bool(torch.isinf(xs[0] / (xs[1] * 1e-4)).any()) and bool(exact.half().isfinite().all())
+    prog = capture(_masked_division, *xs)
     full = check(prog, xs, "eager", against="eager", nodes="all")
     assert not full.diverges and full.nan_origin is not None
-    assert prog.node(full.nan_origin).target is torch.ops.aten.exp.default
+    assert prog.node(full.nan_origin).target is torch.ops.aten.div.Tensor
     caught = check(prog, xs, "eager", against="eager", every=1)  # every node a checkpoint
     assert caught.mode == "every-node" and caught.nan_origin == full.nan_origin
     assert (caught.first_divergent, caught.culprits) == (full.first_divergent, full.culprits)
@@ -91,11 +100,13 @@ def test_screen_figures_stay_tensors_until_read() -> None:
 
 
 def test_screen_keeps_value_hazards() -> None:
-    """A clean screened run lists the same hazards as every node examined (oracle ranges probed)."""
-    x = torch.linspace(1, 2, 64).bfloat16()
-    prog = capture(lambda t: torch.rsqrt(t + 1e-6), x)
-    full, fast = (check(prog, (x,), "eager", against="oracle", nodes=n) for n in ("all", "screen"))
-    assert fast.mode == "screen" and "absorbed-epsilon" in {h.kind for h in full.hazards}
+    """A clean screened run lists the same hazards as every node examined (oracle ranges probed): fp16
+    exp overflows where the program masks it (fp64's exp reaches 1.6e5, beyond fp16's 65504)."""
+    xs = _masked_inputs()
+    prog = capture(_masked_overflow, *xs)
+    full = check(prog, xs, "eager", against="eager", nodes="all")
+    fast = check(prog, xs, "eager", against="eager", every=1000)
+    assert fast.mode == "screen" and {"exp-overflow", "fp16-overflow"} & {h.kind for h in full.hazards}
     assert fast.hazards == full.hazards
 
 
