@@ -150,7 +150,10 @@ def test_cuda_observing_leaves_outputs_unchanged():
     x, w = torch.randn(64, 64, generator=g).cuda(), torch.randn(64, 64, generator=g).cuda()
     reference, (code,) = run_and_get_code(torch.compile(fused), x, w)
     result = observe_compiled(fused, x, w, device="cuda")
-    assert result.outputs_identical
-    assert torch.equal(result.outputs[0].view(torch.int32), reference.cpu().view(torch.int32))
+    assert result.outputs_identical  # observed == unobserved compile of the same captured graph, bit for bit
+    # Dynamo's own compile of `fused` is another graph: on the H200 (torch 2.11) its fp32 outputs
+    # differed from the captured graph's compile by 1-2 ulp in some elements (bench/results/
+    # cuda-tests-session2.log), so it is compared by value here, not bit for bit.
+    torch.testing.assert_close(result.outputs[0], reference.cpu())
     triton = sorted(re.findall(r"def (triton_\w+)\(", code))
     assert sorted(re.findall(r"def (triton_\w+)\(", result.source)) == triton and triton
