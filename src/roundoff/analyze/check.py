@@ -33,7 +33,7 @@ from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics, round_value
 from roundoff.execute.run import complete_inputs, plan_numerics
-from roundoff.numerics import get_format, round_to
+from roundoff.numerics import get_format, round_to, same_bits
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.plan.shared import plan_pair
@@ -383,7 +383,8 @@ def _output_verdicts(
         best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and any_lost else oracle
         # the reference run gave the same bits (common: the policies agree here; never with a NaN): the
         # rule passes unless NaN/inf appeared where fp64 is finite, and the reference's figures are the run's
-        agree = ref_all is not None and ref.dtype == res.dtype and ref.shape == res.shape and torch.equal(ref, res)
+        agree = (ref_all is not None and ref.dtype == res.dtype and ref.shape == res.shape
+                 and same_bits(ref, res) and not bool(wide.isnan().any()))
         rmse_res = rmse(res, oracle)
         if oracle_rule is not None:
             passes = not any_lost and not oracle_rule & _ancestors(program, {nid})
