@@ -172,3 +172,20 @@ def test_compiled_screen_on_cuda_gives_every_nodes_verdict(name: str) -> None:
         assert not any("screen failed" in n for n in fast.notes), (what, fast.notes)
         assert fast.diverges == full.diverges, what
         assert (fast.first_divergent, fast.nan_origin) == (full.first_divergent, full.nan_origin) or not full.diverges
+
+
+def test_a_failing_screen_says_why_every_node_was_examined() -> None:
+    xs, prog = _zoo("fma-cancel")
+    r = check(prog, xs, "inductor-gpu", against="eager")
+    assert r.mode == "every-node" and r.diverges
+    nan_at = r.nan_origin  # exp's inf: the checkpoint at or after it trips the screen before the output
+    assert nan_at is not None
+    assert any(n.startswith("screened (") and "turned NaN/inf" in n and "every node was examined" in n for n in r.notes)
+    from tests.analyze.planted import PLANTED
+
+    case = next(c for c in PLANTED if c.name == "variance-by-moments")  # wrong by value, no NaN/inf
+    xs = case.inputs()
+    r = check(capture(case.fn, *xs), xs, "eager", against="oracle")
+    assert r.mode == "every-node" and r.nan_origin is None
+    failing = [o.name for o in r.outputs if not o.passes]
+    assert failing and any(f"output `{failing[0]}`" in n and "by its values" in n for n in r.notes)

@@ -96,7 +96,8 @@ CASES = [
           needles=["no floating-point outputs"]),
     check("function-shape-mismatch", "m.py:mm", "--inputs", "m.py:x1", exit=USAGE,
           needles=["m.py:", "RuntimeError"]),
-    check("debug-shows-traceback", "broken.py:f", "--debug", exit={1, 2, 3}),
+    check("debug-shows-traceback", "broken.py:f", "--debug", exit=USAGE, needles=["Traceback"]),
+    check("debug-keeps-exit-2", "m.py:nope", "--debug", exit=USAGE, needles=["Traceback", "nope"]),
     # prints of user code never reach stdout under --json
     check("prints-json", "m.py:noisy", "--inputs", "m.py:noisy_f", "-p", "eager", "--json",
           needles=['"verdict"'], fresh=True),

@@ -140,8 +140,9 @@ def check(
     if nodes == "screen":
         key = (plan_a.policy, against_name if vs_oracle else plan_b.policy, transcendentals, str(tol), rule)
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
-        if screened is not None:
+        if isinstance(screened, CheckResult):
             return screened
+    why_all = (screened,) if nodes == "screen" else ()
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule)
     ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
                   recompute=range(len(sides)) if recompute else ())
@@ -160,7 +161,7 @@ def check(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
-        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a),
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
 
@@ -172,9 +173,9 @@ def _on_cuda(inputs: Sequence[Any]) -> bool:
 def _screen(
     program: Program, plan_a: Plan, sides: list, inputs: tuple, key: tuple, tol: float, rule: Rule,
     vs_oracle: bool, every: int, how: str, recompute: bool,
-) -> CheckResult | None:
+) -> CheckResult | str:
     """The screen's `CheckResult` when every output passes and no checkpoint turned non-finite, else
-    None (then every node is examined). See `check`'s ``nodes``."""
+    why not (a note for the every-node result that follows). See `check`'s ``nodes``."""
     try:
         hash(key)
     except TypeError:
@@ -194,15 +195,17 @@ def _screen(
         fallback = (f"the {how} screen failed ({type(e).__name__}: {first}); screened with the interpreter.",)
         s = screen(plan_a, sides, inputs, every=every, recompute=recompute)
     figures = s.read()  # the screen's one host read
-    if s.nonfinite_counts(figures):
-        return None
+    if bad := [nid for (nid, _side), n in s.nonfinite_counts(figures).items() if n]:
+        return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."
     oracle_values = vs_oracle and rule is Rule.SAME
     outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, set() if oracle_values else None)
     if oracle_values:
         outputs = tuple(replace(o, passes=o.passes and _passes_by_value(plan_a.program, s.outputs, o))
                         for o in outputs)
-    if not all(o.passes for o in outputs):
-        return None
+    if failing := [o.name for o in outputs if not o.passes]:
+        how = "by its values against fp64" if oracle_values else f"by the {rule.value} rule"
+        return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "
+                f"failed {how}, so every node was examined.")
     points = tuple(dict.fromkeys(nid for nid, kind, _side in s.probed if kind == "nonfinite"))
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=key[1] if vs_oracle else key[1].name, nodes=(),

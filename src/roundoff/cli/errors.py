@@ -85,24 +85,22 @@ def fail(message: str, code: int, json_out: bool) -> typer.Exit:
 def guarded(debug: bool, json_out: bool = False) -> Iterator[None]:
     """Bad input -> one line + exit 2; an internal error -> one line + exit 3; Ctrl-C -> 130.
 
-    With `debug` the exception propagates with its traceback.
+    With `debug` the traceback is printed to stderr first; the exit status is the same (a CI job run
+    with --debug must not read bad usage as a divergence).
     """
     try:
         yield
     except _PASS_THROUGH:
         raise
-    except KeyboardInterrupt:
-        if debug:
-            raise
+    except KeyboardInterrupt as exc:
+        _traceback(exc, debug)
         raise fail("interrupted", EXIT_INTERRUPTED, json_out) from None
     except SystemExit as exc:  # only user code calls sys.exit inside a command
-        if debug:
-            raise
+        _traceback(exc, debug)
         message = f"the program {describe(exc)}; a target must return, not exit"
         raise fail(message, EXIT_USAGE, json_out) from None
     except Exception as exc:
-        if debug:
-            raise
+        _traceback(exc, debug)
         if is_user_error(exc):
             raise fail(first_line(exc), EXIT_USAGE, json_out) from None
         if (extra := missing_extra(exc)) is not None:
@@ -113,6 +111,12 @@ def guarded(debug: bool, json_out: bool = False) -> Iterator[None]:
             EXIT_INTERNAL,
             json_out,
         ) from None
+
+
+def _traceback(exc: BaseException, debug: bool) -> None:
+    """Under --debug, `exc`'s whole traceback (its causes included) on stderr."""
+    if debug:
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
 
 
 #: optional packages -> the extra of roundoff that installs them

@@ -340,7 +340,9 @@ def legend(against: str, rule: str = "same") -> str:
             f"is more than {EXCESS_LIMIT:g} times its format's rounding, or when it is not finite where fp64 is"
         )
         tail = (
-            "; an output fails when it is not finite where fp64 is or a node on its path diverges"
+            "; an output fails when it is not finite where fp64 is, or (screen, the default) when its error "
+            f"is more than {EXCESS_LIMIT:g} times its format's rounding, or (every node examined) when a node "
+            "on its path diverges"
             if rule == "same" else f"; outputs by the `{rule}` rule"
         )
         return head + tail + " (roundoff.analyze.verdict)."

@@ -158,6 +158,8 @@ def _interesting(node: dict[str, Any]) -> bool:
 def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
     """The `top` worst nodes of one run with their source lines and scale-aware figures; a one-line
     note instead when no node has any error against fp64 (never for ``top=0``: that shows nothing)."""
+    if not run["nodes"]:  # screened: no node examined (a note says so)
+        return Text("")
     if not any(_interesting(n) for n in run["nodes"]):
         return Text(
             f"every node of {run['policy']} is correctly rounded against fp64 "
