@@ -94,6 +94,16 @@ def test_a_gemm_that_absorbs_an_add_is_named_an_unmodelled_decision():
     assert folded[0].cause.startswith("unmodelled decision: Inductor computes add")
     assert "extern_kernels.addmm" in result.source  # in the generated wrapper itself
     assert all(k.emulated_identical for k in result.kernels if k.kind == "pointwise")
+    # with one row the report shows a buffer the emulation did not predict, and counts the rest
+    from rich.console import Console
+
+    from roundoff.report.observed import observe_document, observe_report
+
+    doc = observe_document(result)
+    console = Console(width=400, record=True)
+    console.print(observe_report(doc, top=1))
+    text = console.export_text()
+    assert " differ (" in text and f"and {len(doc['kernels']) - 1} more buffer(s)" in text
 
 
 def test_softmax_backward_nan_kernel_on_cpu_agrees_with_check():

@@ -73,6 +73,14 @@ class CompiledProgram:
             return f.read()
 
 
+def _compiler_error(exc: BaseException) -> str:
+    """The line of an Inductor error that says what failed: the C++/Triton compiler's own ``error:``
+    line when there is one (Inductor's first line only names the exception), else the first line."""
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    compiler = next((ln for ln in lines if "error:" in ln), None)
+    return (compiler or (lines[0] if lines else type(exc).__name__))[:300]
+
 def _kind(buf: Any) -> str:
     from torch._inductor import ir
 
@@ -177,9 +185,9 @@ def compile_program(program: Program, inputs: Sequence[torch.Tensor], backend: s
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = compile_fx(gm, list(inputs))
     except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ObserveError(
-            f"Inductor could not compile program {program.name!r}: {type(exc).__name__}: {first}"
+            f"Inductor could not compile program {program.name!r}: {type(exc).__name__}: {_compiler_error(exc)} "
+            "(torch.compile fails on it too, then: a torch bug or an unsupported op, not roundoff's)"
         ) from None
     if len(found) != 1:
         raise ObserveError(

@@ -46,8 +46,8 @@ def _emulation(k: dict[str, Any]) -> str:
 
 def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     """A headline naming the first diverging kernel (its fused ops, the user's line, whether the
-    emulated policy predicted it), then the kernels in the order they ran: diverging ones first, at
-    most `top` rows."""
+    emulated policy predicted it), then the kernels: diverging ones first, then those the emulation
+    did not predict bit for bit, at most `top` rows (a line counts the rest)."""
     first = doc["first_divergent"]
     if first is None:
         head = Text(f"{doc['program']}: every kernel of {doc['backend']} on {doc['device']} is within "
@@ -64,7 +64,9 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64")
     for col in (*columns, f"vs {doc['policy']}"):
         table.add_column(col)
-    rows = sorted(doc["kernels"], key=lambda k: k["verdict"] == "ok")[:top]
+    # diverging kernels first, then the ones the emulation did not predict bit for bit, then the rest
+    ranked = sorted(doc["kernels"], key=lambda k: (k["verdict"] == "ok", bool(k["emulated_identical"])))
+    rows = ranked[: max(top, 0)]
     for k in rows:
         table.add_row(k["kernel"], k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
                       verdict_text(k["verdict"]), fmt_num(k["excess"], 3),
@@ -74,4 +76,9 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; "
                 f"compiled step {fmt_num(s['compiled_step'], 3)} s, "
                 f"observed {fmt_num(s['observed_step'], 3)} s, comparison {fmt_num(s['comparison'], 3)} s")
-    return Group(head, table, foot)
+    more = len(ranked) - len(rows)
+    rest = Text(f"... and {more} more buffer(s), all within tolerance and bit-identical to the emulation "
+                f"(--top {len(ranked)} or --json shows them)" if more and all(
+                    k["verdict"] == "ok" and k["emulated_identical"] for k in ranked[len(rows):])
+                else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
+    return Group(head, table, *([rest] if more else []), foot)
