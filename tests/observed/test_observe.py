@@ -167,3 +167,17 @@ def test_cuda_observing_leaves_outputs_unchanged():
     torch.testing.assert_close(result.outputs[0], reference.cpu())
     triton = sorted(re.findall(r"def (triton_\w+)\(", code))
     assert sorted(re.findall(r"def (triton_\w+)\(", result.source)) == triton and triton
+
+
+def test_a_result_an_extern_kernel_returns_is_credited_to_that_kernel():
+    """``buf = extern_kernels.convolution(...)`` binds its result after the call: the buffer belongs
+    to the convolution, not to the next kernel that reads it."""
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(2, 3, 8, 8, generator=g), torch.randn(4, 3, 3, 3, generator=g)
+
+    def conv_then_norm(x, w):
+        return torch.nn.functional.layer_norm(torch.nn.functional.conv2d(x, w).transpose(1, 3), (4,))
+
+    result = observe_compiled(conv_then_norm, x, w)
+    conv = [k for k in result.kernels if k.op == "convolution"]
+    assert conv and all(k.kernel.startswith("extern_kernels.") for k in conv), [(k.kernel, k.op) for k in conv]

@@ -206,14 +206,26 @@ Sink = Callable[[str, int, str, torch.Tensor], None]  # (kernel name, launch ind
 
 
 class _Tap:
-    """Calls the real kernel, then hands each buffer it wrote (by the caller's local name) to `sink`."""
+    """Calls the real kernel, then hands each buffer it wrote (by the caller's local name) to `sink`.
 
-    def __init__(self, kernel: Any, name: str, sink: Sink, seen: set[str], launches: list[int]) -> None:
+    A kernel that returns its result (``buf2 = extern_kernels.convolution(...)``) has not bound it to
+    the caller's name yet when it returns: its storage is remembered in `returned` with this kernel's
+    name and launch, and the buffer is credited to it when a later tap first finds it."""
+
+    def __init__(
+        self, kernel: Any, name: str, sink: Sink, seen: set[str], launches: list[int],
+        returned: dict[int, tuple[str, int]],
+    ) -> None:
         self.kernel, self.name, self.sink, self.seen, self.launches = kernel, name, sink, seen, launches
+        self.returned = returned
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.kernel(*args, **kwargs)
-        self.after(sys._getframe(1), args, kwargs)
+        launch = self.after(sys._getframe(1), args, kwargs)
+        if isinstance(out, torch.Tensor) and not any(  # a new result, not its `out=` argument
+            isinstance(a, torch.Tensor) and _storage(a) == _storage(out) for a in (*args, *kwargs.values())
+        ):
+            self.returned[_storage(out)] = (self.name, launch)
         return out
 
     def run(self, *args: Any, **kwargs: Any) -> Any:  # Triton kernels are launched by `.run`
@@ -224,7 +236,7 @@ class _Tap:
     def __getattr__(self, attr: str) -> Any:
         return getattr(self.kernel, attr)
 
-    def after(self, frame: types.FrameType, args: tuple, kwargs: dict) -> None:
+    def after(self, frame: types.FrameType, args: tuple, kwargs: dict) -> int:
         launch = self.launches[0]
         self.launches[0] += 1
         passed = None  # the storages of the call's tensor arguments, computed when first needed
@@ -233,19 +245,24 @@ class _Tap:
                 continue
             if passed is None:
                 passed = {_storage(a) for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)}
-            if _BUF.match(local) and _storage(value) in passed:
+            if _BUF.match(local) and (key := _storage(value)) in passed:
                 self.seen.add(local)
-                self.sink(self.name, launch, local, value)
+                name, at = self.returned.pop(key, (self.name, launch))  # a returned result: its kernel's
+                self.sink(name, at, local, value)
+        return launch
 
 
 class _ExternTaps:
     """``extern_kernels`` with each kernel function tapped."""
 
-    def __init__(self, inner: Any, sink: Sink, seen: set[str], launches: list[int]) -> None:
-        self._inner, self._sink, self._seen, self._launches = inner, sink, seen, launches
+    def __init__(
+        self, inner: Any, sink: Sink, seen: set[str], launches: list[int], returned: dict[int, tuple[str, int]],
+    ) -> None:
+        self._inner, self._sink, self._seen, self._launches, self._returned = inner, sink, seen, launches, returned
 
     def __getattr__(self, attr: str) -> Any:
-        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen, self._launches)
+        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen, self._launches,
+                    self._returned)
 
 
 @contextlib.contextmanager
@@ -256,13 +273,14 @@ def tapped(module: types.ModuleType, sink: Sink) -> Iterator[list[int]]:
     The module's globals are restored on exit."""
     seen: set[str] = set()
     launches = [0]
+    returned: dict[int, tuple[str, int]] = {}
     saved: dict[str, Any] = {}
     for name, value in list(vars(module).items()):
         if _KERNEL.match(name) and (callable(value) or hasattr(value, "run")):
             saved[name] = value
-            setattr(module, name, _Tap(value, name, sink, seen, launches))
+            setattr(module, name, _Tap(value, name, sink, seen, launches, returned))
     saved["extern_kernels"] = module.extern_kernels
-    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen, launches)
+    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen, launches, returned)
     try:
         yield launches
     finally:
