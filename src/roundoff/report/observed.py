@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.observed import KernelReport, ObserveResult
 from roundoff.report.terminal import fmt_num, verdict_text
 
@@ -81,4 +82,15 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 f"(--top {len(ranked)} or --json shows them)" if more and all(
                     k["verdict"] == "ok" and k["emulated_identical"] for k in ranked[len(rows):])
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
-    return Group(head, table, *([rest] if more else []), foot)
+    return Group(head, Text(_legend(doc), style="dim"), table, *([rest] if more else []), foot)
+
+
+def _legend(doc: dict[str, Any]) -> str:
+    """What the columns mean and how a kernel is judged against `doc["against"]`."""
+    rule = (f"it diverges when its excess is above {EXCESS_LIMIT:g}" if doc["against"] in ("oracle", "fp64")
+            else "it is judged against eager's kernel by PyTorch's `same` rule (RMSE against fp64 within a "
+                 "small multiple of eager's, plus an absolute 1e-5), so where values are small a kernel far less "
+                 "accurate than eager can pass: use --against oracle to judge it by its excess")
+    return (f"each buffer is recomputed from the operands the compiled program gave its kernel; excess: its "
+            f"error against fp64 over fp64 correctly rounded to its format; {rule}; "
+            f"vs {doc['policy']}: the emulated policy's value from the same operands, bit for bit.")
