@@ -19,14 +19,15 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.explain import explain, path_cause
+from roundoff.analyze.culprits import ancestors, overflowing, rank_culprits, zeros_diverge
+from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import exact_metrics, measure
 from roundoff.analyze.observe import NodeObserver, rmse
-from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
-    EXCESS_LIMIT, OVERFLOW_HAZARDS, Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
+    Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
@@ -148,18 +149,18 @@ def check(
                   recompute=range(len(sides)) if recompute else ())
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
-    reports = _zeros_diverge(tuple(observer.reports), observer.zero_operands)
+    reports = zeros_diverge(tuple(observer.reports), observer.zero_operands)
     failing_nodes = {r.node_id for r in reports if r.verdict is not Verdict.OK} if vs_oracle else None
     outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
-    culprits = _culprits(
-        reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, _overflowing(reports, hazards),
+    ranked = rank_culprits(
+        reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
         observer.nan_origin,
     )
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
-        outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=culprits,
+        outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
     )
@@ -256,110 +257,6 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
     return (note,)
 
 
-def _overflowing(reports: tuple[NodeReport, ...], hazards: tuple) -> set[str]:
-    """Nodes that overflow their format where fp64 is finite: inf there, or an overflow hazard."""
-    over = {h.node_id for h in hazards if h.kind in OVERFLOW_HAZARDS}
-    return over | {r.node_id for r in reports if r.vs_oracle.inf > r.vs_oracle.ref_inf}
-
-
-def _ancestors(program: Program, node_ids: set[str]) -> set[str]:
-    """Ids of the nodes named and of every node they are computed from."""
-    todo = [n for n in program.graph.nodes if n.meta.get(NODE_ID) in node_ids]
-    seen: set[torch.fx.Node] = set()
-    while todo:
-        n = todo.pop()
-        if n not in seen:
-            seen.add(n)
-            todo.extend(n.all_input_nodes)
-    return {n.meta.get(NODE_ID, n.name) for n in seen}
-
-
-def _zeros_diverge(reports: tuple[NodeReport, ...], zero_operands: dict[str, list[str]]) -> tuple[NodeReport, ...]:
-    """Reports with verdict DIVERGES for every node whose value is 0 where fp64 is not and a later
-    node makes NaN/inf from it (an epsilon rounded away, an underflow): normwise figures hide a few
-    such elements, the NaN/inf they cause does not (see `roundoff.analyze.verdict`)."""
-    zeros = {z for zs in zero_operands.values() for z in zs}
-    return tuple(
-        replace(r, verdict=Verdict.DIVERGES) if r.node_id in zeros and r.verdict is Verdict.OK else r for r in reports
-    )
-
-
-def _decided_by(program: Program, nid: str, reported: dict[str, NodeReport]) -> str:
-    """`nid` when it has a report (a float value), else the node that decides its value: up through
-    non-float nodes (a count of a mask) to the first whose float operands all have reports (the
-    comparison that made the mask)."""
-    node = program.node(nid)
-    while node.meta.get(NODE_ID) not in reported:
-        ups = [p for p in node.all_input_nodes if p.op != "placeholder" and p.meta.get(NODE_ID) not in reported]
-        if not ups:
-            break
-        node = ups[0]
-    return node.meta.get(NODE_ID, nid)
-
-
-#: Comparisons and selections: a non-float node that decides a value (`_decided_by`) is one of these.
-_DECIDERS = {
-    torch.ops.aten.eq, torch.ops.aten.ne, torch.ops.aten.lt, torch.ops.aten.le, torch.ops.aten.gt,
-    torch.ops.aten.ge, torch.ops.aten.where, torch.ops.aten.argmax, torch.ops.aten.argmin,
-    torch.ops.aten.max, torch.ops.aten.min, torch.ops.aten.sort, torch.ops.aten.topk,
-}
-
-
-def _culprits(
-    reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...], vs_oracle: bool,
-    zero_operands: dict[str, list[str]], overflow: set[str] = frozenset(), nan_origin: str | None = None,
-    limit: int = 5,
-) -> tuple[str, ...]:
-    """Findings ranked by cause, only nodes on the path to a failing output when one fails:
-
-    1. nodes whose own (local) value is NaN/inf where fp64 is finite, upstream first; a node that
-       makes them by dividing by (or taking the log of) an operand that is 0 where fp64 is not comes
-       after that operand's producer (an epsilon rounded away, an underflow: the producer is the cause);
-       a node that makes them from finite inputs is preceded by the node on its path whose own error
-       is largest beyond `EXCESS_LIMIT` (`path_cause`: E[x^2] - E[x]^2 before a sqrt);
-    2. nodes whose own error is beyond `EXCESS_LIMIT` times their format's rounding, largest first.
-
-    Against a reference, only nodes whose verdict is not ok (a node that agrees with the reference
-    cannot cause a difference from it)."""
-    failing = {o.node_id for o in outputs if not o.passes}
-    path = _ancestors(program, failing) if failing else None
-    by_id = {r.node_id: r for r in reports}
-
-    def eligible(r: NodeReport) -> bool:
-        return (path is None or r.node_id in path) and (vs_oracle or r.verdict is not Verdict.OK)
-
-    def makes_nonfinite(r: NodeReport) -> bool:
-        return (r.local if r.local is not None else r.vs_oracle).new_nonfinite > 0
-
-    def is_cause(z: str, r: NodeReport) -> bool:
-        """A zero operand's producer is a cause of `r`'s NaN/inf unless an operand of `r` overflows (then
-        inf / inf is the cause, not the zero); a non-float decider only when it is a comparison or
-        selection `r` is computed from."""
-        if any(p.meta.get(NODE_ID) in overflow for p in program.node(r.node_id).all_input_nodes):
-            return False
-        if z in by_id:
-            return True
-        n = program.node(z)
-        return getattr(n.target, "overloadpacket", None) in _DECIDERS and z in _ancestors(program, {r.node_id})
-
-    first: list[str] = []
-    for r in reports:  # graph order
-        zeros = [_decided_by(program, z, by_id) for z in zero_operands.get(r.node_id, [])] if eligible(r) else []
-        zeros = [z for z in zeros if is_cause(z, r)]
-        first += [z for z in zeros if z not in first]
-        if eligible(r) and makes_nonfinite(r) and r.node_id not in first:
-            first.append(r.node_id)
-    origin = by_id.get(nan_origin or "")
-    explained = any(is_cause(z, origin) for z in zero_operands.get(origin.node_id, [])) if origin else True
-    if vs_oracle and not explained and not makes_nonfinite(origin):  # NaN/inf from finite, inaccurate inputs
-        cause = path_cause(program.node(origin.node_id), by_id)
-        if cause is not None and eligible(cause) and cause.node_id not in first:
-            first.insert(0, cause.node_id)
-    rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
-    rest.sort(key=lambda r: r.own_excess, reverse=True)
-    return tuple(first + [r.node_id for r in rest])[:limit]
-
-
 def _output_verdicts(
     program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None
 ) -> tuple[OutputVerdict, ...]:
@@ -390,7 +287,7 @@ def _output_verdicts(
                  and same_bits(ref, res) and not bool(wide.isnan().any()))
         rmse_res = rmse(res, oracle)
         if oracle_rule is not None:
-            passes = not any_lost and not oracle_rule & _ancestors(program, {nid})
+            passes = not any_lost and not oracle_rule & ancestors(program, {nid})
         else:
             passes = not any_lost if agree else judge(rule, ref.to(res.dtype), res, oracle, tol)
         verdicts.append(
