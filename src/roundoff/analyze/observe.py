@@ -23,10 +23,10 @@ from roundoff.analyze.verdict import (
     Rule,
     Verdict,
     excess,
-    format_overflow,
     judge,
     matmul_floor,
     new_nonfinite,
+    nonfinite_counts,
     own_excess,
     reduction_floor,
     same_rule,
@@ -106,7 +106,7 @@ class NodeObserver:
         # Nodes whose policy (reference) value is NaN/inf somewhere fp64 is finite (see `_origin`).
         self.bad: set[torch.fx.Node] = set()
         self.ref_bad: set[torch.fx.Node] = set()
-        # Nodes +-inf only where their format cannot hold fp64's value (`verdict.format_overflow`),
+        # Nodes +-inf only where their format cannot hold fp64's value (`verdict.nonfinite_counts`),
         # each mapped to the node where that overflow began: an origin only if it later makes harm.
         self.forced: dict[torch.fx.Node, str] = {}
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
@@ -151,8 +151,7 @@ class NodeObserver:
         m = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
         floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]
-        new = new_nonfinite(res, oracle) if vs_oracle.nonfinite else 0
-        overflow = format_overflow(res, oracle) if vs_oracle.nonfinite else 0
+        new, overflow = nonfinite_counts(res, oracle) if vs_oracle.nonfinite else (0, 0)
         if overflow and not new:
             self.forced[node] = self._forced_from(node) or nid
         terms = self._terms_floor(node, ls, oracle, work)

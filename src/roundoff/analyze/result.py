@@ -42,7 +42,7 @@ class NodeReport:
     error of the policy run not explained by the local error (max(0, total - local)).
     `verdict`: a `roundoff.analyze.verdict.Verdict` (a str enum: ``"ok"``, ``"diverges"``,
     ``"nonfinite"``), defined in `roundoff.analyze.verdict`. `overflow`: elements +-inf where fp64 is
-    finite but beyond the node's format (`roundoff.analyze.verdict.format_overflow`); `terms_rmse`: the
+    finite but beyond the node's format (`roundoff.analyze.verdict.nonfinite_counts`); `terms_rmse`: the
     RMS error a sum's or matmul's terms' rounding causes (`verdict.reduction_floor`/`matmul_floor`).
     """
 

@@ -22,7 +22,7 @@ a correctly rounded value; a clean bf16 eager run measures up to about 4 (`EXCES
 - `Verdict.NONFINITE` when some element is NaN/inf where fp64 is finite (`Metrics.new_nonfinite`).
   Elements where fp64 is NaN or +-inf too (an attention mask built from ``-inf``, ``0/0`` in the
   user's code) are never held against the node. Nor, at first, is an infinity where fp64 is finite
-  but beyond the node's format (`format_overflow`: GPT-Neo's mask ``finfo(fp32).min`` plus another
+  but beyond the node's format (`nonfinite_counts`: GPT-Neo's mask ``finfo(fp32).min`` plus another
   large negative value): such a node is judged `NONFINITE`, and named the origin, only when a later
   node that reads its infinity fails (an fp16 ``exp`` or ``sum`` that overflows before a softmax's
   division: NaN, or 0 where fp64 is finite).
@@ -196,20 +196,23 @@ def _forced(value: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
     return inf & (round_to(oracle.double(), fmt) == value.double())
 
 
-def new_nonfinite(value: torch.Tensor, oracle: torch.Tensor) -> int:
-    """Elements NaN/inf in `value` where `oracle` is finite, less those `format_overflow` counts."""
+def nonfinite_counts(value: torch.Tensor, oracle: torch.Tensor) -> tuple[int, int]:
+    """(new, overflow): elements NaN/inf in `value` where `oracle` is finite, less the `overflow`
+    ones, +-inf where fp64 is finite but beyond `value`'s format (fp64 correctly rounded to it is the
+    same infinity: an attention mask written as ``finfo.min + finfo.min``). An overflowing node is no
+    NaN/inf origin by itself; it is when a later node reading that infinity fails
+    (`roundoff.analyze.observe`)."""
     lost = ~value.isfinite() & oracle.isfinite()
     if not bool(lost.any()):
-        return 0
-    return int((lost & ~_forced(value, oracle)).sum())
+        return 0, 0
+    forced = _forced(value, oracle)
+    return int((lost & ~forced).sum()), int(forced.sum())
 
 
-def format_overflow(value: torch.Tensor, oracle: torch.Tensor) -> int:
-    """Elements +-inf in `value` where fp64 is finite but beyond `value`'s format: fp64 correctly
-    rounded to it is the same infinity (an attention mask written as ``finfo.min + finfo.min``).
-    Such a node is no NaN/inf origin by itself; it is when a later node reading that infinity fails
-    (`roundoff.analyze.observe`)."""
-    return int(_forced(value, oracle).sum())
+def new_nonfinite(value: torch.Tensor, oracle: torch.Tensor) -> int:
+    """Elements NaN/inf in `value` where `oracle` is finite, less the format's overflows
+    (`nonfinite_counts`)."""
+    return nonfinite_counts(value, oracle)[0]
 
 
 def widen_fp8(t: torch.Tensor) -> torch.Tensor:

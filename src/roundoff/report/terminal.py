@@ -299,7 +299,7 @@ def by_line(changes: Sequence[Mapping[str, Any]]) -> str:
     words = []
     for line, cs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         kinds = sorted({c["change"] for c in cs})
-        ops = sorted({c["explanation"].split("`")[1] for c in cs if c["explanation"].count("`") >= 2})
+        ops = sorted({c["op"].split(".")[1] if c["op"].startswith("aten.") else c["op"] for c in cs if c.get("op")})
         words.append(f"{line} ({len(cs)}: {', '.join(kinds)}{' on ' + ', '.join(ops) if ops else ''})")
     return "; ".join(words)
 
