@@ -64,6 +64,7 @@ def measure(case, with_blame: bool) -> dict:
         near = {nid} | {p.meta.get("roundoff_id") for p in node.all_input_nodes}
         row["blame_at_planted_or_operand"] = any(c.node_id in near for c in b.changes)
         row["blame_on_planted_line"] = any(c.source == node.meta.get("roundoff_source") for c in b.changes)
+        row["blame_affects_planted"] = nid in b.affects
     return row
 
 

@@ -2,19 +2,92 @@
 
 Causes first, on the path to a failing output: nodes whose own value turns NaN/inf where fp64 is
 finite (after the producer of a zero they divide by), then nodes whose own error is beyond
-`EXCESS_LIMIT` times their format's rounding, largest first (see `rank_culprits`).
+`EXCESS_LIMIT` times their format's rounding, largest first, each after the node that created the
+error it amplifies (see `rank_culprits`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import torch
 
-from roundoff.analyze.explain import path_cause
 from roundoff.analyze.result import NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, Verdict
 from roundoff.capture.program import NODE_ID, Program
+
+
+def upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
+    """Every node `node` is computed from (not itself)."""
+    seen: set[torch.fx.Node] = set()
+    todo = list(node.all_input_nodes)
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return seen
+
+
+def path_cause(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> NodeReport | None:
+    """The node `node` is computed from whose own error is largest, when beyond `EXCESS_LIMIT`: the cause
+    of a NaN/inf `node` makes from finite but inaccurate inputs (E[x^2] - E[x]^2 before a sqrt)."""
+    ups = [by_id[i] for n in upstream(node) if (i := n.meta.get(NODE_ID, "")) in by_id]
+    worst = max(ups, key=lambda r: r.own_excess, default=None)
+    return worst if worst is not None and worst.own_excess > EXCESS_LIMIT else None
+
+
+def _reported_operands(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> list[NodeReport]:
+    """`node`'s operands that have a report, looking through unreported ones (views, non-float nodes)."""
+    out, todo, seen = [], list(node.all_input_nodes), set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        r = by_id.get(n.meta.get(NODE_ID, ""))
+        if r is not None:
+            out.append(r)
+        else:
+            todo.extend(n.all_input_nodes)
+    return out
+
+
+def error_source(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> NodeReport | None:
+    """Where the error `r` inherits was created, when `r`'s total error is mostly inherited (its normwise
+    relative error more than `EXCESS_LIMIT` times its own, local one, and its own below the error of the
+    operand it reads: `r` amplifies a received error, as a `cos` of a bf16-rounded position does, where a
+    cancellation's own error is already larger than its operands'): from `r`'s operand carrying the largest error, up through each operand that
+    already carries at least half of the current node's error; the node where that stops created it,
+    even when correctly rounded (its format, not its arithmetic, is the defect). None when `r` makes its
+    error itself, or no operand carries any."""
+    own = r.local if r.local is not None else r.vs_oracle
+    total = r.vs_oracle.norm_rel
+    if not math.isfinite(total) or total <= EXCESS_LIMIT * own.norm_rel:
+        return None
+    node = program.node(r.node_id)
+    ups = [u for u in _reported_operands(node, by_id) if math.isfinite(u.vs_oracle.norm_rel)]
+    cur = max(ups, key=lambda u: u.vs_oracle.norm_rel, default=None)
+    if cur is None or own.norm_rel >= cur.vs_oracle.norm_rel:
+        return None  # `r` itself is less accurate than what it reads (a cancellation): it is the cause
+    while cur is not None and cur.vs_oracle.norm_rel > 0:
+        ups = [u for u in _reported_operands(program.node(cur.node_id), by_id)
+               if math.isfinite(u.vs_oracle.norm_rel) and u.vs_oracle.norm_rel >= cur.vs_oracle.norm_rel / 2]
+        if not ups:
+            return cur
+        cur = max(ups, key=lambda u: u.vs_oracle.norm_rel)
+    return None
+
+
+def amplifier(culprits: tuple[str, ...], program: Program, by_id: dict[str, NodeReport], source: str) -> NodeReport | None:
+    """The culprit ranked after `source` whose inherited error `source` created (`error_source`), if any."""
+    for nid in culprits:
+        r = by_id.get(nid)
+        if r is not None and nid != source and (s := error_source(program, r, by_id)) is not None and s.node_id == source:
+            return r
+    return None
+
 
 def overflowing(reports: tuple[NodeReport, ...], hazards: tuple) -> set[str]:
     """Nodes that overflow their format where fp64 is finite: inf there, or an overflow hazard."""
@@ -77,7 +150,9 @@ def rank_culprits(
        after that operand's producer (an epsilon rounded away, an underflow: the producer is the cause);
        a node that makes them from finite inputs is preceded by the node on its path whose own error
        is largest beyond `EXCESS_LIMIT` (`path_cause`: E[x^2] - E[x]^2 before a sqrt);
-    2. nodes whose own error is beyond `EXCESS_LIMIT` times their format's rounding, largest first.
+    2. nodes whose own error is beyond `EXCESS_LIMIT` times their format's rounding, largest first;
+       one whose error is mostly inherited is preceded by the node that created it (`error_source`:
+       a correctly rounded bf16 cast of positions whose error a `cos` amplifies).
 
     Against a reference, only nodes whose verdict is not ok (a node that agrees with the reference
     cannot cause a difference from it)."""
@@ -117,4 +192,11 @@ def rank_culprits(
             first.insert(0, cause.node_id)
     rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
     rest.sort(key=lambda r: r.own_excess, reverse=True)
-    return tuple(first + [r.node_id for r in rest])[:limit]
+    ranked = list(first)
+    for r in rest:  # an error a node inherits and amplifies is named at its source first
+        source = error_source(program, r, by_id) if vs_oracle else None
+        if source is not None and eligible(source) and source.node_id not in ranked:
+            ranked.append(source.node_id)
+        if r.node_id not in ranked:
+            ranked.append(r.node_id)
+    return tuple(ranked)[:limit]

@@ -6,6 +6,7 @@ import math
 
 import torch.fx
 
+from roundoff.analyze.culprits import amplifier, path_cause, upstream
 from roundoff.analyze.hazards import fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf
@@ -108,6 +109,18 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
     )
 
 
+def _source_sentence(r: NodeReport, amp: NodeReport) -> str:
+    """Why a node whose own error may be small is named: a later node amplifies the error it makes."""
+    fmt = r.working_dtype or r.dtype
+    own = r.local if r.local is not None else r.vs_oracle
+    how = "is correctly rounded" if r.own_excess <= EXCESS_LIMIT else f"loses {r.own_excess:.3g} times its rounding"
+    return (
+        f"{_at(r)} {how} in {fmt} (normwise relative error {own.norm_rel:.2g}), but {_at(amp)} amplifies the "
+        f"error it inherits from there about {amp.vs_oracle.norm_rel / max(r.vs_oracle.norm_rel, 1e-300):.3g}x "
+        f"(to {amp.vs_oracle.norm_rel:.2g}): {fmt} is too narrow for this value; keep it in a wider format."
+    )
+
+
 def _range_words(r: NodeReport, own) -> str:
     """Why the format cannot hold a node's values: overflow (inf where fp64 is finite) or underflow."""
     fmt = r.working_dtype or r.dtype
@@ -130,6 +143,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     for nid in result.culprits[:3]:
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
+        elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None:
+            lines.append(_source_sentence(by_id[nid], amp))
         elif nid == origin:
             lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         else:
@@ -166,26 +181,6 @@ def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, N
         + (f"{_at(by_id[result.nan_origin])} divides by it and makes {_kind(by_id[result.nan_origin])}."
            if origin is not None and n in upstream(origin) else "a later node divides by it.")
     )
-
-
-def upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
-    """Every node `node` is computed from (not itself)."""
-    seen: set[torch.fx.Node] = set()
-    todo = list(node.all_input_nodes)
-    while todo:
-        n = todo.pop()
-        if n not in seen:
-            seen.add(n)
-            todo.extend(n.all_input_nodes)
-    return seen
-
-
-def path_cause(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> NodeReport | None:
-    """The node `node` is computed from whose own error is largest, when beyond `EXCESS_LIMIT`: the cause
-    of a NaN/inf `node` makes from finite but inaccurate inputs (E[x^2] - E[x]^2 before a sqrt)."""
-    ups = [by_id[i] for n in upstream(node) if (i := n.meta.get(NODE_ID, "")) in by_id]
-    worst = max(ups, key=lambda r: r.own_excess, default=None)
-    return worst if worst is not None and worst.own_excess > EXCESS_LIMIT else None
 
 
 def _overflowing(node: torch.fx.Node, by_id: dict[str, NodeReport], overflow: set[str]) -> list[str]:

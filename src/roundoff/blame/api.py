@@ -10,16 +10,17 @@ import torch
 from roundoff.blame.changes import (
     Change,
     Reference,
+    affected_nodes,
     apply_changes,
     candidate_changes,
     merge_overrides,
 )
 from roundoff.blame.evaluate import Evaluator
-from roundoff.blame.explain import explain
+from roundoff.blame.explain import describe_node, explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
-from roundoff.capture.program import Program
+from roundoff.capture.program import Program, node_id
 from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
 
@@ -108,9 +109,11 @@ def blame(
                 "search did: its figures may differ from blame's by an ulp at those ops"
             )
     if status is BlameStatus.NO_FIX:
+        beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
         notes.append(
             f"all {len(candidates)} candidate changes together still diverge: the divergence is not "
-            "a placement decision this policy controls (e.g. an implementation difference)"
+            "a placement decision this policy controls"
+            + (f"; {beyond}" if beyond else " (e.g. an implementation difference)")
         )
     cost = ev.cost()
     return BlameResult(
@@ -130,7 +133,32 @@ def blame(
         policy_toml=_policy_toml(fixed_policy),
         repro=repro_text,
         notes=tuple(notes),
+        affects=affected_nodes(ev.base_plan, ev.plan_for(found)) if status is BlameStatus.FIXED else (),
     )
+
+
+def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:
+    """Why no change toward the oracle can help, when that is the reason: the first node whose fp64
+    values fp32 cannot hold (0 where fp64 is not, or inf where it is finite): keeping values in fp32,
+    the widest format blame's changes offer, loses them too."""
+    from roundoff.execute import Lockstep, OracleNumerics, complete_inputs
+    from roundoff.numerics import round_to
+
+    ls = Lockstep(program, [OracleNumerics()], keep=True)
+    ls.run_inputs(complete_inputs(program, inputs))
+    for n in program.nodes():
+        value = ls.env.get(n, (None,))[0] if n.op == "call_function" else None
+        if not (isinstance(value, torch.Tensor) and value.dtype == torch.float64):
+            continue
+        in32 = round_to(value, "fp32")
+        lost = int(((in32 == 0) & (value != 0)).sum()) + int((in32.isinf() & value.isfinite()).sum())
+        if lost:
+            return (
+                f"{describe_node(program, node_id(n))} has {lost} value(s) that fp32 cannot hold either (fp64's value "
+                "underflows or overflows it there): compute it another way that stays in range (e.g. "
+                "`logsigmoid(x)` for `log(sigmoid(x))`, `log1p`, a rescaled sum) or in fp64"
+            )
+    return None
 
 
 def overrides_of(result: BlameResult) -> dict:

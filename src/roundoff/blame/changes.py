@@ -190,3 +190,22 @@ def downstream(program: Program, roots: Iterable[str]) -> frozenset[str]:
         if any(node_id(x) in dirty for x in flat):
             dirty.add(node_id(n))
     return frozenset(dirty)
+
+
+def affected_nodes(base: Plan, fixed: Plan) -> tuple[str, ...]:
+    """Ids of the nodes whose computation the fix `fixed` (of `base`) changes, in graph order: each node
+    whose decision differs, and each node that reads a value whose rounding differs (a consumer of a
+    value kept in fp32, looking through data-movement views; the `eq` reading a value now rounded)."""
+    changed = {nid for nid, d in fixed.decisions.items() if base.decisions.get(nid) != d}
+    affected = set(changed)
+    todo = [n for n in fixed.program.nodes()
+            if node_id(n) in changed and base.decisions[node_id(n)].rounds_result != fixed.decisions[node_id(n)].rounds_result]
+    while todo:
+        for u in todo.pop().users:
+            if u.op == "call_function" and node_id(u) not in affected:
+                affected.add(node_id(u))
+                d = fixed.decisions.get(node_id(u))
+                if d is not None and d.op_class is OpClass.DATA_MOVEMENT:
+                    todo.append(u)
+    return tuple(node_id(n) for n in fixed.program.nodes() if node_id(n) in affected)
+

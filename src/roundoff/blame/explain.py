@@ -52,8 +52,8 @@ def expression(n: torch.fx.Node, program: Program | None = None, depth: int = 1)
 
 
 def _users(n: torch.fx.Node) -> str:
-    ops = sorted({short_name(u.target) for u in n.users if u.op == "call_function"})
-    return ", ".join(f"`{o}`" for o in ops) or "the output"
+    users = [u for u in n.users if u.op == "call_function"]
+    return ", ".join(f"`{short_name(u.target)}` ({node_id(u)})" for u in users[:4]) + (", ..." if len(users) > 4 else "") or "the output"
 
 
 def explain(change: Change, program: Program, plan: Plan) -> str:

@@ -27,7 +27,9 @@ class BlameResult:
     `policy_toml` is a complete policy (the base policy plus `[node_overrides]`) that ``--policy``
     accepts; `repro` is a standalone script (None when not requested or when status is not FIXED).
     `evaluations` counts distinct change sets run; `nodes_recomputed` / `nodes_full` is the work the
-    node-value cache left versus re-running every node for every evaluation.
+    node-value cache left versus re-running every node for every evaluation. `affects`: the nodes whose
+    computation the fix changes (`roundoff.blame.changes.affected_nodes`: the changed nodes and those
+    reading a value they now round differently, e.g. the `sub` whose operands a fix keeps in fp32).
     """
 
     program: str
@@ -46,6 +48,7 @@ class BlameResult:
     policy_toml: str | None = None
     repro: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    affects: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def fixed(self) -> bool:
@@ -85,4 +88,5 @@ class BlameResult:
             "policy_toml": self.policy_toml,
             "repro": self.repro,
             "notes": list(self.notes),
+            "affects": list(self.affects),
         }
