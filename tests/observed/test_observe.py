@@ -89,6 +89,8 @@ def test_a_gemm_that_absorbs_an_add_is_named_an_unmodelled_decision():
     result = observe_compiled(mlp, x, backward=True)
     # the input gradient's two GEMMs summed: Inductor writes `extern_kernels.addmm(..., out=buf)`
     # for mm + add, adding in fp32 before its one rounding; the plan rounds the mm's result first
+    if "extern_kernels.addmm" not in result.source:  # torch 2.11's CPU Inductor keeps mm and add apart here
+        pytest.skip(f"this torch's Inductor ({torch.__version__}) does not fold the add into addmm")
     folded = [k for k in result.kernels if k.kernel == "extern_kernels.addmm" and k.op == "add"]
     assert folded and not folded[0].emulated_identical
     assert folded[0].cause.startswith("unmodelled decision: Inductor computes add")
