@@ -103,7 +103,8 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
             "it or takes its log."
         )
     return (
-        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs its error is {r.own_excess:.3g} times the "
+        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them "
+        f"({r.working_dtype or r.dtype}), its error is {r.own_excess:.3g} times the "
         f"rounding of {r.working_dtype or r.dtype} (its own normwise relative error {own.norm_rel:.2g})"
         + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".")
     )

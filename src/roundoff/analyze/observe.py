@@ -22,9 +22,11 @@ from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
     Verdict,
+    demanded_dtypes,
     excess,
     judge,
     matmul_floor,
+    narrower,
     new_nonfinite,
     nonfinite_counts,
     own_excess,
@@ -109,7 +111,14 @@ class NodeObserver:
         # Nodes +-inf only where their format cannot hold fp64's value (`verdict.nonfinite_counts`),
         # each mapped to the node where that overflow began: an origin only if it later makes harm.
         self.forced: dict[torch.fx.Node, str] = {}
+        self._demand: dict[torch.fx.Node, torch.dtype] | None = None
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
+
+    def _demanded(self, node: torch.fx.Node) -> dict[torch.fx.Node, torch.dtype]:
+        """`verdict.demanded_dtypes` of the graph being run, computed at its first node."""
+        if self._demand is None:
+            self._demand = demanded_dtypes(node.graph, self.side.storage)
+        return self._demand
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
         """Report `node`; returns `vals` with the reference sharing the policy's tensor where the two
@@ -147,7 +156,7 @@ class NodeObserver:
         operands = [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)]
         if d is not None and d.input_format is not None:  # the plan reads the operands rounded (autocast)
             operands.append(get_format(d.input_format).storage_dtype)
-        work = working_dtype(dtype, operands)
+        work = narrower(working_dtype(dtype, operands), self._demanded(node).get(node, dtype))
         m = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
         floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
         vs_oracle = m["policy"]

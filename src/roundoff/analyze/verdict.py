@@ -29,9 +29,11 @@ a correctly rounded value; a clean bf16 eager run measures up to about 4 (`EXCES
 - `Verdict.DIVERGES` when the node's *own* error is excessive: its local value (recomputed under
   the policy from fp64 operands, read as the plan reads them) has an excess above `EXCESS_LIMIT`
   in the node's *working format* (the lowest-precision float format among its storage format, its
-  float operands' storage formats and the format the plan reads its operands in, the decision's
+  float operands' storage formats, the format the plan reads its operands in, the decision's
   ``input_format``: an fp32 upcast of a bf16 value, or an fp32 matmul whose operands an autocast
-  policy rounds to bf16, is held to bf16's rounding).
+  policy rounds to bf16, is held to bf16's rounding; and the format its value is kept in downstream,
+  `demanded_dtypes`: an fp32 ``sin`` of a large phase cast to bf16 before any use is held to bf16's
+  rounding, since no error below it can reach an output).
   Without a local value (``local=False``) the node's total error is judged the same way.
   When the format's *range* cannot hold the node's values (fp64 correctly rounded to it is itself
   more than `EXCESS_LIMIT` roundings off: an epsilon that underflows in fp16, say), the node is
@@ -71,6 +73,8 @@ from __future__ import annotations
 import enum
 import logging
 import math
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.fx
@@ -126,6 +130,39 @@ def working_dtype(storage: torch.dtype, operands: list[torch.dtype]) -> torch.dt
     """The lowest-precision float dtype among `storage` and the float `operands` (by unit roundoff)."""
     floats = [d for d in (storage, *operands) if isinstance(d, torch.dtype) and d.is_floating_point]
     return max(floats, key=unit_roundoff, default=storage)
+
+
+def narrower(a: torch.dtype, b: torch.dtype) -> torch.dtype:
+    """The lower-precision of two dtypes (by unit roundoff)."""
+    return max((a, b), key=unit_roundoff)
+
+
+def demanded_dtypes(graph: torch.fx.Graph, storage: Callable[[torch.fx.Node], Any]) -> dict[torch.fx.Node, torch.dtype]:
+    """Per node, the precision its value is kept in downstream: over every path to an output, the
+    narrowest float format on it (`storage(node)`: the format a node stores its value in), and of the
+    paths the widest. An error below what every later rounding throws away cannot reach an output (an
+    fp32 ``sin`` of a large phase, cast to bf16 before use: its fp32 error is a hundredth of a bf16 ulp),
+    so a node is held to this format when it is narrower than its own. An output, and a value a
+    non-float node reads (a comparison, an index), demand the node's own format."""
+    demand: dict[torch.fx.Node, torch.dtype] = {}
+    for n in reversed(graph.nodes):
+        own = storage(n)
+        own = own if isinstance(own, torch.dtype) and own.is_floating_point else None
+        needs = []
+        for u in n.users:
+            need = demand.get(u) if u.op != "output" and _holds_float(storage(u)) else None
+            needs.append(need if need is not None else own)
+        needs = [d for d in needs if d is not None]
+        widest = min(needs, key=unit_roundoff) if needs else own
+        if own is not None or widest is not None:
+            demand[n] = narrower(own, widest) if own is not None and widest is not None else (own or widest)
+    return demand
+
+
+def _holds_float(stored: Any) -> bool:
+    """A node's stored format(s) (a dtype, or a tuple of them for a multi-output op) include a float."""
+    parts = stored if isinstance(stored, tuple) else (stored,)
+    return any(isinstance(d, torch.dtype) and d.is_floating_point for d in parts)
 
 
 def excess(value: Metrics, floor: Metrics, dtype: torch.dtype, terms_rmse: float = 0.0) -> float:

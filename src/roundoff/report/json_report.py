@@ -336,13 +336,14 @@ def legend(against: str, rule: str = "same") -> str:
     if against in ("oracle", "fp64"):
         head = (
             f"reference = the fp64 oracle correctly rounded to each value's format (the best any run in "
-            f"that format can return). A node diverges when its own error, recomputed from fp64 inputs, "
-            f"is more than {EXCESS_LIMIT:g} times its format's rounding, or when it is not finite where fp64 is"
+            f"that format can return). A node diverges when its own error, recomputed from fp64 inputs rounded "
+            f"as it reads them, is more than {EXCESS_LIMIT:g} times the rounding of its format (the narrowest of "
+            "its own, its operands' and the one it is kept in downstream), or when it is not finite where fp64 is"
         )
         tail = (
             "; an output fails when it is not finite where fp64 is, or (screen, the default) when its error "
-            f"is more than {EXCESS_LIMIT:g} times its format's rounding, or (every node examined) when a node "
-            "on its path diverges"
+            f"is more than {EXCESS_LIMIT:g} times the rounding of the narrowest format on its path, or (every "
+            "node examined) when a node on its path diverges"
             if rule == "same" else f"; outputs by the `{rule}` rule"
         )
         return head + tail + " (roundoff.analyze.verdict)."

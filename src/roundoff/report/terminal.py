@@ -174,8 +174,9 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
 _METRIC_COLUMNS = ("own excess", "rel err", "bits", "nan/inf", "verdict")
 #: What the columns are (the judged figure first; the total figures include inherited error).
 _NODES_CAPTION = (
-    "own excess: the node's error recomputed from fp64 inputs over its format's rounding (it diverges "
-    "above 16); rel err and bits: its total error against fp64, inherited error included"
+    "own excess: the node's error recomputed from fp64 inputs (rounded as it reads them) over the rounding "
+    "of the format it is judged in (it diverges above 16); rel err and bits: its total error against fp64, "
+    "inherited error included"
 )
 
 
