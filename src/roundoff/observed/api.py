@@ -2,9 +2,11 @@
 
 The program is captured (`roundoff.capture`, forward and, with `backward`, its backward in one aten
 graph), compiled once by the real backend (Inductor: the kernels torch.compile generates for that
-graph), and run once with every kernel tapped (`roundoff.observed.taps`): each buffer a kernel
-writes is copied to host memory as soon as the kernel returns (device memory grows by nothing; host
-memory holds the kernel outputs that map to Program nodes). Then one lock-step run of the graph
+graph), run once with every kernel tapped to learn where each kernel's buffers are
+(`roundoff.observed.taps`, `roundoff.observed.replay`), then run observed: each buffer that holds a
+Program node's value is kept as soon as its kernel returns (CPU: the buffer itself, or a copy where
+the program later writes over it; CUDA: a non-blocking copy to pinned host memory, so device memory
+grows by nothing). Then one lock-step run of the graph
 (eager, fp64, the emulated policy) judges each buffer locally (`roundoff.observed.compare`).
 """
 
@@ -26,7 +28,8 @@ from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.observed.compare import (
     KernelObserver, KernelReport, Observed, better, stored_and_reused, substitution_nodes,
 )
-from roundoff.observed.taps import CompiledProgram, ObserveError, compile_program, tapped
+from roundoff.observed.replay import TapPlan, plan_taps, run_planned
+from roundoff.observed.taps import CompiledProgram, ObserveError, compile_program
 from roundoff.plan import plan
 from roundoff.policy.model import Policy
 from roundoff.plan.shared import plan_pair
@@ -50,7 +53,7 @@ class ObserveResult:
     launches: int  # kernel calls the compiled program made (extern kernels included)
     unmapped: tuple[str, ...]  # buffers written that hold no Program node's value
     step_seconds: float  # one unobserved run of the compiled program (warm, fastest of `REPEATS`)
-    observed_seconds: float  # one tapped run (host copies included, fastest of `REPEATS`)
+    observed_seconds: float  # one observed run (buffers kept, host copies included, fastest of `REPEATS`)
     compare_seconds: float  # the lock-step comparison
     outputs_identical: bool  # the tapped run's outputs equal the unobserved run's, bit for bit
     source: str = field(default="", repr=False)  # the generated wrapper module
@@ -108,23 +111,19 @@ def _same_bits(a: Any, b: Any) -> bool:
 
 
 def run_observed(
-    compiled: CompiledProgram, inputs: list[torch.Tensor], device: torch.device
-) -> tuple[dict[str, Observed], int, list[str], float, tuple]:
-    """One tapped run: ({node id: Observed}, kernel calls, unmapped buffers, seconds, outputs)."""
+    compiled: CompiledProgram, inputs: list[torch.Tensor], device: torch.device, plan: TapPlan,
+    pinned: dict[str, torch.Tensor],
+) -> tuple[dict[str, Observed], float, tuple]:
+    """One observed run, replaying `plan` (`roundoff.observed.replay`): ({node id: Observed}, seconds,
+    outputs). The seconds include keeping the buffers (CUDA: the host copies, synchronized)."""
+    (kept, outs), seconds = _timed(lambda: run_planned(compiled, inputs, plan, pinned), device)
     observed: dict[str, Observed] = {}
-    unmapped: list[str] = []
-
-    def sink(kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
-        info = compiled.buffers.get(buffer)
-        if info is None:
-            unmapped.append(buffer)
-            return
-        copy = value.detach().to("cpu", copy=True)  # host memory: the device keeps only the run's own
-        observed[info.node_id] = Observed(kernel, buffer, info.kind, info.fused, copy, len(observed), launch)
-
-    with tapped(compiled.module, sink) as launches, torch.no_grad():
-        outs, seconds = _timed(lambda: compiled.run(*inputs), device)
-    return observed, launches[0], unmapped, seconds, tuple(outs)
+    for launch in plan.captures:
+        for c in launch:
+            info = compiled.buffers[c.buffer]
+            observed[info.node_id] = Observed(c.kernel, c.buffer, info.kind, info.fused, kept[c.buffer],
+                                              len(observed), c.launch)
+    return observed, seconds, tuple(outs)
 
 
 def observe_compiled(
@@ -158,15 +157,15 @@ def observe_compiled(
     on_device = [x.to(where) if isinstance(x, torch.Tensor) else x for x in host]
     policy = policy or ("inductor-gpu" if where.type == "cuda" else "inductor-cpu")
     compiled = compile_program(program, on_device, backend)
-    with torch.no_grad():
-        compiled.run(*on_device)  # warm-up: first-call work is not the step's time
+    plan = plan_taps(compiled, on_device)  # also the warm-up: first-call work is not the step's time
+    pinned: dict[str, torch.Tensor] = {}  # CUDA: host buffers, allocated once, reused by every run
     step = seconds = float("inf")
     for _ in range(max(1, repeats)):  # interleaved, so a burst of load hits both alike
         with torch.no_grad():
             reference, took = _timed(lambda: compiled.run(*on_device), where)
         step = min(step, took)
         observed = {}  # the previous run's copies are freed before the next run makes its own
-        observed, launches, unmapped, took, outs = run_observed(compiled, on_device, where)
+        observed, took, outs = run_observed(compiled, on_device, where, plan, pinned)
         seconds = min(seconds, took)
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
@@ -174,7 +173,7 @@ def observe_compiled(
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
-        launches=launches, unmapped=tuple(unmapped), step_seconds=step, observed_seconds=seconds,
+        launches=len(plan.kernels), unmapped=plan.unmapped, step_seconds=step, observed_seconds=seconds,
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=compiled.source,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
     )

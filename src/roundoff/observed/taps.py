@@ -221,12 +221,14 @@ class _Tap:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.kernel(*args, **kwargs)
-        launch = self.after(sys._getframe(1), args, kwargs)
+        self.note_returned(out, args, kwargs, self.after(sys._getframe(1), args, kwargs))
+        return out
+
+    def note_returned(self, out: Any, args: tuple, kwargs: dict, launch: int) -> None:
         if isinstance(out, torch.Tensor) and not any(  # a new result, not its `out=` argument
             isinstance(a, torch.Tensor) and _storage(a) == _storage(out) for a in (*args, *kwargs.values())
         ):
             self.returned[_storage(out)] = (self.name, launch)
-        return out
 
     def run(self, *args: Any, **kwargs: Any) -> Any:  # Triton kernels are launched by `.run`
         out = self.kernel.run(*args, **kwargs)
@@ -255,32 +257,34 @@ class _Tap:
 class _ExternTaps:
     """``extern_kernels`` with each kernel function tapped."""
 
-    def __init__(
-        self, inner: Any, sink: Sink, seen: set[str], launches: list[int], returned: dict[int, tuple[str, int]],
-    ) -> None:
-        self._inner, self._sink, self._seen, self._launches, self._returned = inner, sink, seen, launches, returned
+    def __init__(self, inner: Any, make: Callable[[Any, str], Any]) -> None:
+        self._inner, self._make = inner, make
 
     def __getattr__(self, attr: str) -> Any:
-        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen, self._launches,
-                    self._returned)
+        return self._make(getattr(self._inner, attr), f"extern_kernels.{attr}")
 
 
 @contextlib.contextmanager
-def tapped(module: types.ModuleType, sink: Sink) -> Iterator[list[int]]:
+def tapped(module: types.ModuleType, sink: Sink, wrap: Callable[[_Tap], Any] | None = None) -> Iterator[list[int]]:
     """For the duration, every kernel the wrapper `module` calls reports the buffers it wrote to
     ``sink(kernel_name, launch, buffer_name, tensor)`` right after it ran (`launch` counts kernel
     calls from 0; the tensor is the live buffer: copy what you keep). Yields ``[launches so far]``.
+    `wrap`, if given, wraps each tap (`roundoff.observed.replay` records the calls through it).
     The module's globals are restored on exit."""
     seen: set[str] = set()
     launches = [0]
     returned: dict[int, tuple[str, int]] = {}
-    saved: dict[str, Any] = {}
-    for name, value in list(vars(module).items()):
-        if _KERNEL.match(name) and (callable(value) or hasattr(value, "run")):
-            saved[name] = value
-            setattr(module, name, _Tap(value, name, sink, seen, launches, returned))
+
+    def make(kernel: Any, name: str) -> Any:
+        tap = _Tap(kernel, name, sink, seen, launches, returned)
+        return wrap(tap) if wrap is not None else tap
+
+    saved = {name: value for name, value in vars(module).items()
+             if _KERNEL.match(name) and (callable(value) or hasattr(value, "run"))}
+    for name, value in saved.items():
+        setattr(module, name, make(value, name))
     saved["extern_kernels"] = module.extern_kernels
-    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen, launches, returned)
+    module.extern_kernels = _ExternTaps(module.extern_kernels, make)
     try:
         yield launches
     finally:
