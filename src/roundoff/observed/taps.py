@@ -175,23 +175,28 @@ def compile_program(program: Program, inputs: Sequence[torch.Tensor], backend: s
     return its wrapper module with the buffer table; the program runs as one inference graph."""
     if backend != "inductor":
         raise ObserveError(f"backend {backend!r}: observe supports 'inductor' only")
+    device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
+    return compile_graph(labelled_graph(program, device), inputs, program.name)
+
+
+def compile_graph(gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor], name: str) -> CompiledProgram:
+    """Compile a labelled graph (`labelled_graph`, or a part of one) with Inductor as one inference
+    graph; `name` names the program in errors."""
     import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
-    device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
-    gm = labelled_graph(program, device)
     found: list[tuple[types.ModuleType, dict[str, BufferInfo]]] = []
     try:
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = compile_fx(gm, list(inputs))
     except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
         raise ObserveError(
-            f"Inductor could not compile program {program.name!r}: {type(exc).__name__}: {_compiler_error(exc)} "
+            f"Inductor could not compile program {name!r}: {type(exc).__name__}: {_compiler_error(exc)} "
             "(torch.compile fails on it too, then: a torch bug or an unsupported op, not roundoff's)"
         ) from None
     if len(found) != 1:
         raise ObserveError(
-            f"Inductor produced {len(found)} wrapper modules for program {program.name!r}; observe "
+            f"Inductor produced {len(found)} wrapper modules for program {name!r}; observe "
             "expects one (a graph Inductor splits into partitions is not supported yet)"
         )
     module, buffers = found[0]
