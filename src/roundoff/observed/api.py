@@ -29,7 +29,7 @@ from roundoff.observed.compare import (
     KernelObserver, KernelReport, Observed, better, stored_and_reused, substitution_nodes,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
-from roundoff.observed.replay import TapPlan, plan_taps, run_planned
+from roundoff.observed.replay import TapPlan, learn_taps, run_planned
 from roundoff.observed.taps import ObserveError
 from roundoff.plan import plan
 from roundoff.policy.model import Policy
@@ -117,9 +117,8 @@ def learn(staged: Staged, inputs: list[torch.Tensor]) -> dict[str, TapPlan]:
     plans: dict[str, TapPlan] = {}
 
     def call(stage: Stage, xs: list) -> Any:
-        plans[stage.label] = plan_taps(stage.compiled, xs)
-        with torch.no_grad():
-            return stage.compiled.run(*xs)
+        plans[stage.label], outs = learn_taps(stage.compiled, xs)
+        return outs
 
     staged.run(inputs, call)
     return plans

@@ -161,12 +161,17 @@ class _Recording:
 def plan_taps(compiled: CompiledProgram, inputs: Sequence[Any]) -> TapPlan:
     """Run `compiled` once with every kernel tapped and scanned (`tapped`) and return the plan of
     what to keep after each kernel call (see the module docstring). Costs one slow observed run."""
+    return learn_taps(compiled, inputs)[0]
+
+
+def learn_taps(compiled: CompiledProgram, inputs: Sequence[Any]) -> tuple[TapPlan, Any]:
+    """`plan_taps`, and the outputs of that run."""
     learner = _Learner(compiled)
     with tapped(compiled.module, learner.sink, wrap=lambda tap: _Recording(tap, learner)), torch.no_grad():
-        compiled.run(*inputs)
+        outs = compiled.run(*inputs)
     if any(value.is_cuda for _, value, _, _ in learner.found):
         torch.cuda.synchronize()
-    return learner.plan()
+    return learner.plan(), outs
 
 
 class _Replay:
