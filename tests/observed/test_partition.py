@@ -62,6 +62,10 @@ def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile()
     for name, grad in zip(program.grad_input_names, grads):  # bit for bit
         assert grad.dtype == real_grads[name].dtype and torch.equal(grad.view(torch.int16), real_grads[name].view(torch.int16))
     assert result.outputs_identical
+    from roundoff.report.observed import observe_document
+
+    assert result.stages == ("forward", "backward")
+    assert observe_document(result)["compiled_as"] == "forward and backward apart"
     stages = {k.buffer.startswith("backward:") for k in result.kernels}
     assert stages == {True, False}  # buffers of both programs, mapped to Program nodes
     assert all(k.node_id in {n.meta["roundoff_id"] for n in program.graph.nodes if "roundoff_id" in n.meta}

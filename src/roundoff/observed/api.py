@@ -57,6 +57,7 @@ class ObserveResult:
     observed_seconds: float  # one observed run (buffers kept, host copies included, fastest of `REPEATS`)
     compare_seconds: float  # the lock-step comparison
     outputs_identical: bool  # the tapped run's outputs equal the unobserved run's, bit for bit
+    stages: tuple[str, ...] = ("",)  # the compiled programs: ("",) one joint graph, or ("forward", "backward")
     source: str = field(default="", repr=False)  # the generated wrapper module
     outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
 
@@ -207,6 +208,7 @@ def observe_compiled(
         unmapped=tuple(f"{label}:{b}" if label == "backward" else b for label, p in plans.items() for b in p.unmapped),
         step_seconds=step, observed_seconds=seconds,
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=staged.source,
+        stages=tuple(st.label for st in staged.stages),
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
     )
 
