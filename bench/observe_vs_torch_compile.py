@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -64,7 +65,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(same)} of {len(real)} bit-identical to torch.compile's; differing elements: {differ or 'none'}")
         for stage, code in zip(staged.stages, codes if partitioned else [None]):
             ks = kernels(stage.compiled.source)
-            common = f", {len(set(ks) & set(kernels(code)))} with the same name as torch.compile's" if code else ""
+            common = ""
+            if code:
+                theirs = kernels(code)
+                bare = lambda names: sorted(re.sub(r"_\d+$", "", k) for k in names)  # noqa: E731
+                same_ops = sum((Counter(bare(ks)) & Counter(bare(theirs))).values())
+                common = (f" (torch.compile: {len(theirs)}), {len(set(ks) & set(theirs))} with the same name, "
+                          f"{same_ops} with the same fused ops (name without its index)")
             print(f"  {stage.label or 'joint graph'}: {len(ks)} kernels{common}")
     return 0
 
