@@ -9,7 +9,8 @@ with real Inductor and observes every buffer its kernels write (`roundoff.observ
   operands (``inductor-cpu`` on CPU, ``inductor-gpu`` on CUDA), and each pointwise buffer that is
   not bit-identical with the cause observe names;
 - the first kernel that diverges against fp64 (local error, see `roundoff.observed.compare`);
-- time: one compiled step (warm) against the observed step (taps and host copies) and the comparison.
+- time: one compiled step (warm) against the observed step (buffers kept as observe keeps them) and the
+  comparison; interleaved, also the scanning taps of before; on CPU, host memory peaks.
 
 Usage: ``python bench/observe.py [--device cuda] [--hidden 128 --layers 2 --seq 64] --out bench/results/observe-cpu``
 (writes OUT.md and OUT.json).
@@ -26,27 +27,37 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
+from check import _peak_cpu  # noqa: E402  (a sibling bench script)
 from real_model_fidelity import build  # noqa: E402  (a sibling bench script)
 
 from roundoff.capture import capture  # noqa: E402
 from roundoff.execute.cpu_allocator import retain_freed_memory  # noqa: E402
 from roundoff.execute.run import complete_inputs  # noqa: E402
 from roundoff.observed import observe_compiled  # noqa: E402
+from roundoff.observed.replay import plan_taps, run_planned  # noqa: E402
 from roundoff.observed.taps import compile_program, tapped  # noqa: E402
 from roundoff.report.observed import observe_document  # noqa: E402
 
 
 def overhead(program, device: str, repeats: int) -> dict[str, float]:
-    """Fastest of `repeats` interleaved runs of the compiled step: plain, tapped (buffers handed to a
-    sink that drops them) and tapped with every buffer copied to host, as observe does."""
+    """Fastest of `repeats` interleaved runs of the compiled step: plain; observed as observe does
+    (`roundoff.observed.replay`: the plan learned once, buffers kept); and the scanning taps of
+    before (`tapped`: every kernel's caller's locals scanned, every mapped buffer copied to host)."""
     inputs = [x.to(device) for x in complete_inputs(program, program.example_inputs)]
     compiled = compile_program(program, inputs)
+    plan = plan_taps(compiled, inputs)
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     kept: dict[str, torch.Tensor] = {}
+    pinned: dict[str, torch.Tensor] = {}
+
+    def scan_copy(k, n, b, v):
+        if b in compiled.buffers:
+            kept[b] = v.detach().to("cpu", copy=True)
+
     ways = {
         "plain": lambda: compiled.run(*inputs),
-        "taps": lambda: _tapped_run(compiled, inputs, lambda k, n, b, v: None),
-        "taps_copy": lambda: _tapped_run(compiled, inputs, lambda k, n, b, v: kept.__setitem__(b, v.detach().to("cpu", copy=True))),
+        "observed": lambda: kept.update(run_planned(compiled, inputs, plan, pinned)[0]),
+        "scan_copy": lambda: _tapped_run(compiled, inputs, scan_copy),
     }
     best = dict.fromkeys(ways, float("inf"))
     with torch.no_grad():
@@ -59,12 +70,35 @@ def overhead(program, device: str, repeats: int) -> dict[str, float]:
                 fn()
                 sync()
                 best[name] = min(best[name], time.perf_counter() - t)
+        if device == "cpu":
+            best.update(memory(compiled, inputs, plan, program))
     return best
 
 
 def _tapped_run(compiled, inputs, sink) -> None:
     with tapped(compiled.module, sink):
         compiled.run(*inputs)
+
+
+def memory(compiled, inputs, plan, program) -> dict[str, float]:
+    """Peak host bytes (malloc in use above the level before the call) of the compiled step, of the
+    observed step (its kept buffers included) and of the comparison (the kept buffers, already
+    allocated, not included), and the bytes the kept buffers hold."""
+    from roundoff.observed.api import _compare, run_observed
+    from roundoff.observed.partition import Stage, Staged
+
+    staged = Staged((Stage("", compiled),), program.num_forward_outputs)
+    with torch.no_grad():
+        plain = max(_peak_cpu(lambda: compiled.run(*inputs)) for _ in range(5))
+        held: list = []
+        observed_peak = max(_peak_cpu(lambda: held.append(run_observed(staged, inputs, torch.device("cpu"), {"": plan}, {})))
+                            for _ in range(5))
+        observed = held[0][0]
+        kept = sum(o.value.untyped_storage().nbytes() for o in {id(o.value): o for o in observed.values()}.values())
+        compare = _peak_cpu(lambda: _compare(program, observed, inputs, "oracle", "inductor-cpu", 1e-4, "eager"))
+    return {"peak_compiled": plain, "peak_observed": observed_peak, "kept_bytes": kept, "peak_compare": compare,
+            "copies": sum(c.copy for launch in plan.captures for c in launch),
+            "references": sum(not c.copy for launch in plan.captures for c in launch)}
 
 
 def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float, costs: dict[str, float]) -> str:
@@ -75,7 +109,9 @@ def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float
         f"Command: `{command}`",
         "",
         f"Model: LlamaForCausalLM, hidden {args.hidden}, {args.layers} layers, seq {args.seq}, bf16, "
-        f"attention {args.attn}, emulated transcendentals: {args.transcendentals}, loss + every parameter gradient (one aten graph, compiled once by Inductor). "
+        f"attention {args.attn}, emulated transcendentals: {args.transcendentals}, loss + every parameter gradient "
+        + ("(one aten graph split by AOTAutograd's partitioner; forward and backward compiled apart by Inductor). "
+           if args.partitioned else "(one aten graph, compiled once by Inductor). ") +
         f"torch {torch.__version__}.",
         "",
         f"Kernel launches: {doc['launches']}; buffers observed and mapped to a Program node: {doc['buffers']}; "
@@ -110,16 +146,28 @@ def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float
         "| time | seconds | x compiled step |",
         "| --- | ---: | ---: |",
         f"| compiled step (warm, unobserved, fastest of {args.repeats}) | {s['compiled_step']:.4f} | 1.00 |",
-        f"| observed step (taps + host copies, fastest of {args.repeats}) | {s['observed_step']:.4f} | {s['observed_step'] / s['compiled_step']:.2f} |",
+        f"| observed step (plan replayed, buffers kept, fastest of {args.repeats}) | {s['observed_step']:.4f} | {s['observed_step'] / s['compiled_step']:.2f} |",
         f"| comparison (eager, fp64, emulation in lock step) | {s['comparison']:.3f} | {s['comparison'] / s['compiled_step']:.1f} |",
         f"| capture (roundoff.capture) | {capture_s:.3f} | - |",
         "",
         f"Interleaved, fastest of {args.repeats} each (one more compile of the same graph): compiled step "
-        f"{costs['plain'] * 1e3:.2f} ms, tapped (buffers dropped) {costs['taps'] * 1e3:.2f} ms "
-        f"({costs['taps'] / costs['plain']:.2f}x), tapped with host copies {costs['taps_copy'] * 1e3:.2f} ms "
-        f"({costs['taps_copy'] / costs['plain']:.2f}x).",
+        f"{costs['plain'] * 1e3:.2f} ms, observed (as observe runs it: plan replayed, buffers kept) "
+        f"{costs['observed'] * 1e3:.2f} ms ({costs['observed'] / costs['plain']:.2f}x), the scanning taps "
+        f"with every mapped buffer copied (observe before the replay) {costs['scan_copy'] * 1e3:.2f} ms "
+        f"({costs['scan_copy'] / costs['plain']:.2f}x).",
         "",
     ]
+    if "peak_compiled" in costs:
+        mib = 2.0**20
+        lines += [
+            f"Host memory (malloc in use above the level before each call, peak): compiled step "
+            f"{costs['peak_compiled'] / mib:.1f} MiB; observed step {costs['peak_observed'] / mib:.1f} MiB "
+            f"({costs['peak_observed'] / costs['peak_compiled']:.2f}x; buffers kept: {costs['kept_bytes'] / mib:.1f} MiB, "
+            f"{costs['references']} by reference, {costs['copies']} copied because the program writes over them later); "
+            f"comparison {costs['peak_compare'] / mib:.1f} MiB above the kept buffers "
+            f"({(costs['peak_compare'] + costs['kept_bytes']) / costs['peak_compiled']:.1f}x the compiled step's peak with them).",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -133,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transcendentals", default="eager", choices=["eager", "inductor"],
                     help="evaluate the emulation's transcendentals with Inductor's own kernels")
     ap.add_argument("--repeats", type=int, default=10, help="timed runs of each step (fastest reported)")
+    ap.add_argument("--partitioned", action="store_true",
+                    help="observe forward and backward compiled apart, as torch.compile compiles a training step "
+                         "(the interleaved timing and memory still compile the joint graph)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--source", type=Path, default=None, help="also write Inductor's generated wrapper here")
     args = ap.parse_args(argv)
@@ -143,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     program = capture(module, ids, backward=True, name="llama")
     capture_s = time.perf_counter() - t0
     result = observe_compiled(program, device=args.device, against="oracle", transcendentals=args.transcendentals,
-                              repeats=args.repeats)
+                              repeats=args.repeats, partitioned=args.partitioned)
     doc = observe_document(result, "llama")
     if args.source is not None:
         args.source.write_text(result.source)

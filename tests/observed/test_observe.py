@@ -183,3 +183,15 @@ def test_a_result_an_extern_kernel_returns_is_credited_to_that_kernel():
     result = observe_compiled(conv_then_norm, x, w)
     conv = [k for k in result.kernels if k.op == "convolution"]
     assert conv and all(k.kernel.startswith("extern_kernels.") for k in conv), [(k.kernel, k.op) for k in conv]
+
+
+def test_an_integer_buffer_is_not_judged_and_does_not_stop_the_others():
+    """An argmax kernel writes int64 indices: observe used to fail on them (no roundoff format)."""
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
+
+    def indices_and_sine(x):
+        return (x * 2).argmax(-1), torch.sin(x)
+
+    result = observe_compiled(indices_and_sine, x, repeats=1)
+    assert torch.equal(result.outputs[0], (x * 2).argmax(-1))  # eager's indices
+    assert [k.op for k in result.kernels] == ["sin"] and result.outputs_identical

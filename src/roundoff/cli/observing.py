@@ -34,7 +34,9 @@ diverging kernel is where an error is made, not where it arrives. The generated 
 )
 
 
-def run_observe(loaded: Loaded, backend: str, device: str | None, against: str, policy: str | None) -> dict[str, Any]:
+def run_observe(
+    loaded: Loaded, backend: str, device: str | None, against: str, policy: str | None, partitioned: bool = False,
+) -> dict[str, Any]:
     """Capture `loaded`, observe it compiled; the report document. Bad input: `UsageError`."""
     from roundoff.observed import ObserveError, observe_compiled
     from roundoff.report.observed import observe_document
@@ -46,7 +48,8 @@ def run_observe(loaded: Loaded, backend: str, device: str | None, against: str, 
     chosen = resolve_policy(policy) if policy is not None else None  # a bad name fails before compiling
     program = capture_target(loaded)
     try:
-        result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen)
+        result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
+                                  partitioned=partitioned)
     except ObserveError as exc:
         raise UsageError(f"{loaded.label}: {exc}") from None
     return observe_document(result, loaded.label)
@@ -68,6 +71,10 @@ def observe(
     ] = None,
     inputs: InputsOpt = None,
     backward: BackwardOpt = False,
+    partitioned: Annotated[
+        bool, typer.Option("--partitioned", help="With --backward: compile forward and backward apart, split by "
+                           "AOTAutograd's partitioner, as torch.compile compiles a training step.")
+    ] = False,
     json_out: JsonOpt = False,
     top: Annotated[int, typer.Option(min=0, metavar="N", help="Kernel rows to list.")] = 20,
     debug: DebugOpt = False,
@@ -79,7 +86,9 @@ def observe(
         if device is not None and device not in ("cpu", "cuda") and not device.startswith("cuda:"):
             raise UsageError(f"--device {device!r}: choose cpu or cuda")
         loaded = load_target(target, inputs, backward)
-        document = run_observe(loaded, backend, device, against, policy)
+        if partitioned and not backward:
+            raise UsageError("--partitioned splits forward from backward: add --backward")
+        document = run_observe(loaded, backend, device, against, policy, partitioned)
         if json_out:
             typer.echo(dumps(document))
         else:

@@ -2,9 +2,11 @@
 
 The program is captured (`roundoff.capture`, forward and, with `backward`, its backward in one aten
 graph), compiled once by the real backend (Inductor: the kernels torch.compile generates for that
-graph), and run once with every kernel tapped (`roundoff.observed.taps`): each buffer a kernel
-writes is copied to host memory as soon as the kernel returns (device memory grows by nothing; host
-memory holds the kernel outputs that map to Program nodes). Then one lock-step run of the graph
+graph), run once with every kernel tapped to learn where each kernel's buffers are
+(`roundoff.observed.taps`, `roundoff.observed.replay`), then run observed: each buffer that holds a
+Program node's value is kept as soon as its kernel returns (CPU: the buffer itself, or a copy where
+the program later writes over it; CUDA: a non-blocking copy to pinned host memory, so device memory
+grows by nothing). Then one lock-step run of the graph
 (eager, fp64, the emulated policy) judges each buffer locally (`roundoff.observed.compare`).
 """
 
@@ -26,7 +28,9 @@ from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.observed.compare import (
     KernelObserver, KernelReport, Observed, better, stored_and_reused, substitution_nodes,
 )
-from roundoff.observed.taps import CompiledProgram, ObserveError, compile_program, tapped
+from roundoff.observed.partition import Stage, Staged, compile_staged
+from roundoff.observed.replay import TapPlan, learn_taps, run_planned
+from roundoff.observed.taps import ObserveError
 from roundoff.plan import plan
 from roundoff.policy.model import Policy
 from roundoff.plan.shared import plan_pair
@@ -50,9 +54,10 @@ class ObserveResult:
     launches: int  # kernel calls the compiled program made (extern kernels included)
     unmapped: tuple[str, ...]  # buffers written that hold no Program node's value
     step_seconds: float  # one unobserved run of the compiled program (warm, fastest of `REPEATS`)
-    observed_seconds: float  # one tapped run (host copies included, fastest of `REPEATS`)
+    observed_seconds: float  # one observed run (buffers kept, host copies included, fastest of `REPEATS`)
     compare_seconds: float  # the lock-step comparison
     outputs_identical: bool  # the tapped run's outputs equal the unobserved run's, bit for bit
+    stages: tuple[str, ...] = ("",)  # the compiled programs: ("",) one joint graph, or ("forward", "backward")
     source: str = field(default="", repr=False)  # the generated wrapper module
     outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
 
@@ -107,24 +112,45 @@ def _same_bits(a: Any, b: Any) -> bool:
     return type(a) is type(b)
 
 
+def learn(staged: Staged, inputs: list[torch.Tensor]) -> dict[str, TapPlan]:
+    """{stage label: what to keep after each of its kernel calls}, learned in one scanning run per
+    stage (`roundoff.observed.replay.plan_taps`); also the warm-up of every stage."""
+    plans: dict[str, TapPlan] = {}
+
+    def call(stage: Stage, xs: list) -> Any:
+        plans[stage.label], outs = learn_taps(stage.compiled, xs)
+        return outs
+
+    staged.run(inputs, call)
+    return plans
+
+
 def run_observed(
-    compiled: CompiledProgram, inputs: list[torch.Tensor], device: torch.device
-) -> tuple[dict[str, Observed], int, list[str], float, tuple]:
-    """One tapped run: ({node id: Observed}, kernel calls, unmapped buffers, seconds, outputs)."""
+    staged: Staged, inputs: list[torch.Tensor], device: torch.device, plans: dict[str, TapPlan],
+    pinned: dict[str, dict[str, torch.Tensor]],
+) -> tuple[dict[str, Observed], float, tuple]:
+    """One observed run, replaying `plans` (`roundoff.observed.replay`): ({node id: Observed}, seconds,
+    outputs). The seconds include keeping the buffers (CUDA: the host copies, synchronized). A
+    buffer of the backward stage is named ``backward:bufN``; a value the backward recomputes keeps
+    the forward's buffer."""
+    kept: dict[str, dict[str, torch.Tensor]] = {}
+
+    def call(stage: Stage, xs: list) -> Any:
+        kept[stage.label], outs = run_planned(stage.compiled, xs, plans[stage.label], pinned.setdefault(stage.label, {}))
+        return outs
+
+    outs, seconds = _timed(lambda: staged.run(inputs, call), device)
     observed: dict[str, Observed] = {}
-    unmapped: list[str] = []
-
-    def sink(kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
-        info = compiled.buffers.get(buffer)
-        if info is None:
-            unmapped.append(buffer)
-            return
-        copy = value.detach().to("cpu", copy=True)  # host memory: the device keeps only the run's own
-        observed[info.node_id] = Observed(kernel, buffer, info.kind, info.fused, copy, len(observed), launch)
-
-    with tapped(compiled.module, sink) as launches, torch.no_grad():
-        outs, seconds = _timed(lambda: compiled.run(*inputs), device)
-    return observed, launches[0], unmapped, seconds, tuple(outs)
+    offset = 0
+    for stage in staged.stages:
+        plan, prefix = plans[stage.label], f"{stage.label}:" if stage.label == "backward" else ""
+        for c in (c for launch in plan.captures for c in launch):
+            info = stage.compiled.buffers[c.buffer]
+            if info.node_id not in observed:
+                observed[info.node_id] = Observed(c.kernel, prefix + c.buffer, info.kind, info.fused,
+                                                  kept[stage.label][c.buffer], len(observed), offset + c.launch)
+        offset += len(plan.kernels)
+    return observed, seconds, tuple(outs)
 
 
 def observe_compiled(
@@ -138,6 +164,7 @@ def observe_compiled(
     tol: float = 1e-4,
     transcendentals: str = "eager",
     repeats: int = REPEATS,
+    partitioned: bool = False,
 ) -> ObserveResult:
     """Compile `fn_or_module` with the real `backend`, run it on `inputs` (on `device`, by default
     theirs) and judge every buffer its kernels write against `against` (``"oracle"``/``"fp64"`` or
@@ -147,7 +174,10 @@ def observe_compiled(
     ``transcendentals="inductor"`` evaluates the emulation's exp/erf/sin/... with Inductor's own fp32
     kernels (as `roundoff.analyze.check` can; one small compile per op and shape), so that what still
     differs is not the transcendental implementation. The compiled step and the tapped step are each
-    run `repeats` times, alternately; the fastest of each is reported."""
+    run `repeats` times, alternately; the fastest of each is reported. With `partitioned` (a program
+    with a backward), forward and backward are split by AOTAutograd's partitioner and compiled as
+    two programs, as torch.compile compiles a training step (`roundoff.observed.partition`); else
+    the joint graph is compiled as one."""
     if backend not in BACKENDS:
         raise ObserveError(f"backend {backend!r}: observe supports {', '.join(BACKENDS)}")
     if against not in REFERENCES:
@@ -157,16 +187,16 @@ def observe_compiled(
     where = _device(device, host)
     on_device = [x.to(where) if isinstance(x, torch.Tensor) else x for x in host]
     policy = policy or ("inductor-gpu" if where.type == "cuda" else "inductor-cpu")
-    compiled = compile_program(program, on_device, backend)
-    with torch.no_grad():
-        compiled.run(*on_device)  # warm-up: first-call work is not the step's time
+    staged = compile_staged(program, on_device, backend, partitioned)
+    plans = learn(staged, on_device)  # also the warm-up: first-call work is not the step's time
+    pinned: dict[str, dict[str, torch.Tensor]] = {}  # CUDA: host buffers, allocated once, reused by every run
     step = seconds = float("inf")
     for _ in range(max(1, repeats)):  # interleaved, so a burst of load hits both alike
         with torch.no_grad():
-            reference, took = _timed(lambda: compiled.run(*on_device), where)
+            reference, took = _timed(lambda: staged.run(on_device, lambda st, xs: st.compiled.run(*xs)), where)
         step = min(step, took)
         observed = {}  # the previous run's copies are freed before the next run makes its own
-        observed, launches, unmapped, took, outs = run_observed(compiled, on_device, where)
+        observed, took, outs = run_observed(staged, on_device, where, plans, pinned)
         seconds = min(seconds, took)
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
@@ -174,8 +204,11 @@ def observe_compiled(
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
-        launches=launches, unmapped=tuple(unmapped), step_seconds=step, observed_seconds=seconds,
-        compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=compiled.source,
+        launches=sum(len(p.kernels) for p in plans.values()),
+        unmapped=tuple(f"{label}:{b}" if label == "backward" else b for label, p in plans.items() for b in p.unmapped),
+        step_seconds=step, observed_seconds=seconds,
+        compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=staged.source,
+        stages=tuple(st.label for st in staged.stages),
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
     )
 

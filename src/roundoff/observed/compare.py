@@ -225,7 +225,8 @@ class KernelObserver:
             return None
         obs = self.observed[nid]
         value = obs.value.to(vals[ORACLE].device)
-        if not isinstance(vals[ORACLE], torch.Tensor) or value.numel() != vals[ORACLE].numel():
+        if (not isinstance(vals[ORACLE], torch.Tensor) or value.numel() != vals[ORACLE].numel()
+                or not value.is_floating_point()):  # integer buffers (indices, masks) are not judged
             self.skipped.append(nid)
             return None
         value = value.reshape(vals[ORACLE].shape)

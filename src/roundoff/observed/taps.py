@@ -175,23 +175,28 @@ def compile_program(program: Program, inputs: Sequence[torch.Tensor], backend: s
     return its wrapper module with the buffer table; the program runs as one inference graph."""
     if backend != "inductor":
         raise ObserveError(f"backend {backend!r}: observe supports 'inductor' only")
+    device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
+    return compile_graph(labelled_graph(program, device), inputs, program.name)
+
+
+def compile_graph(gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor], name: str) -> CompiledProgram:
+    """Compile a labelled graph (`labelled_graph`, or a part of one) with Inductor as one inference
+    graph; `name` names the program in errors."""
     import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
-    device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
-    gm = labelled_graph(program, device)
     found: list[tuple[types.ModuleType, dict[str, BufferInfo]]] = []
     try:
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = compile_fx(gm, list(inputs))
     except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
         raise ObserveError(
-            f"Inductor could not compile program {program.name!r}: {type(exc).__name__}: {_compiler_error(exc)} "
+            f"Inductor could not compile program {name!r}: {type(exc).__name__}: {_compiler_error(exc)} "
             "(torch.compile fails on it too, then: a torch bug or an unsupported op, not roundoff's)"
         ) from None
     if len(found) != 1:
         raise ObserveError(
-            f"Inductor produced {len(found)} wrapper modules for program {program.name!r}; observe "
+            f"Inductor produced {len(found)} wrapper modules for program {name!r}; observe "
             "expects one (a graph Inductor splits into partitions is not supported yet)"
         )
     module, buffers = found[0]
@@ -221,12 +226,14 @@ class _Tap:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.kernel(*args, **kwargs)
-        launch = self.after(sys._getframe(1), args, kwargs)
+        self.note_returned(out, args, kwargs, self.after(sys._getframe(1), args, kwargs))
+        return out
+
+    def note_returned(self, out: Any, args: tuple, kwargs: dict, launch: int) -> None:
         if isinstance(out, torch.Tensor) and not any(  # a new result, not its `out=` argument
             isinstance(a, torch.Tensor) and _storage(a) == _storage(out) for a in (*args, *kwargs.values())
         ):
             self.returned[_storage(out)] = (self.name, launch)
-        return out
 
     def run(self, *args: Any, **kwargs: Any) -> Any:  # Triton kernels are launched by `.run`
         out = self.kernel.run(*args, **kwargs)
@@ -255,32 +262,34 @@ class _Tap:
 class _ExternTaps:
     """``extern_kernels`` with each kernel function tapped."""
 
-    def __init__(
-        self, inner: Any, sink: Sink, seen: set[str], launches: list[int], returned: dict[int, tuple[str, int]],
-    ) -> None:
-        self._inner, self._sink, self._seen, self._launches, self._returned = inner, sink, seen, launches, returned
+    def __init__(self, inner: Any, make: Callable[[Any, str], Any]) -> None:
+        self._inner, self._make = inner, make
 
     def __getattr__(self, attr: str) -> Any:
-        return _Tap(getattr(self._inner, attr), f"extern_kernels.{attr}", self._sink, self._seen, self._launches,
-                    self._returned)
+        return self._make(getattr(self._inner, attr), f"extern_kernels.{attr}")
 
 
 @contextlib.contextmanager
-def tapped(module: types.ModuleType, sink: Sink) -> Iterator[list[int]]:
+def tapped(module: types.ModuleType, sink: Sink, wrap: Callable[[_Tap], Any] | None = None) -> Iterator[list[int]]:
     """For the duration, every kernel the wrapper `module` calls reports the buffers it wrote to
     ``sink(kernel_name, launch, buffer_name, tensor)`` right after it ran (`launch` counts kernel
     calls from 0; the tensor is the live buffer: copy what you keep). Yields ``[launches so far]``.
+    `wrap`, if given, wraps each tap (`roundoff.observed.replay` records the calls through it).
     The module's globals are restored on exit."""
     seen: set[str] = set()
     launches = [0]
     returned: dict[int, tuple[str, int]] = {}
-    saved: dict[str, Any] = {}
-    for name, value in list(vars(module).items()):
-        if _KERNEL.match(name) and (callable(value) or hasattr(value, "run")):
-            saved[name] = value
-            setattr(module, name, _Tap(value, name, sink, seen, launches, returned))
+
+    def make(kernel: Any, name: str) -> Any:
+        tap = _Tap(kernel, name, sink, seen, launches, returned)
+        return wrap(tap) if wrap is not None else tap
+
+    saved = {name: value for name, value in vars(module).items()
+             if _KERNEL.match(name) and (callable(value) or hasattr(value, "run"))}
+    for name, value in saved.items():
+        setattr(module, name, make(value, name))
     saved["extern_kernels"] = module.extern_kernels
-    module.extern_kernels = _ExternTaps(module.extern_kernels, sink, seen, launches, returned)
+    module.extern_kernels = _ExternTaps(module.extern_kernels, make)
     try:
         yield launches
     finally:

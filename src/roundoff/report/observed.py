@@ -32,6 +32,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "against": result.against, "policy": result.policy,
         "verdict": "diverges" if first is not None else "ok",
         "first_divergent": _kernel(first) if first is not None else None,
+        "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
         "outputs_identical_to_unobserved": result.outputs_identical,
         "seconds": {"compiled_step": result.step_seconds, "observed_step": result.observed_seconds,
@@ -60,7 +61,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
             f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded; emulated {doc['policy']}: "
             f"{_emulation(first)}", style="bold red")
-    title = f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches"
+    title = (f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches "
+             f"(compiled as {doc.get('compiled_as', 'one graph')})")
     table = Table(title=title, title_justify="left")
     columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64")
     for col in (*columns, f"vs {doc['policy']}"):

@@ -1,0 +1,263 @@
+"""Observe a compiled program cheaply: learn once where each buffer is, then keep only that.
+
+`roundoff.observed.taps.tapped` finds a kernel's buffers by scanning its caller's locals after every
+kernel call, which costs more Python per kernel than a small kernel takes to run. The generated
+wrapper has no branches, so which buffers each kernel call writes, and through which argument, is
+the same on every run: `plan_taps` learns it in one scanning run (at compile time) and
+`run_planned` replays it with one list lookup per kernel call.
+
+What a replayed run keeps of each buffer that holds a Program node's value (buffers holding none
+are not kept at all), right after the kernel that wrote it returns:
+
+- on CPU, the buffer itself (a reference: no copy, no memory beyond what the program allocated)
+  unless the learning run saw its storage written again later (Inductor reuses a dead buffer's
+  memory: ``buf18 = buf12; del buf12  # reuse``; kernels update buffers in place through
+  ``in_out_ptr``; fallback ops mutate), in which case a copy in its own dtype;
+- on CUDA, a copy into a pinned host buffer allocated once per buffer, issued ``non_blocking`` on
+  the kernel's stream (so it runs after that kernel and before any later kernel reuses the memory);
+  the step synchronizes once, at its end. Device memory grows by nothing.
+
+The generated module's code is not changed (its kernel globals are wrapped for the run, as by
+`tapped`), and every replayed call checks that the kernel is the one the plan expects there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from roundoff.observed.taps import _KERNEL, CompiledProgram, ObserveError, _storage, tapped
+
+_CPP_SIGNATURE = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(\[([^\]]*)\]", re.M)
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One buffer to keep right after one kernel call."""
+
+    buffer: str  # "buf3"
+    kernel: str  # the kernel credited with writing it
+    launch: int  # that kernel call's index in the run
+    arg: int | str | None  # the call's positional index or keyword that is the buffer; None: its result
+    local: bool  # a view of it was passed: read the buffer from the caller's locals by name
+    copy: bool  # written again later in the run (CPU): keep a copy, not the buffer
+
+
+@dataclass(frozen=True)
+class TapPlan:
+    """What each kernel call of the compiled program writes that observe keeps, learned once."""
+
+    kernels: tuple[str, ...]  # the kernel called at each launch
+    captures: tuple[tuple[Capture, ...], ...]  # per launch: the buffers to keep after it ran
+    unmapped: tuple[str, ...]  # buffers written that hold no Program node's value (not kept)
+
+
+def _written_args(source: str) -> dict[str, tuple[bool, ...]]:
+    """{C++ kernel name: per argument, whether the kernel may write it} from the generated wrapper
+    (``cpp_pybinding(['const float*', 'float*', ...])``: a pointer not to const is an output)."""
+    table = {}
+    for name, types in _CPP_SIGNATURE.findall(source):
+        args = [t.strip().strip("'\"") for t in types.split(",") if t.strip()]
+        table[name] = tuple(not a.startswith("const") and a.endswith("*") for a in args)
+    return table
+
+
+def _written_storages(kernel: str, args: tuple, kwargs: dict, out: Any, signatures: dict) -> set[int]:
+    """Storages the call may have written: C++ kernels' non-const pointers, extern kernels' ``out=``
+    and result, and every tensor argument of any other kernel (Triton: conservative)."""
+    tensors = []
+    if kernel in signatures:
+        tensors = [a for a, w in zip(args, signatures[kernel]) if w]
+    elif kernel.startswith("extern_kernels."):
+        tensors = [kwargs.get("out"), out]
+    else:
+        tensors = [*args, *kwargs.values()]
+    return {_storage(t) for t in tensors if isinstance(t, torch.Tensor)}
+
+
+def _where(value: torch.Tensor, args: tuple, kwargs: dict, out: Any) -> tuple[int | str | None, bool]:
+    """The argument of the call that *is* `value` (else: read it from the caller's locals)."""
+    if out is value:
+        return None, False
+    for i, a in enumerate(args):
+        if a is value:
+            return i, False
+    for k, a in kwargs.items():
+        if a is value:
+            return k, False
+    return None, True
+
+
+class _Learner:
+    """The learning run's bookkeeping: every kernel call, where each mapped buffer was found, and
+    which storages each call wrote (to decide which buffers a CPU run must copy)."""
+
+    def __init__(self, compiled: CompiledProgram) -> None:
+        self.compiled, self.signatures = compiled, _written_args(compiled.source)
+        self.kernels: list[str] = []
+        self.writes: list[set[int]] = []  # per call: the storages it may have written
+        self.current: tuple[tuple, dict, Any] = ((), {}, None)  # the call being scanned
+        self.found: list[tuple[Capture, torch.Tensor, torch.Tensor, int]] = []  # capture, buffer, copy, version
+        self.unmapped: list[str] = []
+
+    def call(self, kernel: str, args: tuple, kwargs: dict, out: Any) -> None:
+        self.kernels.append(kernel)
+        self.writes.append(_written_storages(kernel, args, kwargs, out, self.signatures))
+        self.current = (args, kwargs, out)
+
+    def sink(self, kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
+        if buffer not in self.compiled.buffers:
+            self.unmapped.append(buffer)
+            return
+        # found after the call that wrote it, or (a result bound to its name after the call) later
+        arg, local = _where(value, *self.current) if launch == len(self.kernels) - 1 else (None, False)
+        capture = Capture(buffer, kernel, launch, arg, local, copy=False)
+        self.found.append((capture, value, value.detach().to("cpu", copy=True), value._version))
+
+    def plan(self) -> TapPlan:
+        captures: list[list[Capture]] = [[] for _ in self.kernels]
+        for c, value, copy, version in self.found:
+            later = set().union(*self.writes[c.launch + 1:])
+            rewritten = (_storage(value) in later or value._version != version
+                         or not _bitwise_equal(value.detach().cpu(), copy))
+            captures[c.launch].append(replace(c, copy=rewritten))
+        return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(self.unmapped))
+
+
+def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and bool(
+        torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
+
+
+class _Recording:
+    """A kernel wrapper for the learning run: records the call, then lets `tapped`'s tap scan."""
+
+    def __init__(self, tap: Any, learner: _Learner) -> None:
+        self.tap, self.learner = tap, learner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.tap.kernel(*args, **kwargs)
+        self.learner.call(self.tap.name, args, kwargs, out)
+        launch = self.tap.after(sys._getframe(1), args, kwargs)
+        self.tap.note_returned(out, args, kwargs, launch)
+        return out
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.tap.kernel.run(*args, **kwargs)
+        self.learner.call(self.tap.name, args, kwargs, None)
+        self.tap.after(sys._getframe(1), args, kwargs)
+        return out
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.tap.kernel, attr)
+
+
+def plan_taps(compiled: CompiledProgram, inputs: Sequence[Any]) -> TapPlan:
+    """Run `compiled` once with every kernel tapped and scanned (`tapped`) and return the plan of
+    what to keep after each kernel call (see the module docstring). Costs one slow observed run."""
+    return learn_taps(compiled, inputs)[0]
+
+
+def learn_taps(compiled: CompiledProgram, inputs: Sequence[Any]) -> tuple[TapPlan, Any]:
+    """`plan_taps`, and the outputs of that run."""
+    learner = _Learner(compiled)
+    with tapped(compiled.module, learner.sink, wrap=lambda tap: _Recording(tap, learner)), torch.no_grad():
+        outs = compiled.run(*inputs)
+    if any(value.is_cuda for _, value, _, _ in learner.found):
+        torch.cuda.synchronize()
+    return learner.plan(), outs
+
+
+class _Replay:
+    """A kernel wrapper for a replayed run: calls the kernel, then keeps what the plan says."""
+
+    def __init__(self, kernel: Any, name: str, state: _ReplayState) -> None:
+        self.kernel, self.name, self.state = kernel, name, state
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.kernel(*args, **kwargs)
+        self.state.keep(self.name, args, kwargs, out)
+        return out
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:  # Triton kernels are launched by `.run`
+        out = self.kernel.run(*args, **kwargs)
+        self.state.keep(self.name, args, kwargs, None)
+        return out
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.kernel, attr)
+
+
+class _ReplayExtern:
+    def __init__(self, inner: Any, state: _ReplayState) -> None:
+        self._inner, self._state = inner, state
+
+    def __getattr__(self, attr: str) -> Any:
+        return _Replay(getattr(self._inner, attr), f"extern_kernels.{attr}", self._state)
+
+
+class _ReplayState:
+    def __init__(self, plan: TapPlan, pinned: dict[str, torch.Tensor]) -> None:
+        self.plan, self.pinned, self.launch = plan, pinned, 0
+        self.kept: dict[str, torch.Tensor] = {}
+        self.cuda = False
+
+    def keep(self, name: str, args: tuple, kwargs: dict, out: Any) -> None:
+        launch, plan = self.launch, self.plan
+        if launch >= len(plan.kernels) or plan.kernels[launch] != name:
+            expected = plan.kernels[launch] if launch < len(plan.kernels) else "no kernel"
+            raise ObserveError(f"kernel call {launch} is {name}, where the learning run saw {expected}: "
+                               "the compiled program does not run the same kernels each time; observe cannot replay it")
+        self.launch += 1
+        for c in plan.captures[launch]:
+            if c.local:
+                value = sys._getframe(2).f_locals[c.buffer]  # keep <- _Replay.__call__ <- the wrapper
+            else:
+                value = out if c.arg is None else args[c.arg] if isinstance(c.arg, int) else kwargs[c.arg]
+            self.kept[c.buffer] = self._held(c, value)
+
+    def _held(self, c: Capture, value: torch.Tensor) -> torch.Tensor:
+        if value.is_cuda:
+            host = self.pinned.get(c.buffer)
+            if host is None or host.shape != value.shape or host.dtype != value.dtype:
+                host = self.pinned[c.buffer] = torch.empty_like(value, device="cpu", pin_memory=True)
+            self.cuda = True
+            return host.copy_(value.detach(), non_blocking=True)
+        return value.detach().clone() if c.copy else value.detach()
+
+
+@contextlib.contextmanager
+def replaying(compiled: CompiledProgram, plan: TapPlan, pinned: dict[str, torch.Tensor]) -> Iterator[_ReplayState]:
+    """For the duration, the wrapper's kernels keep what `plan` says in ``state.kept`` ({buffer:
+    tensor}); `pinned` holds the CUDA host buffers between runs. Globals are restored on exit."""
+    module, state = compiled.module, _ReplayState(plan, pinned)
+    saved = {name: value for name, value in vars(module).items()
+             if _KERNEL.match(name) and (callable(value) or hasattr(value, "run"))}
+    saved["extern_kernels"] = module.extern_kernels
+    for name, value in saved.items():
+        setattr(module, name, _ReplayExtern(value, state) if name == "extern_kernels" else _Replay(value, name, state))
+    try:
+        yield state
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
+
+
+def run_planned(compiled: CompiledProgram, inputs: Sequence[Any], plan: TapPlan,
+                pinned: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], Any]:
+    """One replayed run: ({buffer: kept value, on host}, the program's outputs). On CUDA the host
+    copies are complete when this returns (one synchronize at the end of the step)."""
+    with replaying(compiled, plan, pinned) as state, torch.no_grad():
+        outs = compiled.run(*inputs)
+    if state.cuda:
+        torch.cuda.synchronize()
+    if state.launch != len(plan.kernels):
+        raise ObserveError(f"the compiled program made {state.launch} kernel calls where the learning run "
+                           f"made {len(plan.kernels)}: observe cannot replay it")
+    return state.kept, outs

@@ -1,0 +1,78 @@
+"""Partitioned observe (`roundoff.observed.partition`) against real torch.compile of a training step.
+
+Oracle: ``torch.compile`` of a function that calls ``loss.backward()`` (AOTAutograd partitions it
+and Inductor compiles the forward and the backward as two programs): its generated code
+(`run_and_get_code`), its loss and its parameter gradients.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from torch._inductor.utils import run_and_get_code
+
+from roundoff.capture import capture
+from roundoff.observed import ObserveError, observe_compiled
+
+
+def _layers():
+    torch.manual_seed(0)
+    return [torch.nn.Linear(a, b, bias=False).bfloat16() for a, b in ((32, 64), (32, 64), (64, 32))]
+
+
+def _cpp_kernels(code: str) -> list[str]:
+    """The C++ kernels' sources, without cache paths."""
+    return sorted(re.sub(r"/\S+\.(h|so|py)", "", s) for s in re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.S))
+
+
+def _names(code: str) -> list[str]:
+    return sorted(re.findall(r"^(cpp_fused\w*) = async_compile", code, flags=re.M))
+
+
+def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile():
+    g, u, d = _layers()
+
+    def loss_of(x):
+        return d(torch.nn.functional.silu(g(x)) * u(x)).float().pow(2).mean()
+
+    def step(x):
+        loss = loss_of(x)
+        loss.backward()
+        return loss
+
+    x = torch.randn(64, 32).bfloat16()
+    real_x = x.clone().requires_grad_()
+    real_loss, codes = run_and_get_code(torch.compile(step), real_x)
+    real_grads = {"x": real_x.grad, "d.weight": d.weight.grad, "g.weight": g.weight.grad, "u.weight": u.weight.grad}
+    assert len(codes) == 2  # torch.compile: a forward and a backward program
+
+    program = capture(loss_of, x.clone().requires_grad_(), backward=True)
+    result = observe_compiled(program, partitioned=True, repeats=1)
+    forward, backward = result.source.split("===== backward")
+    assert _cpp_kernels(forward) == _cpp_kernels(codes[0])  # the forward program: the same kernels
+    # the backward: the same kernels by name (the same fusion), but real torch.compile compiles it as
+    # a backward (`compile_fx_backward`: saved inputs' memory reused in place, so its kernels take
+    # in_out_ptr arguments) and observe as an inference graph: bench/results/observe-cpu.md
+    assert _names(backward) == _names(codes[1])
+    loss, *grads = result.outputs
+    assert torch.equal(loss.view(torch.int32), real_loss.detach().view(torch.int32))
+    assert len(grads) == len(program.grad_input_names) == 4
+    for name, grad in zip(program.grad_input_names, grads):  # bit for bit
+        assert grad.dtype == real_grads[name].dtype and torch.equal(grad.view(torch.int16), real_grads[name].view(torch.int16))
+    assert result.outputs_identical
+    from roundoff.report.observed import observe_document
+
+    assert result.stages == ("forward", "backward")
+    assert observe_document(result)["compiled_as"] == "forward and backward apart"
+    stages = {k.buffer.startswith("backward:") for k in result.kernels}
+    assert stages == {True, False}  # buffers of both programs, mapped to Program nodes
+    assert all(k.node_id in {n.meta["roundoff_id"] for n in program.graph.nodes if "roundoff_id" in n.meta}
+               for k in result.kernels)
+
+
+def test_partitioned_needs_a_backward():
+    x = torch.randn(8)
+    with pytest.raises(ObserveError, match="has no backward"):
+        observe_compiled(torch.sin, x, partitioned=True)

@@ -1,0 +1,72 @@
+"""`roundoff.observed.replay`: a replayed run keeps exactly what the scanning taps read, bit for bit.
+
+Oracle: `tapped`'s scan of the caller's locals, copying each buffer to host right after the kernel
+that wrote it (the slow, direct way), and the unobserved run's outputs.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from roundoff.capture import capture
+from roundoff.execute.run import complete_inputs
+from roundoff.observed.replay import plan_taps, run_planned
+from roundoff.observed.taps import compile_program, tapped
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run on the H200)")
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().cpu().reshape(-1).view(torch.uint8)
+
+
+def _mlp_step():
+    torch.manual_seed(0)
+    g, u, d = (torch.nn.Linear(a, b, bias=False).bfloat16() for a, b in ((32, 64), (32, 64), (64, 32)))
+
+    def mlp(x):
+        h = torch.nn.functional.silu(g(x)) * u(x)
+        return torch.nn.functional.rms_norm(d(h) + x, (32,)).float().pow(2).sum()
+
+    x = torch.randn(64, 32).bfloat16().requires_grad_()
+    return capture(mlp, x, backward=True)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=cuda)])
+def test_replayed_buffers_equal_the_scanned_ones_and_outputs_are_unchanged(device):
+    program = _mlp_step()
+    inputs = [t.to(device) for t in complete_inputs(program, program.example_inputs)]
+    compiled = compile_program(program, inputs)
+    with torch.no_grad():
+        reference = compiled.run(*inputs)  # unobserved
+        scanned: dict[str, torch.Tensor] = {}
+        with tapped(compiled.module, lambda k, n, b, v: scanned.__setitem__(b, v.detach().to("cpu", copy=True))):
+            compiled.run(*inputs)
+    plan = plan_taps(compiled, inputs)
+    pinned: dict[str, torch.Tensor] = {}
+    for _ in range(2):  # the second run reuses the pinned host buffers (CUDA)
+        kept, outs = run_planned(compiled, inputs, plan, pinned)
+        assert set(kept) == set(scanned) & set(compiled.buffers) and kept
+        for name, value in kept.items():
+            assert value.device.type == "cpu"
+            assert value.dtype == scanned[name].dtype and value.shape == scanned[name].shape
+            assert torch.equal(_bits(value), _bits(scanned[name])), name
+        assert len(outs) == len(reference)
+        assert all(torch.equal(_bits(a), _bits(b)) for a, b in zip(outs, reference))
+    assert len(plan.kernels) == len(plan.captures) > 0
+    captures = [c for launch in plan.captures for c in launch]
+    if device == "cpu":  # Inductor reuses dead buffers' memory here: those are copied, the rest kept
+        assert any(c.copy for c in captures) and any(not c.copy for c in captures)
+
+
+def test_a_program_that_calls_other_kernels_is_refused():
+    from roundoff.observed.taps import ObserveError
+
+    program = _mlp_step()
+    inputs = complete_inputs(program, program.example_inputs)
+    compiled = compile_program(program, inputs)
+    plan = plan_taps(compiled, inputs)
+    shifted = type(plan)(plan.kernels[1:] + plan.kernels[:1], plan.captures, plan.unmapped)
+    with pytest.raises(ObserveError, match="where the learning run saw"):
+        run_planned(compiled, inputs, shifted, {})
