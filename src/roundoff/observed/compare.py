@@ -133,6 +133,25 @@ def unrounded_in_kernel(
     return None
 
 
+def local_region(program: Program, nid: str, obs: Observed, observed: Mapping[str, Observed]) -> tuple[str, ...]:
+    """The Program nodes the emulation computes for buffer `obs` at `nid` from the substituted values:
+    the nodes Inductor fused into it plus every ancestor of `nid` reachable without crossing another
+    observed node or a graph input. Inductor's origins of a stored buffer can omit the computation
+    (a transposed copy whose source buffer was fused away: the H200 Llama's RoPE backward), the
+    region does not."""
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
+    region = dict.fromkeys(obs.fused)
+    stack, seen = [nid], set()
+    while stack:
+        i = stack.pop()
+        if i in seen or i not in nodes:
+            continue
+        seen.add(i)
+        region[i] = None
+        stack += [pid for p in nodes[i].all_input_nodes if (pid := p.meta.get(NODE_ID)) not in observed]
+    return tuple(region)
+
+
 def emulation_cause(
     program: Program, nid: str, obs: Observed, the_plan: Plan | None = None,
     observed: Mapping[str, Observed] | None = None,
@@ -147,8 +166,10 @@ def emulation_cause(
     unmodelled decision; an extern kernel's own cause is never a transcendental (its origins list
     the ops that made its operands)."""
     nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
-    classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
     extern = obs.kind in ("matmul", "extern", "template")
+    if observed is not None and not extern:  # judge what the emulation computes for this buffer
+        obs = replace(obs, fused=local_region(program, nid, obs, observed))
+    classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
     if extern and nid in nodes and classify(nodes[nid].target).op_class is not OpClass.MATMUL:
         op = short_name(nodes[nid].target)
         return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
