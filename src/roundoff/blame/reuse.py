@@ -31,8 +31,12 @@ from roundoff.capture.program import node_id
 from roundoff.plan.model import NodeDecision, Plan
 
 
+#: The decision fields the emulation reads: all but the kernel number and the source line.
+_NUMERIC_FIELDS = tuple(f.name for f in dataclasses.fields(NodeDecision) if f.name not in ("group", "source"))
+
+
 def _numeric(d: NodeDecision | None) -> Hashable:
-    return None if d is None else dataclasses.replace(d, group=None, source=None)
+    return None if d is None else tuple(getattr(d, f) for f in _NUMERIC_FIELDS)
 
 
 def value_bytes(value: Any) -> int:
