@@ -72,7 +72,7 @@ class Evaluator:
         rmse_ratio: float | None = None,
         transcendentals: str = "eager",
         incremental: bool = True,
-        reuse_budget: float = 4.0,
+        reuse_budget: float = 1.0,
     ) -> None:
         """`incremental=False` runs every change set in full (the reference the reuse is tested
         against); `reuse_budget`: values of earlier change sets kept, in multiples of the bytes of
