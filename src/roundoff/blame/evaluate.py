@@ -30,8 +30,8 @@ import torch
 import torch.fx
 
 from roundoff.blame.changes import Change, Reference, apply_changes
-from roundoff.blame.reuse import ValueCache, value_bytes
 from roundoff.blame.repro_runtime import within
+from roundoff.blame.reuse import ValueCache, value_bytes
 from roundoff.capture.program import Program, node_id
 from roundoff.execute import Lockstep, complete_inputs, plan_numerics, run_eager, run_keep, run_oracle
 from roundoff.plan import plan
