@@ -1,11 +1,19 @@
-"""Evaluating a change set: re-plan, re-run only what the change can affect, and judge the outputs.
+"""Evaluating a change set: re-plan, re-run only what no earlier run computed, and judge the outputs.
 
 A change at node n can alter only n's value and the values of nodes downstream of n. So the
 evaluator runs the unchanged plan once keeping every node's value, and for each change set it
-re-plans, finds the nodes whose decision differs from the base plan (normally exactly the changed
-nodes), and re-runs the graph from an ``initial_env`` holding the cached value of every node not
-downstream of one of them (FX Interpreter partial evaluation). It counts nodes recomputed against
-nodes a full run would compute, so the saving is measured, not assumed.
+re-plans and re-runs the graph from an ``initial_env`` (FX Interpreter partial evaluation) holding
+every node whose value an earlier run computed under the same decisions for it and everything
+upstream of it (`roundoff.blame.reuse`: the base run covers all nodes upstream of the changed ones,
+earlier change sets what a search re-visits). It counts nodes recomputed against nodes a full run
+would compute, so the saving is measured, not assumed.
+
+Judging a change set (`fixes`) also stops early: each output is judged as soon as its node has
+run, and the first failing output ends the run (a change set fails when any output fails, so the
+verdict is the same as judging them all at the end; most change sets a search tries fail); an
+output whose value an earlier run judged keeps that verdict (a failing one rejects the set without
+a run). The policy's graph rewrites (decompositions, CSE) do not depend on node overrides, so they
+are done once (`roundoff.plan.rewrite`) and every change set is planned on that graph.
 
 The verdict is PyTorch's own accuracy rule, `torch._dynamo.utils.same` (RMSE against the fp64 run,
 with its multiplier), applied to every float output: against the real eager run of the same graph,
@@ -14,24 +22,27 @@ or against the fp64 oracle rounded to the output's dtype.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.fx
 
-from roundoff.blame.changes import Change, Reference, apply_changes, downstream
+from roundoff.blame.changes import Change, Reference, apply_changes
 from roundoff.blame.repro_runtime import within
+from roundoff.blame.reuse import ValueCache, value_bytes
 from roundoff.capture.program import Program, node_id
+from roundoff.execute import Lockstep, complete_inputs, plan_numerics, run_eager, run_keep, run_oracle
+from roundoff.plan import plan
 from roundoff.plan.model import Plan
+from roundoff.plan.rewrite import rewrite
 from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
 
 
-def _make_plan(program: Program, policy: Policy) -> Plan:
-    from roundoff.plan import plan
-
-    return plan(program, policy)
+class _Rejected(Exception):
+    """Raised from a run's node hook when an output fails: the change set does not fix."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +72,11 @@ class Evaluator:
         rmse_ratio: float | None = None,
         transcendentals: str = "eager",
         incremental: bool = True,
+        reuse_budget: float = 1.0,
     ) -> None:
-        from roundoff.execute import run_eager, run_keep, run_oracle
-
-        self._run_keep = run_keep
+        """`incremental=False` runs every change set in full (the reference the reuse is tested
+        against); `reuse_budget`: values of earlier change sets kept, in multiples of the bytes of
+        one full run's values (0: reuse only the base run's)."""
         self.program = program
         self.policy = get_policy(policy)
         self.inputs = tuple(inputs)
@@ -75,25 +87,31 @@ class Evaluator:
         self.rmse_ratio = rmse_ratio
         self.transcendentals = transcendentals
         self.incremental = incremental
-        self.base_plan = _make_plan(program, self.policy)
-        self.base_outputs, self._env = run_keep(
-            self.base_plan, self.inputs, transcendentals=transcendentals
-        )
+        self._rewritten = rewrite(program, self.policy)
+        self.base_plan = plan(program, self.policy, rewritten=self._rewritten)
+        self.base_outputs, env = run_keep(self.base_plan, self.inputs, transcendentals=transcendentals)
         self.eager = tuple(run_eager(program, self.inputs))
         self.oracle = tuple(run_oracle(program, self.inputs))
-        # The plan's program is the graph as planned (decomposed, CSE'd): cache by stable node id.
-        self._cache = {node_id(n): v for n, v in self._env.items() if n.op != "output"}
+        base_bytes = sum(value_bytes(v) for n, v in env.items() if n.op != "output")
+        self._values = ValueCache(int(reuse_budget * base_bytes))
+        for n, k in self._values.keys(self.base_plan).items():
+            self._values.store(k, env[n], pinned=True)
         self._computing = [
             node_id(n) for n in self.base_plan.program.nodes() if n.op not in ("placeholder", "output")
         ]
-        out = next(n for n in program.graph.nodes if n.op == "output")
-        self._output_nodes = tuple(out.args[0]) if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
+        self._output_nodes = _output_args(program)
+        self._verdicts: dict[tuple[int, int], bool] = {}  # (output index, node number) -> passes
         self.evaluations = 0
         self.nodes_recomputed = 0
         self.nodes_full = 0
 
     def judge(self, outputs: Sequence[torch.Tensor]) -> bool:
-        """PyTorch's accuracy verdict (analyze's `same_rule`) on every float output.
+        """PyTorch's accuracy verdict (analyze's `same_rule`) on every float output (see `passes`)."""
+        n = min(len(self.eager), len(self.oracle))
+        return all(self.passes(i, res) for i, res in enumerate(outputs) if i < n)
+
+    def passes(self, i: int, res: torch.Tensor) -> bool:
+        """Whether output `i` (`res`, as stored) passes; non-float outputs always do.
 
         Against eager the reference is the real eager run of the graph; against the oracle it is
         the fp64 run cast to the output's dtype. With `rmse_ratio`, the stricter user bound of
@@ -104,57 +122,98 @@ class Evaluator:
         from roundoff.analyze import same_rule
         from roundoff.analyze.verdict import oracle_output_passes, path_dtype
 
-        for i, (res, eager, oracle) in enumerate(zip(outputs, self.eager, self.oracle)):
-            if not (isinstance(res, torch.Tensor) and res.is_floating_point()):
-                continue
-            ref = eager if self.reference is Reference.EAGER else oracle.to(res.dtype)
-            if self.reference is Reference.ORACLE and self.rmse_ratio is None:
-                node = self._output_nodes[i] if i < len(self._output_nodes) else None
-                work = path_dtype(node) if isinstance(node, torch.fx.Node) else res.dtype
-                ok = oracle_output_passes(res, oracle, work)
-            elif self.rmse_ratio is None:
-                ok = same_rule(ref, res, oracle, self.tol)
-            else:
-                ok = within(ref, res, oracle, self.tol, self.rmse_ratio)
-            if not ok:
-                return False
-        return True
+        if not (isinstance(res, torch.Tensor) and res.is_floating_point()):
+            return True
+        eager, oracle = self.eager[i], self.oracle[i]
+        if self.reference is Reference.ORACLE and self.rmse_ratio is None:
+            node = self._output_nodes[i] if i < len(self._output_nodes) else None
+            work = path_dtype(node) if isinstance(node, torch.fx.Node) else res.dtype
+            return bool(oracle_output_passes(res, oracle, work))
+        ref = eager if self.reference is Reference.EAGER else oracle.to(res.dtype)
+        if self.rmse_ratio is None:
+            return bool(same_rule(ref, res, oracle, self.tol))
+        return bool(within(ref, res, oracle, self.tol, self.rmse_ratio))
 
     def plan_for(self, changes: Sequence[Change]) -> Plan:
-        return _make_plan(self.program, apply_changes(self.policy, changes))
+        """The plan of `policy` + `changes`, on the graph the policy's rewrites made once."""
+        return plan(self.program, apply_changes(self.policy, changes), rewritten=self._rewritten)
 
-    def affected(self, plan: Plan) -> frozenset[str]:
-        """Nodes whose decision differs from the base plan, and everything downstream of them."""
-        base = self.base_plan.decisions
-        roots = {nid for nid, d in plan.decisions.items() if base.get(nid) != d}
-        roots |= {nid for nid in base if nid not in plan.decisions}
-        return downstream(plan.program, roots)
+    def _run(self, plan: Plan, judge: bool = False) -> tuple | None:
+        """`plan`'s outputs, running only the nodes `ValueCache` has no value for (every node when
+        not incremental); with `judge`, None as soon as an output fails (see `fixes`)."""
+        n_out = min(len(self.eager), len(self.oracle))
+        keys = self._values.keys(plan) if self.incremental else {}
+        env = self._values.env(keys) if self.incremental else {}
+        numerics = plan_numerics(plan, self.transcendentals)
+        args = _output_args(plan.program)[:n_out] if judge else ()
+        positions: dict[torch.fx.Node, list[int]] = {}
+        for i, p in enumerate(args):
+            if isinstance(p, torch.fx.Node) and p not in env:
+                positions.setdefault(p, []).append(i)
+            elif isinstance(p, torch.fx.Node) and not self._passes(i, keys[p], numerics.finish_output(p, env[p][0])):
+                self._count(0)
+                return None  # a reused output fails: no run can change it
+        ran = 0
+
+        def hook(n: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+            nonlocal ran
+            ran += n.op not in ("placeholder", "output")
+            if n in keys:
+                self._values.store(keys[n], vals)
+            for i in positions.get(n, ()):
+                if not self._passes(i, keys.get(n), numerics.finish_output(n, vals[0])):
+                    raise _Rejected
+
+        ls = Lockstep(plan.program, [numerics], on_node=hook)
+        try:
+            (out,) = ls.run_inputs(complete_inputs(plan.program, self.inputs), initial_env=env or None)
+        except _Rejected:
+            return None
+        finally:
+            self._count(ran)
+        out = tuple(out)
+        others = [i for i, p in enumerate(args) if not isinstance(p, torch.fx.Node)]
+        return out if all(self.passes(i, out[i]) for i in others) else None
+
+    def _passes(self, i: int, key: int | None, value: Any) -> bool:
+        """`passes`, remembered by (output, node number) when the node has one."""
+        if key is None:
+            return self.passes(i, value)
+        if (i, key) not in self._verdicts:
+            self._verdicts[(i, key)] = self.passes(i, value)
+        return self._verdicts[(i, key)]
+
+    def _count(self, ran: int) -> None:
+        self.evaluations += 1
+        self.nodes_recomputed += ran
+        self.nodes_full += len(self._computing)
 
     def outputs(self, changes: Sequence[Change]) -> tuple[torch.Tensor, ...]:
-        """Emulated outputs under `policy` + `changes`, recomputing only affected nodes."""
-        plan = self.plan_for(changes)
-        env = None
-        recomputed = len(self._computing)
-        if self.incremental:
-            dirty = self.affected(plan)
-            env = {
-                n: self._cache[node_id(n)]
-                for n in plan.program.nodes()
-                if n.op != "output" and node_id(n) not in dirty and node_id(n) in self._cache
-            }
-            recomputed = sum(
-                1 for n in plan.program.nodes() if n.op not in ("placeholder", "output") and n not in env
-            )
-        out, _ = self._run_keep(
-            plan, self.inputs, transcendentals=self.transcendentals, initial_env=env
-        )
-        self.evaluations += 1
-        self.nodes_recomputed += recomputed
-        self.nodes_full += len(self._computing)
+        """Emulated outputs under `policy` + `changes`, recomputing only nodes no earlier run computed
+        under the same decisions (incremental) or all of them."""
+        out = self._run(self.plan_for(changes))
+        assert out is not None  # not judged, never rejected
         return out
 
     def fixes(self, changes: Sequence[Change]) -> bool:
-        return self.judge(self.outputs(changes))
+        """Whether `policy` + `changes` brings every output within tolerance: `judge` on the outputs.
+
+        Incremental: each output is judged as soon as it is produced (or, when its value is reused,
+        by the verdict already given on that value) and the run ends at the first failure; the
+        verdict is the one `judge` gives on all outputs of a full run. Not incremental: a full run,
+        then `judge`.
+        """
+        plan = self.plan_for(changes)
+        if not self.incremental:
+            out = self._run(plan)
+            return out is not None and self.judge(out)
+        return self._run(plan, judge=True) is not None
 
     def cost(self) -> Cost:
         return Cost(self.evaluations, self.nodes_recomputed, self.nodes_full)
+
+
+def _output_args(program: Program) -> tuple:
+    """The output node's flat arguments (one per program output)."""
+    out = next(n for n in program.nodes() if n.op == "output")
+    return tuple(out.args[0]) if isinstance(out.args[0], (tuple, list)) else (out.args[0],)

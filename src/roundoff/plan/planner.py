@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
-from roundoff import capture, ops
+from roundoff import ops
 from roundoff import policy as policies
 from roundoff.capture.program import Program, node_id, node_source
 from roundoff.numerics import get_format, opmath_dtype
@@ -40,6 +40,7 @@ from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
+from roundoff.plan.rewrite import Rewritten, rewrite
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
@@ -74,8 +75,12 @@ class _Base:
     override: OpOverride
 
 
-def plan(program: Program, policy: Policy | str) -> Plan:
-    """Apply `policy` (a Policy or a preset name) to `program`; see the module docstring."""
+def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None = None) -> Plan:
+    """Apply `policy` (a Policy or a preset name) to `program`; see the module docstring.
+
+    `rewritten` (from ``roundoff.plan.rewrite.rewrite(program, p)``) skips steps 1-2 when it fits
+    `program` and `policy` (same program object, decompositions and fusion); else they run again.
+    """
     if not isinstance(program, Program):
         raise TypeError(
             f"plan() takes a roundoff Program (from roundoff.capture.capture(fn, *inputs)), got "
@@ -86,11 +91,9 @@ def plan(program: Program, policy: Policy | str) -> Plan:
     if not isinstance(policy, Policy):
         raise TypeError(f"plan() takes a Policy or a preset name, got {type(policy).__name__}")
     notes: list[str] = []
-    if policy.decompositions:
-        program = capture.decompose(program, policy.decompositions)
-    cse: dict[str, str] = {}
-    if policy.fusion.value != "none":
-        program, cse = capture.eliminate_common_subexpressions(program)
+    if rewritten is None or not rewritten.fits(program, policy):
+        rewritten = rewrite(program, policy)
+    program, cse = rewritten.program, rewritten.cse
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
     for _ in range(_MAX_SPLITS + 1):
