@@ -221,3 +221,28 @@ def test_repro_reproduces_the_emulation_bit_for_bit(tmp_path: Path) -> None:
                 assert g.dtype == w.dtype and bad == 0, (
                     f"{name}, {p.policy.name}, output {i}: {bad} of {w.numel()} elements differ from run_plan; "
                     f"repro: {tmp_path / name}.py")
+
+
+def test_repro_against_the_oracle_judges_as_blame_did(tmp_path: Path) -> None:
+    """A new user's blame said "fixed" while its repro printed "VERDICT after: DIVERGES" (the repro used
+    `same` against fp64 rounded, blame the oracle output rule). Now the script, run with torch only,
+    reaches blame's verdicts; and the embedded rule agrees with roundoff's on the script's outputs."""
+    from roundoff.analyze.verdict import oracle_output_passes, path_dtype
+    from roundoff.blame import blame
+    from tests.analyze.planted import PLANTED
+
+    case = next(c for c in PLANTED if c.name == "bf16-positions")
+    xs = case.inputs()
+    program = capture(case.fn, *xs)
+    b = blame(program, case.policy, against="oracle")
+    assert b.fixed and not b.ok_before and b.repro is not None
+    out = _run(tmp_path, b.repro)
+    assert "VERDICT before: DIVERGES" in out and "VERDICT after: OK" in out, out[-2000:]
+    ns = _load(tmp_path / "repro_rule.py", b.repro)
+    fp64 = list(ns["Oracle"]().forward(*ns["INPUTS"]))
+    (node,) = next(n for n in program.graph.nodes if n.op == "output").args[0]
+    for name in ("Before", "After"):
+        (res,) = ns[name]().forward(*ns["INPUTS"])
+        assert ns["excess_within"](res, fp64[0], ns["WORK"][0], ns["round_to"], ns["LIMIT"]) == (
+            oracle_output_passes(res, fp64[0], path_dtype(node))
+        )

@@ -22,6 +22,9 @@ SCRIPTS = {
         def other_inputs():
             return torch.ones(8, dtype=torch.bfloat16), torch.ones(8, dtype=torch.bfloat16)
 
+        def one_input():
+            return (torch.ones(8, dtype=torch.bfloat16),)
+
         def mm(a, w):
             return a @ w
 

@@ -37,6 +37,8 @@ def test_inputs_option_picks_another_factory(scripts):
         ("good.py:bad_factory", None, r"non-tensor inputs \(#1: float\)"),
         ("good.py:mm", None, r"error in the program at good.py:\d+: RuntimeError"),
         ("good.py:ints", None, r"no floating-point value"),
+        ("good.py:f", "good.py:one_input", r"good.py:f\(a, b\) cannot take the 1 tensor\(s\) .*missing a required"),
+        ("good.py:ints", "good.py:other_inputs", r"good.py:ints\(a\) cannot take the 2 tensor\(s\) .*too many"),
         ("good.py:compare", None, r"no floating-point outputs \(outputs are bool\)"),
         ("nowhere.py:f", None, r"does not exist"),
         ("good.txt:f", None, r"not a .py file"),

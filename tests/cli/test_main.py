@@ -172,3 +172,8 @@ def test_a_missing_optional_package_is_an_environment_error_not_a_roundoff_bug(m
     result = run("check", "zoo:bf16-chain", "-p", "eager", "--html", str(tmp_path / "r.html"))
     assert result.exit_code == 2, result.output
     assert "pip install 'roundoff[cli]'" in result.stderr and "roundoff bug" not in result.stderr
+
+
+def test_blame_refuses_several_policies_instead_of_taking_the_last() -> None:
+    _usage_error(run("blame", "zoo:fma-cancel", "-p", "eager", "-p", "inductor-gpu"),
+                 "one policy at a time", "--policy eager --policy inductor-gpu")

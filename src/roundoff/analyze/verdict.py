@@ -322,13 +322,30 @@ def oracle_output_passes(res: torch.Tensor, oracle: torch.Tensor, work: torch.dt
     """An output's verdict against the oracle from its values alone: no NaN/inf where fp64 is finite and
     an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT` (how `roundoff.blame` judges
     outputs against the oracle; `check` judges them by the nodes on their path, see the module)."""
-    from roundoff.analyze.metrics import measure
     from roundoff.numerics import round_to
 
-    if bool((~widen_fp8(res).isfinite() & oracle.isfinite()).any()):
+    return excess_within(res, oracle, work, round_to, EXCESS_LIMIT)
+
+
+def excess_within(res: torch.Tensor, fp64: torch.Tensor, work: torch.dtype, round_fn: Callable, limit: float) -> bool:
+    """`oracle_output_passes` in plain torch (blame's repro scripts embed this source, with roundoff's
+    `round_to` as `round_fn`): False if `res` is NaN/inf where `fp64` is finite; else over the elements
+    finite on both sides, ``norm_rel(res) / max(norm_rel(round_fn(fp64, work)), u / 4) <= limit``
+    (`excess`; the floor over the elements whose rounding is finite)."""
+    wide = res.double()
+    if bool((~wide.isfinite() & fp64.isfinite()).any()):
         return False
-    floor = measure(round_to(oracle, get_format(work)), oracle, res.dtype)
-    return excess(measure(res, oracle, res.dtype), floor, work) <= EXCESS_LIMIT
+    both = wide.isfinite() & fp64.isfinite()
+    x, x64 = wide[both], fp64[both]
+    err, scale = float((x - x64).norm()), float(x64.norm())
+    if err == 0.0:
+        return True
+    if scale == 0.0:
+        return False
+    rounded = round_fn(x64, work).double()
+    held = rounded.isfinite()
+    floor = float((rounded - x64)[held].norm()) / max(float(x64[held].norm()), 1e-300)
+    return err / scale / max(floor, torch.finfo(work).eps / 8) <= limit
 
 
 def nan_or_inf(nan: int, inf: int) -> str:

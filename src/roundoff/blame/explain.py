@@ -102,7 +102,7 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
         )
     return (
         f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
-        f"here throws away bits that {_users(n)} need to stay close to the fp64 result"
+        f"here throws away bits its consumer(s) {_users(n)} need to stay close to the fp64 result"
     )
 
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 import inspect
 
 import torch
+import torch.fx
 
+from roundoff.analyze.verdict import EXCESS_LIMIT, excess_within, path_dtype
 from roundoff.blame import repro_runtime
 from roundoff.capture.program import Program
 from roundoff.execute import complete_inputs
@@ -42,10 +44,16 @@ def main():
     with torch.no_grad():
         eager = list(Eager().forward(*INPUTS))
         fp64 = list(Oracle().forward(*INPUTS))
-        print(f"reference: {REFERENCE}; fp64 oracle of the same graph; tolerance {TOL}, rmse ratio {RATIO or 'as torch._dynamo.utils.same'}")
+        if REFERENCE == "oracle" and RATIO is None:
+            print(f"reference: the fp64 oracle of the same graph; an output passes when finite where fp64 is and its error is within {LIMIT:g} times the rounding of the narrowest format on its path ({', '.join(sorted({str(w) for w in WORK if w is not None}))})")
+        else:
+            print(f"reference: {REFERENCE}; fp64 oracle of the same graph; tolerance {TOL}, rmse ratio {RATIO or 'as torch._dynamo.utils.same'}")
         for name, program in (("before", Before), ("after", After)):
             res = list(program().forward(*INPUTS))
-            ok = verdict(eager, res, fp64, REFERENCE, TOL, RATIO)
+            if REFERENCE == "oracle" and RATIO is None:  # roundoff's output rule, as blame judged it
+                ok = all(excess_within(x, f, w, round_to, LIMIT) for x, f, w in zip(res, fp64, WORK) if w is not None)
+            else:
+                ok = verdict(eager, res, fp64, REFERENCE, TOL, RATIO)
             print(f"{name} ({LABELS[name]}): {describe(res, fp64)}")
             print(f"VERDICT {name}: {'OK' if ok else 'DIVERGES'}")
 
@@ -53,6 +61,19 @@ def main():
 if __name__ == "__main__":
     main()
 """
+
+
+def _work_dtypes(program: Program) -> list[str]:
+    """Per graph output, ``torch.<dtype>`` of the narrowest float format on its path (`path_dtype`), or
+    ``None`` for a non-float output: what blame judges each output in against the oracle."""
+    out = next(n for n in program.graph.nodes if n.op == "output").args[0]
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    work = []
+    for node in outs:
+        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        floating = isinstance(val, torch.Tensor) and val.is_floating_point()
+        work.append(str(path_dtype(node)) if floating else "None")
+    return work
 
 
 def _docstring_safe(text: str) -> str:
@@ -117,8 +138,10 @@ def repro_script(
         "",
         "Plain PyTorch (no roundoff needed): run `python repro.py`. It evaluates the captured aten",
         "graph eagerly, in fp64, and under two lowered precision plans (Before: the policy as planned;",
-        "After: with the fix), and prints PyTorch's own accuracy verdict (torch._dynamo.utils.same,",
-        "RMSE against fp64) for each. Rounding and FMA are roundoff's own round_to and fma, embedded.",
+        "After: with the fix), and prints the verdict blame judged by for each: against eager, PyTorch's",
+        "own accuracy rule (torch._dynamo.utils.same, RMSE against fp64); against the oracle, roundoff's",
+        "output rule (finite where fp64 is, error within LIMIT times the rounding of the narrowest format",
+        "on the output's path). Rounding and FMA are roundoff's own round_to and fma, embedded.",
     ]
     header += [""] + [f"  {_docstring_safe(line)}" for line in notes] if notes else []
     header.append('"""')
@@ -128,8 +151,10 @@ def repro_script(
         primitives_source(),
         runtime.strip(),
         inspect.getsource(load_tensor).strip(),
+        inspect.getsource(excess_within).strip(),
         _PRELUDE.strip(),
-        f"REFERENCE = {reference!r}\nTOL = {tol!r}\nRATIO = {rmse_ratio!r}",
+        f"REFERENCE = {reference!r}\nTOL = {tol!r}\nRATIO = {rmse_ratio!r}\nLIMIT = {EXCESS_LIMIT!r}",
+        f"WORK = [{', '.join(_work_dtypes(program))}]  # narrowest float format on each output's path",
         f"LABELS = {{'before': {before.policy.name!r}, 'after': {after.policy.name + ' + fix'!r}}}",
         "INPUTS = [\n" + "".join(f"    {tensor_source(t)},\n" for t in inputs) + "]",
         *_classes(program, before, after, inputs),

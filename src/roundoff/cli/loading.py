@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -189,7 +190,24 @@ def load_script_target(target: str, inputs_ref: str | None, backward: bool) -> L
         raise
     except BaseException as exc:  # SystemExit too: user code never decides the exit status
         raise UsageError(f"{where} {describe(exc)}; fix the factory") from exc
-    return Loaded(f"{script}:{fn_name}", fn, as_input_tuple(raw, where), backward)
+    inputs = as_input_tuple(raw, where)
+    _check_arity(fn, inputs, f"{script}:{fn_name}", where)
+    return Loaded(f"{script}:{fn_name}", fn, inputs, backward)
+
+
+def _check_arity(fn: Callable[..., Any], inputs: tuple, label: str, where: str) -> None:
+    """Refuse inputs the function's signature cannot take (too few or too many), before tracing."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or C callable: tracing will say
+        return
+    try:
+        sig.bind(*inputs)
+    except TypeError as exc:
+        raise UsageError(
+            f"{label}{sig} cannot take the {len(inputs)} tensor(s) {where} returned ({exc}); return one "
+            "tensor per positional parameter"
+        ) from None
 
 
 def load_zoo_target(name: str, backward: bool) -> Loaded:

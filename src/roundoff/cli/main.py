@@ -233,9 +233,10 @@ def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
 def blame_command(
     target: TargetArg,
     policy: Annotated[
-        str,
-        typer.Option("--policy", "-p", metavar="NAME|FILE.toml", help="Preset name or .toml path."),
-    ] = DEFAULT_POLICY,
+        list[str] | None,
+        typer.Option("--policy", "-p", metavar="NAME|FILE.toml",
+                     help=f"Preset name or .toml path (one; default {DEFAULT_POLICY})."),
+    ] = None,
     inputs: InputsOpt = None,
     against: Annotated[
         str, typer.Option(metavar="REF", help="eager, or oracle (also spelled fp64).")
@@ -258,6 +259,12 @@ def blame_command(
         check_writable(repro, "--repro")
         if search not in SEARCHES:
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
+        if policy is not None and len(policy) > 1:
+            raise UsageError(
+                f"blame searches one policy at a time, got {len(policy)} (--policy {' --policy '.join(policy)}); "
+                "run blame once per policy"
+            )
+        policy = policy[0] if policy else DEFAULT_POLICY
         chosen = resolve_policy(policy)
         against = reference_name(against)
         if against not in ("eager", "oracle"):
