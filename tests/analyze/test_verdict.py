@@ -282,3 +282,19 @@ def test_an_fp32_value_rounded_to_bf16_downstream_is_held_to_bf16() -> None:
     assert sin.dtype == "float32" and sin.working_dtype == "bfloat16"
     assert sin.local.norm_rel > EXCESS_LIMIT * 2.0**-24  # beyond fp32's limit: what used to diverge
     assert [n.node_id for n in r.nodes if n.verdict is not Verdict.OK] == [] and not r.diverges
+
+
+def test_an_fp32_output_of_a_bf16_path_is_reported_against_bf16s_best() -> None:
+    """The outputs table's reference RMSE is what the verdict holds the output to: fp64 correctly rounded
+    to the narrowest format on its path (bf16 here, though the loss is fp32); oracle: torch's cast."""
+    xs = _mlp_inputs()
+
+    def loss(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+        return _mlp(x, w1, w2).float() * 3
+
+    r = check(capture(loss, *xs), xs, "eager", against="oracle")
+    (out,) = r.outputs
+    exact = _mlp(*(t.detach().double() for t in xs)) * 3  # fp64 throughout (the oracle ignores the cast)
+    best = exact.to(torch.bfloat16).double()  # one value: torch's cast rounds it correctly
+    assert out.dtype == "float32" and out.judged_dtype == "bfloat16"
+    assert out.rmse_reference == pytest.approx(float((best - exact).abs()), rel=1e-9)

@@ -273,8 +273,11 @@ def _output_verdicts(
         if not is_float(res):
             continue
         name = program.output_names[i] if i < len(program.output_names) else f"output{i}"
-        ref = ref_all[i] if ref_all is not None else round_value(oracle, res.dtype).to(res.dtype)
         node = args[i]
+        # against the oracle (`same`), the best the narrowest format on the output's path can hold: what
+        # the verdict judges by (an fp32 loss of a bf16 model is held to bf16's rounding)
+        judged = path_dtype(node) if ref_all is None and rule is Rule.SAME and isinstance(node, torch.fx.Node) else res.dtype
+        ref = ref_all[i] if ref_all is not None else round_value(oracle, judged).to(res.dtype)
         nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
         finite = oracle.isfinite()
         wide = widen_fp8(res)
@@ -299,6 +302,7 @@ def _output_verdicts(
                 else measure(res, ref.to(torch.float64), res.dtype),
                 rule=rule.value, nonfinite=int(lost.sum()), unrepresentable=int((lost & ~best.isfinite()).sum()),
                 nan_in_fp64=int((oracle.isnan() & wide.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
+                judged_dtype=str(judged).removeprefix("torch."),
             )
         )
     if not verdicts:

@@ -49,16 +49,21 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
         if o.rmse_result <= EXCESS_LIMIT * o.rmse_reference:  # failed by the node rule, not its own size
             return (
                 f"output `{o.name}` fails because a node on its path diverges (the causes below), though its "
-                f"own error is small: RMSE {o.rmse_result:.3g} against fp64 (correctly rounded: {o.rmse_reference:.3g})."
+                f"own error is small: RMSE {o.rmse_result:.3g} against fp64 (correctly rounded to "
+                f"{o.judged_dtype or o.dtype}{_narrowest(o)}: {o.rmse_reference:.3g})."
             )
         return (
-            f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g} (fp64 correctly rounded to {o.dtype}: "
-            f"{o.rmse_reference:.3g}); see the causes below."
+            f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g} (fp64 correctly rounded to "
+            f"{o.judged_dtype or o.dtype}{_narrowest(o)}: {o.rmse_reference:.3g}); see the causes below."
         )
     return (
         f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
         f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
     )
+
+
+def _narrowest(o: OutputVerdict) -> str:
+    return ", the narrowest format on its path" if o.judged_dtype and o.judged_dtype != o.dtype else ""
 
 
 #: Failing outputs worded one by one; beyond this many, the rest are counted in one sentence.

@@ -87,7 +87,9 @@ class OutputVerdict:
     """Verdict for one program output by `rule` (`roundoff.analyze.verdict` defines it): fails on any
     element NaN/inf where fp64 is finite (`nonfinite` of them; `unrepresentable` of those are beyond
     the format even when fp64 is correctly rounded to it), else by the rule. `nan_in_fp64`: elements
-    NaN in fp64 and in the result alike (reported, never failed)."""
+    NaN in fp64 and in the result alike (reported, never failed). `rmse_reference` against the oracle is
+    fp64 correctly rounded to `judged_dtype`, the narrowest float format on the output's path (what the
+    default rule holds it to), else to its own `dtype`."""
 
     name: str
     node_id: str
@@ -101,6 +103,7 @@ class OutputVerdict:
     unrepresentable: int = 0
     nan_in_fp64: int = 0
     dtype: str = ""
+    judged_dtype: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,7 +111,7 @@ class OutputVerdict:
             "rmse_reference": _num(self.rmse_reference), "vs_oracle": self.vs_oracle.to_dict(),
             "vs_reference": None if self.vs_reference is None else self.vs_reference.to_dict(),
             "rule": self.rule, "nonfinite": self.nonfinite, "unrepresentable": self.unrepresentable,
-            "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype,
+            "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype, "judged_dtype": self.judged_dtype,
         }
 
 
