@@ -91,3 +91,13 @@ def test_inductor_notes_only_under_inductor_policies() -> None:
     ind = check(program, (x,), "inductor-gpu", against="oracle").notes
     assert not any("inductor" in n.lower() for n in xla) and any("Inductor" in n for n in ind)
     assert any(n.startswith("rematerialized pointwise nodes") for n in xla)  # the part that applies stays
+
+
+def test_fp16_overflow_fix_does_not_offer_a_format_that_overflows_too() -> None:
+    """exp(x) near 168 is 8e72 in fp64: fp32 overflows as well (real fp32 exp: inf), so the hazard must
+    not suggest computing it in bf16/fp32."""
+    x = torch.linspace(100, 168, 64).half()
+    assert bool(torch.exp(x.float()).isinf().any()) and bool(torch.exp(x.double()).isfinite().all())
+    msgs = [h.message for h in check(capture(torch.exp, x), (x,), "eager", against="oracle").hazards
+            if h.kind == "fp16-overflow"]
+    assert msgs and all("compute this node in bf16/fp32" not in m and "cannot hold it either" in m for m in msgs)

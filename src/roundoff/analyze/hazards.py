@@ -218,10 +218,10 @@ def _fp16_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Rang
     top = r.absmax.get(_nid(n))
     if _dtype(n) != torch.float16 or top is None or top <= _FP16_MAX:
         return None
-    return (
-        f"{_where(n)}: reaches {top:.3g} in the fp64 oracle, beyond fp16's 65504: it becomes inf in fp16. "
-        f"Fix: scale the values down or compute this node in bf16/fp32."
-    )
+    fix = ("scale the values down or compute this node in bf16/fp32" if top <= torch.finfo(torch.float32).max
+           else "fp32 and bf16 cannot hold it either: rewrite it to stay in range (subtract the max before exp, "
+           "work in log space, rescale)")
+    return f"{_where(n)}: reaches {top:.3g} in the fp64 oracle, beyond fp16's 65504: it becomes inf in fp16. Fix: {fix}."
 
 
 def _narrow_reduction(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
