@@ -52,3 +52,18 @@ def test_the_terminal_report_prints_compacted_notes(sample_document):
     notes = lines[start:]
     assert sum(ln.startswith("note: ") for ln in notes) == 3
     assert len(notes) <= 3 * 3, notes  # each note at most 3 lines of 110 columns
+
+
+def test_a_long_note_is_cut_after_its_last_whole_sentence_and_points_to_json_once():
+    """A new user saw "... may store one instead; its ... (--json has all)": cut mid-sentence, the
+    pointer twice. Whole sentences are kept; the list's own pointer is not repeated."""
+    note = (
+        "rematerialized pointwise nodes, recomputed unrounded in every consuming kernel: "
+        + "; ".join(f"n{i}.0 (kernels 0, 1, 93, 94, 98)" for i in range(50, 160))
+        + ". Inductor's realize heuristics (multi-use nodes, read counts) may store one instead; its "
+        "consumers in other kernels would then read it rounded. " + "More words follow here. " * 8
+    )
+    short, ids = compact_notes([note])
+    assert len(short) <= MAX_CHARS and short.count("--json has all") == 1
+    assert short.endswith(". ...") and "; its" not in short  # the cut sentence is left out whole
+    assert "n51.4" in ids and "decomposition" in ids

@@ -18,6 +18,7 @@ MORE = "; --json has all"
 _NUMBER = re.compile(r"\d+")
 _PARENS = re.compile(r"\([^()]*\)")
 _FIRST_ID = re.compile(r"\b([A-Za-z]+) (n?\d+[\w.]*)")
+_DECOMPOSED = re.compile(r"\bn\d+\.\d+\b")
 
 
 def _shape(note: str) -> str:
@@ -48,7 +49,15 @@ def shorten(note: str) -> str:
             break
     note = first + (f". {rest}" if dot else "")
     if len(note) > MAX_CHARS:
-        cut = f" ... ({MORE[2:]})"
+        cut = " ..." if MORE in note[:MAX_CHARS] else f" ... ({MORE[2:]})"
+        sentences, kept = note.split(". "), ""
+        for sentence in sentences:  # whole sentences while they fit
+            longer = f"{kept}. {sentence}" if kept else sentence
+            if len(longer) + len(cut) > MAX_CHARS:
+                break
+            kept = longer
+        if kept:
+            return kept.rstrip(".") + "." + cut
         note = note[: MAX_CHARS - len(cut)].rsplit(" ", 1)[0].rstrip(",;:") + cut  # at a word boundary
     return note
 
@@ -70,4 +79,6 @@ def compact_notes(notes: Sequence[str]) -> list[str]:
         named = first is not None and len(ids) == len(same)
         about = f" (for {first.group(1)} {_abbrev(ids, ', ')})" if named else ""
         out.append(shorten(f"{len(same)} similar notes{about}; the first: {same[0]}"))
+    if any(_DECOMPOSED.search(n) for n in out):
+        out.append("node ids such as n51.4 name the nodes of n51's decomposition (the policy decomposes n51 into several ops)")
     return out
