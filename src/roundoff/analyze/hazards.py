@@ -215,8 +215,10 @@ def _mixed_comparison(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
 
 
 def _fp16_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if _dtype(n) != torch.float16:  # (checked first: the screen probes only the ranges a rule reads)
+        return None
     top = r.absmax.get(_nid(n))
-    if _dtype(n) != torch.float16 or top is None or top <= _FP16_MAX:
+    if top is None or top <= _FP16_MAX:
         return None
     return (
         f"{_where(n)}: reaches {top:.3g} in the fp64 oracle, beyond fp16's 65504: it becomes inf in fp16. "
