@@ -135,12 +135,16 @@ class OracleNumerics:
         return value.to(self.dtype) if is_float(value) else value
 
     def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
-        def conv(a: Any) -> Any:
-            return a.to(self.dtype) if is_float(a) else a
+        wide = self.dtype
+
+        def conv(a: Any) -> Any:  # float tensors and float dtype arguments to fp64
+            if is_float(a):
+                return a.to(wide)
+            return wide if isinstance(a, torch.dtype) and a.is_floating_point else a
 
         args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
         kwargs = map_aggregate(torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), read), conv)
-        return call(stride_free(node.target), _rewrite_dtypes(args, self.dtype), _rewrite_dtypes(kwargs, self.dtype))
+        return call(stride_free(node.target), args, kwargs)
 
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
         return value

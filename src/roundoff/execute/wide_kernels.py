@@ -229,13 +229,15 @@ def call(target: Any, args: tuple, kwargs: dict) -> Any:
     (fp64 always decomposes, so the oracle does not depend on which kernels a build has)."""
     if target is _CONVERT and not kwargs and len(args) == 2 and isinstance(args[0], torch.Tensor):
         return _convert_element_type(*args)
-    dtype = _float_dtype((args, kwargs))
     decomposition = DECOMPOSITIONS.get(target)
-    if decomposition is not None and (dtype == torch.float64 or (dtype == torch.float32 and target in _ATTENTION)):
-        return decomposition(*args, **kwargs)
+    if decomposition is not None:
+        dtype = _float_dtype((args, kwargs))
+        if dtype == torch.float64 or (dtype == torch.float32 and target in _ATTENTION):
+            return decomposition(*args, **kwargs)
     try:
         return target(*args, **kwargs)
     except RuntimeError as exc:
+        dtype = _float_dtype((args, kwargs))
         if dtype is None or not _rejects_dtype(exc):
             raise
         if decomposition is not None:
