@@ -71,6 +71,20 @@ def _format_nan(t: torch.Tensor, f: Format) -> torch.Tensor:
     return w.masked_fill(becomes_nan, math.nan) if bool(becomes_nan.any()) else t
 
 
+_LUTS: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _lut(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(0, 1, ..., `_LUT_SIZE` - 1) and log2(1 + each), fp64 on `device`: made once per device."""
+    if device in _LUTS:
+        return _LUTS[device]
+    values = torch.arange(_LUT_SIZE, dtype=torch.float64, device=device)
+    lut = (values, torch.log2(1 + values))
+    if type(values) is torch.Tensor and not torch.compiler.is_compiling():  # not a fake/traced tensor
+        _LUTS[device] = lut
+    return lut
+
+
 def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
     """Per row of `ulps` (k, n): [sum ulps, sum log2(1 + ulps), max ulps, count of ulps != 0], fp64.
 
@@ -84,8 +98,8 @@ def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
         off = (torch.arange(k, dtype=ulps.dtype, device=ulps.device) * _LUT_SIZE).unsqueeze(1)
         counts = torch.bincount((ulps + off).reshape(-1), minlength=k * _LUT_SIZE).view(k, _LUT_SIZE)
         counts = counts.to(torch.float64)
-        values = torch.arange(_LUT_SIZE, dtype=torch.float64, device=ulps.device)
-        return [counts @ values, counts @ torch.log2(1 + values), umax.to(torch.float64), n - counts[:, 0]]
+        values, bits = _lut(ulps.device)
+        return [counts @ values, counts @ bits, umax.to(torch.float64), n - counts[:, 0]]
     bits = ulps.to(torch.float64).add_(1.0).log2_().sum(1)
     return [ulps.sum(1).to(torch.float64), bits, umax.to(torch.float64), (ulps != 0).sum(1).to(torch.float64)]
 
