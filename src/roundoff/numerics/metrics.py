@@ -134,14 +134,15 @@ def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: For
     wide = [t.to(torch.float32) if t.dtype in _TORCH_RNE else t for t in actuals]
     a = wide[0].unsqueeze(0) if len(wide) == 1 else torch.stack(wide)
     del wide
-    # Temporaries are freed as soon as their reductions are taken: peak ~ a + two fp64 copies per row.
+    # Temporaries are freed as soon as their reductions are taken: peak ~ a + one fp64 copy per row.
     ulps = _fast_ordinal(a, f).sub_(_fast_ordinal(r, f)).abs_()
     err = a.to(torch.float64, copy=True).sub_(r64).abs_()  # copy: an fp64 `a` is the caller's tensor
     del a
     nz = r64 != 0
     absr = r64.abs().masked_fill_(~nz, math.inf)  # rel = err / |r| where r != 0, err / inf = 0 elsewhere
-    red = [err.amax(1), (err / absr).amax(1), torch.dot(r64, r64).expand(len(actuals)), torch.linalg.vecdot(err, err),
-           (err.masked_fill_(nz, 0.0) != 0).sum(1).to(torch.float64)]
+    red = [err.amax(1), torch.dot(r64, r64).expand(len(actuals)), torch.linalg.vecdot(err, err),
+           ((err != 0) & ~nz).sum(1).to(torch.float64)]
+    red.insert(1, err.div_(absr).amax(1))  # in place, last (err is not read after): no third fp64 copy
     del err, absr, nz, r64
     red[4:4] = _ulp_sums(ulps)
     stats = torch.stack(red, 1).tolist()
