@@ -313,7 +313,7 @@ def _table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
     key = (id(gm.graph), len(gm.graph.nodes), id(plan.decisions))
     cache = _TABLES.setdefault(gm, {})
     hit = cache.get(key)
-    if hit is not None and hit[0] is plan.decisions:
+    if hit is not None and hit[0] is plan.decisions and hit[2] is gm.graph:
         return hit[1]
     entries: list[_Entry] = []
     ids: set[str] = set()
@@ -330,5 +330,7 @@ def _table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
             elif msg is not None:
                 entries.append((n, d, kind, None, Hazard(kind, _nid(n), _name(n), node_source(n), msg)))
     table = (tuple(entries), frozenset(ids))
-    cache[key] = (plan.decisions, table)
+    if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
+        del cache[next(iter(cache))]
+    cache[key] = (plan.decisions, table, gm.graph)  # held: their ids key the entry
     return table

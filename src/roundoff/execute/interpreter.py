@@ -120,7 +120,8 @@ class Lockstep(torch.fx.Interpreter):
                self.recompute_sides, budget, min_numel)
         cache = _SCHEDULES.setdefault(self.module, {})
         hit = cache.get(key)
-        if hit is not None and all(p is None or p.decisions is d for p, d in zip(plans, hit[0])):
+        held = (self.graph, *(None if p is None else p.decisions for p in plans))  # their ids key the entry
+        if hit is not None and all(a is b for a, b in zip(hit[0], held)):
             self.user_to_last_uses, self._recompute, self._reads, self._release_after = hit[1]
             return
         extra = self._extend_fma_lifetimes()
@@ -132,8 +133,9 @@ class Lockstep(torch.fx.Interpreter):
                 self._reads = {
                     n: tuple(dict.fromkeys([*n.all_input_nodes, *extra.get(n, ())])) for n in self.graph.nodes}
                 self._release_after = self._apply_extensions(rp)
-        decisions = tuple(None if p is None else p.decisions for p in plans)  # held: their ids key the entry
-        cache[key] = (decisions, (self.user_to_last_uses, self._recompute, self._reads, self._release_after))
+        if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
+            del cache[next(iter(cache))]
+        cache[key] = (held, (self.user_to_last_uses, self._recompute, self._reads, self._release_after))
 
     def _apply_extensions(self, plan: RecomputePlan) -> dict[torch.fx.Node, list[torch.fx.Node]]:
         """Move each extended value's deletion to its extension; returns {old last user: values whose

@@ -195,12 +195,14 @@ def _statics(plan: Plan) -> dict[torch.fx.Node, _Static]:
     key = (id(gm.graph), len(gm.graph.nodes), id(plan.decisions))
     cache = _STATICS.setdefault(gm, {})
     hit = cache.get(key)
-    if hit is not None and hit[0] is plan.decisions:
+    if hit is not None and hit[0] is plan.decisions and hit[2] is gm.graph:
         return hit[1]
     table = {n: _Static(n, plan) for n in gm.graph.nodes}
     for n, st in table.items():
         st.link(n, table)
-    cache[key] = (plan.decisions, table)
+    if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
+        del cache[next(iter(cache))]
+    cache[key] = (plan.decisions, table, gm.graph)  # held: their ids key the entry
     return table
 
 
