@@ -3,7 +3,8 @@
 The transformers Llama of roundoff.corpus at corpus size, forward+backward; per round: the eager
 step, the default check (screen; the interpreter on CPU), the screen on the lowered graph, every
 node examined (all ``check(program, inputs, "inductor-gpu", against="eager")``); medians of ROUNDS
-rounds after two warm-up calls each.
+rounds after two warm-up calls each, of wall time and of the thread's CPU time (``time.thread_time``: one
+intra-op thread, so this is the work done; on a loaded machine it moves less than wall time).
 
     python bench/check_interleaved.py [ROUNDS]
 """
@@ -44,15 +45,18 @@ def main() -> None:
         f()
         f()
     times: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(rounds):
         for k, f in fns.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             f()
+            cpu[k].append(time.thread_time() - c0)
             times[k].append(time.perf_counter() - t0)
-    e = statistics.median(times["eager"])
+    e, ec = statistics.median(times["eager"]), statistics.median(cpu["eager"])
+    print(f"{'':15s} {'wall':>8s}     {'x eager':>7s}  {'cpu':>8s}     {'x eager':>7s}")
     for k, v in times.items():
-        m = statistics.median(v)
-        print(f"{k:15s} {m * 1e3:8.1f} ms  {m / e:6.1f}x  (min {min(v) * 1e3:.1f} ms)")
+        m, c = statistics.median(v), statistics.median(cpu[k])
+        print(f"{k:15s} {m * 1e3:8.1f} ms  {m / e:6.1f}x  {c * 1e3:8.1f} ms  {c / ec:6.1f}x  (min wall {min(v) * 1e3:.1f} ms)")
 
 
 if __name__ == "__main__":

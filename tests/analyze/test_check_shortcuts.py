@@ -1,5 +1,5 @@
 """`check`'s shortcuts give the figures the long way gives: local error of a node fed only exact
-values (no recompute), and the cached plan of a second check."""
+values (no recompute), the cached plan of a second check, and the tables cached per plan."""
 
 from __future__ import annotations
 
@@ -86,3 +86,32 @@ def test_implied_pass_never_contradicts_same() -> None:
             decided += 1
             assert same_rule(r, s, o, 1e-4), f"implied_pass but same() fails at i={i}; repro: seed 3"
     assert 10 < decided < 60, decided  # both outcomes occur
+
+
+def _mlp(x: torch.Tensor, w: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return (torch.softmax(x @ w, -1) * v + x).float().square().mean()
+
+
+def test_per_plan_tables_are_caches_of_what_a_fresh_check_computes() -> None:
+    """The tables made once per plan and graph (the Lockstep schedule, PlanNumerics' node decisions,
+    lint's range-independent findings) are filled by other plans of the same graph, then emptied: every
+    check gives what it gives with empty tables (FMA sites and recomputed activations included)."""
+    from roundoff.analyze.hazards import _TABLES
+    from roundoff.execute.interpreter import _SCHEDULES
+    from roundoff.execute.node_numerics import _STATICS
+
+    g = torch.Generator().manual_seed(1)
+    x, w, v = (torch.randn(s, generator=g).to(torch.bfloat16).requires_grad_() for s in ((128, 128),) * 3)
+    program = capture(_mlp, x, w, v, backward=True)
+    runs = [("inductor-gpu", "eager", "all"), ("eager", "oracle", "all"), ("inductor-gpu", "oracle", "screen")]
+    cached = [check(program, program.example_inputs, p, against=a, nodes=n).to_dict() for p, a, n in runs]
+    for p, a, n in runs:  # now a hit for every plan
+        cached.append(check(program, program.example_inputs, p, against=a, nodes=n).to_dict())
+    assert _SCHEDULES and _STATICS and _TABLES
+    fresh = []
+    for p, a, n in runs:
+        for cache in (_SCHEDULES, _STATICS, _TABLES):
+            cache.clear()
+        fresh.append(check(program, program.example_inputs, p, against=a, nodes=n).to_dict())
+    assert any(r["nodes"] and any(nd["fma"] for nd in r["nodes"]) for r in fresh)  # FMA sites were emulated
+    assert cached == fresh + fresh

@@ -286,8 +286,10 @@ def _output_verdicts(
         best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and any_lost else oracle
         # the reference run gave the same bits (common: the policies agree here; never with a NaN): the
         # rule passes unless NaN/inf appeared where fp64 is finite, and the reference's figures are the run's
+        wide_nan = wide.isnan()
+        any_nan = bool(wide_nan.any())
         agree = (ref_all is not None and ref.dtype == res.dtype and ref.shape == res.shape
-                 and same_bits(ref, res) and not bool(wide.isnan().any()))
+                 and same_bits(ref, res) and not any_nan)
         rmse_res = rmse(res, oracle)
         if oracle_rule is not None:
             passes = not any_lost and not oracle_rule & ancestors(program, {nid})
@@ -300,8 +302,9 @@ def _output_verdicts(
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else exact_metrics(wide) if agree
                 else measure(res, ref.to(torch.float64), res.dtype),
-                rule=rule.value, nonfinite=int(lost.sum()), unrepresentable=int((lost & ~best.isfinite()).sum()),
-                nan_in_fp64=int((oracle.isnan() & wide.isnan()).sum()), dtype=str(res.dtype).removeprefix("torch."),
+                rule=rule.value, nonfinite=int(lost.sum()) if any_lost else 0,
+                unrepresentable=int((lost & ~best.isfinite()).sum()) if any_lost else 0,
+                nan_in_fp64=int((oracle.isnan() & wide_nan).sum()) if any_nan else 0, dtype=str(res.dtype).removeprefix("torch."),
                 judged_dtype=str(judged).removeprefix("torch."),
             )
         )

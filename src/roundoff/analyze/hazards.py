@@ -7,6 +7,7 @@ oracle's per-node value ranges (`Ranges`: max |x| and max x of every node in the
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -215,8 +216,10 @@ def _mixed_comparison(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
 
 
 def _fp16_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    if _dtype(n) != torch.float16:  # (checked first: the screen probes only the ranges a rule reads)
+        return None
     top = r.absmax.get(_nid(n))
-    if _dtype(n) != torch.float16 or top is None or top <= _FP16_MAX:
+    if top is None or top <= _FP16_MAX:
         return None
     fix = ("scale the values down or compute this node in bf16/fp32" if top <= torch.finfo(torch.float32).max
            else "fp32 and bf16 cannot hold it either: rewrite it to stay in range (subtract the max before exp, "
@@ -273,12 +276,61 @@ def lint(plan: Plan, ranges: Ranges | None = None) -> tuple[Hazard, ...]:
     """Every hazard `RULES` find in `plan`; with oracle `ranges` also the value-dependent ones."""
     ranges = ranges or Ranges()
     out = []
+    for n, d, kind, rule, found in _table(plan)[0]:
+        if rule is None:
+            out.append(found)
+        elif (msg := rule(n, d, plan, ranges)) is not None:
+            out.append(Hazard(kind, _nid(n), _name(n), node_source(n), msg))
+    return tuple(out)
+
+
+def ranged_ids(plan: Plan) -> frozenset[str]:
+    """Ids of the nodes whose oracle range some rule of `lint(plan, ranges)` reads."""
+    return _table(plan)[1]
+
+
+class _Asking(dict):
+    """A `Ranges` field that records the ids a rule reads (and has none of them)."""
+
+    def __init__(self, asked: set[str]) -> None:
+        super().__init__()
+        self.asked = asked
+
+    def get(self, key: object, default: object = None) -> object:
+        self.asked.add(key)  # type: ignore[arg-type]
+        return default
+
+
+_Entry = tuple[torch.fx.Node, "NodeDecision | None", str, "Rule | None", "Hazard | None"]
+_TABLES: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple, tuple]] = weakref.WeakKeyDictionary()
+
+
+def _table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
+    """Per (node, rule) in lint's order, what does not depend on ranges, once per plan (its graph and
+    decisions): a rule that read no range is a fixed `Hazard` (kept) or None (left out); one that read a
+    range is kept to run again on the ranges given. Also the ids the rules read."""
+    gm = plan.program.graph_module
+    key = (id(gm.graph), len(gm.graph.nodes), id(plan.decisions))
+    cache = _TABLES.setdefault(gm, {})
+    hit = cache.get(key)
+    if hit is not None and hit[0] is plan.decisions and hit[2] is gm.graph:
+        return hit[1]
+    entries: list[_Entry] = []
+    ids: set[str] = set()
     for n in plan.program.graph.nodes:
         if n.op != "call_function":
             continue
         d = plan.decisions.get(_nid(n))
         for kind, rule in RULES.items():
-            msg = rule(n, d, plan, ranges)
-            if msg is not None:
-                out.append(Hazard(kind, _nid(n), _name(n), node_source(n), msg))
-    return tuple(out)
+            asked: set[str] = set()
+            msg = rule(n, d, plan, Ranges(absmax=_Asking(asked), max=_Asking(asked)))
+            if asked:
+                ids |= asked
+                entries.append((n, d, kind, rule, None))
+            elif msg is not None:
+                entries.append((n, d, kind, None, Hazard(kind, _nid(n), _name(n), node_source(n), msg)))
+    table = (tuple(entries), frozenset(ids))
+    if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
+        del cache[next(iter(cache))]
+    cache[key] = (plan.decisions, table, gm.graph)  # held: their ids key the entry
+    return table

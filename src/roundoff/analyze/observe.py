@@ -212,8 +212,8 @@ class NodeObserver:
             values["judged_res"] = pair[0] if pair[0] is not res else None
             values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
         held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
-        values["floor"] = ref if held else round_to(oracle, _fmt(dtype))
-        values["floor_work"] = round_to(oracle, _fmt(work)) if work != dtype else None
+        values["floor"] = ref if held else _floor(oracle, _fmt(dtype))
+        values["floor_work"] = _floor(oracle, _fmt(work)) if work != dtype else None
         values = {k: v for k, v in values.items() if v is not None}
         unique = list({id(v): v for v in values.values()}.values())  # the policy's value may be the floor
         measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype)))
@@ -333,6 +333,16 @@ def _judged_pair(res: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tu
     if dtype not in (*HELD_NARROW, torch.float32):
         return None
     return tuple(v if v.dtype == dtype else v.to(dtype) for v in (res, ref))  # type: ignore[return-value]
+
+
+def _floor(oracle: torch.Tensor, f: Format) -> torch.Tensor:
+    """`oracle` correctly rounded to `f`, held in fp32 where `f`'s values all are (exactly: the same
+    values, so the same figures) unless equal to `oracle` (measured then without a pass): so the metric
+    pass stacks it with fp32 values in fp32 and counts their ULPs by torch's casts, not fp64 roundings."""
+    floor = round_to(oracle, f)
+    if f.bits <= 32 and floor.dtype == torch.float64 and not torch.equal(floor, oracle):
+        return floor.to(torch.float32)
+    return floor
 
 
 def _fmt(dtype: torch.dtype) -> Format:

@@ -35,7 +35,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from roundoff.analyze.hazards import Ranges, lint
+from roundoff.analyze.hazards import Ranges, ranged_ids
 from roundoff.analyze.verdict import widen_fp8
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
@@ -90,32 +90,10 @@ def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:
     return tuple(picked)
 
 
-_RANGED: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[Any, frozenset[str]]] = weakref.WeakKeyDictionary()
-
-
 def range_nodes(plan: Any) -> frozenset[str]:
     """Ids of the nodes whose oracle range some hazard rule of `lint(plan, ranges)` reads (cached per
-    program and policy)."""
-    try:
-        hash(plan.policy)
-    except TypeError:
-        return _asked_ranges(plan)
-    cache = _RANGED.setdefault(plan.program.graph_module, {})
-    if plan.policy not in cache:
-        cache[plan.policy] = _asked_ranges(plan)
-    return cache[plan.policy]
-
-
-def _asked_ranges(plan: Any) -> frozenset[str]:
-    asked: set[str] = set()
-
-    class Asking(dict):
-        def get(self, key: Any, default: Any = None) -> Any:
-            asked.add(key)
-            return default
-
-    lint(plan, Ranges(absmax=Asking(), max=Asking()))
-    return frozenset(asked)
+    plan)."""
+    return ranged_ids(plan)
 
 
 def _labels(program: Program, points: Sequence[torch.fx.Node], ranged: frozenset[str], nsides: int) -> tuple:
@@ -139,18 +117,23 @@ def probe_figures(
     wanted = frozenset(points)
 
     def probe(node: torch.fx.Node, vals: tuple) -> list:
+        at_point = node in wanted
+        at_range = node.meta.get(NODE_ID, node.name) in ranged and is_float(node.meta.get("val"))
+        if not (at_point or at_range):
+            return []
         oracle, out = vals[ORACLE], []
         dev = oracle.device if isinstance(oracle, torch.Tensor) else None
-        if node in wanted:
+        if at_point:
+            finite = oracle.isfinite() if is_float(oracle) else None
             for s in range(nsides):
                 v = vals[s]
                 if s == ORACLE:
                     continue
-                if is_float(v) and is_float(oracle) and v.shape == oracle.shape:
-                    out.append(torch.count_nonzero(~widen_fp8(v).isfinite() & oracle.isfinite()).double())
+                if finite is not None and is_float(v) and v.shape == oracle.shape:
+                    out.append(torch.count_nonzero(~widen_fp8(v).isfinite() & finite).double())
                 else:
                     out.append(torch.zeros((), dtype=torch.float64, device=dev))
-        if node.meta.get(NODE_ID, node.name) in ranged and is_float(node.meta.get("val")):
+        if at_range:
             if is_float(oracle) and oracle.numel():
                 finite = oracle.isfinite()
                 out += [oracle.masked_fill(~finite, math.inf).amin().double(),

@@ -266,12 +266,12 @@ def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol:
 
     ref, res = widen_fp8(ref), widen_fp8(res)
     log = logging.getLogger("torch._dynamo.utils")  # its "Found nan in reference" warnings: ours to report
-    level = log.level
-    log.setLevel(logging.CRITICAL)
+    was = log.disabled  # (not setLevel: that clears every logger's cache, ~0.2 ms a call)
+    log.disabled = True
     try:
         return bool(same(ref, res, fp64_ref=fp64_ref, tol=tol, log_error=lambda *a, **k: None))
     finally:
-        log.setLevel(level)
+        log.disabled = was
 
 
 def _close(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, tol: float) -> bool:

@@ -36,6 +36,7 @@ decompositions of `roundoff.execute.wide_kernels`.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +49,7 @@ from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.devices import relocated
 from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.execute.wide_kernels import call
-from roundoff.numerics import get_format, is_low_precision
+from roundoff.numerics import get_format, is_low_precision, round_to
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
 from roundoff.policy.model import Negation
@@ -99,8 +100,6 @@ def round_value(value: Any, dtype: Any) -> Any:
     by torch's double-rounding cast); values rounded to other narrow formats (fp8) stay in their
     container dtype.
     """
-    from roundoff.numerics import round_to
-
     if isinstance(value, (tuple, list)):
         dts = dtype if isinstance(dtype, tuple) else (dtype,) * len(value)
         return type(value)(round_value(v, d) for v, d in zip(value, dts))
@@ -123,8 +122,6 @@ def _python_reciprocal(x: float, dtype: torch.dtype) -> float:
 
 
 def _round_scalar(x: float, fmt: str) -> float:
-    from roundoff.numerics import round_to
-
     return float(round_to(torch.tensor(x, dtype=torch.float64), fmt))
 
 
@@ -138,15 +135,75 @@ class OracleNumerics:
         return value.to(self.dtype) if is_float(value) else value
 
     def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
-        def conv(a: Any) -> Any:
-            return a.to(self.dtype) if is_float(a) else a
+        wide = self.dtype
+
+        def conv(a: Any) -> Any:  # float tensors and float dtype arguments to fp64
+            if is_float(a):
+                return a.to(wide)
+            return wide if isinstance(a, torch.dtype) and a.is_floating_point else a
 
         args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
         kwargs = map_aggregate(torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), read), conv)
-        return call(stride_free(node.target), _rewrite_dtypes(args, self.dtype), _rewrite_dtypes(kwargs, self.dtype))
+        return call(stride_free(node.target), args, kwargs)
 
     def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
         return value
+
+
+class _Static:
+    """What `PlanNumerics` decides for one node: a pure function of the plan, made once per plan
+    (`_statics`) so that a run does not decide it again per node and per side."""
+
+    __slots__ = ("d", "storage", "cdt", "fmts", "scalar_fmt", "moves", "native", "plain", "fresh", "compute_round")
+
+    def __init__(self, node: torch.fx.Node, plan: Plan) -> None:
+        d = self.d = plan.decisions.get(node.meta.get(NODE_ID, ""))
+        self.storage = d.storage_dtype if d is not None and d.storage_dtype is not None else storage_of(node)
+        dt = d.compute_dtype if d is not None and d.compute_dtype is not None else None
+        if dt is None:
+            dt = self.storage if isinstance(self.storage, torch.dtype) else torch.float32
+        self.cdt = container_dtype(dt) if dt.is_floating_point else torch.float32
+        low = d is not None and is_low_precision(d.compute_dtype)
+        self.fmts = tuple(f for f in (d.input_format if d else None,) if f) + (
+            (get_format(d.compute_dtype).name,) if low else ())
+        self.scalar_fmt = d.scalar_format if d is not None else None
+        self.moves = d is not None and d.op_class is OpClass.DATA_MOVEMENT and not self.fmts
+        self.compute_round = d.compute_dtype if low else None
+        st = self.storage
+        self.native = d is not None and d.rounds_result and not node.kwargs and st in HELD_NARROW and (
+            (node.target in _NATIVE_MATMUL and d.compute_dtype == torch.float32 and not d.input_format)
+            or (node.target in _NATIVE_STORAGE and d.compute_dtype == st))
+        self.plain: dict[torch.fx.Node, Any] = {}  # operand -> the storage dtype it is read rounded to
+        self.fresh: dict[torch.fx.Node, Any] = {}  # the same, reading oracle inputs (``fresh=True``)
+
+    def link(self, node: torch.fx.Node, table: dict[torch.fx.Node, _Static]) -> None:
+        rounded = self.d.rounded_inputs if self.d is not None else frozenset()
+        for p in node.all_input_nodes:
+            pd = table[p].d
+            if p.meta.get(NODE_ID) in rounded:
+                self.plain[p] = self.fresh[p] = table[p].storage
+            elif p.op == "placeholder" or (pd is not None and pd.rounds_result):
+                self.fresh[p] = table[p].storage
+
+
+_STATICS: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple, tuple]] = weakref.WeakKeyDictionary()
+
+
+def _statics(plan: Plan) -> dict[torch.fx.Node, _Static]:
+    """{node: `_Static`} of `plan`'s graph, cached per graph and decisions."""
+    gm = plan.program.graph_module
+    key = (id(gm.graph), len(gm.graph.nodes), id(plan.decisions))
+    cache = _STATICS.setdefault(gm, {})
+    hit = cache.get(key)
+    if hit is not None and hit[0] is plan.decisions and hit[2] is gm.graph:
+        return hit[1]
+    table = {n: _Static(n, plan) for n in gm.graph.nodes}
+    for n, st in table.items():
+        st.link(n, table)
+    if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
+        del cache[next(iter(cache))]
+    cache[key] = (plan.decisions, table, gm.graph)  # held: their ids key the entry
+    return table
 
 
 class PlanNumerics:
@@ -158,24 +215,25 @@ class PlanNumerics:
         self.plan = plan
         self.transcendentals = transcendentals
         self._nodes = {n.meta.get(NODE_ID): n for n in plan.program.graph.nodes}
+        self._table = _statics(plan)
         self.transcendental_nodes = 0
 
     # -- decisions ------------------------------------------------------------------------------
+    def _static(self, node: torch.fx.Node) -> _Static:
+        st = self._table.get(node)
+        if st is None:  # a node of another graph than the plan's (not cached)
+            st = _Static(node, self.plan)
+            st.link(node, {p: _Static(p, self.plan) for p in node.all_input_nodes})
+        return st
+
     def decision(self, node: torch.fx.Node) -> NodeDecision | None:
-        return self.plan.decisions.get(node.meta.get(NODE_ID, ""))
+        return self._static(node).d
 
     def storage(self, node: torch.fx.Node) -> Any:
-        d = self.decision(node)
-        if d is not None and d.storage_dtype is not None:
-            return d.storage_dtype
-        return storage_of(node)
+        return self._static(node).storage
 
     def _compute(self, node: torch.fx.Node, d: NodeDecision | None) -> torch.dtype:
-        dt = d.compute_dtype if d is not None and d.compute_dtype is not None else None
-        if dt is None:
-            st = self.storage(node)
-            dt = st if isinstance(st, torch.dtype) else torch.float32
-        return container_dtype(dt) if dt.is_floating_point else torch.float32
+        return self._static(node).cdt
 
     # -- placeholder / output ---------------------------------------------------------------------
     def load_input(self, node: torch.fx.Node, value: Any) -> Any:
@@ -194,36 +252,32 @@ class PlanNumerics:
         return value
 
     # -- call_function ----------------------------------------------------------------------------
-    def _reader(self, d: NodeDecision | None, read: Read, fresh: bool) -> Read:
-        rounded = d.rounded_inputs if d is not None else frozenset()
+    def _reader(self, node: torch.fx.Node, read: Read, fresh: bool) -> Read:
+        """`read`, with the operands `node` reads rounded (contract step 1) rounded to their storage."""
+        st = self._static(node)
+        want = st.fresh if fresh else st.plain
+        if not want:
+            return read
 
         def arg(p: torch.fx.Node) -> Any:
             v = read(p)
-            pd = self.decision(p)
-            want = p.meta.get(NODE_ID) in rounded or (fresh and (p.op == "placeholder" or (pd is not None and pd.rounds_result)))
-            return round_value(v, self.storage(p)) if want else v
+            return round_value(v, want[p]) if p in want else v
 
         return arg
 
     def operands(self, node: torch.fx.Node, read: Read, fresh: bool) -> tuple[tuple, dict]:
         """`node`'s args and kwargs as its computation sees them (steps 1-2 of the contract)."""
-        d = self.decision(node)
-        cdt = self._compute(node, d)
-        arg = self._reader(d, read, fresh)
-        fmts = [f for f in (d.input_format if d else None,) if f]
-        if d is not None and is_low_precision(d.compute_dtype):
-            fmts.append(get_format(d.compute_dtype).name)
-        scalar_fmt = d.scalar_format if d is not None else None
+        st = self._static(node)
+        cdt, fmts, scalar_fmt = st.cdt, st.fmts, st.scalar_fmt
+        arg = self._reader(node, read, fresh)
         raw_args = torch.fx.node.map_arg(node.args, arg)
         raw_kwargs = torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), arg)
-        if d is not None and d.op_class is OpClass.DATA_MOVEMENT and not fmts:
+        if st.moves:
             held = _held_dtype((raw_args, raw_kwargs))
             if held is not None:  # exact: the moved values stay in their own format
                 return raw_args, _rewrite_dtypes(raw_kwargs, held)
 
         def prep(a: Any) -> Any:
-            from roundoff.numerics import round_to
-
             if is_float(a):
                 held = a.dtype
                 a = a.to(cdt)
@@ -240,8 +294,9 @@ class PlanNumerics:
         return map_aggregate(raw_args, prep), map_aggregate(raw_kwargs, prep)
 
     def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
-        d = self.decision(node)
-        native = self._native_matmul(node, d, read, fresh)
+        st = self._static(node)
+        d = st.d
+        native = self._native_matmul(node, d, read, fresh) if st.native else None
         if native is not None:
             return native
         args, kwargs = self.operands(node, read, fresh)
@@ -258,10 +313,10 @@ class PlanNumerics:
             out = self.transcendentals(node.target, args, kwargs)
         else:
             out = call(stride_free(node.target), args, kwargs)
-        if d is not None and is_low_precision(d.compute_dtype):
-            out = round_value(out, d.compute_dtype)
+        if st.compute_round is not None:
+            out = round_value(out, st.compute_round)
         if d is not None and d.rounds_result:
-            out = round_value(out, self.storage(node))
+            out = round_value(out, st.storage)
         return out
 
     def _native_matmul(self, node: torch.fx.Node, d: NodeDecision | None, read: Read, fresh: bool) -> Any:
@@ -275,7 +330,7 @@ class PlanNumerics:
                 return None
         elif node.target not in _NATIVE_STORAGE or st not in HELD_NARROW or d.compute_dtype != st:
             return None
-        args = torch.fx.node.map_arg(node.args, self._reader(d, read, fresh))
+        args = torch.fx.node.map_arg(node.args, self._reader(node, read, fresh))
         floats = [a for a in args if is_float(a)]
         tensors = all(isinstance(a, torch.Tensor) for a in args) or node.target in _NATIVE_STORAGE
         if floats and tensors and all(a.dtype == st for a in floats):

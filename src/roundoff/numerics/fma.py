@@ -64,13 +64,20 @@ def _fma64(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
     """Steps 1-4 of the module docstring on fp64 operands holding exact fp32 values."""
     p = x * y  # exact
     s = p + z
-    # TwoSum (Knuth): e is the exact rounding error of s = fl(p + z).
+    # TwoSum (Knuth): e is the exact rounding error of s = fl(p + z). The same operations as
+    # e = (p - (s - bb)) + (z - bb), written into the temporaries (`out=` a full alias: elementwise).
     bb = s - p
-    e = (p - (s - bb)) + (z - bb)
+    e = s - bb
+    torch.sub(p, e, out=e)
+    del p
+    torch.sub(z, bb, out=bb)
+    e.add_(bb)
+    del bb
     bits = s.view(torch.int64)
     even = torch.bitwise_and(bits, 1) == 0
     inexact = (e != 0) & torch.isfinite(e)
     # One ulp in the direction of e: +1 on the bit pattern moves away from zero, -1 towards it.
     step = torch.where((e > 0) == (s > 0), 1, -1)
-    odd = bits + step * (inexact & even).to(torch.int64)
+    del e
+    odd = bits + step.mul_((inexact & even).to(torch.int64))
     return odd.view(torch.float64).to(torch.float32)

@@ -71,6 +71,20 @@ def _format_nan(t: torch.Tensor, f: Format) -> torch.Tensor:
     return w.masked_fill(becomes_nan, math.nan) if bool(becomes_nan.any()) else t
 
 
+_LUTS: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _lut(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(0, 1, ..., `_LUT_SIZE` - 1) and log2(1 + each), fp64 on `device`: made once per device."""
+    if device in _LUTS:
+        return _LUTS[device]
+    values = torch.arange(_LUT_SIZE, dtype=torch.float64, device=device)
+    lut = (values, torch.log2(1 + values))
+    if type(values) is torch.Tensor and not torch.compiler.is_compiling():  # not a fake/traced tensor
+        _LUTS[device] = lut
+    return lut
+
+
 def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
     """Per row of `ulps` (k, n): [sum ulps, sum log2(1 + ulps), max ulps, count of ulps != 0], fp64.
 
@@ -84,8 +98,8 @@ def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
         off = (torch.arange(k, dtype=ulps.dtype, device=ulps.device) * _LUT_SIZE).unsqueeze(1)
         counts = torch.bincount((ulps + off).reshape(-1), minlength=k * _LUT_SIZE).view(k, _LUT_SIZE)
         counts = counts.to(torch.float64)
-        values = torch.arange(_LUT_SIZE, dtype=torch.float64, device=ulps.device)
-        return [counts @ values, counts @ torch.log2(1 + values), umax.to(torch.float64), n - counts[:, 0]]
+        values, bits = _lut(ulps.device)
+        return [counts @ values, counts @ bits, umax.to(torch.float64), n - counts[:, 0]]
     bits = ulps.to(torch.float64).add_(1.0).log2_().sum(1)
     return [ulps.sum(1).to(torch.float64), bits, umax.to(torch.float64), (ulps != 0).sum(1).to(torch.float64)]
 
@@ -120,14 +134,15 @@ def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: For
     wide = [t.to(torch.float32) if t.dtype in _TORCH_RNE else t for t in actuals]
     a = wide[0].unsqueeze(0) if len(wide) == 1 else torch.stack(wide)
     del wide
-    # Temporaries are freed as soon as their reductions are taken: peak ~ a + two fp64 copies per row.
+    # Temporaries are freed as soon as their reductions are taken: peak ~ a + one fp64 copy per row.
     ulps = _fast_ordinal(a, f).sub_(_fast_ordinal(r, f)).abs_()
     err = a.to(torch.float64, copy=True).sub_(r64).abs_()  # copy: an fp64 `a` is the caller's tensor
     del a
     nz = r64 != 0
     absr = r64.abs().masked_fill_(~nz, math.inf)  # rel = err / |r| where r != 0, err / inf = 0 elsewhere
-    red = [err.amax(1), (err / absr).amax(1), torch.dot(r64, r64).expand(len(actuals)), torch.linalg.vecdot(err, err),
-           (err.masked_fill_(nz, 0.0) != 0).sum(1).to(torch.float64)]
+    red = [err.amax(1), torch.dot(r64, r64).expand(len(actuals)), torch.linalg.vecdot(err, err),
+           ((err != 0) & ~nz).sum(1).to(torch.float64)]
+    red.insert(1, err.div_(absr).amax(1))  # in place, last (err is not read after): no third fp64 copy
     del err, absr, nz, r64
     red[4:4] = _ulp_sums(ulps)
     stats = torch.stack(red, 1).tolist()

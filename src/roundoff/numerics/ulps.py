@@ -82,7 +82,8 @@ def _fast_ordinal(t: torch.Tensor, f: Format) -> torch.Tensor:
     bits = t.to(f.torch_dtype).view(_INT_OF_WIDTH[f.bits])
     bits = bits.to(torch.int32) if f.bits < 32 else bits
     sign = torch.bitwise_right_shift(bits, 31)  # 0 or -1
-    mag = torch.bitwise_and(bits, (1 << (f.bits - 1)) - 1)
+    mask = (1 << (f.bits - 1)) - 1
+    mag = bits.bitwise_and_(mask) if f.bits < 32 else torch.bitwise_and(bits, mask)  # (< 32: `bits` is a copy)
     ords = mag.bitwise_xor_(sign).sub_(sign)  # -mag where the sign bit is set (no overflow: |mag| < 2**31)
     return ords if f.bits <= 16 else ords.to(torch.int64)  # 32-bit ordinals differ by up to 2**32
 
