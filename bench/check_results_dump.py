@@ -12,7 +12,6 @@ written by repr, so equal JSON means equal bits (NaN written as "nan").
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import sys
@@ -35,15 +34,6 @@ def _norm(o: Any) -> Any:
     return o
 
 
-def _planted() -> Any:
-    spec = importlib.util.spec_from_file_location("planted", HERE.parent / "tests" / "analyze" / "planted.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["planted"] = mod
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod.PLANTED
-
-
 def dump(path: str) -> None:
     from roundoff import corpus
     from roundoff.analyze import check
@@ -58,6 +48,8 @@ def dump(path: str) -> None:
             for nodes in ("screen", "all"):
                 r = check(prog, prog.example_inputs, "inductor-gpu", against=against, nodes=nodes)
                 out[f"{name}/{against}/{nodes}"] = _norm(r.to_dict())
+    from planted_defects import _planted  # bench/ is this script's directory
+
     for p in _planted():
         prog = capture(p.fn, *p.inputs(), backward=p.backward)
         for nodes in ("screen", "all"):

@@ -7,7 +7,6 @@ oracle's per-node value ranges (`Ranges`: max |x| and max x of every node in the
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ import torch.fx
 from roundoff.analyze.result import Hazard
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.numerics import FORMATS, get_format, is_low_precision, round_to
+from roundoff.plan.cache import GraphCache
 from roundoff.plan.fma import is_division
 from roundoff.plan.model import NodeDecision, Plan
 
@@ -302,7 +302,7 @@ class _Asking(dict):
 
 
 _Entry = tuple[torch.fx.Node, "NodeDecision | None", str, "Rule | None", "Hazard | None"]
-_TABLES: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple, tuple]] = weakref.WeakKeyDictionary()
+_TABLES: GraphCache[tuple[tuple[_Entry, ...], frozenset[str]]] = GraphCache()
 
 
 def _table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
@@ -310,11 +310,10 @@ def _table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
     decisions): a rule that read no range is a fixed `Hazard` (kept) or None (left out); one that read a
     range is kept to run again on the ranges given. Also the ids the rules read."""
     gm = plan.program.graph_module
-    key = (id(gm.graph), len(gm.graph.nodes), id(plan.decisions))
-    cache = _TABLES.setdefault(gm, {})
-    hit = cache.get(key)
-    if hit is not None and hit[0] is plan.decisions and hit[2] is gm.graph:
-        return hit[1]
+    return _TABLES.get(gm, (gm.graph, plan.decisions), lambda: _build_table(plan))
+
+
+def _build_table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
     entries: list[_Entry] = []
     ids: set[str] = set()
     for n in plan.program.graph.nodes:
@@ -329,8 +328,4 @@ def _table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
                 entries.append((n, d, kind, rule, None))
             elif msg is not None:
                 entries.append((n, d, kind, None, Hazard(kind, _nid(n), _name(n), node_source(n), msg)))
-    table = (tuple(entries), frozenset(ids))
-    if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
-        del cache[next(iter(cache))]
-    cache[key] = (plan.decisions, table, gm.graph)  # held: their ids key the entry
-    return table
+    return tuple(entries), frozenset(ids)

@@ -16,7 +16,6 @@ With ``keep=True`` nothing is freed and `env` can seed a later partial run (``ru
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -27,6 +26,7 @@ import torch.fx
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.devices import inputs_device, on_device, relocation
 from roundoff.execute.recompute import RecomputePlan, plan_recompute
+from roundoff.plan.cache import GraphCache
 
 
 class Numerics(Protocol):
@@ -41,7 +41,7 @@ class Numerics(Protocol):
 
 #: {graph module: {(graph, its length, sides' decisions ids, recompute sides, budget, min numel): (decisions,
 #: schedule)}} (`Lockstep._schedule`).
-_SCHEDULES: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple, tuple]] = weakref.WeakKeyDictionary()
+_SCHEDULES: GraphCache[tuple] = GraphCache()
 
 OnNode = Callable[[torch.fx.Node, tuple, "Lockstep"], "tuple | None"]
 #: The placeholder for a value `Lockstep` dropped and will recompute (`recompute=`).
@@ -116,26 +116,22 @@ class Lockstep(torch.fx.Interpreter):
         """Lifetimes (FMA extensions) and the recomputation plan: a pure function of the graph, the sides'
         decisions and the parameters, so computed once per such key and shared (read-only) by later runs."""
         plans = tuple(getattr(s, "plan", None) for s in self.sides)
-        key = (id(self.graph), len(self.graph.nodes), tuple(None if p is None else id(p.decisions) for p in plans),
-               self.recompute_sides, budget, min_numel)
-        cache = _SCHEDULES.setdefault(self.module, {})
-        hit = cache.get(key)
         held = (self.graph, *(None if p is None else p.decisions for p in plans))  # their ids key the entry
-        if hit is not None and all(a is b for a, b in zip(hit[0], held)):
-            self.user_to_last_uses, self._recompute, self._reads, self._release_after = hit[1]
-            return
-        extra = self._extend_fma_lifetimes()
-        if self.recompute_sides:
-            rp = plan_recompute(
-                list(self.graph.nodes), self.user_to_last_uses, extra, is_random, budget, min_numel=min_numel)
-            if rp.drop_after:  # else nothing to do per node
-                self._recompute = rp
-                self._reads = {
-                    n: tuple(dict.fromkeys([*n.all_input_nodes, *extra.get(n, ())])) for n in self.graph.nodes}
-                self._release_after = self._apply_extensions(rp)
-        if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
-            del cache[next(iter(cache))]
-        cache[key] = (held, (self.user_to_last_uses, self._recompute, self._reads, self._release_after))
+
+        def build() -> tuple:
+            extra = self._extend_fma_lifetimes()
+            if self.recompute_sides:
+                rp = plan_recompute(
+                    list(self.graph.nodes), self.user_to_last_uses, extra, is_random, budget, min_numel=min_numel)
+                if rp.drop_after:  # else nothing to do per node
+                    self._recompute = rp
+                    self._reads = {
+                        n: tuple(dict.fromkeys([*n.all_input_nodes, *extra.get(n, ())])) for n in self.graph.nodes}
+                    self._release_after = self._apply_extensions(rp)
+            return self.user_to_last_uses, self._recompute, self._reads, self._release_after
+
+        schedule = _SCHEDULES.get(self.module, held, build, (self.recompute_sides, budget, min_numel))
+        self.user_to_last_uses, self._recompute, self._reads, self._release_after = schedule
 
     def _apply_extensions(self, plan: RecomputePlan) -> dict[torch.fx.Node, list[torch.fx.Node]]:
         """Move each extended value's deletion to its extension; returns {old last user: values whose

@@ -36,7 +36,6 @@ decompositions of `roundoff.execute.wide_kernels`.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -45,12 +44,13 @@ import torch.fx
 from torch.fx.node import map_aggregate
 
 from roundoff.capture.program import NODE_ID
-from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.devices import relocated
+from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.execute.wide_kernels import call
 from roundoff.numerics import get_format, is_low_precision, round_to
 from roundoff.ops.classes import OpClass
+from roundoff.plan.cache import GraphCache
 from roundoff.plan.model import NodeDecision, Plan
 from roundoff.policy.model import Negation
 
@@ -186,24 +186,20 @@ class _Static:
                 self.fresh[p] = table[p].storage
 
 
-_STATICS: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple, tuple]] = weakref.WeakKeyDictionary()
+_STATICS: GraphCache[dict[torch.fx.Node, "_Static"]] = GraphCache()
 
 
 def _statics(plan: Plan) -> dict[torch.fx.Node, _Static]:
     """{node: `_Static`} of `plan`'s graph, cached per graph and decisions."""
     gm = plan.program.graph_module
-    key = (id(gm.graph), len(gm.graph.nodes), id(plan.decisions))
-    cache = _STATICS.setdefault(gm, {})
-    hit = cache.get(key)
-    if hit is not None and hit[0] is plan.decisions and hit[2] is gm.graph:
-        return hit[1]
-    table = {n: _Static(n, plan) for n in gm.graph.nodes}
-    for n, st in table.items():
-        st.link(n, table)
-    if len(cache) >= 8:  # blame makes a plan per candidate: keep the latest few per graph
-        del cache[next(iter(cache))]
-    cache[key] = (plan.decisions, table, gm.graph)  # held: their ids key the entry
-    return table
+
+    def build() -> dict[torch.fx.Node, _Static]:
+        table = {n: _Static(n, plan) for n in gm.graph.nodes}
+        for n, st in table.items():
+            st.link(n, table)
+        return table
+
+    return _STATICS.get(gm, (gm.graph, plan.decisions), build)
 
 
 class PlanNumerics:
