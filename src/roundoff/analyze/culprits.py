@@ -55,13 +55,13 @@ def _reported_operands(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> lis
 
 
 def error_source(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> NodeReport | None:
-    """Where the error `r` inherits was created, when `r`'s total error is mostly inherited (its normwise
-    relative error more than `EXCESS_LIMIT` times its own, local one, and its own below the error of the
-    operand it reads: `r` amplifies a received error, as a `cos` of a bf16-rounded position does, where a
-    cancellation's own error is already larger than its operands'): from `r`'s operand carrying the largest error, up through each operand that
-    already carries at least half of the current node's error; the node where that stops created it,
-    even when correctly rounded (its format, not its arithmetic, is the defect). None when `r` makes its
-    error itself, or no operand carries any."""
+    """Where the error `r` inherits was created, when `r`'s total error is mostly inherited: its normwise
+    relative error more than `EXCESS_LIMIT` times its own (local) one, and its own below the error of the
+    operand it reads (`r` amplifies a received error, as a `cos` of a bf16-rounded position does; a
+    cancellation's own error is already larger than its operands'). From `r`'s operand carrying the
+    largest error, up through each operand that already carries at least half of the current node's
+    error; the node where that stops created it, even when correctly rounded (its format, not its
+    arithmetic, is the defect). None when `r` makes its error itself, or no operand carries any."""
     own = r.local if r.local is not None else r.vs_oracle
     total = r.vs_oracle.norm_rel
     if not math.isfinite(total) or total <= EXCESS_LIMIT * own.norm_rel:
