@@ -128,3 +128,25 @@ def test_llama_cuda_sdpa_every_side_runs() -> None:
     assert abs(emulated - real) < 2e-2 * abs(real) and abs(oracle - real) < 2e-2 * abs(real)
     for against in ("eager", "oracle", "inductor-gpu"):
         assert check(program, inputs, "eager-cuda", against=against, local=False).outputs
+
+
+def test_dropout_scaling_in_place_keeps_fused_backward_kernels() -> None:
+    """Dropout writes its mask's scaling in place (``clone(mask).div_(1 - p)``); capture rewrites that
+    one op out of place instead of functionalizing the graph, in which torch 2.9 decomposes
+    ``silu_backward`` (eager runs its fused kernel: one bf16 ulp apart). Oracle: eager autograd."""
+    g = torch.Generator().manual_seed(0)
+    x, w = (torch.randn(16, 16, generator=g).bfloat16().requires_grad_() for _ in range(2))
+
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return F.dropout(F.silu(x @ w), 0.3).float().sum()
+
+    torch.manual_seed(5)
+    program = capture(f, x, w, backward=True)
+    torch.manual_seed(5)
+    out = f(x, w)
+    real = (out, *torch.autograd.grad(out, (x, w)))
+    replay = run_eager(program, [x.detach(), w.detach()])
+    assert all(torch.equal(a, b) for a, b in zip(replay, real))
+    targets = [n.target for n in program.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.silu_backward.default in targets
+    assert not any(t._schema.is_mutable for t in targets if hasattr(t, "_schema"))

@@ -69,6 +69,7 @@ def capture(
     specializations = found["reads"] + pin_eager_values(gm, found["values"])
     name_constants(gm, spec.constant_names)
     gm.graph.eliminate_dead_code()  # value reads (eager's values are baked into their users)
+    _out_of_place_on_fresh_values(gm)
     if any(_is_mutating(n) for n in gm.graph.nodes):
         with eager_kernels_kept():
             gm = _functionalize(gm, spec)
@@ -233,6 +234,32 @@ def _strip_detach(gm: torch.fx.GraphModule) -> None:
         if n.op == "call_function" and n.target is aten.detach.default:
             n.replace_all_uses_with(n.args[0])
             gm.graph.erase_node(n)
+
+
+#: Ops that return a view of an operand: an in-place write through one reaches another tensor.
+_VIEW_RESULT = "(a)"
+
+
+def _out_of_place_on_fresh_values(gm: torch.fx.GraphModule) -> None:
+    """Rewrite ``x.op_(...)`` as ``op(x, ...)`` where `x` is a fresh value nothing else reads or aliases
+    (dropout's ``clone(mask).div_(1 - p)``): the same values, without functionalizing the whole graph
+    (a retrace, in which torch 2.9 decomposes fused backward kernels such as ``silu_backward``)."""
+    for n in list(gm.graph.nodes):
+        if not _is_mutating(n) or not n.args or not isinstance(n.args[0], torch.fx.Node):
+            continue
+        base, name = n.args[0], n.target._schema.name  # type: ignore[union-attr]
+        packet = getattr(aten, name.removeprefix("aten::").removesuffix("_"), None) if name.endswith("_") else None
+        functional = getattr(packet, n.target._overloadname, None) if packet is not None else None  # type: ignore[union-attr]
+        fresh = (base.op == "call_function" and not _is_mutating(base) and list(base.users) == [n]
+                 and _VIEW_RESULT not in str(getattr(base.target, "_schema", "(a)")).split("->")[-1])
+        if functional is None or not fresh or functional._schema.is_mutable:
+            continue
+        with gm.graph.inserting_after(n):
+            out = gm.graph.call_function(functional, n.args, n.kwargs)
+        out.meta.update(n.meta)
+        n.replace_all_uses_with(out)
+        gm.graph.erase_node(n)
+    gm.recompile()
 
 
 def _is_mutating(n: torch.fx.Node) -> bool:
