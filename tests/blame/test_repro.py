@@ -238,6 +238,7 @@ def test_repro_against_the_oracle_judges_as_blame_did(tmp_path: Path) -> None:
     assert b.fixed and not b.ok_before and b.repro is not None
     out = _run(tmp_path, b.repro)
     assert "VERDICT before: DIVERGES" in out and "VERDICT after: OK" in out, out[-2000:]
+    assert f" {program.output_names[0]}: max|err|=" in out  # outputs by their names, not out0, out1, ...
     ns = _load(tmp_path / "repro_rule.py", b.repro)
     fp64 = list(ns["Oracle"]().forward(*ns["INPUTS"]))
     (node,) = next(n for n in program.graph.nodes if n.op == "output").args[0]

@@ -54,7 +54,7 @@ def main():
                 ok = all(excess_within(x, f, w, round_to, LIMIT) for x, f, w in zip(res, fp64, WORK) if w is not None)
             else:
                 ok = verdict(eager, res, fp64, REFERENCE, TOL, RATIO)
-            print(f"{name} ({LABELS[name]}): {describe(res, fp64)}")
+            print(f"{name} ({LABELS[name]}): {describe(res, fp64, NAMES)}")
             print(f"VERDICT {name}: {'OK' if ok else 'DIVERGES'}")
 
 
@@ -155,6 +155,7 @@ def repro_script(
         _PRELUDE.strip(),
         f"REFERENCE = {reference!r}\nTOL = {tol!r}\nRATIO = {rmse_ratio!r}\nLIMIT = {EXCESS_LIMIT!r}",
         f"WORK = [{', '.join(_work_dtypes(program))}]  # narrowest float format on each output's path",
+        f"NAMES = {list(program.output_names)!r}",
         f"LABELS = {{'before': {before.policy.name!r}, 'after': {after.policy.name + ' + fix'!r}}}",
         "INPUTS = [\n" + "".join(f"    {tensor_source(t)},\n" for t in inputs) + "]",
         *_classes(program, before, after, inputs),

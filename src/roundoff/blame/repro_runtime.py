@@ -53,17 +53,19 @@ def verdict(ref: list[Any], res: list[Any], fp64: list[Any], reference: str, tol
     return ok
 
 
-def describe(res: list[Any], fp64: list[Any]) -> str:
-    """Per float output: max |error| against fp64 over finite entries, and non-finite counts."""
+def describe(res: list[Any], fp64: list[Any], names: Any = None) -> str:
+    """Per float output (by its name in the program, else ``out<i>``): max |error| against fp64 over
+    finite entries, and non-finite counts."""
     parts = []
     for i, (x, f) in enumerate(zip(res, fp64)):
+        name = names[i] if names is not None and i < len(names) else f"out{i}"
         if not _is_ft(x):
             continue
         e = (x.double() - f).abs()
         finite = torch.isfinite(e)
         worst = float(e[finite].max()) if bool(finite.any()) else float("nan")
         parts.append(
-            f"out{i}: max|err|={worst:.3g} nan={int(torch.isnan(x).sum())} "
+            f"{name}: max|err|={worst:.3g} nan={int(torch.isnan(x).sum())} "
             f"inf={int(torch.isinf(x).sum())} (fp64 ref nan={int(torch.isnan(f).sum())})"
         )
     return "; ".join(parts)
