@@ -298,3 +298,15 @@ def test_an_fp32_output_of_a_bf16_path_is_reported_against_bf16s_best() -> None:
     best = exact.to(torch.bfloat16).double()  # one value: torch's cast rounds it correctly
     assert out.dtype == "float32" and out.judged_dtype == "bfloat16"
     assert out.rmse_reference == pytest.approx(float((best - exact).abs()), rel=1e-9)
+
+
+def test_path_dtypes_in_one_pass_equals_path_dtype_per_node() -> None:
+    """The one-pass table the output verdicts use gives each node's own ancestor walk's answer."""
+    from roundoff.analyze.verdict import path_dtype, path_dtypes
+
+    xs = _mlp_inputs()
+    program = capture(lambda x, w1, w2: _mlp(x, w1, w2).float() * 2, *xs, backward=True)
+    table = path_dtypes(program.graph)
+    (loss, *_) = program.output_args()
+    assert loss.meta["val"].dtype == torch.float32 and table[loss] == torch.bfloat16
+    assert all(table[n] == path_dtype(n) for n in program.graph.nodes)

@@ -27,7 +27,7 @@ from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
-    Rule, Verdict, judge, oracle_output_passes, path_dtype, widen_fp8,
+    Rule, Verdict, judge, oracle_output_passes, path_dtypes, widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
@@ -200,9 +200,11 @@ def _screen(
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."
     oracle_values = vs_oracle and rule is Rule.SAME
     outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, set() if oracle_values else None)
-    if oracle_values:
-        outputs = tuple(replace(o, passes=o.passes and _passes_by_value(plan_a.program, s.outputs, o))
-                        for o in outputs)
+    if oracle_values:  # each judged in the format `_output_verdicts` found on its path
+        names = _output_names(plan_a.program)
+        outputs = tuple(replace(o, passes=o.passes and oracle_output_passes(
+            s.outputs[0][names.index(o.name)], s.outputs[1][names.index(o.name)], getattr(torch, o.judged_dtype)))
+            for o in outputs)
     if failing := [o.name for o in outputs if not o.passes]:
         how = "by its values against fp64" if oracle_values else f"by the {rule.value} rule"
         return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "
@@ -221,14 +223,10 @@ def _screen(
     return replace(result, explanations=explain(result, plan_a, {}))
 
 
-def _passes_by_value(program: Program, outs: tuple, verdict: OutputVerdict) -> bool:
-    """`verdict.oracle_output_passes` for the output named by `verdict` (its values against fp64)."""
-    out_node = next(n for n in program.graph.nodes if n.op == "output")
-    args = out_node.args[0] if isinstance(out_node.args[0], (tuple, list)) else (out_node.args[0],)
-    names = [program.output_names[i] if i < len(program.output_names) else f"output{i}" for i in range(len(args))]
-    i = names.index(verdict.name)
-    res, oracle = outs[0][i], outs[1][i]
-    return oracle_output_passes(res, oracle, path_dtype(args[i]))
+def _output_names(program: Program) -> list[str]:
+    """The name of each program output (``output<i>`` where the program has none)."""
+    n = len(program.output_args())
+    return [program.output_names[i] if i < len(program.output_names) else f"output{i}" for i in range(n)]
 
 
 def _for_policy(note: str, policy: Policy) -> str | None:
@@ -263,20 +261,20 @@ def _output_verdicts(
     """One `OutputVerdict` per float output; `failing_nodes` (against the oracle): nodes not ok."""
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
-    out_node = next(n for n in program.graph.nodes if n.op == "output")
-    args = out_node.args[0] if isinstance(out_node.args[0], (tuple, list)) else (out_node.args[0],)
+    args, names = program.output_args(), _output_names(program)
     res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
     oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
     verdicts = []
+    paths = path_dtypes(program.graph) if ref_all is None and rule is Rule.SAME else {}
     oracle_rule = failing_nodes if rule is Rule.SAME and ref_all is None else None
     for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
         if not is_float(res):
             continue
-        name = program.output_names[i] if i < len(program.output_names) else f"output{i}"
+        name = names[i]
         node = args[i]
         # against the oracle (`same`), the best the narrowest format on the output's path can hold: what
         # the verdict judges by (an fp32 loss of a bf16 model is held to bf16's rounding)
-        judged = path_dtype(node) if ref_all is None and rule is Rule.SAME and isinstance(node, torch.fx.Node) else res.dtype
+        judged = paths.get(node, res.dtype) if isinstance(node, torch.fx.Node) else res.dtype
         ref = ref_all[i] if ref_all is not None else round_value(oracle, judged).to(res.dtype)
         nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
         finite = oracle.isfinite()

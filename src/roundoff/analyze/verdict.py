@@ -318,6 +318,16 @@ def path_dtype(node: torch.fx.Node) -> torch.dtype:
     return working_dtype(torch.float64, dtypes)
 
 
+def path_dtypes(graph: torch.fx.Graph) -> dict[torch.fx.Node, torch.dtype]:
+    """`path_dtype` of every node of `graph`, in one pass in graph order."""
+    out: dict[torch.fx.Node, torch.dtype] = {}
+    for n in graph.nodes:
+        v = n.meta.get("val")
+        own = [v.dtype] if isinstance(v, torch.Tensor) else []
+        out[n] = working_dtype(torch.float64, own + [out[p] for p in n.all_input_nodes])
+    return out
+
+
 def oracle_output_passes(res: torch.Tensor, oracle: torch.Tensor, work: torch.dtype) -> bool:
     """An output's verdict against the oracle from its values alone: no NaN/inf where fp64 is finite and
     an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT` (how `roundoff.blame` judges

@@ -198,8 +198,8 @@ def affected_nodes(base: Plan, fixed: Plan) -> tuple[str, ...]:
     value kept in fp32, looking through data-movement views; the `eq` reading a value now rounded)."""
     changed = {nid for nid, d in fixed.decisions.items() if base.decisions.get(nid) != d}
     affected = set(changed)
-    todo = [n for n in fixed.program.nodes()
-            if node_id(n) in changed and base.decisions[node_id(n)].rounds_result != fixed.decisions[node_id(n)].rounds_result]
+    todo = [n for n in fixed.program.nodes() if node_id(n) in changed
+            and getattr(base.decisions.get(node_id(n)), "rounds_result", None) != fixed.decisions[node_id(n)].rounds_result]
     while todo:
         for u in todo.pop().users:
             if u.op == "call_function" and node_id(u) not in affected:

@@ -22,7 +22,7 @@ or against the fp64 oracle rounded to the output's dtype.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +99,10 @@ class Evaluator:
         self._computing = [
             node_id(n) for n in self.base_plan.program.nodes() if n.op not in ("placeholder", "output")
         ]
-        self._output_nodes = _output_args(program)
+        from roundoff.analyze.verdict import path_dtypes
+
+        paths = path_dtypes(program.graph)  # each output is judged in the narrowest format on its path
+        self._work = tuple(paths.get(a) if isinstance(a, torch.fx.Node) else None for a in program.output_args())
         self._verdicts: dict[tuple[int, int], bool] = {}  # (output index, node number) -> passes
         self.evaluations = 0
         self.nodes_recomputed = 0
@@ -120,15 +123,14 @@ class Evaluator:
         no NaN/inf where fp64 is finite, excess within its limit), so blame fixes what check fails.
         """
         from roundoff.analyze import same_rule
-        from roundoff.analyze.verdict import oracle_output_passes, path_dtype
+        from roundoff.analyze.verdict import oracle_output_passes
 
         if not (isinstance(res, torch.Tensor) and res.is_floating_point()):
             return True
         eager, oracle = self.eager[i], self.oracle[i]
         if self.reference is Reference.ORACLE and self.rmse_ratio is None:
-            node = self._output_nodes[i] if i < len(self._output_nodes) else None
-            work = path_dtype(node) if isinstance(node, torch.fx.Node) else res.dtype
-            return bool(oracle_output_passes(res, oracle, work))
+            work = self._work[i] if i < len(self._work) else None
+            return bool(oracle_output_passes(res, oracle, work or res.dtype))
         ref = eager if self.reference is Reference.EAGER else oracle.to(res.dtype)
         if self.rmse_ratio is None:
             return bool(same_rule(ref, res, oracle, self.tol))
@@ -145,7 +147,7 @@ class Evaluator:
         keys = self._values.keys(plan) if self.incremental else {}
         env = self._values.env(keys) if self.incremental else {}
         numerics = plan_numerics(plan, self.transcendentals)
-        args = _output_args(plan.program)[:n_out] if judge else ()
+        args = plan.program.output_args()[:n_out] if judge else ()
         positions: dict[torch.fx.Node, list[int]] = {}
         for i, p in enumerate(args):
             if isinstance(p, torch.fx.Node) and p not in env:
@@ -211,9 +213,3 @@ class Evaluator:
 
     def cost(self) -> Cost:
         return Cost(self.evaluations, self.nodes_recomputed, self.nodes_full)
-
-
-def _output_args(program: Program) -> tuple:
-    """The output node's flat arguments (one per program output)."""
-    out = next(n for n in program.nodes() if n.op == "output")
-    return tuple(out.args[0]) if isinstance(out.args[0], (tuple, list)) else (out.args[0],)

@@ -66,10 +66,8 @@ if __name__ == "__main__":
 def _work_dtypes(program: Program) -> list[str]:
     """Per graph output, ``torch.<dtype>`` of the narrowest float format on its path (`path_dtype`), or
     ``None`` for a non-float output: what blame judges each output in against the oracle."""
-    out = next(n for n in program.graph.nodes if n.op == "output").args[0]
-    outs = out if isinstance(out, (tuple, list)) else (out,)
     work = []
-    for node in outs:
+    for node in program.output_args():
         val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
         floating = isinstance(val, torch.Tensor) and val.is_floating_point()
         work.append(str(path_dtype(node)) if floating else "None")

@@ -110,6 +110,11 @@ class Program:
     def nodes(self) -> Iterator[torch.fx.Node]:
         return iter(self.graph.nodes)
 
+    def output_args(self) -> tuple[Any, ...]:
+        """The output node's arguments, one per program output (a node, or a constant)."""
+        out = next(n for n in self.graph.nodes if n.op == "output")
+        return tuple(out.args[0]) if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
+
     def node(self, roundoff_id: str) -> torch.fx.Node:
         """The node with stable id `roundoff_id`; KeyError naming the id if absent."""
         for n in self.graph.nodes:

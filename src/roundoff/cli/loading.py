@@ -269,7 +269,5 @@ def capture_target(loaded: Loaded) -> Program:
 
 def _output_dtypes(program: Program) -> list[torch.dtype]:
     """The dtypes of the program's outputs, from the output node's tensor metadata."""
-    out = next(n for n in program.graph.nodes if n.op == "output")
-    args = out.args[0] if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
-    vals = [a.meta.get("val") for a in args if isinstance(a, torch.fx.Node)]
+    vals = [a.meta.get("val") for a in program.output_args() if isinstance(a, torch.fx.Node)]
     return [v.dtype for v in vals if isinstance(v, torch.Tensor)]
