@@ -236,10 +236,6 @@ def _strip_detach(gm: torch.fx.GraphModule) -> None:
             gm.graph.erase_node(n)
 
 
-#: Ops that return a view of an operand: an in-place write through one reaches another tensor.
-_VIEW_RESULT = "(a)"
-
-
 def _out_of_place_on_fresh_values(gm: torch.fx.GraphModule) -> None:
     """Rewrite ``x.op_(...)`` as ``op(x, ...)`` where `x` is a fresh value nothing else reads or aliases
     (dropout's ``clone(mask).div_(1 - p)``): the same values, without functionalizing the whole graph
@@ -251,7 +247,7 @@ def _out_of_place_on_fresh_values(gm: torch.fx.GraphModule) -> None:
         packet = getattr(aten, name.removeprefix("aten::").removesuffix("_"), None) if name.endswith("_") else None
         functional = getattr(packet, n.target._overloadname, None) if packet is not None else None  # type: ignore[union-attr]
         fresh = (base.op == "call_function" and not _is_mutating(base) and list(base.users) == [n]
-                 and _VIEW_RESULT not in str(getattr(base.target, "_schema", "(a)")).split("->")[-1])
+                 and not _returns_alias(base))
         if functional is None or not fresh or functional._schema.is_mutable:
             continue
         with gm.graph.inserting_after(n):
@@ -260,6 +256,12 @@ def _out_of_place_on_fresh_values(gm: torch.fx.GraphModule) -> None:
         n.replace_all_uses_with(out)
         gm.graph.erase_node(n)
     gm.recompile()
+
+
+def _returns_alias(n: torch.fx.Node) -> bool:
+    """`n` returns a view of an operand (its schema marks the result aliased), or its schema is unknown."""
+    schema = getattr(n.target, "_schema", None)
+    return schema is None or any(r.alias_info is not None for r in schema.returns)
 
 
 def _is_mutating(n: torch.fx.Node) -> bool:
