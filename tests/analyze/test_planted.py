@@ -169,3 +169,21 @@ def test_blame_says_why_log_of_sigmoid_has_no_precision_fix() -> None:
     assert b.status.value == "no_fix" and lost > 0
     note = next(n for n in b.notes if "fp32 cannot hold" in n)
     assert f"({_planted_id(program, case)})" in note and re.search(rf"\b{lost} value\(s\)", note), note
+
+
+def test_an_op_amplifying_its_bf16_operand_names_that_operand() -> None:
+    """exp of a bf16 product: exp is the finding (its error from bf16-rounded operands is 88x), and the
+    sentence names the product it reads in bf16, where blame's fix keeps precision (a new user read
+    "loses accuracy itself" as a fault of exp)."""
+    import torch
+
+    from roundoff.blame import blame
+
+    case = next(c for c in PLANTED if c.name == "large-argument-exp")
+    xs = case.inputs()
+    program = capture(case.fn, *xs)
+    r = check(program, xs, case.policy, against=case.against)
+    mul = next(n for n in program.graph.nodes if n.target is torch.ops.aten.mul.Tensor).meta["roundoff_id"]
+    first = next(e for e in r.explanations if not e.startswith("output "))
+    assert first.startswith("`exp`") and f"It reads `mul` ({mul} at " in first and "in bfloat16" in first
+    assert mul in {c.node_id for c in blame(program, case.policy, against=case.against, repro=False).changes}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import torch
 import torch.fx
 
 from roundoff.analyze.culprits import amplifier, path_cause, upstream
@@ -111,8 +112,23 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them "
         f"({r.working_dtype or r.dtype}), its error is {r.own_excess:.3g} times the "
         f"rounding of {r.working_dtype or r.dtype} (its own normwise relative error {own.norm_rel:.2g})"
-        + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".")
+        + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".") + _narrow_reads(r, plan)
     )
+
+
+def _narrow_reads(r: NodeReport, plan: Plan) -> str:
+    """Which computed operands `r` reads in a 16-bit format: where an op amplifies its operands'
+    rounding (sin of a large phase, a cancellation), keeping those wider is the fix, not the op."""
+    reads = [
+        p for p in plan.program.node(r.node_id).all_input_nodes
+        if p.op == "call_function" and (d := plan.decisions.get(p.meta.get(NODE_ID, ""))) is not None
+        and d.storage_dtype in (torch.bfloat16, torch.float16)
+    ]
+    if not reads:
+        return ""
+    names = ", ".join(f"`{_op(p)}` ({p.meta.get(NODE_ID)}{' at ' + s if (s := node_source(p)) else ''})" for p in reads[:2])
+    return (f" It reads {names} in {str(plan.decisions[reads[0].meta[NODE_ID]].storage_dtype).removeprefix('torch.')}: "
+            "if it amplifies that rounding, keep what it reads in a wider format (blame --against oracle tries it).")
 
 
 def _source_sentence(r: NodeReport, amp: NodeReport) -> str:
