@@ -180,6 +180,22 @@ def _mlp_inputs() -> tuple[torch.Tensor, ...]:
     return x, w1, w2
 
 
+# 15. Diffusion timesteps held in bf16 (917 -> 916) before an fp32 sinusoidal embedding that is kept in
+#     bf16: the cast and every node are correct in their format (sin and cos are judged in bf16, the
+#     format their values are kept in), but sin/cos amplify the cast's rounding ~100x; only the
+#     outputs (the time MLP's gradients) show it (a new user's MLP-Mixer, round 2 trial 18).
+def bf16_timesteps(t: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    freqs = torch.exp(-9.21 * torch.arange(16, dtype=torch.float32) / 16)
+    args = t[:, None].to(torch.bfloat16).float() * freqs[None]
+    emb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1).to(torch.bfloat16)
+    return (emb @ w).float().square().mean()
+
+
+def _timesteps_inputs() -> tuple[torch.Tensor, ...]:
+    t = torch.tensor([3.0, 917.0, 601.0, 45.0])
+    return t, (torch.randn(32, 32, generator=_g()) / 6).bfloat16().requires_grad_()
+
+
 PLANTED: tuple[Planted, ...] = (
     Planted("eps-absorbed-fp16", eps_absorbed_fp16, _eps_inputs, aten.add.Tensor),
     Planted("variance-by-moments", variance_by_moments, _moments_inputs, aten.sub.Tensor),
@@ -196,5 +212,6 @@ PLANTED: tuple[Planted, ...] = (
             against="eager", backward=True),
     Planted("tiny-reciprocal-fp16", tiny_reciprocal_fp16, _recip_inputs, aten.reciprocal.default),
     Planted("mlp-with-moment-norm", mlp_with_moment_norm, _mlp_inputs, aten.sub.Tensor, backward=True),
+    Planted("bf16-timesteps", bf16_timesteps, _timesteps_inputs, aten._to_copy.default, backward=True),
 )
 

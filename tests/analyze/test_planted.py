@@ -71,7 +71,7 @@ def test_ranking_is_by_cause_not_by_bits() -> None:
 #: Planted programs whose defect a precision decision fixes at the planted node itself; the others are
 #: fixed by keeping its operands in fp32 for it (the planted node then computes from fp32 values).
 _FIXED_AT_THE_NODE = ("eps-absorbed-fp16", "fma-cancellation-fp32", "softmax-no-max-fp16", "bf16-positions",
-                      "fp16-norm-overflow", "tiny-reciprocal-fp16")
+                      "fp16-norm-overflow", "tiny-reciprocal-fp16", "bf16-timesteps")
 #: log-of-sigmoid has no precision fix: sigmoid(x) for x < -103 underflows fp32 too (logsigmoid keeps it).
 _NO_PRECISION_FIX = ("log-of-sigmoid",)
 

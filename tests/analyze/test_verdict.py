@@ -11,6 +11,7 @@ import torch
 from roundoff.analyze import check
 from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict
 from roundoff.capture import capture
+from roundoff.execute import run_oracle
 
 
 def _mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
@@ -213,16 +214,22 @@ def test_an_embedding_gradient_that_cancels_to_zero_is_judged_against_its_terms(
     LayerNorm, sum to ~0 in fp64; bf16 leaves rounding noise there, no defect. Summed in bf16 one by
     one over many tokens (CPU eager's kernel does) the error grows beyond the terms' rounding."""
     g = torch.Generator().manual_seed(0)
-    dy = torch.randn(16, 64, generator=g, dtype=torch.float64)
-    dy = (dy - dy.mean(0)).bfloat16()  # cancels to ~0 over the tokens
+    y = torch.randn(16, 64, generator=g)
     ids = torch.zeros(16, dtype=torch.long)
 
     def grad(dy: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
         return torch.ops.aten.embedding_dense_backward(dy, ids, 2, -1, False)
 
-    assert float(grad(dy.double(), ids).abs().max()) < 1e-2 * float(dy.double().abs().max())
-    r = check(capture(grad, dy, ids), (dy, ids), "eager", against="oracle")
+    def centred_grad(y: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return grad((y - y.mean(0)).bfloat16(), ids)  # the rows' gradients cancel to 0 over the tokens
+
+    program = capture(centred_grad, y, ids)
+    row = run_oracle(program, (y, ids))[0][0]  # fp64 (casts ignored): 0 up to fp64's rounding
+    assert float(row.norm()) < 1e-12 * float(y.double().norm())
+    r = check(program, (y, ids), "eager", against="oracle")
     assert not r.diverges and r.culprits == ()
+    bf16_err = float((centred_grad(y, ids)[0].double() - row).norm())
+    assert bf16_err > 1e6 * float(row.norm())  # judged by its own scale, bf16's noise would fail it
     long = torch.randn(4096, 64, generator=g).bfloat16()  # one row, 4096 terms, no cancellation
     ids = torch.zeros(4096, dtype=torch.long)
     err = float((grad(long, ids)[0].double() - long.double().sum(0)).norm() / long.double().sum(0).norm())

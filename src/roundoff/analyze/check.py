@@ -19,7 +19,13 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.culprits import ancestors, overflowing, rank_culprits, zeros_diverge
+from roundoff.analyze.culprits import (
+    amplifies,
+    ancestors,
+    overflowing,
+    rank_culprits,
+    zeros_diverge,
+)
 from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import exact_metrics, measure
@@ -27,7 +33,12 @@ from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
-    Rule, Verdict, judge, oracle_output_passes, path_dtypes, widen_fp8,
+    Rule,
+    Verdict,
+    judge,
+    oracle_output_passes,
+    path_dtypes,
+    widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
@@ -150,7 +161,11 @@ def check(
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     reports = zeros_diverge(tuple(observer.reports), observer.zero_operands)
-    failing_nodes = {r.node_id for r in reports if r.verdict is not Verdict.OK} if vs_oracle else None
+    failing_nodes = None
+    if vs_oracle:  # nodes that are not ok, and nodes that amplify an error beyond their format
+        by_id = {r.node_id: r for r in reports}
+        failing_nodes = {r.node_id for r in reports
+                         if r.verdict is not Verdict.OK or amplifies(plan_a.program, r, by_id)}
     outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
@@ -199,12 +214,8 @@ def _screen(
     if bad := [nid for (nid, _side), n in s.nonfinite_counts(figures).items() if n]:
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."
     oracle_values = vs_oracle and rule is Rule.SAME
-    outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, set() if oracle_values else None)
-    if oracle_values:  # each judged in the format `_output_verdicts` found on its path
-        names = _output_names(plan_a.program)
-        outputs = tuple(replace(o, passes=o.passes and oracle_output_passes(
-            s.outputs[0][names.index(o.name)], s.outputs[1][names.index(o.name)], getattr(torch, o.judged_dtype)))
-            for o in outputs)
+    # against the oracle, by values without operand floors: what passes here passes with them
+    outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
     if failing := [o.name for o in outputs if not o.passes]:
         how = "by its values against fp64" if oracle_values else f"by the {rule.value} rule"
         return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "
@@ -221,12 +232,6 @@ def _screen(
         mode="screen", checkpoints=points,
     )
     return replace(result, explanations=explain(result, plan_a, {}))
-
-
-def _output_names(program: Program) -> list[str]:
-    """The name of each program output (``output<i>`` where the program has none)."""
-    n = len(program.output_args())
-    return [program.output_names[i] if i < len(program.output_names) else f"output{i}" for i in range(n)]
 
 
 def _for_policy(note: str, policy: Policy) -> str | None:
@@ -256,17 +261,18 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
 
 
 def _output_verdicts(
-    program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None
+    program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None, by_values: bool = False,
 ) -> tuple[OutputVerdict, ...]:
-    """One `OutputVerdict` per float output; `failing_nodes` (against the oracle): nodes not ok."""
+    """One `OutputVerdict` per float output; against the oracle with `Rule.SAME`, by `failing_nodes` (the
+    nodes not ok or amplifying an error) on its path or, `by_values` (the screen), by its values."""
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
-    args, names = program.output_args(), _output_names(program)
+    args, names = program.output_args(), program.output_labels()
     res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
     oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
     verdicts = []
     paths = path_dtypes(program.graph) if ref_all is None and rule is Rule.SAME else {}
-    oracle_rule = failing_nodes if rule is Rule.SAME and ref_all is None else None
+    oracle_rule = rule is Rule.SAME and ref_all is None and (failing_nodes is not None or by_values)
     for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
         if not is_float(res):
             continue
@@ -289,8 +295,9 @@ def _output_verdicts(
         agree = (ref_all is not None and ref.dtype == res.dtype and ref.shape == res.shape
                  and same_bits(ref, res) and not any_nan)
         rmse_res = rmse(res, oracle)
-        if oracle_rule is not None:
-            passes = not any_lost and not oracle_rule & ancestors(program, {nid})
+        if oracle_rule:
+            passes = not any_lost and (oracle_output_passes(res, oracle, judged) if by_values
+                                       else not (failing_nodes or set()) & ancestors(program, {nid}))
         else:
             passes = not any_lost if agree else judge(rule, ref.to(res.dtype), res, oracle, tol)
         verdicts.append(

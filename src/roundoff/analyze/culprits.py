@@ -16,6 +16,7 @@ import torch
 from roundoff.analyze.result import NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, Verdict
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.ops.classes import OpClass
 
 
 def upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
@@ -193,10 +194,46 @@ def rank_culprits(
     rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
     rest.sort(key=lambda r: r.own_excess, reverse=True)
     ranked = list(first)
-    for r in rest:  # an error a node inherits and amplifies is named at its source first
+    amplifiers = [*rest, *(_first_amplifiers(reports, program, outputs, ranked + [r.node_id for r in rest], by_id)
+                           if vs_oracle else [])]
+    for r in amplifiers:  # an error a node inherits and amplifies is named at its source first
         source = error_source(program, r, by_id) if vs_oracle else None
         if source is not None and eligible(source) and source.node_id not in ranked:
             ranked.append(source.node_id)
         if r.node_id not in ranked:
             ranked.append(r.node_id)
     return tuple(ranked)[:limit]
+
+
+_POINTWISE = (OpClass.POINTWISE_ARITHMETIC.value, OpClass.POINTWISE_TRANSCENDENTAL.value)
+
+
+def amplifies(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> bool:
+    """Whether `r` amplifies an error it reads beyond its format: its total error more than
+    `EXCESS_LIMIT` times its working format's rounding (`NodeReport.total_excess`, a sum's or
+    matmul's terms floor included) and more than `EXCESS_LIMIT` times the largest normwise relative
+    error among the values it reads (a ``sin`` of a phase rounded to bf16; every node correct in its
+    format, the output wrong). Pointwise ops only: a reduction's, matmul's or normalisation's result
+    that cancels (a LayerNorm's mean of centred values, a structurally zero gradient) is judged against
+    its terms' rounding instead. Not a node's own defect: `error_source` names where the error began."""
+    if r.op_class not in _POINTWISE or not r.total_excess > EXCESS_LIMIT:
+        return False
+    reads = [u.vs_oracle.norm_rel for u in _reported_operands(program.node(r.node_id), by_id)]
+    return bool(reads) and r.vs_oracle.norm_rel > EXCESS_LIMIT * max(reads)
+
+
+def _first_amplifiers(reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...],
+                      named: list[str], by_id: dict[str, NodeReport]) -> list[NodeReport]:
+    """For each failing output none of whose ancestors is `named` (no node makes its error itself), the
+    first node on its path (graph order) that `amplifies` an error beyond its format."""
+    out: list[NodeReport] = []
+    for o in outputs:
+        if o.passes:
+            continue
+        path = ancestors(program, {o.node_id})
+        if path & set(named) or any(r.node_id in path for r in out):
+            continue
+        first = next((r for r in reports if r.node_id in path and amplifies(program, r, by_id)), None)
+        if first is not None:
+            out.append(first)
+    return out

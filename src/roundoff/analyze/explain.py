@@ -163,10 +163,14 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
     for nid in result.culprits[:3]:
+        if nid in named:  # an amplifier its source's sentence named, with its own error within the limit
+            continue
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
         elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None:
             lines.append(_source_sentence(by_id[nid], amp))
+            if amp.own_excess <= EXCESS_LIMIT and not (amp.local or amp.vs_oracle).new_nonfinite:
+                named.add(amp.node_id)
         elif nid == origin:
             lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         else:

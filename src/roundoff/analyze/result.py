@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from roundoff.analyze.metrics import Metrics
-from roundoff.analyze.verdict import Verdict, own_excess
+from roundoff.analyze.verdict import Verdict, excess, own_excess
 
 SCHEMA_VERSION = 1
 
@@ -68,8 +68,16 @@ class NodeReport:
         """The node's own (local; total where not measured) error over its working format's rounding,
         as `roundoff.analyze.verdict.own_excess` judges and ranks it."""
         own = self.local if self.local is not None else self.vs_oracle
-        dtype = getattr(torch, self.working_dtype or self.dtype, torch.float32)
-        return own_excess(own, self.format_loss, dtype, self.terms_rmse)
+        return own_excess(own, self.format_loss, self._work, self.terms_rmse)
+
+    @property
+    def total_excess(self) -> float:
+        """The node's total error (inherited included) over its working format's rounding."""
+        return excess(self.vs_oracle, self.format_loss, self._work, self.terms_rmse)
+
+    @property
+    def _work(self) -> torch.dtype:
+        return getattr(torch, self.working_dtype or self.dtype, torch.float32)
 
     def to_dict(self) -> dict[str, Any]:
         return {

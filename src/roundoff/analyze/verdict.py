@@ -51,13 +51,19 @@ storage dtype, over the elements where fp64 is finite.
 reference does there (a reference that overflows too does not excuse it). Otherwise, against a
 reference run, by the `Rule` over the elements where fp64 is finite. Against the oracle with the
 default rule, `check` fails an output when a node on its path diverges (its own error beyond the
-limit, or not finite where fp64 is): the output's total error alone cannot judge it, since a bf16
+limit, or not finite where fp64 is) or *amplifies* an error beyond its format (a pointwise node whose
+total error is beyond the limit in its working format and more than `EXCESS_LIMIT` times the largest
+error it reads: a ``cos`` of timesteps a correctly rounded bf16 cast made 916 instead of 917; see
+`roundoff.analyze.culprits.amplifies`). The output's total error alone cannot judge it, since a bf16
 backward through a normalisation ends many roundings away from the correctly rounded value with no
-defect anywhere (a conv bias before BatchNorm has an exact gradient of 0; bf16 gives noise there).
-`roundoff.blame`, which evaluates many candidate plans and measures no nodes, judges outputs by their
-values (`oracle_output_passes`): its excess in the narrowest float format on its path
-(`path_dtype`) within `EXCESS_LIMIT`. The two agree on NaN/inf; a program whose only divergence is a
-node whose error does not reach an output beyond the limit is reported by `check` and found already
+defect anywhere (BatchNorm's weight gradient 27x, measured; a conv bias before BatchNorm has an exact
+gradient of 0, bf16 gives noise there). `roundoff.blame`, which evaluates many candidate plans and
+measures no nodes, judges the outputs `check` fails by their values (`oracle_output_passes`): their
+excess in the narrowest float format on their path (`path_dtype`) within `EXCESS_LIMIT`, against the
+larger of that format's rounding and, for a structurally zero output, the error its last op takes from
+its operands' rounding (`roundoff.analyze.output_floor`); every other output only no worse than twice
+the policy's own error (`no_worse_than`). The two agree on NaN/inf; a program whose only divergence is
+a node whose error does not reach an output beyond the limit is reported by `check` and found already
 within tolerance by `blame`. With `allclose`/`bitwise`,
 by that rule against fp64 correctly rounded to the output's dtype.
 Elements NaN in fp64 too are counted (`OutputVerdict.nan_in_fp64`) and reported, never failed.
@@ -165,8 +171,9 @@ def _holds_float(stored: Any) -> bool:
     return any(isinstance(d, torch.dtype) and d.is_floating_point for d in parts)
 
 
-def excess(value: Metrics, floor: Metrics, dtype: torch.dtype, terms_rmse: float = 0.0) -> float:
-    """`value`'s normwise relative error over `floor`'s (fp64 correctly rounded to `dtype`), the floor
+def excess(value: Metrics, floor: Metrics | float, dtype: torch.dtype, terms_rmse: float = 0.0) -> float:
+    """`value`'s normwise relative error over `floor`'s (fp64 correctly rounded to `dtype`; its figures
+    or its normwise relative error), the floor
     at least ``u / 4``; 0 for no error, inf when fp64 is all zeros and the value is not. A reduction
     passes `terms_rmse`, the RMS error its result inherits from its terms' own rounding (see
     `reduction_floor`): a sum that cancels to (nearly) 0 is held to that, not to its tiny result."""
@@ -174,7 +181,8 @@ def excess(value: Metrics, floor: Metrics, dtype: torch.dtype, terms_rmse: float
         return 0.0
     if 0.0 < value.norm_rel < math.inf:
         rms = value.rmse / value.norm_rel  # of fp64's values
-        return value.rmse / max(floor.norm_rel * rms, unit_roundoff(dtype) / 4 * rms, terms_rmse)
+        floor_rel = floor if isinstance(floor, float) else floor.norm_rel
+        return value.rmse / max(floor_rel * rms, unit_roundoff(dtype) / 4 * rms, terms_rmse)
     return value.rmse / terms_rmse if terms_rmse > 0 else math.inf
 
 
@@ -328,20 +336,22 @@ def path_dtypes(graph: torch.fx.Graph) -> dict[torch.fx.Node, torch.dtype]:
     return out
 
 
-def oracle_output_passes(res: torch.Tensor, oracle: torch.Tensor, work: torch.dtype) -> bool:
-    """An output's verdict against the oracle from its values alone: no NaN/inf where fp64 is finite and
-    an excess in `work` (`path_dtype` of the output) within `EXCESS_LIMIT` (how `roundoff.blame` judges
-    outputs against the oracle; `check` judges them by the nodes on their path, see the module)."""
+def oracle_output_passes(res: torch.Tensor, oracle: torch.Tensor, work: torch.dtype, operand_floor: float = 0.0) -> bool:
+    """An output's verdict against the oracle from its values: no NaN/inf where fp64 is finite and its
+    error within `EXCESS_LIMIT` times the larger of fp64's rounding to `work` (`path_dtype` of the
+    output) and `operand_floor` (`roundoff.analyze.output_floor`): see `excess_within`."""
     from roundoff.numerics import round_to
 
-    return excess_within(res, oracle, work, round_to, EXCESS_LIMIT)
+    return excess_within(res, oracle, work, round_to, EXCESS_LIMIT, operand_floor)
 
 
-def excess_within(res: torch.Tensor, fp64: torch.Tensor, work: torch.dtype, round_fn: Callable, limit: float) -> bool:
+def excess_within(res: torch.Tensor, fp64: torch.Tensor, work: torch.dtype, round_fn: Callable, limit: float,
+                  operand_floor: float = 0.0) -> bool:
     """`oracle_output_passes` in plain torch (blame's repro scripts embed this source, with roundoff's
     `round_to` as `round_fn`): False if `res` is NaN/inf where `fp64` is finite; else over the elements
-    finite on both sides, ``norm_rel(res) / max(norm_rel(round_fn(fp64, work)), u / 4) <= limit``
-    (`excess`; the floor over the elements whose rounding is finite)."""
+    finite on both sides, ``||res - fp64||_2 <= limit * max(||fp64||_2 * max(norm_rel(round_fn(fp64,
+    work)), u / 4), operand_floor)`` (`excess`; the rounding over the elements whose rounding is finite;
+    `operand_floor`: the error the output's last op takes from its operands held in `work`)."""
     wide = res.double()
     if bool((~wide.isfinite() & fp64.isfinite()).any()):
         return False
@@ -350,12 +360,25 @@ def excess_within(res: torch.Tensor, fp64: torch.Tensor, work: torch.dtype, roun
     err, scale = float((x - x64).norm()), float(x64.norm())
     if err == 0.0:
         return True
-    if scale == 0.0:
-        return False
     rounded = round_fn(x64, work).double()
     held = rounded.isfinite()
     floor = float((rounded - x64)[held].norm()) / max(float(x64[held].norm()), 1e-300)
-    return err / scale / max(floor, torch.finfo(work).eps / 8) <= limit
+    return err <= limit * max(scale * max(floor, torch.finfo(work).eps / 8), operand_floor)
+
+
+def no_worse_than(res: torch.Tensor, fp64: torch.Tensor, base: torch.Tensor, factor: float) -> bool:
+    """How `roundoff.blame` holds an output `check` passes (blame's repro scripts embed this source):
+    False if `res` is NaN/inf where `fp64` is finite; else its error's 2-norm against `fp64`, over the
+    elements finite on both sides, at most `factor` times that of `base` (the policy's own output)."""
+    wide, ok = res.double(), fp64.isfinite()
+    if bool((~wide.isfinite() & ok).any()):
+        return False
+
+    def err(x: torch.Tensor) -> float:
+        both = x.isfinite() & ok
+        return float((x[both] - fp64[both]).norm())
+
+    return err(wide) <= factor * err(base.double())
 
 
 def nan_or_inf(nan: int, inf: int) -> str:

@@ -73,9 +73,10 @@ def blame(
     pol = get_policy(policy)
     ref = Reference.parse(against)
     args = tuple(program.example_inputs if inputs is None else inputs)
+    judged = _failing_outputs(program, pol, args, transcendentals) if ref is Reference.ORACLE and rmse_ratio is None else None
     ev = Evaluator(
         program, pol, args, reference=ref, tol=tol, rmse_ratio=rmse_ratio,
-        transcendentals=transcendentals, incremental=incremental,
+        transcendentals=transcendentals, incremental=incremental, judged=judged,
     )
     candidates = candidate_changes(ev.base_plan, ref)
     outcome = _search(search, candidates, ev)
@@ -99,7 +100,7 @@ def blame(
             repro_text = repro_script(
                 ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio,
                 title=f"{program.name} under {pol.name} against {ref.value}",
-                notes=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found),
+                notes=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found), judged=judged,
             )
         except ReproError as exc:
             notes.append(f"no repro script: {exc}")
@@ -110,9 +111,11 @@ def blame(
             )
     if status is BlameStatus.NO_FIX:
         beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
+        still = ev.failing(candidates)
         notes.append(
-            f"all {len(candidates)} candidate changes together still diverge: the divergence is not "
-            "a placement decision this policy controls"
+            f"all {len(candidates)} candidate changes together still diverge"
+            + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
+            + ": the divergence is not a placement decision this policy controls"
             + (f"; {beyond}" if beyond else " (e.g. an implementation difference)")
         )
     cost = ev.cost()
@@ -135,6 +138,16 @@ def blame(
         notes=tuple(notes),
         affects=affected_nodes(ev.base_plan, ev.plan_for(found)) if status is BlameStatus.FIXED else (),
     )
+
+
+def _failing_outputs(program: Program, policy: Policy, inputs: tuple, transcendentals: str) -> set[int]:
+    """Indices of the outputs `check` (every node examined, against the oracle) fails under `policy`:
+    what blame must bring within the limit against the oracle."""
+    from roundoff.analyze import check
+
+    result = check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
+    failing = {o.name for o in result.outputs if not o.passes}
+    return {i for i, name in enumerate(program.output_labels()) if name in failing}
 
 
 def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:

@@ -22,23 +22,28 @@ or against the fp64 oracle rounded to the output's dtype.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.fx
 
+from roundoff.analyze.output_floor import oracle_floors
+from roundoff.analyze.verdict import no_worse_than, oracle_output_passes, path_dtypes, same_rule
 from roundoff.blame.changes import Change, Reference, apply_changes
 from roundoff.blame.repro_runtime import within
 from roundoff.blame.reuse import ValueCache, value_bytes
 from roundoff.capture.program import Program, node_id
-from roundoff.execute import Lockstep, complete_inputs, plan_numerics, run_eager, run_keep, run_oracle
+from roundoff.execute import Lockstep, complete_inputs, plan_numerics, run_eager, run_keep
 from roundoff.plan import plan
 from roundoff.plan.model import Plan
 from roundoff.plan.rewrite import rewrite
 from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
+
+#: An output `check` passes may be this many times less accurate under a fix than under the policy.
+NO_WORSE = 2.0
 
 
 class _Rejected(Exception):
@@ -73,10 +78,13 @@ class Evaluator:
         transcendentals: str = "eager",
         incremental: bool = True,
         reuse_budget: float = 1.0,
+        judged: Collection[int] | None = None,
     ) -> None:
         """`incremental=False` runs every change set in full (the reference the reuse is tested
         against); `reuse_budget`: values of earlier change sets kept, in multiples of the bytes of
-        one full run's values (0: reuse only the base run's)."""
+        one full run's values (0: reuse only the base run's). `judged` (against the oracle): the
+        indices of the outputs a fix must bring within the limit (those `check` fails); every other
+        output is only held to no worse than the policy computes it (`passes`). None: all judged."""
         self.program = program
         self.policy = get_policy(policy)
         self.inputs = tuple(inputs)
@@ -91,7 +99,7 @@ class Evaluator:
         self.base_plan = plan(program, self.policy, rewritten=self._rewritten)
         self.base_outputs, env = run_keep(self.base_plan, self.inputs, transcendentals=transcendentals)
         self.eager = tuple(run_eager(program, self.inputs))
-        self.oracle = tuple(run_oracle(program, self.inputs))
+        self.oracle, self._floors = oracle_floors(program, self.inputs)
         base_bytes = sum(value_bytes(v) for n, v in env.items() if n.op != "output")
         self._values = ValueCache(int(reuse_budget * base_bytes))
         for n, k in self._values.keys(self.base_plan).items():
@@ -99,10 +107,9 @@ class Evaluator:
         self._computing = [
             node_id(n) for n in self.base_plan.program.nodes() if n.op not in ("placeholder", "output")
         ]
-        from roundoff.analyze.verdict import path_dtypes
-
         paths = path_dtypes(program.graph)  # each output is judged in the narrowest format on its path
         self._work = tuple(paths.get(a) if isinstance(a, torch.fx.Node) else None for a in program.output_args())
+        self.judged = None if judged is None else frozenset(judged)
         self._verdicts: dict[tuple[int, int], bool] = {}  # (output index, node number) -> passes
         self.evaluations = 0
         self.nodes_recomputed = 0
@@ -119,18 +126,22 @@ class Evaluator:
         Against eager the reference is the real eager run of the graph; against the oracle it is
         the fp64 run cast to the output's dtype. With `rmse_ratio`, the stricter user bound of
         `repro_runtime.within` instead. The repro script applies the same rule. Against the oracle
-        without `rmse_ratio`, check's output verdict instead (`analyze.verdict.oracle_output_passes`:
-        no NaN/inf where fp64 is finite, excess within its limit), so blame fixes what check fails.
+        without `rmse_ratio`: an output in `judged` passes by its values (`analyze.verdict.
+        oracle_output_passes`: no NaN/inf where fp64 is finite, its error within the limit of its
+        format's rounding, or of its operand floor where it is structurally zero:
+        `analyze.output_floor`), so blame fixes what check fails; any other output passes when no
+        worse than `NO_WORSE` times the policy's own error (`analyze.verdict.no_worse_than`: check
+        passes it, and a bf16 backward through a normalisation may be many roundings off with no
+        defect, so its values alone cannot be held to the limit).
         """
-        from roundoff.analyze import same_rule
-        from roundoff.analyze.verdict import oracle_output_passes
-
         if not (isinstance(res, torch.Tensor) and res.is_floating_point()):
             return True
         eager, oracle = self.eager[i], self.oracle[i]
         if self.reference is Reference.ORACLE and self.rmse_ratio is None:
+            if self.judged is not None and i not in self.judged:
+                return bool(no_worse_than(res, oracle, self.base_outputs[i], NO_WORSE))
             work = self._work[i] if i < len(self._work) else None
-            return bool(oracle_output_passes(res, oracle, work or res.dtype))
+            return bool(oracle_output_passes(res, oracle, work or res.dtype, self._floors.get(i, 0.0)))
         ref = eager if self.reference is Reference.EAGER else oracle.to(res.dtype)
         if self.rmse_ratio is None:
             return bool(same_rule(ref, res, oracle, self.tol))
@@ -210,6 +221,11 @@ class Evaluator:
             out = self._run(plan)
             return out is not None and self.judge(out)
         return self._run(plan, judge=True) is not None
+
+    def failing(self, changes: Sequence[Change]) -> list[str]:
+        """Names of the outputs that fail (`passes`) under `policy` + `changes` (a full run)."""
+        out, names = self.outputs(changes), self.program.output_labels()
+        return [names[i] for i, res in enumerate(out) if i < min(len(self.eager), len(self.oracle)) and not self.passes(i, res)]
 
     def cost(self) -> Cost:
         return Cost(self.evaluations, self.nodes_recomputed, self.nodes_full)

@@ -15,12 +15,15 @@ fp64 run and the verdict of PyTorch's own accuracy rule against the chosen refer
 from __future__ import annotations
 
 import inspect
+from collections.abc import Collection
 
 import torch
 import torch.fx
 
-from roundoff.analyze.verdict import EXCESS_LIMIT, excess_within, path_dtype
+from roundoff.analyze.output_floor import oracle_floors
+from roundoff.analyze.verdict import EXCESS_LIMIT, excess_within, no_worse_than, path_dtype
 from roundoff.blame import repro_runtime
+from roundoff.blame.evaluate import NO_WORSE
 from roundoff.capture.program import Program
 from roundoff.execute import complete_inputs
 from roundoff.lower import lower, lower_oracle
@@ -48,14 +51,18 @@ def main():
             print(f"reference: the fp64 oracle of the same graph; an output passes when finite where fp64 is and its error is within {LIMIT:g} times the rounding of the narrowest format on its path ({', '.join(sorted({str(w) for w in WORK if w is not None}))})")
         else:
             print(f"reference: {REFERENCE}; fp64 oracle of the same graph; tolerance {TOL}, rmse ratio {RATIO or 'as torch._dynamo.utils.same'}")
-        for name, program in (("before", Before), ("after", After)):
-            res = list(program().forward(*INPUTS))
+        runs = {name: list(program().forward(*INPUTS)) for name, program in (("before", Before), ("after", After))}
+        for name, res in runs.items():
             if REFERENCE == "oracle" and RATIO is None:  # roundoff's output rule, as blame judged it
-                ok = all(excess_within(x, f, w, round_to, LIMIT) for x, f, w in zip(res, fp64, WORK) if w is not None)
+                failing = [NAMES[i] if i < len(NAMES) else f"out{i}"
+                           for i, (x, f, w, fl, b) in enumerate(zip(res, fp64, WORK, FLOORS, runs["before"]))
+                           if w is not None and not (excess_within(x, f, w, round_to, LIMIT, fl) if JUDGED[i]
+                                                     else no_worse_than(x, f, b, NO_WORSE))]
+                ok = not failing
             else:
-                ok = verdict(eager, res, fp64, REFERENCE, TOL, RATIO)
+                ok, failing = verdict(eager, res, fp64, REFERENCE, TOL, RATIO), []
             print(f"{name} ({LABELS[name]}): {describe(res, fp64, NAMES)}")
-            print(f"VERDICT {name}: {'OK' if ok else 'DIVERGES'}")
+            print(f"VERDICT {name}: {'OK' if ok else 'DIVERGES'}" + (f" (failing: {', '.join(failing[:8])}{' ...' if len(failing) > 8 else ''})" if failing else ""))
 
 
 if __name__ == "__main__":
@@ -72,6 +79,13 @@ def _work_dtypes(program: Program) -> list[str]:
         floating = isinstance(val, torch.Tensor) and val.is_floating_point()
         work.append(str(path_dtype(node)) if floating else "None")
     return work
+
+
+def _floors(program: Program, inputs: tuple, reference: str) -> list[float]:
+    """Per graph output, its operand floor (`roundoff.analyze.output_floor`, computed from fp64 here)
+    against the oracle; 0.0 against eager (unused)."""
+    floors = oracle_floors(program, inputs)[1] if reference == "oracle" else {}
+    return [floors.get(i, 0.0) for i in range(len(program.output_args()))]
 
 
 def _docstring_safe(text: str) -> str:
@@ -111,12 +125,14 @@ def repro_script(
     rmse_ratio: float | None = None,
     title: str = "",
     notes: tuple[str, ...] = (),
+    judged: Collection[int] | None = None,
 ) -> str:
     """Source of a standalone repro.py (see the module docstring); needs only torch to run.
 
     `before` and `after` must be plans of `program` (the policy, and the policy with the fix; each
     plan's own, possibly rewritten, program is lowered);
     `inputs` may be a prefix of the program's inputs (the rest are the capture's example inputs).
+    `judged`: against the oracle, the outputs held to the limit (`Evaluator`'s); None: all of them.
     Raises ReproError when the graph or plan holds something plain PyTorch cannot express here.
     """
     if reference not in ("eager", "oracle"):
@@ -139,7 +155,9 @@ def repro_script(
         "After: with the fix), and prints the verdict blame judged by for each: against eager, PyTorch's",
         "own accuracy rule (torch._dynamo.utils.same, RMSE against fp64); against the oracle, roundoff's",
         "output rule (finite where fp64 is, error within LIMIT times the rounding of the narrowest format",
-        "on the output's path). Rounding and FMA are roundoff's own round_to and fma, embedded.",
+        "on the output's path, or of FLOORS, the error its last op takes from its operands rounded to that",
+        "format, where larger; an output check passes (not JUDGED) only no worse than NO_WORSE times its",
+        "error Before). Rounding and FMA are roundoff's own round_to and fma, embedded.",
     ]
     header += [""] + [f"  {_docstring_safe(line)}" for line in notes] if notes else []
     header.append('"""')
@@ -150,9 +168,13 @@ def repro_script(
         runtime.strip(),
         inspect.getsource(load_tensor).strip(),
         inspect.getsource(excess_within).strip(),
+        inspect.getsource(no_worse_than).strip(),
         _PRELUDE.strip(),
         f"REFERENCE = {reference!r}\nTOL = {tol!r}\nRATIO = {rmse_ratio!r}\nLIMIT = {EXCESS_LIMIT!r}",
         f"WORK = [{', '.join(_work_dtypes(program))}]  # narrowest float format on each output's path",
+        f"FLOORS = {_floors(program, inputs, reference)!r}  # per output: error its last op takes from its operands rounded to WORK",
+        f"JUDGED = {[judged is None or i in judged for i in range(len(program.output_args()))]!r}  # held to LIMIT (check fails them); the others to NO_WORSE x Before's error",
+        f"NO_WORSE = {NO_WORSE!r}",
         f"NAMES = {list(program.output_names)!r}",
         f"LABELS = {{'before': {before.policy.name!r}, 'after': {after.policy.name + ' + fix'!r}}}",
         "INPUTS = [\n" + "".join(f"    {tensor_source(t)},\n" for t in inputs) + "]",

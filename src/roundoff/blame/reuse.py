@@ -30,7 +30,6 @@ import torch.fx
 from roundoff.capture.program import node_id
 from roundoff.plan.model import NodeDecision, Plan
 
-
 #: The decision fields the emulation reads: all but the kernel number and the source line.
 _NUMERIC_FIELDS = tuple(f.name for f in dataclasses.fields(NodeDecision) if f.name not in ("group", "source"))
 

@@ -115,6 +115,11 @@ class Program:
         out = next(n for n in self.graph.nodes if n.op == "output")
         return tuple(out.args[0]) if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
 
+    def output_labels(self) -> list[str]:
+        """The name of each program output (`output_names`; ``output<i>`` where it has none)."""
+        n = len(self.output_args())
+        return [self.output_names[i] if i < len(self.output_names) else f"output{i}" for i in range(n)]
+
     def node(self, roundoff_id: str) -> torch.fx.Node:
         """The node with stable id `roundoff_id`; KeyError naming the id if absent."""
         for n in self.graph.nodes:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from roundoff.cli.loading import capture_target
 from roundoff.cli.outputs import stderr_console, stdout_console, write_output
 from roundoff.cli.policies import check_node_overrides, stamp_program
@@ -52,7 +50,8 @@ def blame_output(found, label: str, save_policy: Path | None, repro: Path | None
             out.print(f"--save-policy {save_policy}: not written (no change set fixes it)",
                       markup=False)
     elif fixed and found.policy_toml:
-        typer.echo(stamp_program(found.policy_toml, program))
+        out.print(f"the fix is {found.policy} with the change(s) above as node overrides: write it as a policy with "
+                  "--save-policy FILE, then use it with --policy FILE", markup=False)
     if repro is not None:
         if found.repro:
             write_output(repro, found.repro, "--repro")

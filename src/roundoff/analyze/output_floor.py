@@ -1,0 +1,143 @@
+"""An output's *operand floor*: the error a structurally zero output takes from its last op's operands.
+
+A gradient that cancels to 0 by the model's structure cannot be correctly rounded by any run that
+holds its operands in bf16: a bias before a normalisation (its gradient sums to 0 across the
+normalised channels), the sum over positions of a cross-entropy gradient (a question-answering
+head's), a weight shared by layers whose contributions cancel (ALBERT). Its fp64 value is fp64's
+rounding noise; the rounding of its last op's operands alone, carried through that op, is far beyond
+the rounding of that tiny result. Such an output is judged against that error instead.
+
+Definition: the output's *producer* is the op that computes it, looked through ops that only move or
+cast its elements (views, transposes, clones, dtype casts: same element count) and through
+``getitem`` of a multi-output op (`producer`). Its floor in a format ``w`` is the 2-norm of
+
+    f(a (1 + s_a u/2), b (1 + s_b u/2), ...) - f(a, b, ...)
+
+with ``a, b, ...`` the producer's fp64 (oracle) float operands, ``s`` independent random signs per
+element (a fixed seed), ``u`` the unit roundoff of ``w`` and ``f`` evaluated in fp64, over the
+elements finite on both sides (`operand_floor`): the random-sign model of rounding each operand
+to ``w`` (for a sum, ``u/2 ||terms||_2``: `roundoff.analyze.verdict.reduction_floor`), also where
+an operand happens to be representable in ``w``. An output is *structurally zero* when its fp64
+value's 2-norm is at most its floor in fp32 (not even fp32 operands resolve it from 0: a gradient
+that cancels by structure measures 1e-16 of its terms, while a variance by E[x^2] - E[x]^2 in bf16
+is a real value fp32 resolves, and its cancellation in bf16 a defect). A structurally zero output's
+error is judged against the larger of its floor in its judged format and the rounding of its own
+fp64 value (`roundoff.analyze.verdict.excess_within`); every other output's floor is 0.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.analyze.verdict import path_dtypes, unit_roundoff
+from roundoff.execute.formats import is_float
+from roundoff.execute.interpreter import Lockstep, is_random
+from roundoff.execute.node_numerics import OracleNumerics
+from roundoff.execute.run import complete_inputs
+from roundoff.ops.classes import OpClass
+from roundoff.ops.classify import classify
+
+__all__ = ["OutputFloors", "operand_floor", "oracle_floors", "producer"]
+
+_MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)
+
+
+def _numel(node: torch.fx.Node) -> int | None:
+    v = node.meta.get("val")
+    return v.numel() if isinstance(v, torch.Tensor) else None
+
+
+def producer(node: Any) -> tuple[torch.fx.Node, int | None] | None:
+    """(the op computing output `node`, the index of `node`'s value among that op's results, or None
+    for a single result), looking through element-preserving moves and casts (module doc); None when
+    the output is a graph input or moved from one, or not a float tensor."""
+    if not isinstance(node, torch.fx.Node) or not is_float(node.meta.get("val")):
+        return None
+    size = _numel(node)
+    while node.op == "call_function":
+        src = node.args[0] if node.args and isinstance(node.args[0], torch.fx.Node) else None
+        if node.target is operator.getitem and src is not None and isinstance(node.args[1], int):
+            return (src, node.args[1]) if src.op == "call_function" else None
+        if src is None or classify(node.target).op_class not in _MOVES or _numel(src) != size:
+            return node, None
+        node = src
+    return None
+
+
+def operand_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node], Any], dtype: torch.dtype,
+                  indices: tuple[int | None, ...] = (None,)) -> tuple[float, ...]:
+    """Per index in `indices` (of `node`'s results; None: its only result), the 2-norm of the error that
+    result takes from `node`'s float operands perturbed by `dtype`'s rounding with random signs (module
+    doc), `node` evaluated in fp64. `exact`: `node`'s fp64 value; `read` gives each operand's. 0.0 for
+    a random op (its sample is shared by every run) and for a result that is not a float tensor."""
+    if is_random(node):
+        return (0.0,) * len(indices)
+    half_u = unit_roundoff(dtype) / 2
+    seeds: dict[torch.device, torch.Generator] = {}
+
+    def perturbed(n: torch.fx.Node) -> Any:
+        v = read(n)
+        if not is_float(v):
+            return v
+        gen = seeds.setdefault(v.device, torch.Generator(v.device).manual_seed(0))
+        signs = torch.randint(0, 2, v.shape, generator=gen, device=v.device, dtype=torch.float64) * 2 - 1
+        return v.double() * (1 + half_u * signs)
+
+    held_all = OracleNumerics().evaluate(node, perturbed, fresh=True)
+    out = []
+    for index in indices:
+        x, held = (exact, held_all) if index is None else (exact[index], held_all[index])
+        if not (is_float(x) and is_float(held)) or x.shape != held.shape:
+            out.append(0.0)
+            continue
+        both = x.isfinite() & held.isfinite()
+        out.append(float((held.double() - x.double())[both].norm()))
+    return tuple(out)
+
+
+class OutputFloors:
+    """Each float output's operand floor (`floors`: {output index: 2-norm}), recorded while a run of the
+    oracle produces the outputs' producers: call `record(node, exact, read)` at every node."""
+
+    def __init__(self, program: Any, judged: dict[torch.fx.Node, torch.dtype]) -> None:
+        """`program`: a `roundoff.capture.Program`; `judged`: each output node's judged format."""
+        self.sites: dict[torch.fx.Node, list[tuple[int, int | None, torch.dtype]]] = {}
+        for i, arg in enumerate(program.output_args()):
+            found = producer(arg)
+            if found is not None and arg in judged:
+                self.sites.setdefault(found[0], []).append((i, found[1], judged[arg]))
+        self.floors: dict[int, float] = {}
+
+    def record(self, node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node], Any]) -> None:
+        """Record the floors of the outputs `node` produces (`exact`: its fp64 value): 0.0 for an output
+        that is not structurally zero (module doc)."""
+        sites = self.sites.get(node, [])
+        indices = tuple(idx for _, idx, _ in sites)
+        fp32 = dict(zip(indices, operand_floor(node, exact, read, torch.float32, indices)))
+        for dtype in dict.fromkeys(d for _, _, d in sites):
+            mine = [(i, idx) for i, idx, d in sites if d == dtype]
+            norms = operand_floor(node, exact, read, dtype, tuple(idx for _, idx in mine))
+            for (i, idx), f in zip(mine, norms):
+                self.floors[i] = f if _finite_norm(exact if idx is None else exact[idx]) <= fp32[idx] else 0.0
+
+
+def _finite_norm(x: Any) -> float:
+    return float(x.double()[x.isfinite()].norm()) if is_float(x) else 0.0
+
+
+def oracle_floors(program: Any, inputs: Any) -> tuple[tuple[Any, ...], dict[int, float]]:
+    """(the fp64 oracle's outputs of `program` on `inputs`, each float output's operand floor in the
+    narrowest float format on its path (`verdict.path_dtypes`), by output index): one oracle run."""
+    floors = OutputFloors(program, path_dtypes(program.graph))
+
+    def on_node(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        if node in floors.sites:
+            floors.record(node, vals[0], ls.reader(0))
+
+    (out,) = Lockstep(program, [OracleNumerics()], on_node=on_node).run_inputs(complete_inputs(program, inputs))
+    return tuple(out), floors.floors
