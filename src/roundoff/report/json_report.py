@@ -341,10 +341,9 @@ def legend(against: str, rule: str = "same") -> str:
             "its own, its operands' and the one it is kept in downstream), or when it is not finite where fp64 is"
         )
         tail = (
-            "; an output fails when it is not finite where fp64 is, or when its error is more than "
-            f"{EXCESS_LIMIT:g} times its reference (fp64 correctly rounded to the narrowest format on its path, "
-            "or, where larger, the error its last op takes from its operands rounded to that format: a "
-            "gradient that cancels to nearly 0), or (every node examined) when a node on its path diverges"
+            "; an output fails when it is not finite where fp64 is, or (screen, the default) when its error "
+            f"is more than {EXCESS_LIMIT:g} times the rounding of the narrowest format on its path, or (every "
+            "node examined) when a node on its path diverges or amplifies an error beyond its format"
             if rule == "same" else f"; outputs by the `{rule}` rule"
         )
         return head + tail + " (roundoff.analyze.verdict)."
