@@ -43,6 +43,8 @@ def test_bad_usage_exits_2_with_one_line(tmp_path):
     assert bad.exit_code == 2 and "--backend 'xla'" in bad.output and len(bad.output.strip().splitlines()) == 1
     ref = run("observe", f"{script}:small_erf", "--against", "bf16")
     assert ref.exit_code == 2 and "--against" in ref.output
+    rule = run("observe", f"{script}:small_erf", "--rule", "close")
+    assert rule.exit_code == 2 and "--rule 'close'" in rule.output and len(rule.output.strip().splitlines()) == 1
     split = run("observe", f"{script}:small_erf", "--partitioned")
     assert split.exit_code == 2 and "add --backward" in split.output and len(split.output.strip().splitlines()) == 1
     if not torch.cuda.is_available():

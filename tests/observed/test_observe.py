@@ -159,6 +159,36 @@ def test_cuda_motivating_kernel_agrees_with_emulated_check(name):
     assert result.outputs_identical
 
 
+def _bf16_chain_agreement(device: str) -> None:
+    """``((a*b)+c)*d - a`` in bf16: the real compiled kernel keeps the chain in fp32 and rounds once,
+    eager rounds after every op. By PyTorch's `same` rule the kernel passes (it is the more accurate);
+    bitwise against eager it diverges, in the kernel that fuses the first node the emulated policy
+    names, as `check --rule bitwise` does."""
+    from roundoff import zoo
+
+    workload = zoo.get_workload("bf16-chain")
+    fn, inputs = workload.build(), tuple(workload.make_inputs())
+    program = capture(fn, *inputs)
+    policy = "inductor-gpu" if device == "cuda" else "inductor-cpu"
+    assert not observe_compiled(program, device=device, against="eager", repeats=1).diverges
+    result = observe_compiled(program, device=device, against="eager", rule="bitwise", repeats=1)
+    emulated = check(program, inputs, policy, "eager", rule="bitwise")
+    assert result.diverges and emulated.diverges
+    eager = fn(*inputs)
+    assert not torch.equal(result.outputs[0], eager.cpu())  # independent: real eager differs bit for bit
+    assert emulated.first_divergent in result.first_divergent.fused_ids + (result.first_divergent.node_id,)
+    assert result.first_divergent.emulated_identical  # the emulation predicts the kernel bit for bit
+
+
+def test_bf16_chain_diverges_bitwise_in_the_kernel_check_names():
+    _bf16_chain_agreement("cpu")
+
+
+@cuda
+def test_cuda_bf16_chain_diverges_bitwise_in_the_kernel_check_names():
+    _bf16_chain_agreement("cuda")
+
+
 @cuda
 def test_cuda_observing_leaves_outputs_unchanged():
     g = torch.Generator().manual_seed(1)

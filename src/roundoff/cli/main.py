@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from roundoff.cli.blaming import blame_output, run_blame
 from roundoff.cli.errors import (
     CLICK_ABORT,
     EXIT_DIVERGES,
@@ -30,6 +31,8 @@ from roundoff.cli.errors import (
     guarded,
 )
 from roundoff.cli.loading import UsageError, capture_target, load_target
+from roundoff.cli.observing import register as register_observe
+from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
 from roundoff.cli.params import (
     BLAME_HELP,
     CHECK_HELP,
@@ -44,16 +47,17 @@ from roundoff.cli.params import (
     InputsOpt,
     JsonOpt,
     PolicyOpt,
+    RuleOpt,
     TargetArg,
+    check_rule,
 )
-from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
-from roundoff.cli.blaming import blame_output, run_blame
-from roundoff.cli.observing import register as register_observe
 from roundoff.cli.policies import (
-    check_node_overrides, reference_name, resolve_policy, resolve_reference,
+    check_node_overrides,
+    reference_name,
+    resolve_policy,
+    resolve_reference,
 )
 from roundoff.report import terminal
-
 
 app = typer.Typer(
     cls=Group,
@@ -163,13 +167,7 @@ def check(
             metavar="REF", help="eager, a policy, or oracle (also spelled fp64): the fp64 run."
         ),
     ] = "eager",
-    rule: Annotated[
-        str,
-        typer.Option(
-            metavar="same|allclose|bitwise",
-            help="same (PyTorch's rule), allclose (assert_close tolerances) or bitwise.",
-        ),
-    ] = "same",
+    rule: RuleOpt = "same",
     json_out: JsonOpt = False,
     html: Annotated[
         Path | None, typer.Option(metavar="FILE.html", help="Also write an HTML report here.")
@@ -197,8 +195,7 @@ def check(
 
     with guarded(debug, json_out):
         check_writable(html, "--html")
-        if rule not in ("same", "allclose", "bitwise"):
-            raise UsageError(f"--rule {rule!r}: choose same, allclose or bitwise")
+        check_rule(rule)
         names = policy or [DEFAULT_POLICY]
         chosen = [resolve_policy(p) for p in names]
         against = reference_name(against)

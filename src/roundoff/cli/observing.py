@@ -16,10 +16,19 @@ import typer
 from roundoff.cli.errors import EXIT_CODES_HELP, EXIT_DIVERGES, EXIT_OK, TRUST_HELP, guarded
 from roundoff.cli.loading import Loaded, UsageError, capture_target, load_target
 from roundoff.cli.outputs import stdout_console
-from roundoff.cli.policies import resolve_policy
 from roundoff.cli.params import (
-    TARGET_HELP, BackwardOpt, Command, DebugOpt, InputsOpt, JsonOpt, TargetArg, paragraphs,
+    TARGET_HELP,
+    BackwardOpt,
+    Command,
+    DebugOpt,
+    InputsOpt,
+    JsonOpt,
+    RuleOpt,
+    TargetArg,
+    check_rule,
+    paragraphs,
 )
+from roundoff.cli.policies import resolve_policy
 
 OBSERVE_HELP = paragraphs(
     f"""Compile TARGET with the real backend (Inductor), run it, and judge every buffer its kernels
@@ -36,6 +45,7 @@ diverging kernel is where an error is made, not where it arrives. The generated 
 
 def run_observe(
     loaded: Loaded, backend: str, device: str | None, against: str, policy: str | None, partitioned: bool = False,
+    rule: str = "same",
 ) -> dict[str, Any]:
     """Capture `loaded`, observe it compiled; the report document. Bad input: `UsageError`."""
     from roundoff.observed import ObserveError, observe_compiled
@@ -49,7 +59,7 @@ def run_observe(
     program = capture_target(loaded)
     try:
         result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
-                                  partitioned=partitioned)
+                                  partitioned=partitioned, rule=rule)
     except ObserveError as exc:
         raise UsageError(f"{loaded.label}: {exc}") from None
     return observe_document(result, loaded.label)
@@ -64,6 +74,7 @@ def observe(
     against: Annotated[
         str, typer.Option(metavar="REF", help="oracle (also spelled fp64): the fp64 run; or eager.")
     ] = "oracle",
+    rule: RuleOpt = "same",
     policy: Annotated[
         str | None,
         typer.Option("--policy", "-p", metavar="NAME|FILE.toml",
@@ -85,10 +96,11 @@ def observe(
     with guarded(debug, json_out):
         if device is not None and device not in ("cpu", "cuda") and not device.startswith("cuda:"):
             raise UsageError(f"--device {device!r}: choose cpu or cuda")
+        check_rule(rule)
         loaded = load_target(target, inputs, backward)
         if partitioned and not backward:
             raise UsageError("--partitioned splits forward from backward: add --backward")
-        document = run_observe(loaded, backend, device, against, policy, partitioned)
+        document = run_observe(loaded, backend, device, against, policy, partitioned, rule)
         if json_out:
             typer.echo(dumps(document))
         else:

@@ -9,6 +9,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from roundoff.cli.errors import EXIT_CODES_HELP, TRUST_HELP
+from roundoff.cli.loading import UsageError
 from roundoff.zoo import list_workloads
 
 
@@ -67,6 +68,20 @@ TargetArg = Annotated[
     str,
     typer.Argument(metavar="TARGET", help="SCRIPT:FUNCTION (e.g. model.py:forward) or zoo:NAME."),
 ]
+RuleOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="same|allclose|bitwise",
+        help="same (PyTorch's rule), allclose (assert_close tolerances) or bitwise.",
+    ),
+]
+RULES = ("same", "allclose", "bitwise")
+
+
+def check_rule(rule: str) -> None:
+    """UsageError unless `rule` is one of `RULES`."""
+    if rule not in RULES:
+        raise UsageError(f"--rule {rule!r}: choose {', '.join(RULES[:-1])} or {RULES[-1]}")
 JsonOpt = Annotated[
     bool,
     typer.Option("--json", metavar=FLAG, help="Print the JSON report only (errors as JSON too)."),

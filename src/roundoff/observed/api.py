@@ -19,21 +19,26 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.verdict import Verdict
+from roundoff.analyze.verdict import Rule, Verdict
 from roundoff.capture import capture
 from roundoff.capture.program import Program
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.observed.compare import (
-    KernelObserver, KernelReport, Observed, better, stored_and_reused, substitution_nodes,
+    KernelObserver,
+    KernelReport,
+    Observed,
+    better,
+    stored_and_reused,
+    substitution_nodes,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
 from roundoff.observed.replay import TapPlan, learn_taps, run_planned
 from roundoff.observed.taps import ObserveError
 from roundoff.plan import plan
-from roundoff.policy.model import Policy
 from roundoff.plan.shared import plan_pair
+from roundoff.policy.model import Policy
 
 BACKENDS = ("inductor",)
 REFERENCES = {"oracle": "oracle", "fp64": "oracle", "eager": "eager"}
@@ -58,6 +63,7 @@ class ObserveResult:
     compare_seconds: float  # the lock-step comparison
     outputs_identical: bool  # the tapped run's outputs equal the unobserved run's, bit for bit
     stages: tuple[str, ...] = ("",)  # the compiled programs: ("",) one joint graph, or ("forward", "backward")
+    rule: str = "same"  # how a buffer is compared with eager's (or, not `same`, with fp64 rounded to its dtype)
     source: str = field(default="", repr=False)  # the generated wrapper module
     outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
 
@@ -165,6 +171,7 @@ def observe_compiled(
     transcendentals: str = "eager",
     repeats: int = REPEATS,
     partitioned: bool = False,
+    rule: Rule | str = Rule.SAME,
 ) -> ObserveResult:
     """Compile `fn_or_module` with the real `backend`, run it on `inputs` (on `device`, by default
     theirs) and judge every buffer its kernels write against `against` (``"oracle"``/``"fp64"`` or
@@ -177,11 +184,17 @@ def observe_compiled(
     run `repeats` times, alternately; the fastest of each is reported. With `partitioned` (a program
     with a backward), forward and backward are split by AOTAutograd's partitioner and compiled as
     two programs, as torch.compile compiles a training step (`roundoff.observed.partition`); else
-    the joint graph is compiled as one."""
+    the joint graph is compiled as one. `rule` (``"same"``, ``"allclose"``, ``"bitwise"``,
+    `roundoff.analyze.verdict.Rule`) is how a buffer is compared with eager's value against eager;
+    against the oracle any rule but ``same`` compares it with fp64 correctly rounded to its dtype."""
     if backend not in BACKENDS:
         raise ObserveError(f"backend {backend!r}: observe supports {', '.join(BACKENDS)}")
     if against not in REFERENCES:
         raise ObserveError(f"against {against!r}: choose oracle (also spelled fp64) or eager")
+    try:
+        rule = Rule.parse(rule)
+    except ValueError as exc:
+        raise ObserveError(str(exc)) from None
     program = fn_or_module if isinstance(fn_or_module, Program) else capture(fn_or_module, *inputs, backward=backward)
     host = complete_inputs(program, program.example_inputs)
     where = _device(device, host)
@@ -200,7 +213,7 @@ def observe_compiled(
         seconds = min(seconds, took)
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
-    reports = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals)
+    reports = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals, rule)
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
@@ -208,14 +221,14 @@ def observe_compiled(
         unmapped=tuple(f"{label}:{b}" if label == "backward" else b for label, p in plans.items() for b in p.unmapped),
         step_seconds=step, observed_seconds=seconds,
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=staged.source,
-        stages=tuple(st.label for st in staged.stages),
+        stages=tuple(st.label for st in staged.stages), rule=rule.value,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
     )
 
 
 def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
-    tol: float, transcendentals: str,
+    tol: float, transcendentals: str, rule: Rule = Rule.SAME,
 ) -> list[KernelReport]:
     """Each buffer's report; where an operand is stored rounded and may be used unrounded in the same
     launch (`stored_and_reused`), the run is repeated without substituting those operands (each side
@@ -225,7 +238,7 @@ def _compare(
     def run(substituted: set[str]) -> dict[str, KernelReport]:
         sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals), OracleNumerics()]
         targets = substitution_nodes(emulated.program.graph, substituted)
-        observer = KernelObserver(program, observed, targets, against, tol, emulated)
+        observer = KernelObserver(program, observed, targets, against, tol, emulated, rule)
         with torch.no_grad():
             Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
         return {r.node_id: r for r in observer.reports}

@@ -12,7 +12,7 @@ Verdicts reuse `roundoff.analyze.verdict`: NaN/inf where fp64 (from the kernel's
 the whole program with no other kernel's output already non-finite there) is finite is
 `Verdict.NONFINITE`; against the oracle, an excess over fp64 correctly rounded to the buffer's dtype above
 `EXCESS_LIMIT` is `Verdict.DIVERGES` (a sum/mean is also allowed its terms' rounding:
-`reduction_floor`); against eager, `Rule.SAME` (``torch._dynamo.utils.same``) between eager's and
+`reduction_floor`); against eager, the chosen `Rule` (default `Rule.SAME`, ``torch._dynamo.utils.same``) between eager's and
 the observed value with the fp64 value as reference. Emulation agreement is bit for bit (-0.0
 differs from 0.0; NaN equals NaN whatever its payload).
 """
@@ -231,10 +231,10 @@ class KernelObserver:
 
     def __init__(
         self, program: Program, observed: Mapping[str, Observed], targets: Mapping[torch.fx.Node, str],
-        against: str, tol: float, emulated: Plan | None = None,
+        against: str, tol: float, emulated: Plan | None = None, rule: Rule = Rule.SAME,
     ) -> None:
         self.program, self.observed, self.targets, self.emulated = program, observed, targets, emulated
-        self.against, self.tol = against, tol
+        self.against, self.tol, self.rule = against, tol, rule
         self.reports: list[KernelReport] = []
         self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
         self.bad: set[str] = set()  # observed ids with NaN/inf where the whole program's fp64 run is finite
@@ -282,10 +282,11 @@ class KernelObserver:
         exc = excess(vs_oracle, floor, dtype, terms)
         if new_nonfinite(value, oracle) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL]):
             verdict = Verdict.NONFINITE
-        elif self.against == "oracle":
+        elif self.against == "oracle" and self.rule is Rule.SAME:
             verdict = Verdict.DIVERGES if exc > EXCESS_LIMIT else Verdict.OK
         else:
-            verdict = Verdict.OK if judge(Rule.SAME, eager, value, oracle, self.tol) else Verdict.DIVERGES
+            ref = eager if self.against == "eager" else round_to(oracle, get_format(dtype)).to(dtype)
+            verdict = Verdict.OK if judge(self.rule, ref, value, oracle, self.tol) else Verdict.DIVERGES
         mismatch = bit_mismatch(value, emulated)
         original = self.originals.get(nid, node)
         fused_ops = tuple(

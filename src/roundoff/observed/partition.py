@@ -32,7 +32,13 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import Program
-from roundoff.observed.taps import CompiledProgram, ObserveError, compile_graph, compile_program, labelled_graph
+from roundoff.observed.taps import (
+    CompiledProgram,
+    ObserveError,
+    compile_graph,
+    compile_program,
+    labelled_graph,
+)
 
 TANGENT = "tangents_1"  # AOTAutograd's name for the first tangent input: its partitioner keys on it
 

@@ -34,7 +34,7 @@ import torch
 
 from roundoff.observed.taps import _KERNEL, CompiledProgram, ObserveError, _storage, tapped
 
-_CPP_SIGNATURE = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(\[([^\]]*)\]", re.M)
+_CPP_SIGNATURE = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(\[([^\]]*)\]", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
     first = result.first_divergent
     return {
         "program": label or result.program, "backend": result.backend, "device": result.device,
-        "against": result.against, "policy": result.policy,
+        "against": result.against, "policy": result.policy, "rule": result.rule,
         "verdict": "diverges" if first is not None else "ok",
         "first_divergent": _kernel(first) if first is not None else None,
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
@@ -89,10 +89,16 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
 
 def _legend(doc: dict[str, Any]) -> str:
     """What the columns mean and how a kernel is judged against `doc["against"]`."""
-    rule = (f"it diverges when its excess is above {EXCESS_LIMIT:g}" if doc["against"] in ("oracle", "fp64")
-            else "it is judged against eager's kernel by PyTorch's `same` rule (RMSE against fp64 within a "
-                 "small multiple of eager's, plus an absolute 1e-5), so where values are small a kernel far less "
-                 "accurate than eager can pass: use --against oracle to judge it by its excess")
+    by = doc.get("rule", "same")
+    if by != "same":
+        rule = (f"it is judged by the `{by}` rule against "
+                + ("eager's kernel" if doc["against"] == "eager" else "fp64 correctly rounded to its format"))
+    elif doc["against"] in ("oracle", "fp64"):
+        rule = f"it diverges when its excess is above {EXCESS_LIMIT:g}"
+    else:
+        rule = ("it is judged against eager's kernel by PyTorch's `same` rule (RMSE against fp64 within a "
+                "small multiple of eager's, plus an absolute 1e-5), so where values are small a kernel far less "
+                "accurate than eager can pass: use --against oracle to judge it by its excess")
     return (f"each buffer is recomputed from the operands the compiled program gave its kernel; excess: its "
             f"error against fp64 over fp64 correctly rounded to its format; {rule}; "
             f"vs {doc['policy']}: the emulated policy's value from the same operands, bit for bit.")
