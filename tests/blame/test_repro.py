@@ -174,6 +174,11 @@ def _fp8_casts(x: torch.Tensor, y: torch.Tensor) -> tuple:
     return b, c.to(torch.float16)
 
 
+def _transposed_linear(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    h = x.transpose(1, 2) + y
+    return torch.log(1 + h.transpose(1, 2).reshape(-1, h.shape[1]) @ w * 1e-3)
+
+
 def _cases() -> dict:
     """name -> (program, before plan, after plan): scalars, FMA sites, fp16/bf16, fp8 and fnuz roundings."""
     from roundoff.plan import plan
@@ -190,6 +195,11 @@ def _cases() -> dict:
     }
     w = get_workload("fma-cancel")
     progs["fma_cancel"] = (capture(w.build(), *w.make_inputs()), "inductor-gpu", "eager")
+    # a new user's Linear over a transposed residual sum: eager's `view` of it is impossible on the
+    # emulation's layout (the repro crashed before views were lowered as reshapes)
+    xt, yt = torch.randn(2, 16, 8, generator=g).bfloat16(), torch.randn(2, 8, 16, generator=g).bfloat16()
+    wt = torch.randn(8, 4, generator=g).bfloat16()
+    progs["transposed_view"] = (capture(_transposed_linear, xt, yt, wt), "eager", "inductor-gpu")
     return {k: (p, plan(p, a), plan(p, b)) for k, (p, a, b) in progs.items()}
 
 

@@ -37,6 +37,7 @@ import roundoff.execute.node_numerics as node_numerics
 import roundoff.numerics as numerics
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute import Lockstep, OracleNumerics, complete_inputs, plan_numerics
+from roundoff.execute.node_numerics import stride_free
 from roundoff.lower.primitives import fma_op, round_op
 from roundoff.numerics import format_of_dtype, get_format, is_low_precision
 from roundoff.plan.model import Plan
@@ -104,6 +105,16 @@ def _origins(plan: Plan | None, program: Program) -> dict[torch.fx.Node, Lowered
     return out
 
 
+def _views_as_reshapes(graph: torch.fx.Graph) -> None:
+    """``aten.view`` becomes ``aten.reshape`` (`roundoff.execute.node_numerics.stride_free`): a view
+    traced on one layout is impossible where a dropped copy or a primitive's result has another (the
+    transposed sum of a user's ``x.transpose(1, 2) + y`` before ``.reshape``); in this functional graph
+    reshape gives the same values."""
+    for n in graph.nodes:
+        if n.op == "call_function" and n.target is _aten.view.default:
+            n.target = stride_free(n.target)
+
+
 #: ``probe(node, values)`` -> tensors computed from one node's values on every side (traced into the
 #: lowered graph and returned, stacked, as its last output; see `lower_sides`).
 Probe = Callable[[torch.fx.Node, tuple], Sequence[torch.Tensor]]
@@ -147,6 +158,7 @@ def _trace(
         node.meta.pop("_roundoff_seen", None)
     _explicit_roundings(gm.graph)
     _drop_exact_copies(gm.graph)
+    _views_as_reshapes(gm.graph)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return gm
