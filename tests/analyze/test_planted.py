@@ -22,7 +22,10 @@ def test_first_finding_names_the_planted_node(case: Planted) -> None:
     nid = _planted_id(program, case)
     r = check(program, xs, case.policy, against=case.against)
     assert r.diverges, f"precondition: the planted defect shows; repro: check({case.name})"
-    assert r.culprits and r.culprits[0] == nid, f"culprits {r.culprits}, planted {nid}; repro: check({case.name})"
+    # the planted node is the first finding, or the node that amplifies the first finding's rounding
+    # (a bf16 `mul` before `exp`: the finding names the product first, then `exp`, in one sentence)
+    amplified = len(r.culprits) > 1 and r.culprits[1] == nid and r.node(nid).amplifies_read is not None
+    assert r.culprits and (r.culprits[0] == nid or amplified), f"culprits {r.culprits}, planted {nid}; repro: check({case.name})"
     first_cause = next(e for e in r.explanations if not e.startswith("output "))
     assert f"({nid} " in first_cause or f"({nid})" in first_cause, r.explanations
 
@@ -59,9 +62,10 @@ def test_ranking_is_by_cause_not_by_bits() -> None:
     """A value near zero with many ULPs but tiny error must not outrank the planted cancellation."""
     case = next(c for c in PLANTED if c.name == "variance-by-moments")
     xs = case.inputs()
-    r = check(capture(case.fn, *xs), xs, case.policy, against=case.against)
-    sub = r.node(r.culprits[0])
-    assert sub.op.endswith("sub") and sub.own_excess > 100 * max(
+    program = capture(case.fn, *xs)
+    r = check(program, xs, case.policy, against=case.against)
+    sub = r.node(_planted_id(program, case))
+    assert sub.node_id in r.culprits[:2] and sub.op.endswith("sub") and sub.own_excess > 100 * max(
         n.own_excess for n in r.nodes if n.node_id != sub.node_id
     )
     exact = case.fn(xs[0].double())
@@ -172,18 +176,28 @@ def test_blame_says_why_log_of_sigmoid_has_no_precision_fix() -> None:
 
 
 def test_an_op_amplifying_its_bf16_operand_names_that_operand() -> None:
-    """exp of a bf16 product: exp is the finding (its error from bf16-rounded operands is 88x), and the
-    sentence names the product it reads in bf16, where blame's fix keeps precision (a new user read
-    "loses accuracy itself" as a fault of exp)."""
+    """exp of a bf16 product: exp is exact for the value it reads; its 88x error is the product's bf16
+    rounding, amplified (recomputed from the unrounded product it is correctly rounded). So the first
+    finding names the product, where blame's fix keeps precision, then exp (a new user read
+    "`exp` loses accuracy itself" as a fault of exp)."""
     import torch
 
     from roundoff.blame import blame
 
     case = next(c for c in PLANTED if c.name == "large-argument-exp")
     xs = case.inputs()
+    a, b = (x.double() for x in xs)
+    exact = torch.exp(a * b) * 1e-30
+    for product, within in (((a * b).bfloat16().double(), False), (a * b, True)):  # independent of roundoff
+        value = (torch.exp(product) * 1e-30).bfloat16().double()
+        rel = float((value - exact).norm() / exact.norm())
+        floor = float(((exact.bfloat16().double() - exact).norm() / exact.norm()))
+        assert (rel <= 16 * floor) == within, (rel, floor)
     program = capture(case.fn, *xs)
     r = check(program, xs, case.policy, against=case.against)
     mul = next(n for n in program.graph.nodes if n.target is torch.ops.aten.mul.Tensor).meta["roundoff_id"]
+    exp = next(n for n in program.graph.nodes if n.target is torch.ops.aten.exp.default).meta["roundoff_id"]
+    assert r.culprits[:2] == (mul, exp) and r.node(exp).amplifies_read == mul
     first = next(e for e in r.explanations if not e.startswith("output "))
-    assert first.startswith("`exp`") and f"It reads `mul` ({mul} at " in first and "in bfloat16" in first
+    assert first.startswith(f"`mul` ({mul} at ") and f"`exp` ({exp} at " in first and "amplifies" in first
     assert mul in {c.node_id for c in blame(program, case.policy, against=case.against, repro=False).changes}

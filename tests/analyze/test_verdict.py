@@ -317,3 +317,24 @@ def test_path_dtypes_in_one_pass_equals_path_dtype_per_node() -> None:
     (loss, *_) = program.output_args()
     assert loss.meta["val"].dtype == torch.float32 and table[loss] == torch.bfloat16
     assert all(table[n] == path_dtype(n) for n in program.graph.nodes)
+
+
+def test_a_gradient_the_defect_cannot_reach_passes() -> None:
+    """``ones_like(loss)`` starts every gradient: it reads the loss's shape, not its value, so a defect in
+    one branch of the loss fails only the gradients it reaches (a new user saw every gradient fail)."""
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(8, 8, generator=g).bfloat16().requires_grad_()
+    b = torch.randn(8, generator=g).bfloat16().requires_grad_()
+    x, s = torch.randn(4, 8, generator=g).bfloat16(), torch.full((8,), 1e-3).bfloat16()
+
+    def loss(x, s, a, b, log1p: bool = False):
+        tiny = torch.log1p(s.float()).bfloat16() if log1p else torch.log(1 + s)  # planted: 1 + 1e-3 in bf16
+        return (x @ a).float().pow(2).mean() + (tiny * b).float().sum()
+
+    program = capture(loss, x, s, a, b, backward=True)
+    r = check(program, (x, s, a, b), "eager", against="oracle", nodes="all")
+    verdicts = {o.name: o.passes for o in r.outputs}
+    # independent: real eager's gradients of `a` are bit for bit those of the program without the defect
+    ga = torch.autograd.grad(loss(x, s, a, b), a)[0]
+    assert torch.equal(ga, torch.autograd.grad(loss(x, s, a, b, log1p=True), a)[0])
+    assert verdicts["grad_a"] and not verdicts["grad_b"], verdicts

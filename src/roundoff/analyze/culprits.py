@@ -15,19 +15,19 @@ import torch
 
 from roundoff.analyze.result import NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, Verdict
-from roundoff.capture.program import NODE_ID, Program
+from roundoff.capture.program import NODE_ID, Program, value_inputs
 from roundoff.ops.classes import OpClass
 
 
 def upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
     """Every node `node` is computed from (not itself)."""
     seen: set[torch.fx.Node] = set()
-    todo = list(node.all_input_nodes)
+    todo = value_inputs(node)
     while todo:
         n = todo.pop()
         if n not in seen:
             seen.add(n)
-            todo.extend(n.all_input_nodes)
+            todo.extend(value_inputs(n))
     return seen
 
 
@@ -72,7 +72,13 @@ def error_source(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) 
     cur = max(ups, key=lambda u: u.vs_oracle.norm_rel, default=None)
     if cur is None or own.norm_rel >= cur.vs_oracle.norm_rel:
         return None  # `r` itself is less accurate than what it reads (a cancellation): it is the cause
-    while cur is not None and cur.vs_oracle.norm_rel > 0:
+    return _created(program, cur, by_id)
+
+
+def _created(program: Program, cur: NodeReport, by_id: dict[str, NodeReport]) -> NodeReport | None:
+    """Where the error `cur` carries was created: up from `cur` through each operand that already carries
+    at least half of the current node's error (normwise relative); the node where that stops."""
+    while cur.vs_oracle.norm_rel > 0:
         ups = [u for u in _reported_operands(program.node(cur.node_id), by_id)
                if math.isfinite(u.vs_oracle.norm_rel) and u.vs_oracle.norm_rel >= cur.vs_oracle.norm_rel / 2]
         if not ups:
@@ -81,11 +87,19 @@ def error_source(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) 
     return None
 
 
+def _source(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> NodeReport | None:
+    """The node whose rounding `r` amplifies: the producer of a 16-bit operand whose storage rounding
+    alone makes `r`'s own error (`NodeReport.amplifies_read`), else `error_source`."""
+    if r.amplifies_read is not None and r.amplifies_read in by_id:
+        return _created(program, by_id[r.amplifies_read], by_id) or by_id[r.amplifies_read]
+    return error_source(program, r, by_id)
+
+
 def amplifier(culprits: tuple[str, ...], program: Program, by_id: dict[str, NodeReport], source: str) -> NodeReport | None:
-    """The culprit ranked after `source` whose inherited error `source` created (`error_source`), if any."""
+    """The culprit ranked after `source` whose error `source` created (`_source`), if any."""
     for nid in culprits:
         r = by_id.get(nid)
-        if r is not None and nid != source and (s := error_source(program, r, by_id)) is not None and s.node_id == source:
+        if r is not None and nid != source and (s := _source(program, r, by_id)) is not None and s.node_id == source:
             return r
     return None
 
@@ -97,14 +111,14 @@ def overflowing(reports: tuple[NodeReport, ...], hazards: tuple) -> set[str]:
 
 
 def ancestors(program: Program, node_ids: set[str]) -> set[str]:
-    """Ids of the nodes named and of every node they are computed from."""
+    """Ids of the nodes named and of every node whose values they are computed from (`value_inputs`)."""
     todo = [n for n in program.graph.nodes if n.meta.get(NODE_ID) in node_ids]
     seen: set[torch.fx.Node] = set()
     while todo:
         n = todo.pop()
         if n not in seen:
             seen.add(n)
-            todo.extend(n.all_input_nodes)
+            todo.extend(value_inputs(n))
     return {n.meta.get(NODE_ID, n.name) for n in seen}
 
 
@@ -197,7 +211,7 @@ def rank_culprits(
     amplifiers = [*rest, *(_first_amplifiers(reports, program, outputs, ranked + [r.node_id for r in rest], by_id)
                            if vs_oracle else [])]
     for r in amplifiers:  # an error a node inherits and amplifies is named at its source first
-        source = error_source(program, r, by_id) if vs_oracle else None
+        source = _source(program, r, by_id) if vs_oracle else None
         if source is not None and eligible(source) and source.node_id not in ranked:
             ranked.append(source.node_id)
         if r.node_id not in ranked:

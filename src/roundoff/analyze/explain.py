@@ -50,8 +50,8 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
         if o.rmse_result <= EXCESS_LIMIT * o.rmse_reference:  # failed by the node rule, not its own size
             return (
                 f"output `{o.name}` fails because a node on its path diverges (the causes below), though its "
-                f"own error is small: RMSE {o.rmse_result:.3g} against fp64 (correctly rounded to "
-                f"{o.judged_dtype or o.dtype}{_narrowest(o)}: {o.rmse_reference:.3g})."
+                f"RMSE against fp64, {o.rmse_result:.3g}, is within {EXCESS_LIMIT:g}x that of fp64 correctly "
+                f"rounded to {o.judged_dtype or o.dtype}{_narrowest(o)} ({o.rmse_reference:.3g})."
             )
         return (
             f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g} (fp64 correctly rounded to "
@@ -162,6 +162,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     origin = result.nan_origin if result.nan_origin in by_id else None
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
+    sources: dict[str, str] = {}  # amplifier id -> the source its sentence named
     for nid in result.culprits[:3]:
         if nid in named:  # an amplifier its source's sentence named, with its own error within the limit
             continue
@@ -169,8 +170,14 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
         elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None:
             lines.append(_source_sentence(by_id[nid], amp))
-            if amp.own_excess <= EXCESS_LIMIT and not (amp.local or amp.vs_oracle).new_nonfinite:
+            sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
+                            and a != nid})
+            if (amp.own_excess <= EXCESS_LIMIT or amp.amplifies_read) and not (amp.local or amp.vs_oracle).new_nonfinite:
                 named.add(amp.node_id)
+        elif nid in sources and by_id[nid].amplifies_read is not None:  # amplifies a read another sentence named
+            r = by_id[nid]
+            lines.append(f"{_at(r)} amplifies the rounding of what it reads in {r.working_dtype or r.dtype} "
+                         f"as well: recomputed from it unrounded it is within {EXCESS_LIMIT:g}x its format's rounding.")
         elif nid == origin:
             lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         else:

@@ -184,6 +184,8 @@ class NodeObserver:
             judged = (m.get("judged_res", vs_oracle), m.get("judged_ref", ref_vs_oracle))
         score = own_excess(local if local is not None else vs_oracle, floor_work.norm_rel, work, terms)
         verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, score)
+        read = self._amplified_read(node, ls, oracle, dtype, floor_work, work, terms) if (
+            local is not None and score > EXCESS_LIMIT and not local.new_nonfinite and not self.has_reference) else None
         if verdict is not Verdict.OK and node not in self.forced and (began := self._forced_from(node)) is not None:
             self._overflow_harms(began)
         self.reports.append(
@@ -194,6 +196,7 @@ class NodeObserver:
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
                 working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel, overflow=overflow, terms_rmse=terms,
+                amplifies_read=read,
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
@@ -227,6 +230,26 @@ class NodeObserver:
         if node.target not in _SUMS or (terms := _oracle_operand(node, 0, ls)) is None:
             return 0.0
         return reduction_floor(terms, oracle.numel(), dtype, mean=node.target in _MEANS)
+
+    def _amplified_read(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype,
+                        floor_work: Metrics, work: torch.dtype, terms: float) -> str | None:
+        """The producer of a bf16/fp16-stored operand whose rounding `node` amplifies beyond the limit:
+        `node` recomputed from its fp64 operands *unrounded* (``fresh=False``: its own arithmetic and
+        output rounding only) is within `EXCESS_LIMIT` of its working format. None otherwise."""
+        narrow = [p for p in node.all_input_nodes
+                  if p.op == "call_function" and self.side.storage(p) in (torch.bfloat16, torch.float16)]
+        if not narrow:
+            return None
+        try:
+            wide = self.side.evaluate(node, ls.reader(ORACLE), fresh=False)
+        except (RuntimeError, TypeError, ValueError):  # an op that takes its operands in their stored format only
+            return None
+        if not is_float(wide) or wide.shape != oracle.shape:
+            return None
+        m = measure(wide, oracle, dtype)
+        if new_nonfinite(wide, oracle) or excess(m, floor_work, work, terms) > EXCESS_LIMIT:
+            return None
+        return narrow[0].meta.get(NODE_ID, narrow[0].name)
 
     def _forced_from(self, node: torch.fx.Node) -> str | None:
         """Where the format overflow an operand of `node` carries began (`self.forced`), if any."""

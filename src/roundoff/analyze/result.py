@@ -43,7 +43,10 @@ class NodeReport:
     `verdict`: a `roundoff.analyze.verdict.Verdict` (a str enum: ``"ok"``, ``"diverges"``,
     ``"nonfinite"``), defined in `roundoff.analyze.verdict`. `overflow`: elements +-inf where fp64 is
     finite but beyond the node's format (`roundoff.analyze.verdict.nonfinite_counts`); `terms_rmse`: the
-    RMS error a sum's or matmul's terms' rounding causes (`verdict.reduction_floor`/`matmul_floor`).
+    RMS error a sum's or matmul's terms' rounding causes (`verdict.reduction_floor`/`matmul_floor`);
+    `amplifies_read`: for a node whose own error is beyond the limit only because it reads an operand
+    stored in bf16/fp16 (recomputed from that operand unrounded it is within the limit: a ``cos`` of a
+    phase a bf16 ``mul`` rounded), the id of that operand's producer, the decision to change.
     """
 
     node_id: str
@@ -62,6 +65,7 @@ class NodeReport:
     format_loss: float = 0.0
     overflow: int = 0
     terms_rmse: float = 0.0
+    amplifies_read: str | None = None
 
     @property
     def own_excess(self) -> float:
@@ -86,7 +90,7 @@ class NodeReport:
             "reference_vs_oracle": _m(self.reference_vs_oracle), "local": _m(self.local),
             "inherited_bits": self.inherited_bits, "verdict": str(getattr(self.verdict, "value", self.verdict)),
             "fma": self.fma, "working_dtype": self.working_dtype, "format_loss": _num(self.format_loss),
-            "overflow": self.overflow, "own_excess": _num(self.own_excess),
+            "overflow": self.overflow, "own_excess": _num(self.own_excess), "amplifies_read": self.amplifies_read,
         }
 
 

@@ -86,6 +86,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.metrics import Metrics
+from roundoff.capture.program import value_inputs
 from roundoff.numerics import get_format, same_bits
 
 
@@ -311,7 +312,8 @@ def judge(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor
 
 
 def path_dtype(node: torch.fx.Node) -> torch.dtype:
-    """The lowest-precision float dtype among `node` and every node it is computed from (meta["val"])."""
+    """The lowest-precision float dtype among `node` and every node whose values it is computed from
+    (`value_inputs`; meta["val"])."""
     seen: set[torch.fx.Node] = set()
     todo, dtypes = [node], []
     while todo:
@@ -322,7 +324,7 @@ def path_dtype(node: torch.fx.Node) -> torch.dtype:
         v = n.meta.get("val")
         if isinstance(v, torch.Tensor):
             dtypes.append(v.dtype)
-        todo.extend(n.all_input_nodes)
+        todo.extend(value_inputs(n))
     return working_dtype(torch.float64, dtypes)
 
 
@@ -332,7 +334,7 @@ def path_dtypes(graph: torch.fx.Graph) -> dict[torch.fx.Node, torch.dtype]:
     for n in graph.nodes:
         v = n.meta.get("val")
         own = [v.dtype] if isinstance(v, torch.Tensor) else []
-        out[n] = working_dtype(torch.float64, own + [out[p] for p in n.all_input_nodes])
+        out[n] = working_dtype(torch.float64, own + [out[p] for p in value_inputs(n)])
     return out
 
 

@@ -26,6 +26,21 @@ def node_id(node: torch.fx.Node) -> str:
     return node.meta[NODE_ID]
 
 
+_aten = torch.ops.aten
+#: Ops whose result depends on their tensor operand's shape, dtype and device only, not its values:
+#: the backward's ``ones_like(loss)`` does not make every gradient depend on the loss's value.
+SHAPE_ONLY = frozenset({
+    _aten.ones_like.default, _aten.zeros_like.default, _aten.empty_like.default, _aten.full_like.default,
+    _aten.new_ones.default, _aten.new_zeros.default, _aten.new_empty.default, _aten.new_full.default,
+    _aten.sym_size.int, _aten.sym_numel.default,
+})
+
+
+def value_inputs(node: torch.fx.Node) -> list[torch.fx.Node]:
+    """The nodes whose *values* `node` reads (`all_input_nodes`, none for a `SHAPE_ONLY` op)."""
+    return [] if node.target in SHAPE_ONLY else node.all_input_nodes
+
+
 def node_source(node: torch.fx.Node) -> str | None:
     """``"file.py:LINE"`` of the user code that produced `node`, if known."""
     return node.meta.get(NODE_SOURCE)

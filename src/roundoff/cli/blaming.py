@@ -35,6 +35,8 @@ def blame_output(found, label: str, save_policy: Path | None, repro: Path | None
             f"{found.reference}: nothing to fix.",
             markup=False,
         )
+        for note in found.notes:
+            out.print(f"note: {note}", markup=False)
         for option, path in (("--save-policy", save_policy), ("--repro", repro)):
             if path is not None:
                 out.print(f"{option} {path}: not written (there is no change to save or "

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.cli.errors import EXIT_CODES_HELP, TRUST_HELP
 from roundoff.cli.loading import UsageError
 from roundoff.zoo import list_workloads
@@ -110,8 +111,11 @@ CHECK_HELP = paragraphs(
 if any output diverges.
 
 {TARGET_HELP} The default policy is {DEFAULT_POLICY} (torch.compile on GPU), the default reference
-eager PyTorch. The verdict is PyTorch's own accuracy rule (torch._dynamo.utils.same against an fp64
-run). {TRUST_HELP}
+eager PyTorch. Against eager or a policy the verdict is PyTorch's own accuracy rule
+(torch._dynamo.utils.same against an fp64 run); against the oracle (--against oracle, the fp64 run) a
+node diverges when its own error is more than {EXCESS_LIMIT:g} times the rounding of its format, and an
+output when such a node, or one that amplifies an error beyond its format, is on its path (README,
+"What a verdict means"). {TRUST_HELP}
 
 {EXIT_CODES_HELP}"""
 )

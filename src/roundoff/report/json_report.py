@@ -336,7 +336,8 @@ def legend(against: str, rule: str = "same") -> str:
     if against in ("oracle", "fp64"):
         head = (
             f"reference = the fp64 oracle correctly rounded to each value's format (the best any run in "
-            f"that format can return). A node diverges when its own error, recomputed from fp64 inputs rounded "
+            f"that format can return; for an output, to the narrowest format on its path, the scale its error "
+            f"is held to: an fp32 loss may do better). A node diverges when its own error, recomputed from fp64 inputs rounded "
             f"as it reads them, is more than {EXCESS_LIMIT:g} times the rounding of its format (the narrowest of "
             "its own, its operands' and the one it is kept in downstream), or when it is not finite where fp64 is"
         )
