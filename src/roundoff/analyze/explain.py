@@ -193,10 +193,17 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             )
     if not result.culprits and result.first_divergent is not None and result.first_divergent != origin:
         r = by_id[result.first_divergent]
-        lines.append(
-            f"first divergence at {_at(r)}: normwise relative error {r.vs_oracle.norm_rel:.2g} against fp64 "
-            f"({r.vs_oracle.excess or 0:.3g} times its format's rounding)."
-        )
+        if r.reference_vs_oracle is not None:  # against a reference: how far each is from fp64 there
+            lines.append(
+                f"first divergence at {_at(r)}: normwise relative error {r.vs_oracle.norm_rel:.2g} against fp64, "
+                f"{result.against}'s {r.reference_vs_oracle.norm_rel:.2g}; its own error is within the limit, so the "
+                "difference comes from what it reads, and no node makes it alone beyond the limit."
+            )
+        else:
+            lines.append(
+                f"first divergence at {_at(r)}: normwise relative error {r.vs_oracle.norm_rel:.2g} against fp64 "
+                f"({r.vs_oracle.excess or 0:.3g} times its format's rounding)."
+            )
     lines.extend(h.message for h in result.hazards)
     return tuple(lines)
 
