@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from roundoff.analyze import check
-from roundoff.analyze.observe import same_rule
+from roundoff.analyze.verdict import same_rule
 
 
 def _to_fp8(x: torch.Tensor) -> torch.Tensor:

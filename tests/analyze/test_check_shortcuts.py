@@ -73,7 +73,8 @@ def test_node_verdicts_read_off_the_figures_equal_torch_same(monkeypatch) -> Non
 def test_implied_pass_never_contradicts_same() -> None:
     """On random bf16 pairs around an fp64 oracle with every RMSE ratio from 0.5 to 4."""
     from roundoff.analyze.metrics import measure_each
-    from roundoff.analyze.observe import implied_pass, same_rule
+    from roundoff.analyze.observe import implied_pass
+    from roundoff.analyze.verdict import same_rule
 
     g = torch.Generator().manual_seed(3)
     decided = 0

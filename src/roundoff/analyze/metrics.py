@@ -101,6 +101,21 @@ def exact_metrics(value: torch.Tensor) -> Metrics:
     return Metrics(n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, math.inf, 0, inf, 0, inf)
 
 
+def norm_rel(value: torch.Tensor, reference: torch.Tensor) -> float:
+    """``Metrics.norm_rel`` of `value` against `reference` alone (no ULP figures): ``||v - r||_2 /
+    ||r||_2`` over the elements finite on both sides, in fp64; 0.0 without error, inf when the
+    reference is all zeros there and the value is not."""
+    diff = value.double() - reference.double()
+    finite = diff.isfinite()
+    ref = reference.double()
+    if not bool(finite.all()):
+        diff, ref = diff[finite], ref[finite]
+    err, scale = torch.stack([torch.linalg.vector_norm(diff), torch.linalg.vector_norm(ref)]).tolist()
+    if err == 0.0:
+        return 0.0
+    return err / scale if scale else math.inf
+
+
 def measure_each(actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype: torch.dtype) -> tuple[Metrics, ...]:
     """``measure(a, reference, dtype)`` for each of `actuals`, the reference converted and rounded once per chunk.
 

@@ -16,7 +16,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.hazards import Ranges
-from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each
+from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rel
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
@@ -31,7 +31,6 @@ from roundoff.analyze.verdict import (
     nonfinite_counts,
     own_excess,
     reduction_floor,
-    same_rule,
     working_dtype,
 )
 from roundoff.capture.program import NODE_ID, node_source
@@ -157,8 +156,7 @@ class NodeObserver:
         if d is not None and d.input_format is not None:  # the plan reads the operands rounded (autocast)
             operands.append(get_format(d.input_format).storage_dtype)
         work = narrower(working_dtype(dtype, operands), self._demanded(node).get(node, dtype))
-        m = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
-        floor, floor_work = m["floor"], m.get("floor_work", m["floor"])
+        m, floor, floor_work = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
         vs_oracle = m["policy"]
         new, overflow = nonfinite_counts(res, oracle) if vs_oracle.nonfinite else (0, 0)
         if overflow and not new:
@@ -182,7 +180,7 @@ class NodeObserver:
         judged = None  # figures of exactly the (res, ref) pair `same` would receive
         if pair is not None:
             judged = (m.get("judged_res", vs_oracle), m.get("judged_ref", ref_vs_oracle))
-        score = own_excess(local if local is not None else vs_oracle, floor_work.norm_rel, work, terms)
+        score = own_excess(local if local is not None else vs_oracle, floor_work, work, terms)
         verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, score)
         read = self._amplified_read(node, ls, oracle, dtype, floor_work, work, terms) if (
             local is not None and score > EXCESS_LIMIT and not local.new_nonfinite and not self.has_reference) else None
@@ -195,7 +193,7 @@ class NodeObserver:
                 vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
-                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work.norm_rel, overflow=overflow, terms_rmse=terms,
+                working_dtype=str(work).removeprefix("torch."), format_loss=floor_work, overflow=overflow, terms_rmse=terms,
                 amplifies_read=read,
             )
         )
@@ -206,21 +204,22 @@ class NodeObserver:
     def _figures(
         self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, local_value: torch.Tensor | None,
         pair: tuple[torch.Tensor, torch.Tensor] | None, ref_differs: bool, dtype: torch.dtype, work: torch.dtype,
-    ) -> dict[str, Metrics]:
-        """Every comparison against the oracle in one pass: policy, reference, local recomputation, the
-        two values the verdict judges where they are not among those (see `implied_pass`), and fp64
-        correctly rounded to the storage and working formats (the floors of `verdict.excess`)."""
+    ) -> tuple[dict[str, Metrics], float, float]:
+        """Every comparison against the oracle in one pass: policy, reference, local recomputation and
+        the two values the verdict judges where they are not among those (see `implied_pass`); and the
+        normwise relative error of fp64 correctly rounded to the storage and to the working format (the
+        floors of `verdict.excess`, all they are used for: no ULP figures)."""
         values = {"policy": res, "reference": ref if ref_differs else None, "local": local_value}
         if pair is not None:
             values["judged_res"] = pair[0] if pair[0] is not res else None
             values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
         held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
-        values["floor"] = ref if held else _floor(oracle, _fmt(dtype))
-        values["floor_work"] = _floor(oracle, _fmt(work)) if work != dtype else None
+        floor = norm_rel(ref if held else round_to(oracle, _fmt(dtype)), oracle)
+        floor_work = norm_rel(round_to(oracle, _fmt(work)), oracle) if work != dtype else floor
         values = {k: v for k, v in values.items() if v is not None}
-        unique = list({id(v): v for v in values.values()}.values())  # the policy's value may be the floor
+        unique = list({id(v): v for v in values.values()}.values())
         measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype)))
-        return {k: measured[id(v)] for k, v in values.items()}
+        return {k: measured[id(v)] for k, v in values.items()}, floor, floor_work
 
     def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
         """`verdict.reduction_floor` of a sum/mean node, `verdict.matmul_floor` of a matmul (else 0)."""
@@ -232,7 +231,7 @@ class NodeObserver:
         return reduction_floor(terms, oracle.numel(), dtype, mean=node.target in _MEANS)
 
     def _amplified_read(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype,
-                        floor_work: Metrics, work: torch.dtype, terms: float) -> str | None:
+                        floor_work: float, work: torch.dtype, terms: float) -> str | None:
         """The producer of a bf16/fp16-stored operand whose rounding `node` amplifies beyond the limit:
         `node` recomputed from its fp64 operands *unrounded* (``fresh=False``: its own arithmetic and
         output rounding only) is within `EXCESS_LIMIT` of its working format. None otherwise."""
@@ -356,16 +355,6 @@ def _judged_pair(res: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tu
     if dtype not in (*HELD_NARROW, torch.float32):
         return None
     return tuple(v if v.dtype == dtype else v.to(dtype) for v in (res, ref))  # type: ignore[return-value]
-
-
-def _floor(oracle: torch.Tensor, f: Format) -> torch.Tensor:
-    """`oracle` correctly rounded to `f`, held in fp32 where `f`'s values all are (exactly: the same
-    values, so the same figures) unless equal to `oracle` (measured then without a pass): so the metric
-    pass stacks it with fp32 values in fp32 and counts their ULPs by torch's casts, not fp64 roundings."""
-    floor = round_to(oracle, f)
-    if f.bits <= 32 and floor.dtype == torch.float64 and not torch.equal(floor, oracle):
-        return floor.to(torch.float32)
-    return floor
 
 
 def _fmt(dtype: torch.dtype) -> Format:
