@@ -338,3 +338,26 @@ def test_a_gradient_the_defect_cannot_reach_passes() -> None:
     ga = torch.autograd.grad(loss(x, s, a, b), a)[0]
     assert torch.equal(ga, torch.autograd.grad(loss(x, s, a, b, log1p=True), a)[0])
     assert verdicts["grad_a"] and not verdicts["grad_b"], verdicts
+
+
+def test_an_overflow_the_loss_absorbs_fails_only_the_gradients_it_makes_nan() -> None:
+    """A GRU gate written ``1 / (1 + exp(-x))`` in fp16: exp overflows where fp64 is finite, the forward
+    is still right (1 / inf = 0, fp64 ~1e-13) and the backward makes NaN (inf / inf). The loss passes,
+    the NaN gradient fails, the exp is the finding, and no operand multiplied by that inf is blamed."""
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(64, generator=g) * 6).half()
+    w = (2 + torch.rand(64, generator=g)).half().requires_grad_()
+
+    def loss(x, w):
+        return (1 / (1 + torch.exp(-x * w))).float().sum()
+
+    out, (gw,) = loss(x, w), torch.autograd.grad(loss(x, w), w)  # independent: real eager and fp64
+    out64, (gw64,) = loss(x.double(), w.double()), torch.autograd.grad(loss(x.double(), w.double()), w)
+    assert abs(float(out) - float(out64)) < 1e-2 * abs(float(out64))
+    assert bool(gw.isnan().any()) and bool(gw64.isfinite().all())
+    program = capture(loss, x, w, backward=True)
+    r = check(program, (x, w), "eager", against="oracle", nodes="all")
+    verdicts = {o.name: o.passes for o in r.outputs}
+    assert verdicts == {"out": True, "grad_w": False}, verdicts
+    exp = next(n for n in program.graph.nodes if n.target is torch.ops.aten.exp.default).meta["roundoff_id"]
+    assert r.culprits[0] == exp and r.first_divergent == exp, (r.culprits, r.first_divergent)

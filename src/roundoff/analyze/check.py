@@ -161,12 +161,13 @@ def check(
     with torch.no_grad():
         outs = ls.run_inputs(inputs)
     reports = zeros_diverge(tuple(observer.reports), observer.zero_operands)
-    failing_nodes = None
-    if vs_oracle:  # nodes that are not ok, and nodes that amplify an error beyond their format
+    failing_nodes = shown_nodes = None
+    if vs_oracle:  # nodes that diverge; nodes not finite or amplifying an error (judged where they show)
         by_id = {r.node_id: r for r in reports}
-        failing_nodes = {r.node_id for r in reports
-                         if r.verdict is not Verdict.OK or amplifies(plan_a.program, r, by_id)}
-    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes)
+        failing_nodes = {r.node_id for r in reports if r.verdict is Verdict.DIVERGES}
+        shown_nodes = {r.node_id for r in reports
+                       if r.verdict is Verdict.NONFINITE or amplifies(plan_a.program, r, by_id)}
+    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
@@ -262,9 +263,13 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
 
 def _output_verdicts(
     program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None, by_values: bool = False,
+    shown_nodes: set[str] | None = None,
 ) -> tuple[OutputVerdict, ...]:
     """One `OutputVerdict` per float output; against the oracle with `Rule.SAME`, by `failing_nodes` (the
-    nodes not ok or amplifying an error) on its path or, `by_values` (the screen), by its values."""
+    nodes that diverge) on its path, and by `shown_nodes` (NaN/inf where fp64 is finite, or amplifying
+    an error beyond its format) on its path where its values fail too (an overflowing ``exp`` in a
+    sigmoid that still gives the right forward value fails the gradients it makes NaN, not the loss);
+    or, `by_values` (the screen), by its values."""
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
     args, names = program.output_args(), program.output_labels()
@@ -296,8 +301,9 @@ def _output_verdicts(
                  and same_bits(ref, res) and not any_nan)
         rmse_res = rmse(res, oracle)
         if oracle_rule:
-            passes = not any_lost and (oracle_output_passes(res, oracle, judged) if by_values
-                                       else not (failing_nodes or set()) & ancestors(program, {nid}))
+            path = set() if by_values else ancestors(program, {nid})
+            passes = not any_lost and not (failing_nodes or set()) & path and (
+                oracle_output_passes(res, oracle, judged) if by_values or (shown_nodes or set()) & path else True)
         else:
             passes = not any_lost if agree else judge(rule, ref.to(res.dtype), res, oracle, tol)
         verdicts.append(

@@ -232,7 +232,11 @@ def amplifies(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> 
     its terms' rounding instead. Not a node's own defect: `error_source` names where the error began."""
     if r.op_class not in _POINTWISE or not r.total_excess > EXCESS_LIMIT:
         return False
-    reads = [u.vs_oracle.norm_rel for u in _reported_operands(program.node(r.node_id), by_id)]
+    operands = _reported_operands(program.node(r.node_id), by_id)
+    if any(u.vs_oracle.nonfinite > u.vs_oracle.ref_nan + u.vs_oracle.ref_inf for u in operands):
+        return False  # it reads NaN/inf fp64 does not have (figures over the finite elements only): the
+        # NaN/inf rules judge that (an overflowing exp in 1/(1 + exp(-x)))
+    reads = [u.vs_oracle.norm_rel for u in operands]
     return bool(reads) and r.vs_oracle.norm_rel > EXCESS_LIMIT * max(reads)
 
 

@@ -317,7 +317,8 @@ class NodeObserver:
         if m.new_nonfinite:
             if self.nan_origin is None and not any(p in self.bad for p in node.all_input_nodes):
                 self.nan_origin = self._forced_from(node) or nid
-            self.zero_operands[nid] = _new_zeros(node, ls)
+            if not any(p in self.bad or p in self.forced for p in node.all_input_nodes):  # (inf * 0: the inf is the cause)
+                self.zero_operands[nid] = _new_zeros(node, ls)
             self.bad.add(node)
         if ref_m is not None and ref_m.nonfinite and new_nonfinite(vals[REFERENCE], oracle):
             if self.reference_nan_origin is None and not any(p in self.ref_bad for p in node.all_input_nodes):

@@ -51,9 +51,11 @@ storage dtype, over the elements where fp64 is finite.
 reference does there (a reference that overflows too does not excuse it). Otherwise, against a
 reference run, by the `Rule` over the elements where fp64 is finite. Against the oracle with the
 default rule, `check` fails an output when a node on its path diverges (its own error beyond the
-limit, or not finite where fp64 is) or *amplifies* an error beyond its format (a pointwise node whose
-total error is beyond the limit in its working format and more than `EXCESS_LIMIT` times the largest
-error it reads: a ``cos`` of timesteps a correctly rounded bf16 cast made 916 instead of 917; see
+limit); and, where its own values fail too (`oracle_output_passes`), when a node on its path is not
+finite where fp64 is (an ``exp`` overflowing in a sigmoid the loss absorbs fails the gradients it
+makes NaN, not the loss) or *amplifies* an error beyond its format (a pointwise node whose total error
+is beyond the limit in its working format and more than `EXCESS_LIMIT` times the largest error it
+reads: a ``cos`` of timesteps a correctly rounded bf16 cast made 916 instead of 917; see
 `roundoff.analyze.culprits.amplifies`). The output's total error alone cannot judge it, since a bf16
 backward through a normalisation ends many roundings away from the correctly rounded value with no
 defect anywhere (BatchNorm's weight gradient 27x, measured; a conv bias before BatchNorm has an exact

@@ -344,7 +344,8 @@ def legend(against: str, rule: str = "same") -> str:
         tail = (
             "; an output fails when it is not finite where fp64 is, or (screen, the default) when its error "
             f"is more than {EXCESS_LIMIT:g} times the rounding of the narrowest format on its path, or (every "
-            "node examined) when a node on its path diverges or amplifies an error beyond its format"
+            "node examined) when a node on its path diverges, or is not finite or amplifies an error beyond "
+            "its format and the output's own error is beyond that limit too"
             if rule == "same" else f"; outputs by the `{rule}` rule"
         )
         return head + tail + " (roundoff.analyze.verdict)."
