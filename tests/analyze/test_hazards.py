@@ -101,3 +101,24 @@ def test_fp16_overflow_fix_does_not_offer_a_format_that_overflows_too() -> None:
     msgs = [h.message for h in check(capture(torch.exp, x), (x,), "eager", against="oracle").hazards
             if h.kind == "fp16-overflow"]
     assert msgs and all("compute this node in bf16/fp32" not in m and "cannot hold it either" in m for m in msgs)
+
+
+def test_a_node_the_policy_keeps_in_fp32_has_no_fp16_overflow_hazard() -> None:
+    """A new user's fixed policy (blame's keep-fp32 on an fp16 sum of squares) still printed "it becomes
+    inf in fp16" for the node it keeps in fp32: the rules read the format the plan holds the value in."""
+    from roundoff.blame.changes import Change, ChangeKind, apply_changes
+    from roundoff.policy.registry import get_policy
+
+    x = (torch.randn(256, generator=torch.Generator().manual_seed(0)) * 40).half()
+
+    def sum_of_squares(x: torch.Tensor) -> torch.Tensor:
+        return x.pow(2).sum().sqrt()
+
+    assert float(x.double().pow(2).sum()) > torch.finfo(torch.float16).max  # fp64's sum is beyond fp16
+    program = capture(sum_of_squares, x)
+    total = next(n for n in program.graph.nodes if n.target is torch.ops.aten.sum.default).meta["roundoff_id"]
+    before = check(program, (x,), "eager", against="oracle", nodes="all")
+    assert any(h.kind == "fp16-overflow" and h.node_id == total for h in before.hazards)
+    kept = apply_changes(get_policy("eager"), [Change(0, total, ChangeKind.KEEP_FP32, "sum")])
+    after = check(program, (x,), kept, against="oracle", nodes="all")
+    assert not any(h.kind == "fp16-overflow" and h.node_id == total for h in after.hazards), after.hazards

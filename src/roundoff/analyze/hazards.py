@@ -48,6 +48,14 @@ def _dtype(n: torch.fx.Node) -> torch.dtype | None:
     return v.dtype if isinstance(v, torch.Tensor) else None
 
 
+def _held(n: torch.fx.Node, d: NodeDecision | None) -> torch.dtype | None:
+    """The dtype the plan holds `n`'s result in: its storage dtype where it rounds the result there,
+    else its compute dtype (a node a fixed policy keeps in fp32 no longer overflows fp16)."""
+    if d is not None and not d.rounds_result and d.compute_dtype is not None:
+        return d.compute_dtype
+    return d.storage_dtype if d is not None and d.storage_dtype is not None else _dtype(n)
+
+
 def _numel(n: torch.fx.Node) -> int:
     v = n.meta.get("val")
     return v.numel() if isinstance(v, torch.Tensor) else 0
@@ -174,12 +182,14 @@ def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Range
     if n.target is not _aten.exp.default or not isinstance(n.args[0], torch.fx.Node):
         return None
     top = r.max.get(_nid(n.args[0]))
-    limit = _EXP_LIMIT.get(_dtype(n) or torch.float32, 88.7)
+    held = _held(n, d) or torch.float32
+    limit = _EXP_LIMIT.get(held, 88.7)
     if top is None or top <= limit:
         return None
     return (
         f"{_where(n)}: its argument reaches {top:.3g} in the fp64 oracle, beyond {limit:.3g} where exp overflows "
-        f"in {_dtype(n)}. Subtract the maximum first (x - amax(x)), as softmax does."
+        f"in {held}. Subtract the maximum first (x - amax(x)), as softmax does, use an op that stays in range "
+        "(torch.sigmoid, F.logsigmoid, logsumexp), or compute it in fp32."
     )
 
 
@@ -216,7 +226,7 @@ def _mixed_comparison(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
 
 
 def _fp16_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
-    if _dtype(n) != torch.float16:  # (checked first: the screen probes only the ranges a rule reads)
+    if _held(n, d) != torch.float16:  # (checked first: the screen probes only the ranges a rule reads)
         return None
     top = r.absmax.get(_nid(n))
     if top is None or top <= _FP16_MAX:
