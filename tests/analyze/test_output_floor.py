@@ -93,3 +93,16 @@ def test_a_real_cancellation_at_the_output_gets_no_floor() -> None:
     assert float(oracle[0].norm()) > 0.5 * math.sqrt(8)  # a real value, ~1 per row
     r = check(program, (x,), "eager", against="oracle", nodes="all")
     assert r.diverges and not r.outputs[0].passes
+
+
+def test_an_output_a_sum_produces_gets_its_terms_floor_even_when_not_zero() -> None:
+    """A bias gradient sums a batch's gradients: judged against its terms' rounding as a sum node is, not
+    only when structurally zero (a new user's clean CLIP text-bias gradient was 4% off by cancellation
+    and sent blame to keep unrelated attention in fp32)."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(256, 8, generator=g).bfloat16()
+    program = capture(lambda x: x.sum(0), x)
+    oracle, floors = oracle_floors(program, (x,))
+    node = next(n for n in program.graph.nodes if n.target is aten.sum.dim_IntList)
+    (expected,) = operand_floor(node, oracle[0], lambda n: x.double(), torch.bfloat16)
+    assert float(oracle[0].norm()) > 1.0 and floors[0] == expected > 0

@@ -62,8 +62,9 @@ defect anywhere (BatchNorm's weight gradient 27x, measured; a conv bias before B
 gradient of 0, bf16 gives noise there). `roundoff.blame`, which evaluates many candidate plans and
 measures no nodes, judges the outputs `check` fails by their values (`oracle_output_passes`): their
 excess in the narrowest float format on their path (`path_dtype`) within `EXCESS_LIMIT`, against the
-larger of that format's rounding and, for a structurally zero output, the error its last op takes from
-its operands' rounding (`roundoff.analyze.output_floor`); every other output only no worse than twice
+larger of that format's rounding and, for an output a reduction, matmul or normalisation makes or one
+that is structurally zero, the error its last op takes from its operands' rounding
+(`roundoff.analyze.output_floor`); every other output only no worse than twice
 the policy's own error (`no_worse_than`). The two agree on NaN/inf; a program whose only divergence is
 a node whose error does not reach an output beyond the limit is reported by `check` and found already
 within tolerance by `blame`. With `allclose`/`bitwise`,
