@@ -204,7 +204,11 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
                 f"first divergence at {_at(r)}: normwise relative error {r.vs_oracle.norm_rel:.2g} against fp64 "
                 f"({r.vs_oracle.excess or 0:.3g} times its format's rounding)."
             )
-    lines.extend(h.message for h in result.hazards)
+    groups: dict[tuple[str, str | None], list[str]] = {}  # an op in a loop repeats its hazard: once per line
+    for h in result.hazards:
+        groups.setdefault((h.kind, h.source), []).append(h.message)
+    lines.extend(ms[0] + (f" (The same at {len(ms) - 1} more node(s) of this line.)" if len(ms) > 1 else "")
+                 for ms in groups.values())
     return tuple(lines)
 
 

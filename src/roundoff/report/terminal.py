@@ -260,11 +260,17 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         Text(f"NaN/Inf origin: {node_ref_text(run['nan_origin'])}"),
     ]
     listed = set(run["explanations"])
-    for h in run["hazards"]:
-        where = f" at {h['source']}" if h.get("source") else ""
-        text = f"hazard [{h['kind']}] {h['node'] or ''}{where}"
+    groups: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    for h in run["hazards"]:  # one line per kind and source line (an op in a loop repeats its hazard)
+        groups.setdefault((h["kind"], h.get("source")), []).append(h)
+    for (kind, source), hs in groups.items():
+        h = hs[0]
+        where = f" at {source}" if source else ""
+        more = f" (and {len(hs) - 1} more node(s) at this line: {', '.join(str(o['node']) for o in hs[1:4])}" \
+            f"{', ...' if len(hs) > 4 else ''})" if len(hs) > 1 else ""
+        text = f"hazard [{kind}] {h['node'] or ''}{where}{more}"
         # analyze's findings often repeat the hazard's advice word for word: say it once
-        text += " (see above)" if h["message"] in listed else f": {h['message']}"
+        text += " (see above)" if any(line.startswith(h["message"]) for line in listed) else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
     for note in compact_notes(run["notes"]):
         parts.append(Text(f"note: {note}", style="dim"))
