@@ -215,7 +215,7 @@ def _screen(
     if bad := [nid for (nid, _side), n in s.nonfinite_counts(figures).items() if n]:
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."
     oracle_values = vs_oracle and rule is Rule.SAME
-    # against the oracle, by values without operand floors: what passes here passes with them
+    # against the oracle, by the outputs' values: one that fails sends every node to be examined
     outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
     if failing := [o.name for o in outputs if not o.passes]:
         how = "by its values against fp64" if oracle_values else f"by the {rule.value} rule"

@@ -128,8 +128,8 @@ class Evaluator:
         `repro_runtime.within` instead. The repro script applies the same rule. Against the oracle
         without `rmse_ratio`: an output in `judged` passes by its values (`analyze.verdict.
         oracle_output_passes`: no NaN/inf where fp64 is finite, its error within the limit of its
-        format's rounding, or of its operand floor where it is structurally zero:
-        `analyze.output_floor`), so blame fixes what check fails; any other output passes when no
+        format's rounding, or of its operand floor where a sum, matmul or normalisation makes it or
+        it is structurally zero: `analyze.output_floor`), so blame fixes what check fails; any other output passes when no
         worse than `NO_WORSE` times the policy's own error (`analyze.verdict.no_worse_than`: check
         passes it, and a bf16 backward through a normalisation may be many roundings off with no
         defect, so its values alone cannot be held to the limit).
