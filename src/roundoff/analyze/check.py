@@ -11,6 +11,7 @@ means is defined once, in `roundoff.analyze.verdict`.
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import exact_metrics, measure
 from roundoff.analyze.observe import NodeObserver, rmse
+from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
@@ -155,7 +157,8 @@ def check(
         if isinstance(screened, CheckResult):
             return screened
     why_all = (screened,) if nodes == "screen" else ()
-    observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule)
+    floors = OutputFloors(plan_a.program, path_dtypes(plan_a.program.graph)) if vs_oracle and rule is Rule.SAME else None
+    observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
     ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
                   recompute=range(len(sides)) if recompute else ())
     with torch.no_grad():
@@ -167,7 +170,8 @@ def check(
         failing_nodes = {r.node_id for r in reports if r.verdict is Verdict.DIVERGES}
         shown_nodes = {r.node_id for r in reports
                        if r.verdict is Verdict.NONFINITE or amplifies(plan_a.program, r, by_id)}
-    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes)
+    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
+                               floors=floors.floors if floors is not None else None)
     hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
@@ -263,13 +267,13 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
 
 def _output_verdicts(
     program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None, by_values: bool = False,
-    shown_nodes: set[str] | None = None,
+    shown_nodes: set[str] | None = None, floors: dict[int, float] | None = None,
 ) -> tuple[OutputVerdict, ...]:
-    """One `OutputVerdict` per float output; against the oracle with `Rule.SAME`, by `failing_nodes` (the
-    nodes that diverge) on its path, and by `shown_nodes` (NaN/inf where fp64 is finite, or amplifying
-    an error beyond its format) on its path where its values fail too (an overflowing ``exp`` in a
-    sigmoid that still gives the right forward value fails the gradients it makes NaN, not the loss);
-    or, `by_values` (the screen), by its values."""
+    """One `OutputVerdict` per float output. Against the oracle with `Rule.SAME`: NaN/inf where fp64 is
+    finite fails; else, where a node on its path diverges, is not finite or amplifies an error
+    (`failing_nodes`, `shown_nodes`), or always with `by_values` (the screen), its values decide
+    (`verdict.oracle_output_passes`, with its operand floor from `floors`, as blame judges it): a
+    defect whose effect stays within the limit at an output is a finding, not a failing output."""
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
     args, names = program.output_args(), program.output_labels()
@@ -302,14 +306,16 @@ def _output_verdicts(
         rmse_res = rmse(res, oracle)
         if oracle_rule:
             path = set() if by_values else ancestors(program, {nid})
-            passes = not any_lost and not (failing_nodes or set()) & path and (
-                oracle_output_passes(res, oracle, judged) if by_values or (shown_nodes or set()) & path else True)
+            flagged = by_values or bool(((failing_nodes or set()) | (shown_nodes or set())) & path)
+            passes = not any_lost and (
+                oracle_output_passes(res, oracle, judged, (floors or {}).get(i, 0.0)) if flagged else True)
         else:
             passes = not any_lost if agree else judge(rule, ref.to(res.dtype), res, oracle, tol)
         verdicts.append(
             OutputVerdict(
                 name=name, node_id=nid, passes=passes,
-                rmse_result=rmse_res, rmse_reference=rmse_res if agree else rmse(ref, oracle),
+                rmse_result=rmse_res, rmse_reference=rmse_res if agree else max(
+                    rmse(ref, oracle), (floors or {}).get(i, 0.0) / math.sqrt(max(int(finite.sum()), 1))),
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else exact_metrics(wide) if agree
                 else measure(res, ref.to(torch.float64), res.dtype),

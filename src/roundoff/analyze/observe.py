@@ -17,6 +17,7 @@ import torch.fx
 
 from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rel
+from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
@@ -89,9 +90,12 @@ class NodeObserver:
     """Collects `NodeReport`s and the first non-finite origin while a Lockstep runs."""
 
     def __init__(
-        self, policy_side: PlanNumerics, has_reference: bool, tol: float, local: bool = True, rule: Rule = Rule.SAME
+        self, policy_side: PlanNumerics, has_reference: bool, tol: float, local: bool = True, rule: Rule = Rule.SAME,
+        floors: OutputFloors | None = None,
     ) -> None:
+        """`floors`: where to record the outputs' operand floors (`roundoff.analyze.output_floor`), if at all."""
         self.side = policy_side
+        self.floors = floors
         self.rule = rule
         self.has_reference = has_reference
         self.tol = tol
@@ -126,6 +130,8 @@ class NodeObserver:
             self._record_range(node.meta.get(NODE_ID, node.name), vals[ORACLE], None)
             if vals[POLICY].shape == vals[ORACLE].shape and torch.equal(vals[POLICY].double(), vals[ORACLE]):
                 self.exact.add(node)
+        if self.floors is not None and node in self.floors.sites:
+            self.floors.record(node, vals[ORACLE], ls.reader(ORACLE))
         if node.op == "output":  # an output +-inf where fp64 is finite fails: its overflow did harm
             for began in {self.forced[p] for p in node.all_input_nodes if p in self.forced}:
                 self._overflow_harms(began)

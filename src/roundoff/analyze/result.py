@@ -101,7 +101,9 @@ class OutputVerdict:
     the format even when fp64 is correctly rounded to it), else by the rule. `nan_in_fp64`: elements
     NaN in fp64 and in the result alike (reported, never failed). `rmse_reference` against the oracle is
     fp64 correctly rounded to `judged_dtype`, the narrowest float format on the output's path (what the
-    default rule holds it to), else to its own `dtype`."""
+    default rule holds it to), or, where larger, the RMS error its last op takes from its operands'
+    rounding in that format (`roundoff.analyze.output_floor`: a sum-made or structurally zero output);
+    else fp64 correctly rounded to its own `dtype`."""
 
     name: str
     node_id: str

@@ -50,23 +50,22 @@ storage dtype, over the elements where fp64 is finite.
 **Output verdict**: an output fails when any element is NaN/inf where fp64 is finite, whatever the
 reference does there (a reference that overflows too does not excuse it). Otherwise, against a
 reference run, by the `Rule` over the elements where fp64 is finite. Against the oracle with the
-default rule, `check` fails an output when a node on its path diverges (its own error beyond the
-limit); and, where its own values fail too (`oracle_output_passes`), when a node on its path is not
-finite where fp64 is (an ``exp`` overflowing in a sigmoid the loss absorbs fails the gradients it
-makes NaN, not the loss) or *amplifies* an error beyond its format (a pointwise node whose total error
-is beyond the limit in its working format and more than `EXCESS_LIMIT` times the largest error it
-reads: a ``cos`` of timesteps a correctly rounded bf16 cast made 916 instead of 917; see
-`roundoff.analyze.culprits.amplifies`). The output's total error alone cannot judge it, since a bf16
-backward through a normalisation ends many roundings away from the correctly rounded value with no
-defect anywhere (BatchNorm's weight gradient 27x, measured; a conv bias before BatchNorm has an exact
-gradient of 0, bf16 gives noise there). `roundoff.blame`, which evaluates many candidate plans and
-measures no nodes, judges the outputs `check` fails by their values (`oracle_output_passes`): their
-excess in the narrowest float format on their path (`path_dtype`) within `EXCESS_LIMIT`, against the
-larger of that format's rounding and, for an output a reduction, matmul or normalisation makes or one
-that is structurally zero, the error its last op takes from its operands' rounding
-(`roundoff.analyze.output_floor`); every other output only no worse than twice
-the policy's own error (`no_worse_than`). The two agree on NaN/inf; a program whose only divergence is
-a node whose error does not reach an output beyond the limit is reported by `check` and found already
+default rule, an output is judged by its values (`oracle_output_passes`: its error in the narrowest
+float format on its path, `path_dtype`, within `EXCESS_LIMIT` times the larger of that format's
+rounding and, for an output a reduction, matmul or normalisation makes or one that is structurally
+zero, the error its last op takes from its operands' rounding: `roundoff.analyze.output_floor`)
+wherever a node on its path is flagged: it diverges (its own error beyond the limit), is not finite
+where fp64 is (an ``exp`` overflowing in a sigmoid the loss absorbs fails the gradients it makes NaN,
+not the loss), or *amplifies* an error beyond its format (a pointwise node whose total error is beyond
+the limit in its working format and more than `EXCESS_LIMIT` times the largest error it reads: a
+``cos`` of timesteps a correctly rounded bf16 cast made 916 instead of 917; see
+`roundoff.analyze.culprits.amplifies`). With no flagged node on its path an output passes: its total
+error alone cannot judge it, since a bf16 backward through a normalisation ends many roundings away
+from the correctly rounded value with no defect anywhere (BatchNorm's weight gradient 27x, measured).
+A flagged node whose effect stays within the limit at every output is a finding, not a failure.
+`roundoff.blame`, which measures no nodes, judges the outputs `check` fails by the same value rule and
+every other output only no worse than twice the policy's own error (`no_worse_than`): so the two agree
+on what fails, and a program whose only divergence does not reach an output beyond the limit is found
 within tolerance by `blame`. With `allclose`/`bitwise`,
 by that rule against fp64 correctly rounded to the output's dtype.
 Elements NaN in fp64 too are counted (`OutputVerdict.nan_in_fp64`) and reported, never failed.

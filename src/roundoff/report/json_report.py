@@ -337,15 +337,16 @@ def legend(against: str, rule: str = "same") -> str:
         head = (
             f"reference = the fp64 oracle correctly rounded to each value's format (the best any run in "
             f"that format can return; for an output, to the narrowest format on its path, the scale its error "
-            f"is held to: an fp32 loss may do better). A node diverges when its own error, recomputed from fp64 inputs rounded "
+            f"is held to: an fp32 loss may do better; or, for an output a sum, matmul or normalisation makes "
+            f"or one that is 0 by the model's structure, the error its last op takes from its operands' "
+            f"rounding there, where larger). A node diverges when its own error, recomputed from fp64 inputs rounded "
             f"as it reads them, is more than {EXCESS_LIMIT:g} times the rounding of its format (the narrowest of "
             "its own, its operands' and the one it is kept in downstream), or when it is not finite where fp64 is"
         )
         tail = (
-            "; an output fails when it is not finite where fp64 is, or (screen, the default) when its error "
-            f"is more than {EXCESS_LIMIT:g} times the rounding of the narrowest format on its path, or (every "
-            "node examined) when a node on its path diverges, or is not finite or amplifies an error beyond "
-            "its format and the output's own error is beyond that limit too"
+            "; an output fails when it is not finite where fp64 is, or when its error is more than "
+            f"{EXCESS_LIMIT:g} times its reference where (screen, the default) always, or (every node examined) "
+            "a node on its path diverges, is not finite or amplifies an error beyond its format"
             if rule == "same" else f"; outputs by the `{rule}` rule"
         )
         return head + tail + " (roundoff.analyze.verdict)."
