@@ -126,15 +126,19 @@ def _narrow_reads(r: NodeReport, plan: Plan) -> str:
             "if it amplifies that rounding, keep what it reads in a wider format (blame --against oracle tries it).")
 
 
+def _amplification(source: NodeReport, amp: NodeReport) -> float:
+    """How many times `amp`'s error (normwise relative, against fp64) is the error `source` passes on."""
+    return amp.vs_oracle.norm_rel / max(source.vs_oracle.norm_rel, 1e-300)
+
+
 def _source_sentence(r: NodeReport, amp: NodeReport) -> str:
-    """Why a node whose own error may be small is named: a later node amplifies the error it makes."""
+    """Why a node whose own error may be small is named: a later node amplifies the error it passes on."""
     fmt = r.working_dtype or r.dtype
-    own = r.local if r.local is not None else r.vs_oracle
     how = "is correctly rounded" if r.own_excess <= EXCESS_LIMIT else f"loses {r.own_excess:.3g} times its rounding"
     return (
-        f"{_at(r)} {how} in {fmt} (normwise relative error {own.norm_rel:.2g}), but {_at(amp)} amplifies the "
-        f"error it inherits from there about {amp.vs_oracle.norm_rel / max(r.vs_oracle.norm_rel, 1e-300):.3g}x "
-        f"(to {amp.vs_oracle.norm_rel:.2g}): {fmt} is too narrow for this value; keep it in a wider format."
+        f"{_at(r)} {how} in {fmt} (its value's normwise relative error {r.vs_oracle.norm_rel:.2g}), but "
+        f"{_at(amp)} amplifies that error about {_amplification(r, amp):.3g}x (to {amp.vs_oracle.norm_rel:.2g}): "
+        f"{fmt} is too narrow for this value; keep it in a wider format."
     )
 
 
@@ -163,7 +167,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             continue
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
-        elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None:
+        elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None and _amplification(
+                by_id[nid], amp) >= 2:
             lines.append(_source_sentence(by_id[nid], amp))
             sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
                             and a != nid})
