@@ -254,7 +254,11 @@ class NodeObserver:
         m = measure(wide, oracle, dtype)
         if new_nonfinite(wide, oracle) or excess(m, floor_work, work, terms) > EXCESS_LIMIT:
             return None
-        return narrow[0].meta.get(NODE_ID, narrow[0].name)
+        src = narrow[0]  # through views (a bf16 position vector unsqueezed on both sides of a sub)
+        while (src.op == "call_function" and src.args and isinstance(src.args[0], torch.fx.Node)
+               and (d := self.side.decision(src)) is not None and d.op_class is OpClass.DATA_MOVEMENT):
+            src = src.args[0]
+        return src.meta.get(NODE_ID, src.name)
 
     def _forced_from(self, node: torch.fx.Node) -> str | None:
         """Where the format overflow an operand of `node` carries began (`self.forced`), if any."""
