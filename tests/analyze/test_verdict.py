@@ -382,3 +382,21 @@ def test_a_divergence_that_does_not_reach_an_output_is_a_finding_not_a_failure()
     sub = next(n for n in program.graph.nodes if n.target is torch.ops.aten.sub.Tensor).meta["roundoff_id"]
     assert not r.diverges and r.node(sub).verdict is Verdict.DIVERGES and sub in r.culprits
     assert blame(program, "eager", against="oracle", repro=False).status.value == "already_ok"
+
+
+def test_a_selection_that_flips_against_fp64_is_named_as_a_discrete_decision() -> None:
+    """A router's topk of scores rounded to bf16 picks another expert than fp64 at a near-tie (a new
+    user's MoE): the report says so, instead of only "keep it in a wider format" downstream."""
+    scores = torch.tensor([[1.0, 1.0001, 0.5], [0.2, 0.9, 0.1]])
+    table = torch.tensor([3.0, -2.0, 7.0])
+
+    def route(s, w):
+        v, i = s.to(torch.bfloat16).topk(1, -1)
+        return w[i.squeeze(-1)] * v.float().squeeze(-1)
+
+    # independent: torch's own topk picks another index in bf16 than in fp64 for the first row only
+    flips = int((scores.bfloat16().topk(1, -1)[1] != scores.double().topk(1, -1)[1]).sum())
+    assert flips == 1
+    r = check(capture(route, scores, table), (scores, table), "eager", against="oracle", nodes="all")
+    said = [e for e in r.explanations if "selects differently from fp64 at 1 of 2 positions" in e]
+    assert r.diverges and said and said[0].startswith("`topk`"), r.explanations

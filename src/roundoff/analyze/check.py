@@ -184,7 +184,7 @@ def check(
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
     )
-    return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+    return replace(result, explanations=explain(result, plan_a, observer.zero_operands, observer.flips))
 
 
 def _on_cuda(inputs: Sequence[Any]) -> bool:

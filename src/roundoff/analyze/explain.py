@@ -153,11 +153,13 @@ def _range_words(r: NodeReport, own) -> str:
     )
 
 
-def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None) -> tuple[str, ...]:
-    """Sentences, causes first: failing outputs, the nodes whose own error causes them (with the NaN/inf
-    origin), NaN fp64 makes too, the first divergence when no cause is named, hazards."""
+def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None,
+            flips: dict[str, tuple[int, int]] | None = None) -> tuple[str, ...]:
+    """Sentences, causes first: failing outputs, selections that chose other indices than fp64
+    (`flips`), the nodes whose own error causes them (with the NaN/inf origin), NaN fp64 makes too, the
+    first divergence when no cause is named, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
-    lines = _output_sentences(result)
+    lines = _output_sentences(result) + [_flip_sentence(plan.program.node(nid), n, of) for nid, (n, of) in (flips or {}).items()]
     origin = result.nan_origin if result.nan_origin in by_id else None
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
@@ -210,6 +212,17 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     lines.extend(ms[0] + (f" (The same at {len(ms) - 1} more node(s) of this line.)" if len(ms) > 1 else "")
                  for ms in groups.values())
     return tuple(lines)
+
+
+def _flip_sentence(n: torch.fx.Node, differing: int, of: int) -> str:
+    """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision."""
+    src = node_source(n)
+    return (
+        f"`{_op(n)}` ({n.meta.get(NODE_ID)}{' at ' + src if src else ''}) selects differently from fp64 at "
+        f"{differing} of {of} positions: scores near a tie, rounded, fall on the other side. What is computed "
+        "from the other choice differs from fp64 by more than rounding, and no wider format after the "
+        "selection changes that; computing the scores it ranks in fp32 makes such flips rarer."
+    )
 
 
 def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, NodeReport]) -> str:
