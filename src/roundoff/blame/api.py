@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import torch
 
-from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.blame.changes import (
     Change,
     Reference,
@@ -110,12 +109,6 @@ def blame(
                 "the repro script evaluates exp/log/tanh/... with eager's kernels, not Inductor's as this "
                 "search did: its figures may differ from blame's by an ulp at those ops"
             )
-    if status is BlameStatus.ALREADY_OK and judged:
-        notes.append(
-            f"check fails {len(judged)} output(s) because a node on their path diverges, but by their values "
-            f"they are within {EXCESS_LIMIT:g}x the rounding of their format: that node's error does not reach "
-            "them beyond the limit, so no change is needed for them (check names the node)"
-        )
     if status is BlameStatus.NO_FIX:
         beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
         still = ev.failing(candidates)
