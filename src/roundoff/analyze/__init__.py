@@ -7,7 +7,7 @@ Public API: `check` -> `CheckResult` (with `NodeReport`, `OutputVerdict`, `Hazar
 from roundoff.analyze.check import check
 from roundoff.analyze.hazards import lint
 from roundoff.analyze.metrics import Metrics, measure
-from roundoff.analyze.verdict import same_rule
 from roundoff.analyze.result import CheckResult, Hazard, NodeReport, OutputVerdict
+from roundoff.analyze.verdict import same_rule
 
 __all__ = ["CheckResult", "Hazard", "Metrics", "NodeReport", "OutputVerdict", "check", "lint", "measure", "same_rule"]

@@ -245,13 +245,13 @@ def _first_amplifiers(reports: tuple[NodeReport, ...], program: Program, outputs
     """For each failing output none of whose ancestors is `named` (no node makes its error itself), the
     first node on its path (graph order) that `amplifies` an error beyond its format."""
     out: list[NodeReport] = []
-    for o in outputs:
-        if o.passes:
-            continue
+    failing = [o for o in outputs if not o.passes]
+    amps = [r for r in reports if amplifies(program, r, by_id)] if failing else []  # graph order, once
+    for o in failing:
         path = ancestors(program, {o.node_id})
         if path & set(named) or any(r.node_id in path for r in out):
             continue
-        first = next((r for r in reports if r.node_id in path and amplifies(program, r, by_id)), None)
+        first = next((r for r in amps if r.node_id in path), None)
         if first is not None:
             out.append(first)
     return out

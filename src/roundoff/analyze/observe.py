@@ -11,7 +11,6 @@ import logging
 import math
 import operator
 from dataclasses import replace
-from typing import Any
 
 import torch
 import torch.fx
@@ -20,6 +19,7 @@ from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rel
 from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.result import NodeReport
+from roundoff.analyze.selections import SELECTIONS, differing_indices
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
@@ -97,7 +97,7 @@ class NodeObserver:
         """`floors`: where to record the outputs' operand floors (`roundoff.analyze.output_floor`), if at all."""
         self.side = policy_side
         self.floors = floors
-        # Selections (topk, sort, max/argmax) choosing other indices than fp64: {id: (differing, of)}.
+        # Selections choosing other indices than fp64 (`roundoff.analyze.selections`): {id: (differing, of)}.
         self.flips: dict[str, tuple[int, int]] = {}
         self.rule = rule
         self.has_reference = has_reference
@@ -138,8 +138,9 @@ class NodeObserver:
         if node.op == "output":  # an output +-inf where fp64 is finite fails: its overflow did harm
             for began in {self.forced[p] for p in node.all_input_nodes if p in self.forced}:
                 self._overflow_harms(began)
-        if node.op == "call_function" and node.target in _SELECTIONS:
-            self._record_flips(node, vals)
+        if (node.op == "call_function" and node.target in SELECTIONS
+                and (flip := differing_indices(vals[POLICY], vals[ORACLE])) is not None):
+            self.flips[node.meta.get(NODE_ID, node.name)] = flip
         if node.op != "call_function" or not is_float(vals[POLICY]):
             return None
         d = self.side.decision(node)
@@ -265,18 +266,6 @@ class NodeObserver:
             src = src.args[0]
         return src.meta.get(NODE_ID, src.name)
 
-    def _record_flips(self, node: torch.fx.Node, vals: tuple) -> None:
-        """Count the indices a selection chooses differently from fp64 (`flips`)."""
-        def indices(v: Any) -> torch.Tensor | None:
-            parts = v if isinstance(v, (tuple, list)) else (v,)
-            return next((t for t in parts if isinstance(t, torch.Tensor) and not t.is_floating_point()), None)
-
-        mine, exact = indices(vals[POLICY]), indices(vals[ORACLE])
-        if mine is None or exact is None or mine.shape != exact.shape or not mine.numel():
-            return
-        if differing := int((mine != exact).sum()):
-            self.flips[node.meta.get(NODE_ID, node.name)] = (differing, mine.numel())
-
     def _forced_from(self, node: torch.fx.Node) -> str | None:
         """Where the format overflow an operand of `node` carries began (`self.forced`), if any."""
         return next((self.forced[p] for p in node.all_input_nodes if p in self.forced), None)
@@ -394,13 +383,6 @@ def _fmt(dtype: torch.dtype) -> Format:
 
 def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and a.device == b.device
-
-
-#: Ops that choose indices: where their float operands are rounded, near-ties can fall the other way.
-_SELECTIONS = frozenset({
-    _aten.topk.default, _aten.sort.default, _aten.sort.stable, _aten.max.dim, _aten.min.dim,
-    _aten.argmax.default, _aten.argmin.default,
-})
 
 
 def _new_zeros(node: torch.fx.Node, ls: Lockstep) -> list[str]:

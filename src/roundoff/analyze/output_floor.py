@@ -1,4 +1,4 @@
-"""An output's *operand floor*: the error a structurally zero output takes from its last op's operands.
+"""An output's *operand floor*: the error it takes from its last op's operands held in its format.
 
 A gradient that cancels to 0 by the model's structure cannot be correctly rounded by any run that
 holds its operands in bf16: a bias before a normalisation (its gradient sums to 0 across the
@@ -122,16 +122,23 @@ class OutputFloors:
 
     def record(self, node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node], Any]) -> None:
         """Record the floors of the outputs `node` produces (`exact`: its fp64 value): 0.0 for an output
-        that is not structurally zero (module doc)."""
+        neither a sum makes nor structurally zero (module doc). The fp32 floor the structural test needs
+        is evaluated only for the others, once, and shared where fp32 is also a judged format."""
         sites = self.sites.get(node, [])
-        indices = tuple(idx for _, idx, _ in sites)
-        fp32 = dict(zip(indices, operand_floor(node, exact, read, torch.float32, indices)))
-        for dtype in dict.fromkeys(d for _, _, d in sites):
-            mine = [(i, idx) for i, idx, d in sites if d == dtype]
-            norms = operand_floor(node, exact, read, dtype, tuple(idx for _, idx in mine))
-            for (i, idx), f in zip(mine, norms):
-                sums = classify(node.target).op_class in _SUMMING
-                self.floors[i] = f if sums or _finite_norm(exact if idx is None else exact[idx]) <= fp32[idx] else 0.0
+
+        def floors_in(dtype: torch.dtype, indices: tuple[int | None, ...]) -> dict[int | None, float]:
+            return dict(zip(indices, operand_floor(node, exact, read, dtype, indices)))
+
+        floors = {d: floors_in(d, tuple(idx for _, idx, dd in sites if dd == d))
+                  for d in dict.fromkeys(d for _, _, d in sites)}
+        if classify(node.target).op_class in _SUMMING:  # a sum's output always gets its floor
+            self.floors.update({i: floors[d][idx] for i, idx, d in sites})
+            return
+        if torch.float32 not in floors:  # structurally zero: not even fp32 operands resolve it from 0
+            floors[torch.float32] = floors_in(torch.float32, tuple(idx for _, idx, _ in sites))
+        for i, idx, d in sites:
+            zero = _finite_norm(exact if idx is None else exact[idx]) <= floors[torch.float32][idx]
+            self.floors[i] = floors[d][idx] if zero else 0.0
 
 
 def _finite_norm(x: Any) -> float:
