@@ -381,6 +381,7 @@ def test_a_divergence_that_does_not_reach_an_output_is_a_finding_not_a_failure()
     r = check(program, (x,), "eager", against="oracle", nodes="all")
     sub = next(n for n in program.graph.nodes if n.target is torch.ops.aten.sub.Tensor).meta["roundoff_id"]
     assert not r.diverges and r.node(sub).verdict is Verdict.DIVERGES and sub in r.culprits
+    assert any(e.startswith("No output's error is beyond 16x its reference") for e in r.explanations), r.explanations
     assert blame(program, "eager", against="oracle", repro=False).status.value == "already_ok"
 
 
@@ -400,3 +401,27 @@ def test_a_selection_that_flips_against_fp64_is_named_as_a_discrete_decision() -
     r = check(capture(route, scores, table), (scores, table), "eager", against="oracle", nodes="all")
     said = [e for e in r.explanations if "selects differently from fp64 at 1 of 2 positions" in e]
     assert r.diverges and said and said[0].startswith("`topk`"), r.explanations
+
+
+def test_a_selection_no_wider_format_fixes_is_blamed_as_a_selection_not_an_implementation() -> None:
+    """Scores 1e-12 apart tie in fp32 as in bf16, so no placement change can make topk choose as fp64
+    does (a new user's bf16 MoE): blame's no_fix names the selection, not "an implementation
+    difference", and check names no op after the selection as amplifying an error."""
+    from roundoff.blame import blame
+
+    scores = torch.tensor([[1.0, 1.0 + 1e-12, 0.5], [0.2, 0.9, 0.1]], dtype=torch.float64)
+    table = torch.tensor([3.0, -2.0, 7.0])
+
+    def route(s, w):
+        v, i = s.to(torch.bfloat16).topk(1, -1)
+        return w[i.squeeze(-1)] * v.float().squeeze(-1)
+
+    # independent: fp32 ties too, and picks the other index than fp64 in the first row
+    assert scores.float().topk(1, -1)[1].flatten().tolist() == [0, 1] != scores.topk(1, -1)[1].flatten().tolist()
+    program = capture(route, scores, table)
+    r = check(program, (scores, table), "eager", against="oracle", nodes="all")
+    assert r.diverges and not any("amplifies" in e for e in r.explanations), r.explanations
+    b = blame(program, "eager", against="oracle", repro=False)
+    assert b.status.value == "no_fix"
+    assert not any("implementation difference" in n for n in b.notes), b.notes
+    assert any(n.startswith("`topk`") and "1 of 2 positions" in n for n in b.notes), b.notes

@@ -176,15 +176,16 @@ def check(
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
-        observer.nan_origin,
+        observer.nan_origin, flipped=frozenset(observer.flips),
     )
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
+        selection_flips=tuple((nid, n, of) for nid, (n, of) in observer.flips.items()),
     )
-    return replace(result, explanations=explain(result, plan_a, observer.zero_operands, observer.flips))
+    return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
 
 
 def _on_cuda(inputs: Sequence[Any]) -> bool:
@@ -222,18 +223,20 @@ def _screen(
     # against the oracle, by the outputs' values: one that fails sends every node to be examined
     outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
     if failing := [o.name for o in outputs if not o.passes]:
-        how = "by its values against fp64" if oracle_values else f"by the {rule.value} rule"
+        how = "is beyond the limit by its values against fp64" if oracle_values else f"fails the {rule.value} rule"
+        final = (" (the verdict then fails an output only where a node on its path is flagged: an "
+                 "ill-conditioned output computed by correct nodes passes)" if oracle_values else "")
         return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "
-                f"failed {how}, so every node was examined.")
+                f"{how}, so every node was examined{final}.")
     points = tuple(dict.fromkeys(nid for nid, kind, _side in s.probed if kind == "nonfinite"))
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=key[1] if vs_oracle else key[1].name, nodes=(),
         outputs=outputs, first_divergent=None, nan_origin=None, culprits=(), hazards=lint(plan_a, s.ranges(figures)),
         explanations=(), unmodeled=tuple(plan_a.unmodeled),
-        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + (
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + ((
             f"screened ({s.how}): every output passes and none of {len(points)} checkpoint(s) turned "
             "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
-            "(check(..., nodes='all')).",) + fallback,
+            "(check(..., nodes='all'))."),) + fallback,
         mode="screen", checkpoints=points,
     )
     return replace(result, explanations=explain(result, plan_a, {}))

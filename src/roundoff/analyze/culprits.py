@@ -156,7 +156,7 @@ _DECIDERS = {
 def rank_culprits(
     reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...], vs_oracle: bool,
     zero_operands: dict[str, list[str]], overflow: set[str] = frozenset(), nan_origin: str | None = None,
-    limit: int = 5,
+    limit: int = 5, flipped: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """Findings ranked by cause, only nodes on the path to a failing output when one fails:
 
@@ -169,6 +169,8 @@ def rank_culprits(
        one whose error is mostly inherited is preceded by the node that created it (`error_source`:
        a correctly rounded bf16 cast of positions whose error a `cos` amplifies).
 
+    A node after a selection that chose other indices than fp64 (`flipped`) is not named as amplifying
+    an error: it computes from another choice, which the selection's own sentence says.
     Against a reference, only nodes whose verdict is not ok (a node that agrees with the reference
     cannot cause a difference from it)."""
     failing = {o.node_id for o in outputs if not o.passes}
@@ -208,7 +210,7 @@ def rank_culprits(
     rest = [r for r in reports if eligible(r) and r.node_id not in first and r.own_excess > EXCESS_LIMIT]
     rest.sort(key=lambda r: r.own_excess, reverse=True)
     ranked = list(first)
-    amplifiers = [*rest, *(_first_amplifiers(reports, program, outputs, ranked + [r.node_id for r in rest], by_id)
+    amplifiers = [*rest, *(_first_amplifiers(reports, program, outputs, ranked + [r.node_id for r in rest], by_id, flipped)
                            if vs_oracle else [])]
     for r in amplifiers:  # an error a node inherits and amplifies is named at its source first
         source = _source(program, r, by_id) if vs_oracle else None
@@ -241,12 +243,16 @@ def amplifies(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> 
 
 
 def _first_amplifiers(reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...],
-                      named: list[str], by_id: dict[str, NodeReport]) -> list[NodeReport]:
+                      named: list[str], by_id: dict[str, NodeReport],
+                      flipped: frozenset[str] = frozenset()) -> list[NodeReport]:
     """For each failing output none of whose ancestors is `named` (no node makes its error itself), the
-    first node on its path (graph order) that `amplifies` an error beyond its format."""
+    first node on its path (graph order) that `amplifies` an error beyond its format, not counting
+    those after a `flipped` selection."""
     out: list[NodeReport] = []
     failing = [o for o in outputs if not o.passes]
-    amps = [r for r in reports if amplifies(program, r, by_id)] if failing else []  # graph order, once
+    amps = [r for r in reports if amplifies(program, r, by_id)
+            and not (flipped and flipped & ancestors(program, {r.node_id}))
+            ] if failing else []  # graph order, once
     for o in failing:
         path = ancestors(program, {o.node_id})
         if path & set(named) or any(r.node_id in path for r in out):

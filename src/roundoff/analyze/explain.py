@@ -103,10 +103,11 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
             f"{r.working_dtype or r.dtype}: the format cannot hold those values), and a later node divides by "
             "it or takes its log."
         )
+    judged = r.working_dtype or r.dtype
+    held = f"; the narrowest format its value meets, it computes in {r.dtype}" if judged != r.dtype else ""
     return (
-        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them "
-        f"({r.working_dtype or r.dtype}), its error is {r.own_excess:.3g} times the "
-        f"rounding of {r.working_dtype or r.dtype} (its own normwise relative error {own.norm_rel:.2g})"
+        f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them, its error is "
+        f"{r.own_excess:.3g} times the rounding of {judged} (its own normwise relative error {own.norm_rel:.2g}{held})"
         + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".") + _narrow_reads(r, plan)
     )
 
@@ -153,13 +154,11 @@ def _range_words(r: NodeReport, own) -> str:
     )
 
 
-def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None,
-            flips: dict[str, tuple[int, int]] | None = None) -> tuple[str, ...]:
-    """Sentences, causes first: failing outputs, selections that chose other indices than fp64
-    (`flips`), the nodes whose own error causes them (with the NaN/inf origin), NaN fp64 makes too, the
+def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None) -> tuple[str, ...]:
+    """Sentences, causes first: failing outputs, selections that chose other indices than fp64, the nodes whose own error causes them (with the NaN/inf origin), NaN fp64 makes too, the
     first divergence when no cause is named, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
-    lines = _output_sentences(result) + [_flip_sentence(plan.program.node(nid), n, of) for nid, (n, of) in (flips or {}).items()]
+    lines = _output_sentences(result) + [flip_sentence(plan.program.node(nid), n, of) for nid, n, of in result.selection_flips]
     origin = result.nan_origin if result.nan_origin in by_id else None
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
@@ -187,6 +186,12 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         named.add(nid)
     if origin is not None and origin not in named:
         lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
+    if result.culprits and not result.diverges:
+        lines.append(
+            f"No output's error is beyond {EXCESS_LIMIT:g}x its reference, so the verdict is ok: what reaches the "
+            "outputs of the error named above stays within their limit (later ops dilute it, e.g. a tiny term added "
+            "to a large one); it is listed as a place where the format loses accuracy."
+        )
     for o in result.outputs:
         if o.nan_in_fp64:
             lines.append(
@@ -214,7 +219,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     return tuple(lines)
 
 
-def _flip_sentence(n: torch.fx.Node, differing: int, of: int) -> str:
+def flip_sentence(n: torch.fx.Node, differing: int, of: int) -> str:
     """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision."""
     src = node_source(n)
     return (

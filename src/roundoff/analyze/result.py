@@ -137,7 +137,8 @@ class CheckResult:
     graph order whose verdict is not ``"ok"``; `nan_origin` the first node with NaN/inf where fp64 is
     finite and whose operands have none; `culprits` the findings ranked by cause: the nodes whose own
     error creates a failing output's divergence or non-finite values (on the path to it), worst
-    first; `explanations` plain-words sentences for a user, the causes first.
+    first; `explanations` plain-words sentences for a user, the causes first; `selection_flips` the
+    discrete decisions that fell the other way than in fp64 (`roundoff.analyze.selections`).
     """
 
     program: str
@@ -154,6 +155,8 @@ class CheckResult:
     notes: tuple[str, ...] = ()
     mode: str = "every-node"
     checkpoints: tuple[str, ...] = ()
+    #: Selections (topk, sort, argmax) that chose other indices than fp64: (node id, differing, of).
+    selection_flips: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def examined(self) -> tuple[str, ...]:

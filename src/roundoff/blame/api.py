@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import torch
 
+from roundoff.analyze.explain import flip_sentence
 from roundoff.blame.changes import (
     Change,
     Reference,
@@ -73,7 +74,8 @@ def blame(
     pol = get_policy(policy)
     ref = Reference.parse(against)
     args = tuple(program.example_inputs if inputs is None else inputs)
-    judged = _failing_outputs(program, pol, args, transcendentals) if ref is Reference.ORACLE and rmse_ratio is None else None
+    judged, flips = (_failing_outputs(program, pol, args, transcendentals) if ref is Reference.ORACLE and rmse_ratio is None
+                     else (None, ()))
     ev = Evaluator(
         program, pol, args, reference=ref, tol=tol, rmse_ratio=rmse_ratio,
         transcendentals=transcendentals, incremental=incremental, judged=judged,
@@ -116,8 +118,9 @@ def blame(
             f"all {len(candidates)} candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
             + ": the divergence is not a placement decision this policy controls"
-            + (f"; {beyond}" if beyond else " (e.g. an implementation difference)")
+            + (f"; {beyond}" if beyond else "" if flips else " (e.g. an implementation difference)")
         )
+        notes.extend(flip_sentence(program.node(nid), n, of) for nid, n, of in flips)
     cost = ev.cost()
     return BlameResult(
         program=program.name,
@@ -140,14 +143,17 @@ def blame(
     )
 
 
-def _failing_outputs(program: Program, policy: Policy, inputs: tuple, transcendentals: str) -> set[int]:
+def _failing_outputs(
+    program: Program, policy: Policy, inputs: tuple, transcendentals: str,
+) -> tuple[set[int], tuple[tuple[str, int, int], ...]]:
     """Indices of the outputs `check` (every node examined, against the oracle) fails under `policy`:
-    what blame must bring within the limit against the oracle."""
+    what blame must bring within the limit against the oracle; and the selections that chose other
+    indices than fp64 there (`CheckResult.selection_flips`), a cause no placement change removes."""
     from roundoff.analyze import check
 
     result = check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
     failing = {o.name for o in result.outputs if not o.passes}
-    return {i for i, name in enumerate(program.output_labels()) if name in failing}
+    return {i for i, name in enumerate(program.output_labels()) if name in failing}, result.selection_flips
 
 
 def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:
