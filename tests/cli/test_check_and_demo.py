@@ -233,3 +233,21 @@ def test_every_node_examines_nodes_the_screen_skips():
     w = get_workload("bf16-chain")
     direct = check(w.build(), w.make_inputs(), "inductor-gpu", nodes="all")
     assert [n["id"] for n in every["nodes"]] == [n.node_id for n in direct.nodes] != []
+
+
+def test_a_graph_break_repeated_at_one_line_is_reported_once_with_its_count():
+    """A module called twice breaks the graph at the same line twice (a new user's MoE blocks): one
+    note for that line that says how many more, not the same sentence twice."""
+    from roundoff.capture import capture
+    from roundoff.report.from_check import document_from_checks
+
+    def f(x):
+        for _ in range(3):
+            x = x * x.float().abs().max().item()
+        return x
+
+    specs = capture(f, torch.linspace(-1, 1, 8).to(torch.bfloat16)).specializations
+    assert len(specs) == 3 and len({s.describe() for s in specs}) == 1, specs
+    doc = document_from_checks("f", "eager", [], specs)
+    assert len(doc["specializations"]) == 1
+    assert "the same at 2 more break(s) of this line" in doc["specializations"][0]

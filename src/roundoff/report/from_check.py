@@ -9,6 +9,7 @@ oracle inputs, `inherited_bits` analyze's mean bits not explained by the local e
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -157,5 +158,10 @@ def document_from_checks(
     target: str, against: str, runs: list[dict[str, Any]], specializations: Sequence[Any] = ()
 ) -> dict[str, Any]:
     """The whole document for `target` from run entries made by `run_from_check`;
-    `specializations` are the program's (``Program.specializations``), reported as notes."""
-    return make_document(target, against, runs, [s.describe() for s in specializations])
+    `specializations` are the program's (``Program.specializations``), reported as notes, once per
+    line (a loop or a module called twice breaks the graph at the same line each time)."""
+    counts = Counter(s.describe() for s in specializations)
+    return make_document(target, against, runs, [
+        text + (f" (the same at {n - 1} more break(s) of this line: a loop or a module called again)" if n > 1 else "")
+        for text, n in counts.items()
+    ])
