@@ -62,3 +62,49 @@ def test_the_region_stops_at_an_observed_operand():
     # the sum is a stored buffer the kernel reads (rounded, like the plan): no unrounded value to name
     cause = emulation_cause(program, copy, obs, plan(program, "inductor-gpu"), {summed: sum_obs, copy: obs})
     assert not cause.startswith("unmodelled decision: the kernel keeps")
+
+
+def two_residual_norms(a, b, c):
+    r1 = a + b  # launch 0: stored rounded for the next block, squared unrounded for its norm
+    s1 = torch.rsqrt(r1.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+    r2 = r1 + c  # launch 1: reads r1 as stored (rounded); the same again
+    s2 = torch.rsqrt(r2.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+    return s1, s2, r2
+
+
+def test_a_value_stored_rounded_and_reused_unrounded_is_judged_per_launch():
+    """The H200 Llama's partitioned forward (bench/results/observe-cuda-partitioned.md, buf48): each
+    RMSNorm kernel stores the residual sum rounded to bf16 and squares it unrounded, and the next
+    kernel reads the stored sum. Judged with both sums unrounded, as before, the second rsqrt was
+    "diverging" 5,000x its fp32 rounding; read as the kernels read them it is within the limit.
+    The kernels' values are computed here as Triton's code computes them (fp32 adds of the bf16
+    operands, a bf16 store, the mean of squares of the fp32 sum)."""
+    from roundoff.analyze.verdict import EXCESS_LIMIT
+    from roundoff.observed.api import _compare
+
+    g = torch.Generator().manual_seed(3)
+    a, b, c = (torch.randn(4, 128, generator=g).bfloat16() * s for s in (1.0, 1.0, 1.0))
+    program = capture(two_residual_norms, a, b, c)
+    adds = [n.meta[NODE_ID] for n in program.nodes() if n.target is torch.ops.aten.add.Tensor
+            and n.meta["val"].dtype == torch.bfloat16]
+    rsqrts = [n.meta[NODE_ID] for n in program.nodes() if n.target is torch.ops.aten.rsqrt.default]
+    r1u = a.float() + b.float()
+    r1 = r1u.bfloat16()
+    r2u = r1.float() + c.float()
+    r2 = r2u.bfloat16()
+    s1, s2 = ((x.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() for x in (r1u, r2u))
+    order = [n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"]
+    norm = [tuple(order[order.index(add) + 1:order.index(rs) + 1]) for add, rs in zip(adds, rsqrts)]  # cast..rsqrt
+    observed = {
+        adds[0]: Observed("k0", "buf0", "pointwise", (adds[0],), r1, 0, 0),
+        rsqrts[0]: Observed("k0", "buf1", "pointwise", norm[0], s1, 1, 0),
+        adds[1]: Observed("k1", "buf2", "pointwise", (adds[1],), r2, 2, 1),
+        rsqrts[1]: Observed("k1", "buf3", "pointwise", norm[1], s2, 3, 1),
+    }
+    # independent: fp64 from r2 as stored (the plan's reading) is far beyond fp32's rounding of s2
+    from_stored = (r2.double().pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt()
+    assert float(((s2.double() - from_stored) / from_stored).abs().max()) > EXCESS_LIMIT * 2.0**-24
+    reports = {r.node_id: r for r in _compare(program, observed, [a, b, c], "oracle", "inductor-gpu",
+                                              0.0, "eager")}
+    assert reports[rsqrts[0]].excess <= EXCESS_LIMIT and reports[rsqrts[1]].excess <= EXCESS_LIMIT, (
+        reports[rsqrts[0]].excess, reports[rsqrts[1]].excess)

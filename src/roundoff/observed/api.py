@@ -32,6 +32,7 @@ from roundoff.observed.compare import (
     better,
     stored_and_reused,
     substitution_nodes,
+    unrounded_reads,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
 from roundoff.observed.replay import TapPlan, learn_taps, run_planned
@@ -231,21 +232,23 @@ def _compare(
     tol: float, transcendentals: str, rule: Rule = Rule.SAME,
 ) -> list[KernelReport]:
     """Each buffer's report; where an operand is stored rounded and may be used unrounded in the same
-    launch (`stored_and_reused`), the run is repeated without substituting those operands (each side
-    computes them itself) and the report that explains the kernel better is kept (`better`)."""
+    launch (`stored_and_reused`), the run is repeated with those users reading the operand computed
+    unrounded from its own operands (`unrounded_reads`), every other user still the stored
+    buffer, and the report that explains the kernel better is kept (`better`)."""
     emulated, eager = plan_pair(program, policy, "eager", plan)
 
-    def run(substituted: set[str]) -> dict[str, KernelReport]:
+    def run() -> dict[str, KernelReport]:
         sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals), OracleNumerics()]
-        targets = substitution_nodes(emulated.program.graph, substituted)
+        targets = substitution_nodes(emulated.program.graph, set(observed))
         observer = KernelObserver(program, observed, targets, against, tol, emulated, rule)
         with torch.no_grad():
             Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
         return {r.node_id: r for r in observer.reports}
 
-    reports = run(set(observed))
+    reports = run()
     reused = stored_and_reused(program, observed)
-    if reused:
-        again = run(set(observed) - reused)
+    if reused:  # the same launch's users read the value unrounded; later kernels still read the buffer
+        with unrounded_reads(emulated.program.graph, reused):
+            again = run()
         reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
     return list(reports.values())
