@@ -425,3 +425,52 @@ def test_a_selection_no_wider_format_fixes_is_blamed_as_a_selection_not_an_imple
     assert b.status.value == "no_fix"
     assert not any("implementation difference" in n for n in b.notes), b.notes
     assert any(n.startswith("`topk`") and "1 of 2 positions" in n for n in b.notes), b.notes
+
+
+def test_a_gradient_zero_by_structure_is_not_a_divergence() -> None:
+    """A hand-written log-sum-exp cross-entropy (a new user's research code): the gradient reaching the
+    row max is ``1 - sum(softmax)``, 0 by structure; in fp32 it is rounding noise of its terms (6e-8),
+    in fp64 1e-16, so its relative error is 1, "1.02e3 times bf16's rounding" before, and the finding
+    outranked a planted bug. It is judged against its operands' rounding, as a sum is against its terms'."""
+    def ce(logits, targets):
+        lf = logits.float()
+        m = lf.max(-1, keepdim=True).values
+        lse = m.squeeze(-1) + torch.log(torch.exp(lf - m).sum(-1))
+        return (lse - lf.gather(-1, targets[..., None]).squeeze(-1)).mean()
+
+    g = torch.Generator().manual_seed(0)
+    logits = (torch.randn(62, 512, generator=g) * 0.5).bfloat16().requires_grad_(True)
+    targets = torch.randint(0, 512, (62,), generator=g)
+    # independent: the gradient reaching m is fp32 noise (|.| <= 1e-6) and 1e-15 in fp64
+    for dt, bound in ((torch.float32, 1e-6), (torch.float64, 1e-15)):
+        m = logits.detach().to(dt).max(-1, keepdim=True).values.requires_grad_(True)
+        (m.squeeze(-1) + torch.log(torch.exp(logits.detach().to(dt) - m).sum(-1))).sum().backward()
+        assert float(m.grad.abs().max()) <= bound
+    r = check(capture(ce, logits, targets, backward=True), (logits, targets), "eager", against="oracle", nodes="all")
+    assert not r.diverges and r.first_divergent is None and not r.culprits, (r.first_divergent, r.explanations)
+
+
+def test_an_op_correctly_rounded_in_its_format_is_where_the_error_an_amplifier_reads_began() -> None:
+    """A decay gate ``log(sigmoid(g.half()))`` with sigmoid near 1 (a new user's research code): log
+    amplifies the fp16 sigmoid's own rounding. The bf16 operand the sigmoid reads carries a larger
+    relative error, which sigmoid's flat tail barely passes on; the finding named that operand's
+    producer (keep the RMSNorm output wider), where the fix is the sigmoid's format."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(64, 32, generator=g).bfloat16()
+    w = (torch.randn(32, 8, generator=g) / 6).bfloat16()
+
+    def gate(x, w):
+        z = x @ w + 8.0
+        return torch.log(torch.sigmoid(z.half())).float()
+
+    # independent: from the same bf16 z, fp32 log(sigmoid) is within bf16's rounding, the fp16 one is not
+    z64 = (x @ w + 8.0).double()
+    exact = torch.nn.functional.logsigmoid(z64)
+    fp16 = torch.log(torch.sigmoid(z64.half())).double()
+    fp32 = torch.log(torch.sigmoid(z64.float())).double()
+    rel = lambda v: float((v - exact).norm() / exact.norm())  # noqa: E731
+    assert rel(fp16) > 16 * 2.0**-9 > rel(fp32) * 16
+    program = capture(gate, x, w)
+    r = check(program, (x, w), "eager", against="oracle", nodes="all")
+    sig = next(n for n in program.graph.nodes if n.target is torch.ops.aten.sigmoid.default).meta["roundoff_id"]
+    assert r.diverges and r.culprits[0] == sig, (r.culprits, r.explanations)

@@ -146,3 +146,23 @@ def test_apply_changes_merges_into_existing_overrides(fma_program) -> None:
     pol = apply_changes(ev.policy, [c])
     assert pol.node_overrides[c.node_id].contract_fma is False
     assert ev.policy.node_overrides == {}  # the base policy is untouched (frozen data)
+
+
+def test_no_fix_names_a_cause_the_code_makes_in_bf16_itself():
+    """Positions made by ``arange(..., dtype=torch.bfloat16)`` (a new user's rotary embedding): no
+    policy decision makes them wider, so blame has no fix; its note names the arange check names and
+    says to create it in float32, not "an implementation difference"."""
+    freq = torch.linspace(0.1, 1.0, 8)
+
+    def rope(f):
+        pos = torch.arange(4096, 4096 + 32, dtype=torch.bfloat16)
+        return torch.cos(pos.float()[:, None] * f)
+
+    # independent: bf16 cannot hold the positions (spacing 32 there), so cos is far from exact
+    assert int((torch.arange(4096, 4128).bfloat16().double() != torch.arange(4096, 4128).double()).sum()) > 16
+    program = capture(rope, freq)
+    result = blame(program, "eager", against="oracle", repro=False)
+    assert result.status is BlameStatus.NO_FIX
+    assert not any("implementation difference" in n for n in result.notes), result.notes
+    assert any(n.startswith("check names arange") and "made in bfloat16 by the code itself" in n
+               for n in result.notes), result.notes

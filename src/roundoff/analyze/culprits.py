@@ -76,9 +76,14 @@ def error_source(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) 
 
 
 def _created(program: Program, cur: NodeReport, by_id: dict[str, NodeReport]) -> NodeReport | None:
-    """Where the error `cur` carries was created: up from `cur` through each operand that already carries
-    at least half of the current node's error (normwise relative); the node where that stops."""
+    """Where the error `cur` carries was created: up from `cur`, while its error is beyond twice its
+    storage format's rounding, through the operand that carries the most of at least half of it
+    (normwise relative); the node where that stops. A node about correctly rounded in its format holds
+    its own rounding, whatever its operands carry (an fp16 `sigmoid` near 1 reads a bf16 operand off by
+    2e-3 and is off by 1e-4, its own rounding: the operand's error barely reaches it)."""
     while cur.vs_oracle.norm_rel > 0:
+        if cur.vs_oracle.excess is not None and cur.vs_oracle.excess <= 2:
+            return cur
         ups = [u for u in _reported_operands(program.node(cur.node_id), by_id)
                if math.isfinite(u.vs_oracle.norm_rel) and u.vs_oracle.norm_rel >= cur.vs_oracle.norm_rel / 2]
         if not ups:

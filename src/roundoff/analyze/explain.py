@@ -158,7 +158,12 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     """Sentences, causes first: failing outputs, selections that chose other indices than fp64, the nodes whose own error causes them (with the NaN/inf origin), NaN fp64 makes too, the
     first divergence when no cause is named, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
-    lines = _output_sentences(result) + [flip_sentence(plan.program.node(nid), n, of) for nid, n, of in result.selection_flips]
+    lines = _output_sentences(result)
+    caused = []  # selections downstream of a named cause: its consequence, said after the causes
+    for nid, n, of in result.selection_flips:
+        sel = plan.program.node(nid)
+        before = {u.meta.get(NODE_ID) for u in upstream(sel)} & set(result.culprits)
+        (caused if before else lines).append(flip_sentence(sel, n, of, after_cause=bool(before)))
     origin = result.nan_origin if result.nan_origin in by_id else None
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
@@ -186,6 +191,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         named.add(nid)
     if origin is not None and origin not in named:
         lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
+    lines.extend(caused)
     if result.culprits and not result.diverges:
         lines.append(
             f"No output's error is beyond {EXCESS_LIMIT:g}x its reference, so the verdict is ok: what reaches the "
@@ -219,12 +225,16 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     return tuple(lines)
 
 
-def flip_sentence(n: torch.fx.Node, differing: int, of: int) -> str:
-    """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision."""
+def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: bool = False) -> str:
+    """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision (or,
+    `after_cause`, a consequence of an error a cause named before it put in the scores)."""
     src = node_source(n)
+    where = f"`{_op(n)}` ({n.meta.get(NODE_ID)}{' at ' + src if src else ''}) selects differently from fp64 at "
+    if after_cause:
+        return (where + f"{differing} of {of} positions, downstream of the cause(s) above: the scores it ranks "
+                "carry their error. Fix those first.")
     return (
-        f"`{_op(n)}` ({n.meta.get(NODE_ID)}{' at ' + src if src else ''}) selects differently from fp64 at "
-        f"{differing} of {of} positions: scores near a tie, rounded, fall on the other side. What is computed "
+        where + f"{differing} of {of} positions: scores near a tie, rounded, fall on the other side. What is computed "
         "from the other choice differs from fp64 by more than rounding, and no wider format after the "
         "selection changes that; computing the scores it ranks in fp32 makes such flips rarer."
     )

@@ -17,7 +17,7 @@ import torch.fx
 
 from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rel
-from roundoff.analyze.output_floor import OutputFloors
+from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.selections import SELECTIONS, differing_indices
 from roundoff.analyze.verdict import (
@@ -187,6 +187,12 @@ class NodeObserver:
         if local is not None:
             own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
             local = replace(local, excess=excess(local, floor_work, work, terms), new_nonfinite=own_new or local.new_nonfinite)
+        if (not self.has_reference and not terms and own_excess(local or vs_oracle, floor_work, work) > EXCESS_LIMIT
+                and not (local or vs_oracle).new_nonfinite
+                and (zero := structural_zero_floor(node, oracle, ls.reader(ORACLE), work))):
+            terms = zero  # 0 by the model's structure (1 - sum(softmax)): held to its operands' rounding
+            vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms))
+            local = replace(local, excess=excess(local, floor_work, work, terms)) if local is not None else None
         if vs_oracle.max_abs == 0.0 and vs_oracle.nonfinite == 0 and vs_oracle.ref_nan + vs_oracle.ref_inf == 0:
             self.exact.add(node)
         judged = None  # figures of exactly the (res, ref) pair `same` would receive

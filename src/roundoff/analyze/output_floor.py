@@ -46,7 +46,7 @@ from roundoff.execute.run import complete_inputs
 from roundoff.ops.classes import OpClass
 from roundoff.ops.classify import classify
 
-__all__ = ["OutputFloors", "operand_floor", "oracle_floors", "producer"]
+__all__ = ["OutputFloors", "operand_floor", "oracle_floors", "producer", "structural_zero_floor"]
 
 _MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)
 #: Producers whose result is a sum of terms: their outputs always get the floor (as a sum node's own
@@ -139,6 +139,24 @@ class OutputFloors:
         for i, idx, d in sites:
             zero = _finite_norm(exact if idx is None else exact[idx]) <= floors[torch.float32][idx]
             self.floors[i] = floors[d][idx] if zero else 0.0
+
+
+def structural_zero_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node], Any],
+                          dtype: torch.dtype) -> float:
+    """For a node whose fp64 value `exact` is structurally zero (its 2-norm at most its operand floor in
+    fp32, as for an output: the gradient reaching the max of a log-sum-exp, ``1 - sum(softmax)``, is
+    1e-16 of its terms), the RMS of its operand floor in `dtype` (the error it takes from its operands
+    held in `dtype`, what its own error is then judged against, as a sum's against its terms'); else 0.
+    `read` gives each operand's fp64 value. A real value fp32 resolves (a variance by moments) is not
+    structurally zero."""
+    if not is_float(exact) or not exact.numel():
+        return 0.0
+    (in_fp32,) = operand_floor(node, exact, read, torch.float32)
+    if _finite_norm(exact) > in_fp32:
+        return 0.0
+    (held,) = operand_floor(node, exact, read, dtype) if dtype != torch.float32 else (in_fp32,)
+    finite = int(exact.isfinite().sum())
+    return held / finite**0.5 if finite else 0.0
 
 
 def _finite_norm(x: Any) -> float:

@@ -7,7 +7,9 @@ from dataclasses import replace
 
 import torch
 
+from roundoff.analyze.culprits import amplifier, upstream
 from roundoff.analyze.explain import flip_sentence
+from roundoff.analyze.result import CheckResult
 from roundoff.blame.changes import (
     Change,
     Reference,
@@ -21,7 +23,7 @@ from roundoff.blame.explain import describe_node, explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
-from roundoff.capture.program import Program, node_id
+from roundoff.capture.program import NODE_ID, Program, node_id
 from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
 
@@ -74,8 +76,8 @@ def blame(
     pol = get_policy(policy)
     ref = Reference.parse(against)
     args = tuple(program.example_inputs if inputs is None else inputs)
-    judged, flips = (_failing_outputs(program, pol, args, transcendentals) if ref is Reference.ORACLE and rmse_ratio is None
-                     else (None, ()))
+    checked = _checked(program, pol, args, transcendentals) if ref is Reference.ORACLE and rmse_ratio is None else None
+    judged = _failing_outputs(program, checked) if checked is not None else None
     ev = Evaluator(
         program, pol, args, reference=ref, tol=tol, rmse_ratio=rmse_ratio,
         transcendentals=transcendentals, incremental=incremental, judged=judged,
@@ -118,9 +120,10 @@ def blame(
             f"all {len(candidates)} candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
             + ": the divergence is not a placement decision this policy controls"
-            + (f"; {beyond}" if beyond else "" if flips else " (e.g. an implementation difference)")
+            + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits)
+               else " (e.g. an implementation difference)")
         )
-        notes.extend(flip_sentence(program.node(nid), n, of) for nid, n, of in flips)
+        notes.extend(_unreachable_causes(program, checked, candidates) if checked is not None else ())
     cost = ev.cost()
     return BlameResult(
         program=program.name,
@@ -143,17 +146,43 @@ def blame(
     )
 
 
-def _failing_outputs(
-    program: Program, policy: Policy, inputs: tuple, transcendentals: str,
-) -> tuple[set[int], tuple[tuple[str, int, int], ...]]:
-    """Indices of the outputs `check` (every node examined, against the oracle) fails under `policy`:
-    what blame must bring within the limit against the oracle; and the selections that chose other
-    indices than fp64 there (`CheckResult.selection_flips`), a cause no placement change removes."""
+def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str) -> CheckResult:
+    """`check` against the oracle with every node examined: what blame must bring within the limit."""
     from roundoff.analyze import check
 
-    result = check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
-    failing = {o.name for o in result.outputs if not o.passes}
-    return {i for i, name in enumerate(program.output_labels()) if name in failing}, result.selection_flips
+    return check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
+
+
+def _failing_outputs(program: Program, checked: CheckResult) -> set[int]:
+    """Indices of the outputs `checked` fails."""
+    failing = {o.name for o in checked.outputs if not o.passes}
+    return {i for i, name in enumerate(program.output_labels()) if name in failing}
+
+
+def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequence[Change]) -> list[str]:
+    """Why no candidate change fixes what `checked` found: the causes it names that no change reaches
+    (a value the code itself creates in a 16-bit dtype, ``arange(..., dtype=torch.bfloat16)``), then the
+    selections that chose other indices than fp64 (a discrete decision)."""
+    changed = {c.node_id for c in candidates}
+    reports = {r.node_id: r for r in checked.nodes}
+    amplifiers = {a.node_id for c in checked.culprits if (a := amplifier(checked.culprits, program, reports, c))}
+    notes = []
+    for nid in checked.culprits[:3]:
+        if nid in changed or nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
+            continue
+        dtype = reports[nid].dtype
+        notes.append(
+            f"check names {describe_node(program, nid)} as a cause, and no change this policy offers reaches it: "
+            + ("its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
+               "float32 in the code".format(dtype=dtype) if dtype in ("bfloat16", "float16") else
+               f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
+               "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")
+        )
+    named = set(checked.culprits)
+    return notes + [
+        flip_sentence(sel, n, of, after_cause=bool({u.meta.get(NODE_ID) for u in upstream(sel)} & named))
+        for nid, n, of in checked.selection_flips if (sel := program.node(nid)) is not None
+    ]
 
 
 def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:
