@@ -474,3 +474,24 @@ def test_an_op_correctly_rounded_in_its_format_is_where_the_error_an_amplifier_r
     r = check(program, (x, w), "eager", against="oracle", nodes="all")
     sig = next(n for n in program.graph.nodes if n.target is torch.ops.aten.sigmoid.default).meta["roundoff_id"]
     assert r.diverges and r.culprits[0] == sig, (r.culprits, r.explanations)
+
+
+def test_a_running_total_held_in_bf16_is_flagged_and_fails_its_output() -> None:
+    """A loss accumulated term by term in a bf16 running total (a new user's per-token loss loop): each
+    add is correctly rounded, so no node diverged and the output passed at 17.7x its reference. The
+    chain is a hazard, and an output beyond the limit with it on its path fails."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.rand(128, 16, generator=g) * 0.2 + 6).bfloat16()
+
+    def running(x):
+        total = torch.zeros(16, dtype=torch.bfloat16)
+        for i in range(x.shape[0]):
+            total = total + x[i]
+        return total
+
+    # independent: the bf16 running total is far beyond 16x fp64's rounding to bf16
+    exact = x.double().sum(0)
+    assert float((running(x).double() - exact).norm()) > 16 * float((exact.bfloat16().double() - exact).norm())
+    r = check(capture(running, x), (x,), "eager", against="oracle", nodes="all")
+    assert [h.kind for h in r.hazards] == ["narrow-running-sum"], r.hazards
+    assert r.diverges and any("running total of 128 additions" in e for e in r.explanations), r.explanations

@@ -28,7 +28,7 @@ from roundoff.analyze.culprits import (
     zeros_diverge,
 )
 from roundoff.analyze.explain import explain
-from roundoff.analyze.hazards import lint
+from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.metrics import exact_metrics, measure
 from roundoff.analyze.observe import NodeObserver, rmse
 from roundoff.analyze.output_floor import OutputFloors
@@ -165,14 +165,15 @@ def check(
         outs = ls.run_inputs(inputs)
     reports = zeros_diverge(tuple(observer.reports), observer.zero_operands)
     failing_nodes = shown_nodes = None
-    if vs_oracle:  # nodes that diverge; nodes not finite or amplifying an error (judged where they show)
+    hazards = lint(plan_a, observer.ranges)
+    if vs_oracle:  # nodes that diverge; nodes not finite, amplifying or accumulating an error (judged where they show)
         by_id = {r.node_id: r for r in reports}
         failing_nodes = {r.node_id for r in reports if r.verdict is Verdict.DIVERGES}
         shown_nodes = {r.node_id for r in reports
                        if r.verdict is Verdict.NONFINITE or amplifies(plan_a.program, r, by_id)}
+        shown_nodes |= {h.node_id for h in hazards if h.kind in ACCUMULATION_HAZARDS}
     outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
                                floors=floors.floors if floors is not None else None)
-    hazards = lint(plan_a, observer.ranges)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),

@@ -270,6 +270,37 @@ def _absorbed_epsilon(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
     )
 
 
+def _running_sum(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
+    """The last of a chain of adds at one source line, each reading the one before (a loop's ``total =
+    total + x``), held in bf16/fp16: every addition rounds the running total to that format, an error
+    that grows with the total where each add alone is correctly rounded. Said for chains of
+    `_RUNNING` adds or more, at the chain's end."""
+    held = _held(n, d)
+    src = node_source(n)
+    if n.target is not _aten.add.Tensor or not is_low_precision(held) or src is None:
+        return None
+    if any(u.target is _aten.add.Tensor and node_source(u) == src and n in u.args for u in n.users):
+        return None  # not the chain's end
+    length, cur = 1, n
+    while (prev := next((a for a in cur.args if isinstance(a, torch.fx.Node) and a.target is _aten.add.Tensor
+                         and node_source(a) == src), None)) is not None:
+        length, cur = length + 1, prev
+    if length < _RUNNING:
+        return None
+    fmt = str(held).removeprefix("torch.")
+    return (
+        f"{_where(n)}: a running total of {length} additions held in {fmt} (a loop's `total = total + x`): "
+        f"every addition rounds the total to {fmt}, an error that grows with the total. Fix: accumulate in "
+        "fp32 (`total = total.float() + x`) or sum the stacked terms (`torch.stack(xs).sum(0, dtype=torch.float32)`)."
+    )
+
+
+_RUNNING = 16  # adds in a chain before `_running_sum` says it
+
+#: Hazards that accumulate rounding over many correctly rounded ops: a node with one is flagged on its
+#: outputs' paths (an output beyond the limit there fails, as where a node diverges).
+ACCUMULATION_HAZARDS = frozenset({"narrow-reduction", "narrow-running-sum"})
+
 RULES: dict[str, Rule] = {
     "fma-cancellation": _fma_cancellation,
     "exp-of-difference": _exp_of_difference,
@@ -279,6 +310,7 @@ RULES: dict[str, Rule] = {
     "fp16-overflow": _fp16_overflow,
     "narrow-reduction": _narrow_reduction,
     "absorbed-epsilon": _absorbed_epsilon,
+    "narrow-running-sum": _running_sum,
 }
 
 

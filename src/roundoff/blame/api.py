@@ -173,8 +173,8 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
         dtype = reports[nid].dtype
         notes.append(
             f"check names {describe_node(program, nid)} as a cause, and no change this policy offers reaches it: "
-            + ("its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
-               "float32 in the code".format(dtype=dtype) if dtype in ("bfloat16", "float16") else
+            + (f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
+               "float32 in the code" if dtype in ("bfloat16", "float16") else
                f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
                "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")
         )
