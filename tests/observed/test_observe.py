@@ -228,3 +228,23 @@ def test_an_integer_buffer_is_not_judged_and_does_not_stop_the_others():
     result = observe_compiled(indices_and_sine, x, repeats=1)
     assert torch.equal(result.outputs[0], (x * 2).argmax(-1))  # eager's indices
     assert [k.op for k in result.kernels] == ["sin"] and result.outputs_identical
+
+
+def test_a_buffer_an_in_place_fallback_finishes_is_not_judged_by_its_first_state():
+    """gather's backward on CPU: a C++ kernel zero-fills the gradient buffer and Inductor's fallback
+    ``aten.scatter_add_`` (no kernel global, so no tap) fills it in place. The tap saw the zeros and
+    judged them as scatter_add's value: "diverges" on a correct program (a new user's research
+    model). Such a buffer is named as not judged; the rest agree with fp64."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 32, generator=g).requires_grad_(True)
+    idx = torch.randint(0, 32, (8, 1), generator=g)
+
+    def picked(x, idx):
+        return (x.gather(-1, idx) * 3.0).sum()
+
+    # independent: eager's gradient is 3 at the picked element of each row, 0 elsewhere
+    (grad,) = torch.autograd.grad(picked(x, idx), x)
+    assert torch.equal(grad, torch.zeros_like(x).scatter_(-1, idx, 3.0))
+    result = observe_compiled(picked, x, idx, backward=True)
+    assert not result.diverges, [(k.buffer, k.op, k.excess) for k in result.kernels]
+    assert len(result.untapped) == 1 and "scatter_add" not in {k.op for k in result.kernels}

@@ -67,6 +67,7 @@ class ObserveResult:
     rule: str = "same"  # how a buffer is compared with eager's (or, not `same`, with fp64 rounded to its dtype)
     source: str = field(default="", repr=False)  # the generated wrapper module
     outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
+    untapped: tuple[str, ...] = ()  # buffers an op observe does not tap finished (`TapPlan.untapped`): not judged
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -220,6 +221,7 @@ def observe_compiled(
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
         launches=sum(len(p.kernels) for p in plans.values()),
         unmapped=tuple(f"{label}:{b}" if label == "backward" else b for label, p in plans.items() for b in p.unmapped),
+        untapped=tuple(f"{label}:{b}" if label == "backward" else b for label, p in plans.items() for b in p.untapped),
         step_seconds=step, observed_seconds=seconds,
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=staged.source,
         stages=tuple(st.label for st in staged.stages), rule=rule.value,

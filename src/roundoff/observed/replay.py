@@ -56,6 +56,9 @@ class TapPlan:
     kernels: tuple[str, ...]  # the kernel called at each launch
     captures: tuple[tuple[Capture, ...], ...]  # per launch: the buffers to keep after it ran
     unmapped: tuple[str, ...]  # buffers written that hold no Program node's value (not kept)
+    # buffers a tapped kernel wrote first and an op observe does not tap finished afterwards (an
+    # in-place fallback such as ``aten.scatter_add_``): what a tap sees is not their node's value (not kept)
+    untapped: tuple[str, ...] = ()
 
 
 def _written_args(source: str) -> dict[str, tuple[bool, ...]]:
@@ -122,12 +125,15 @@ class _Learner:
 
     def plan(self) -> TapPlan:
         captures: list[list[Capture]] = [[] for _ in self.kernels]
+        untapped = []
         for c, value, copy, version in self.found:
-            later = set().union(*self.writes[c.launch + 1:])
-            rewritten = (_storage(value) in later or value._version != version
-                         or not _bitwise_equal(value.detach().cpu(), copy))
-            captures[c.launch].append(replace(c, copy=rewritten))
-        return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(self.unmapped))
+            later = _storage(value) in set().union(*self.writes[c.launch + 1:])
+            changed = value._version != version or not _bitwise_equal(value.detach().cpu(), copy)
+            if changed and not later:  # finished by an op no tap sees: the tap saw its first state only
+                untapped.append(c.buffer)
+                continue
+            captures[c.launch].append(replace(c, copy=later or changed))
+        return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(self.unmapped), tuple(untapped))
 
 
 def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -34,6 +34,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "first_divergent": _kernel(first) if first is not None else None,
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
+        "untapped": list(result.untapped),
         "outputs_identical_to_unobserved": result.outputs_identical,
         "seconds": {"compiled_step": result.step_seconds, "observed_step": result.observed_seconds,
                     "comparison": result.compare_seconds},
@@ -84,7 +85,11 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 f"(--top {len(ranked)} or --json shows them)" if more and all(
                     k["verdict"] == "ok" and k["emulated_identical"] for k in ranked[len(rows):])
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
-    return Group(head, Text(_legend(doc), style="dim"), table, *([rest] if more else []), foot)
+    untapped = doc.get("untapped") or []
+    note = Text(f"not judged: {len(untapped)} buffer(s) ({', '.join(untapped[:4])}{', ...' if len(untapped) > 4 else ''}) "
+                "that an op observe does not tap finished after a kernel wrote them (an in-place fallback such as "
+                "scatter_add_): the value a tap sees is not their node's", style="dim")
+    return Group(head, Text(_legend(doc), style="dim"), table, *([rest] if more else []), *([note] if untapped else []), foot)
 
 
 def _legend(doc: dict[str, Any]) -> str:
