@@ -495,3 +495,19 @@ def test_a_running_total_held_in_bf16_is_flagged_and_fails_its_output() -> None:
     r = check(capture(running, x), (x,), "eager", against="oracle", nodes="all")
     assert [h.kind for h in r.hazards] == ["narrow-running-sum"], r.hazards
     assert r.diverges and any("running total of 128 additions" in e for e in r.explanations), r.explanations
+
+
+def test_a_reference_that_is_nan_where_fp64_is_finite_is_said() -> None:
+    """``e / (e.norm() + 1e-8)`` in fp16 with a zero row: eager's epsilon rounds to 0 and it makes
+    0/0, Inductor's fused fp32 kernel does not. Against eager the policy passes (it is the better
+    one); the report said nothing while real eager training of that script went NaN (a new user)."""
+    e = torch.randn(4, 8, generator=torch.Generator().manual_seed(1)).half()
+    e[2] = 0
+
+    def normed(e):
+        return e / (e.norm(dim=-1, keepdim=True) + 1e-8)
+
+    assert bool(normed(e).isnan().any()) and not bool(normed(e.double()).isnan().any())  # independent: eager
+    r = check(capture(normed, e), (e,), "inductor-gpu", against="eager", nodes="all")
+    said = [x for x in r.explanations if "the reference (eager) is NaN/inf at 8 element(s)" in x]
+    assert not r.diverges and said and "this policy does not" in said[0], r.explanations

@@ -327,6 +327,7 @@ def _output_verdicts(
                 unrepresentable=int((lost & ~best.isfinite()).sum()) if any_lost else 0,
                 nan_in_fp64=int((oracle.isnan() & wide_nan).sum()) if any_nan else 0, dtype=str(res.dtype).removeprefix("torch."),
                 judged_dtype=str(judged).removeprefix("torch."),
+                reference_nonfinite=0 if ref_all is None or agree else int((~widen_fp8(ref).isfinite() & finite).sum()),
             )
         )
     if not verdicts:

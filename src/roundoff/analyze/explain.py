@@ -199,6 +199,13 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             "to a large one); it is listed as a place where the format loses accuracy."
         )
     for o in result.outputs:
+        if o.reference_nonfinite:
+            lines.append(
+                f"output `{o.name}`: the reference ({result.against}) is NaN/inf at {o.reference_nonfinite} element(s) "
+                f"where fp64 is finite: {result.against} itself fails there"
+                + (", this policy does not" if not o.nonfinite else "")
+                + "; check each against fp64 with --against oracle."
+            )
         if o.nan_in_fp64:
             lines.append(
                 f"output `{o.name}`: {o.nan_in_fp64} element(s) are NaN in fp64 too (the program makes NaN there "

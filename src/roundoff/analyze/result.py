@@ -118,6 +118,7 @@ class OutputVerdict:
     nan_in_fp64: int = 0
     dtype: str = ""
     judged_dtype: str = ""
+    reference_nonfinite: int = 0  # against a reference: its elements NaN/inf where fp64 is finite
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +127,7 @@ class OutputVerdict:
             "vs_reference": None if self.vs_reference is None else self.vs_reference.to_dict(),
             "rule": self.rule, "nonfinite": self.nonfinite, "unrepresentable": self.unrepresentable,
             "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype, "judged_dtype": self.judged_dtype,
+            "reference_nonfinite": self.reference_nonfinite,
         }
 
 

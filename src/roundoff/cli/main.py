@@ -354,8 +354,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=args, prog_name="roundoff", standalone_mode=False)
     except click_exceptions.ClickException as exc:
-        where = f"; see 'roundoff {' '.join(args[:1])} --help'" if args else ""
-        fail(f"{exc.format_message()}{where}", EXIT_USAGE, "--json" in args)
+        known = bool(args) and args[0] in typer.main.get_command(app).commands  # an unknown command: the top help
+        where = f"; see 'roundoff {args[0]} --help'" if known else "; see 'roundoff --help'"
+        fail(f"{exc.format_message().rstrip('.')}{where}", EXIT_USAGE, "--json" in args)
         code = EXIT_USAGE
     except (typer.Abort, CLICK_ABORT):
         code = EXIT_INTERRUPTED
