@@ -248,3 +248,29 @@ def test_a_buffer_an_in_place_fallback_finishes_is_not_judged_by_its_first_state
     result = observe_compiled(picked, x, idx, backward=True)
     assert not result.diverges, [(k.buffer, k.op, k.excess) for k in result.kernels]
     assert len(result.untapped) == 1 and "scatter_add" not in {k.op for k in result.kernels}
+
+
+def test_an_overflow_a_later_kernel_turns_into_nan_is_named_at_the_overflowing_kernel():
+    """fp16 attention without max-subtraction (a new user's planted bug): the exp kernel writes inf
+    where fp64 is finite but beyond fp16 (not an origin by itself), and the matmul reading it makes NaN.
+    The exp kernel is named first, at the exp's line (it was 'ok', the matmul named, at the next line)."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 16, 64, generator=g).half()
+    w = (torch.randn(64, 64, generator=g) * 0.3).half()
+
+    def attn(x, w):
+        q = x @ w
+        s = (q @ q.transpose(-2, -1)) / 8.0
+        e = torch.exp(s)
+        return (e @ x) / e.sum(-1, keepdim=True)
+
+    e = torch.exp((x @ w) @ (x @ w).transpose(-2, -1) / 8.0)  # independent: eager's exp overflows fp16
+    assert bool(e.isinf().any()) and not bool(e.double().isinf().all())
+    program = capture(attn, x, w)
+    exp_id = next(n.meta["roundoff_id"] for n in program.graph.nodes if n.target is torch.ops.aten.exp.default)
+    exp_line = next(n.meta["roundoff_source"] for n in program.graph.nodes if n.target is torch.ops.aten.exp.default)
+    result = observe_compiled(program)
+    first = result.first_divergent
+    assert first is not None and first.verdict is Verdict.NONFINITE and exp_id in first.fused_ids, (
+        [(k.buffer, k.op, k.verdict) for k in result.kernels])
+    assert first.source == exp_line

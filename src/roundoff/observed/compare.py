@@ -35,6 +35,7 @@ from roundoff.analyze.verdict import (
     excess,
     judge,
     new_nonfinite,
+    nonfinite_counts,
     reduction_floor,
 )
 from roundoff.capture.program import NODE_ID, Program, node_source
@@ -49,6 +50,7 @@ _aten = torch.ops.aten
 _SUMS = {  # sum/mean ops -> is a mean
     _aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True,
 }
+_MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)  # ops that only move or convert a value
 _ORDERED = frozenset(  # classes whose result depends on summation order
     {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION}
 )
@@ -273,6 +275,9 @@ class KernelObserver:
         self.reports: list[KernelReport] = []
         self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
         self.bad: set[str] = set()  # observed ids with NaN/inf where the whole program's fp64 run is finite
+        # observed ids +-inf only where their format cannot hold fp64's value (`nonfinite_counts`), with
+        # their report's index: the origin once a kernel reading them makes NaN/inf (as `check` says it)
+        self.forced: dict[str, int] = {}
         self.originals = {n.meta.get(NODE_ID): n for n in program.nodes()}
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
@@ -287,9 +292,35 @@ class KernelObserver:
             return None
         value = value.reshape(vals[ORACLE].shape)
         self.reports.append(self._report(node, nid, obs, value, vals, ls))
+        if nonfinite_counts(value, vals[GLOBAL])[1]:
+            self.forced[nid] = len(self.reports) - 1
         return tuple(
             value.to(v.dtype) if isinstance(v, torch.Tensor) and i != GLOBAL else v for i, v in enumerate(vals)
         )
+
+    def _source(self, node: torch.fx.Node, obs: Observed) -> str | None:
+        """The user's line of what the buffer computes: `node`'s, or where `node` only moves or casts a
+        value (Inductor realises a softmax's result as the ``expand`` the next matmul reads), that of the
+        last node fused into the buffer that computes."""
+        if node.op != "call_function" or classify(node.target).op_class not in _MOVES:
+            return node_source(node)
+        computing = [n for i in obs.fused if (n := self.originals.get(i)) is not None and n.op == "call_function"
+                     and classify(n.target).op_class not in _MOVES]
+        return node_source(computing[-1]) if computing else node_source(node)
+
+    def _kernel_operands(self, ids: set[str]) -> set[str]:
+        """The observed nodes `ids` are, or are computed from through nodes no kernel stored (views)."""
+        found, todo, seen = set(), list(ids), set()
+        while todo:
+            i = todo.pop()
+            if i in seen or i not in self.originals:
+                continue
+            seen.add(i)
+            if i in self.observed:
+                found.add(i)
+            else:
+                todo += [p.meta.get(NODE_ID) for p in self.originals[i].all_input_nodes]
+        return found
 
     def _makes_nonfinite(self, nid: str, obs: Observed, value: torch.Tensor, total: torch.Tensor) -> bool:
         """NaN/inf where the whole program's fp64 run is finite, with no operand from another kernel
@@ -302,7 +333,11 @@ class KernelObserver:
         operands = {
             p.meta.get(NODE_ID) for i in fused if i in self.originals for p in self.originals[i].all_input_nodes
         }
-        return not (operands - fused) & self.bad
+        harmed = self._kernel_operands(operands - fused) & set(self.forced)
+        for o in harmed:  # it read an overflow its format forced: that kernel is where the NaN/inf began
+            i = self.forced.pop(o)
+            self.reports[i] = replace(self.reports[i], verdict=Verdict.NONFINITE)
+        return not (operands - fused) & self.bad and not harmed
 
     def _report(
         self, node: torch.fx.Node, nid: str, obs: Observed, value: torch.Tensor, vals: tuple, ls: Lockstep,
@@ -331,7 +366,7 @@ class KernelObserver:
         return KernelReport(
             kernel=obs.kernel, buffer=obs.buffer, kind=obs.kind, node_id=nid,
             op=short_name(original.target) if original.op == "call_function" else original.name,
-            source=node_source(original), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
+            source=self._source(original, obs), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
             vs_fp64_total=measure(value, vals[GLOBAL], dtype), excess=exc, verdict=verdict,
             emulated_mismatch=mismatch,
