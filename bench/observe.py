@@ -140,7 +140,7 @@ def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float
     first = doc["first_divergent"]
     lines += ["", "First kernel diverging against fp64 (local excess over fp64 correctly rounded, limit 16): " + (
         f"{first['kernel']} ({first['buffer']}, {first['kind']}, node {first['node']} {first['op']}, "
-        f"{first['source']}), excess {first['excess']:.3g}" if first else "none")]
+        f"{first['source']}), excess {float(first['excess']):.3g}" if first else "none")]
     lines += [
         "",
         "| time | seconds | x compiled step |",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -17,7 +18,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
     return {
         "kernel": k.kernel, "buffer": k.buffer, "kind": k.kind, "node": k.node_id, "op": k.op,
         "source": k.source, "fused_ops": list(k.fused_ops), "fused_nodes": list(k.fused_ids), "dtype": k.dtype, "verdict": k.verdict.value,
-        "excess": k.excess, "vs_oracle": k.vs_oracle.to_dict(), "vs_eager": k.vs_eager.to_dict(),
+        "excess": k.excess if math.isfinite(k.excess) else str(k.excess), "vs_oracle": k.vs_oracle.to_dict(), "vs_eager": k.vs_eager.to_dict(),
         "vs_fp64_total": k.vs_fp64_total.to_dict(),
         "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
         "emulation_cause": k.cause,
@@ -43,6 +44,12 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
     }
 
 
+def _made_nonfinite(k: dict[str, Any]) -> int:
+    """Elements NaN/inf in the kernel's buffer where fp64 (from its operands) is finite."""
+    m = k["vs_oracle"]
+    return max(int(m.get("nan", 0)) + int(m.get("inf", 0)) - int(m.get("ref_nan", 0)) - int(m.get("ref_inf", 0)), 0)
+
+
 def _emulation(k: dict[str, Any]) -> str:
     return "identical" if k["emulated_identical"] else f"{k['emulated_mismatch']} differ ({k['emulation_cause']})"
 
@@ -60,8 +67,9 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"{doc['program']}: first diverging kernel against {doc['against']}: {first['kernel']} "
             f"({first['buffer']}, {first['kind']}: {' -> '.join(first['fused_ops']) or first['op']}) "
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
-            f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded; emulated {doc['policy']}: "
-            f"{_emulation(first)}", style="bold red")
+            + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s))"
+               if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded")
+            + f"; emulated {doc['policy']}: {_emulation(first)}", style="bold red")
     title = (f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches "
              f"(compiled as {doc.get('compiled_as', 'one graph')})")
     table = Table(title=title, title_justify="left")
@@ -85,11 +93,21 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 f"(--top {len(ranked)} or --json shows them)" if more and all(
                     k["verdict"] == "ok" and k["emulated_identical"] for k in ranked[len(rows):])
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
-    untapped = doc.get("untapped") or []
-    note = Text(f"not judged: {len(untapped)} buffer(s) ({', '.join(untapped[:4])}{', ...' if len(untapped) > 4 else ''}) "
-                "that an op observe does not tap finished after a kernel wrote them (an in-place fallback such as "
-                "scatter_add_): the value a tap sees is not their node's", style="dim")
-    return Group(head, Text(_legend(doc), style="dim"), table, *([rest] if more else []), *([note] if untapped else []), foot)
+    return Group(head, Text(_legend(doc), style="dim"), table, *([rest] if more else []), *_not_judged(doc), foot)
+
+
+def _not_judged(doc: dict[str, Any]) -> list[Text]:
+    """A line naming the buffers observe read but did not judge, and why, if any."""
+    unmapped, untapped = doc.get("unmapped") or [], doc.get("untapped") or []
+    parts = []
+    if unmapped:
+        parts.append(f"{len(unmapped)} hold no Program node's whole value (a partial result: the sum inside a mean, "
+                     "a softmax's max or sum)")
+    if untapped:
+        parts.append(f"{len(untapped)} ({', '.join(untapped[:4])}{', ...' if len(untapped) > 4 else ''}) were finished "
+                     "by an op observe does not tap, after a kernel wrote them (an in-place fallback such as "
+                     "scatter_add_), so the value a tap sees is not their node's")
+    return [Text(f"not judged: {'; '.join(parts)} (--json lists them)", style="dim")] if parts else []
 
 
 def _legend(doc: dict[str, Any]) -> str:
