@@ -102,7 +102,9 @@ def collect_inputs(
     if backward and not any(wants):
         raise CaptureError(
             "backward=True but no floating-point input requires grad; call .requires_grad_() on the "
-            "inputs to differentiate (module parameters count automatically)",
+            "inputs to differentiate (parameters of the modules it uses count automatically; a plain tensor "
+            "it closes over is a constant even with requires_grad=True: pass it as an argument or make it an "
+            "nn.Parameter of a module)",
             construct="nothing to differentiate",
         )
     cots = _cotangent_list(cotangents, backward)

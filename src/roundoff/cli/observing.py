@@ -49,6 +49,7 @@ def run_observe(
 ) -> dict[str, Any]:
     """Capture `loaded`, observe it compiled; the report document. Bad input: `UsageError`."""
     from roundoff.observed import ObserveError, observe_compiled
+    from roundoff.observed.taps import CompileError
     from roundoff.report.observed import observe_document
 
     if backend not in ("inductor",):
@@ -60,6 +61,8 @@ def run_observe(
     try:
         result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
                                   partitioned=partitioned, rule=rule)
+    except CompileError:
+        raise  # not the user's input: an internal error (exit 3), its cause kept for --debug
     except ObserveError as exc:
         raise UsageError(f"{loaded.label}: {exc}") from None
     return observe_document(result, loaded.label)

@@ -48,6 +48,10 @@ class ObserveError(ValueError):
     """Bad input to observe (backend, device, reference) or a program the backend cannot compile."""
 
 
+class CompileError(ObserveError):
+    """Inductor failed on roundoff's captured graph of the program (not on the user's input)."""
+
+
 @dataclass(frozen=True)
 class BufferInfo:
     """One buffer Inductor materialises: the Program node whose value it holds, what wrote it."""
@@ -190,10 +194,11 @@ def compile_graph(gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor], name
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = compile_fx(gm, list(inputs))
     except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
-        raise ObserveError(
-            f"Inductor could not compile program {name!r}: {type(exc).__name__}: {_compiler_error(exc)} "
-            "(torch.compile fails on it too, then: a torch bug or an unsupported op, not roundoff's)"
-        ) from None
+        raise CompileError(
+            f"Inductor could not compile roundoff's captured aten graph of program {name!r}: "
+            f"{type(exc).__name__}: {_compiler_error(exc)} (where torch.compile compiles your function, this "
+            "is a roundoff bug: report it with --debug's traceback; else a torch bug or an unsupported op)"
+        ) from exc
     if len(found) != 1:
         raise ObserveError(
             f"Inductor produced {len(found)} wrapper modules for program {name!r}; observe "
