@@ -274,3 +274,25 @@ def test_an_overflow_a_later_kernel_turns_into_nan_is_named_at_the_overflowing_k
     assert first is not None and first.verdict is Verdict.NONFINITE and exp_id in first.fused_ids, (
         [(k.buffer, k.op, k.verdict) for k in result.kernels])
     assert first.source == exp_line
+
+
+def test_a_view_traced_on_eager_layout_compiles_where_inductor_holds_another():
+    """transformers' Phi3 (eager attention, grouped KV heads): roundoff's captured graph holds a
+    ``view`` of an expanded key that Inductor's retrace lays out otherwise ("Cannot view a tensor");
+    torch.compile compiles the model, so observe must too, and agree with it."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.Phi3Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+                                  pad_token_id=0, eos_token_id=1, bos_token_id=1)
+    model = transformers.Phi3ForCausalLM(cfg).eval()
+    model.config._attn_implementation = "eager"
+    ids = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
+
+    def logits(ids):
+        return model(input_ids=ids, use_cache=False).logits
+
+    with torch.no_grad():
+        compiled = torch.compile(logits)(ids)  # independent: real torch.compile of the same function
+    result = observe_compiled(logits, ids)
+    assert torch.equal(result.outputs[0], compiled) and not result.diverges

@@ -38,6 +38,7 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.node_numerics import stride_free
 
 CUSTOM_KEY = "roundoff_id"
 _BUF = re.compile(r"buf\d+$")
@@ -160,10 +161,13 @@ def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo]]]) -> I
 
 def labelled_graph(program: Program, device: torch.device) -> torch.fx.GraphModule:
     """A copy of the program's graph with each node's roundoff id in ``meta["custom"]``, its tensor
-    constants and factory ops' ``device=`` on `device`."""
+    constants and factory ops' ``device=`` on `device`, and ``aten.view`` as ``aten.reshape`` (what a
+    user's ``reshape`` is before tracing: Inductor lowers it to the same view where the layout allows)."""
     gm = copy.deepcopy(program.graph_module).to(device)
     for n in gm.graph.nodes:
         n.meta["custom"] = {**(n.meta.get("custom") or {}), CUSTOM_KEY: n.meta[NODE_ID]}
+        if n.op == "call_function":  # a view traced on eager's layout, where Inductor's retrace may hold another
+            n.target = stride_free(n.target)  # (Phi3's GQA expand): reshape, the same view where one exists
         if isinstance(n.kwargs.get("device"), torch.device) and n.kwargs["device"] != device:
             n.kwargs = {**n.kwargs, "device": device}
         if n.op == "get_attr":  # plain tensor attributes (not buffers) are not moved by .to()
