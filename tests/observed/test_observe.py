@@ -296,3 +296,23 @@ def test_a_view_traced_on_eager_layout_compiles_where_inductor_holds_another():
         compiled = torch.compile(logits)(ids)  # independent: real torch.compile of the same function
     result = observe_compiled(logits, ids)
     assert torch.equal(result.outputs[0], compiled) and not result.diverges
+
+
+def test_a_kernel_carrying_a_value_zero_by_structure_is_held_to_its_operands_rounding():
+    """A hand-written log-sum-exp (a new user's research code): the gradient reaching the row max is
+    ``1 - sum(softmax)``, 0 by structure, and the backward kernel scatters it (fp32 noise, 1e-8) where
+    fp64 has 1e-17: "excess 3.5e7". Judged against its operands' rounding, as check judges the node."""
+    g = torch.Generator().manual_seed(0)
+    logits = (torch.randn(62, 512, generator=g) * 0.5).bfloat16().requires_grad_(True)
+
+    def lse(logits):
+        lf = logits.float()
+        m = lf.max(-1, keepdim=True).values
+        return (m.squeeze(-1) + torch.log(torch.exp(lf - m).sum(-1))).mean()
+
+    # independent: in fp32 the gradient reaching m is rounding noise of its terms (<= 1e-6)
+    m = logits.detach().float().max(-1, keepdim=True).values.requires_grad_(True)
+    (m.squeeze(-1) + torch.log(torch.exp(logits.detach().float() - m).sum(-1))).sum().backward()
+    assert float(m.grad.abs().max()) <= 1e-6
+    result = observe_compiled(lse, logits, backward=True)
+    assert not result.diverges, [(k.buffer, k.op, k.excess) for k in result.kernels if k.verdict is not Verdict.OK]

@@ -37,6 +37,7 @@ from roundoff.analyze.verdict import (
     new_nonfinite,
     nonfinite_counts,
     reduction_floor,
+    unit_roundoff,
 )
 from roundoff.capture.program import NODE_ID, Program, node_source
 from roundoff.execute.interpreter import Lockstep
@@ -51,6 +52,7 @@ _SUMS = {  # sum/mean ops -> is a mean
     _aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True,
 }
 _MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)  # ops that only move or convert a value
+_CANCELLING = frozenset({_aten.add.Tensor, _aten.sub.Tensor})  # where a value 0 by structure is made
 _ORDERED = frozenset(  # classes whose result depends on summation order
     {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION}
 )
@@ -279,8 +281,13 @@ class KernelObserver:
         # their report's index: the origin once a kernel reading them makes NaN/inf (as `check` says it)
         self.forced: dict[str, int] = {}
         self.originals = {n.meta.get(NODE_ID): n for n in program.nodes()}
+        # add/sub nodes whose fp64 value is 0 by structure (within fp32's rounding of their operands:
+        # 1 - sum(softmax) at a hand-written log-sum-exp's max), with that rounding's 2-norm
+        self.small: dict[str, float] = {}
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        if node.target in _CANCELLING and isinstance(vals[GLOBAL], torch.Tensor) and vals[GLOBAL].is_floating_point():
+            self._record_small(node, vals[GLOBAL], ls)
         nid = self.targets.get(node)
         if nid is None:
             return None
@@ -307,6 +314,31 @@ class KernelObserver:
         computing = [n for i in obs.fused if (n := self.originals.get(i)) is not None and n.op == "call_function"
                      and classify(n.target).op_class not in _MOVES]
         return node_source(computing[-1]) if computing else node_source(node)
+
+    def _record_small(self, node: torch.fx.Node, exact: torch.Tensor, ls: Lockstep) -> None:
+        """Record `node` (an add or sub) in `small` when its fp64 value is 0 by structure: in the fp64 run
+        of the whole program (operands no kernel's rounding touched), its 2-norm at most fp32's rounding
+        of its operands, ``u/2 * sum ||operand||`` (as `check` judges such a node)."""
+        read = ls.reader(GLOBAL)
+        scale = 0.0
+        for a in node.args[:2]:
+            v = read(a) if isinstance(a, torch.fx.Node) else a
+            if isinstance(v, torch.Tensor):
+                scale += float(v.double().nan_to_num(0.0, 0.0, 0.0).expand_as(exact).norm())
+            elif isinstance(v, (int, float)):
+                scale += abs(float(v)) * exact.numel() ** 0.5
+        floor = unit_roundoff(torch.float32) / 2 * scale
+        if floor > 0 and float(exact.double().nan_to_num(0.0, 0.0, 0.0).norm()) <= floor:
+            self.small[_base(node.meta.get(NODE_ID, ""))] = floor
+
+    def _structural_floor(self, nid: str, obs: Observed, numel: int, dtype: torch.dtype) -> float:
+        """The RMS floor of a buffer that carries a value 0 by structure (`small`, in its local region):
+        that value's operand rounding in the buffer's format, spread over its elements; else 0."""
+        region = local_region(self.program, nid, obs, self.observed)
+        found = [self.small[i] for i in region if i in self.small]
+        if not found or not numel:
+            return 0.0
+        return max(found) * unit_roundoff(dtype) / unit_roundoff(torch.float32) / numel**0.5
 
     def _kernel_operands(self, ids: set[str]) -> set[str]:
         """The observed nodes `ids` are, or are computed from through nodes no kernel stored (views)."""
@@ -350,6 +382,8 @@ class KernelObserver:
         if node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
             terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), dtype, _SUMS[node.target])
         exc = excess(vs_oracle, floor, dtype, terms)
+        if exc > EXCESS_LIMIT and (zero := self._structural_floor(nid, obs, value.numel(), dtype)) > terms:
+            exc = excess(vs_oracle, floor, dtype, zero)  # it carries a value 0 by structure: its operands' rounding
         if new_nonfinite(value, oracle) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL]):
             verdict = Verdict.NONFINITE
         elif self.against == "oracle" and self.rule is Rule.SAME:
