@@ -316,3 +316,22 @@ def test_a_kernel_carrying_a_value_zero_by_structure_is_held_to_its_operands_rou
     assert float(m.grad.abs().max()) <= 1e-6
     result = observe_compiled(lse, logits, backward=True)
     assert not result.diverges, [(k.buffer, k.op, k.excess) for k in result.kernels if k.verdict is not Verdict.OK]
+
+
+def test_the_sum_inside_a_mean_is_observed_as_the_mean():
+    """Inductor lowers ``mean`` as a sum buffer and a division fused into its readers, so no buffer
+    held the mean: a kernel that took it from values it never stored rounded (an RMSNorm's mean of
+    squares of an unrounded residual sum, read by a later backward kernel) was judged against a mean
+    recomputed from the rounded values (a new user's research model, "excess 1.35e4"). The sum buffer
+    is now observed as the mean, divided as the kernel divides it."""
+    x = torch.randn(16, 64, generator=torch.Generator().manual_seed(0)).bfloat16()
+
+    def rms(x):
+        xf = x.float()
+        return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+    result = observe_compiled(rms, x)
+    means = [k for k in result.kernels if k.op == "mean"]
+    assert len(means) == 1 and means[0].kind == "reduction"
+    # independent: the observed mean is fp64's mean of squares to fp32's rounding
+    assert means[0].vs_oracle.norm_rel < 1e-6 and means[0].verdict is Verdict.OK

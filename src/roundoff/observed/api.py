@@ -155,8 +155,10 @@ def run_observed(
         for c in (c for launch in plan.captures for c in launch):
             info = stage.compiled.buffers[c.buffer]
             if info.node_id not in observed:
+                value = kept[stage.label][c.buffer]
+                value = value / info.divisor if info.divisor != 1 else value  # a mean's sum: the kernel's own division
                 observed[info.node_id] = Observed(c.kernel, prefix + c.buffer, info.kind, info.fused,
-                                                  kept[stage.label][c.buffer], len(observed), offset + c.launch)
+                                                  value, len(observed), offset + c.launch)
         offset += len(plan.kernels)
     return observed, seconds, tuple(outs)
 

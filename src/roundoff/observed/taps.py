@@ -61,6 +61,7 @@ class BufferInfo:
     node_id: str  # roundoff id of the origin node
     kind: str  # "pointwise", "reduction", "matmul" (extern kernel), "template" (matmul + epilogue)
     fused: tuple[str, ...]  # roundoff ids of every Program node fused into it, graph order
+    divisor: int = 1  # the buffer holds the node's value times this: the sum inside a mean (`_mean_sums`)
 
 
 @dataclass
@@ -113,6 +114,34 @@ def _held_buffer(value: Any) -> Any:
     return value if isinstance(value, ir.Buffer) and not isinstance(value, ir.InputBuffer) else None
 
 
+_MEANS = (torch.ops.aten.mean.dim, torch.ops.aten.mean.default)
+
+
+def _mean_sums(buffers: list[Any], graph: torch.fx.Graph, table: dict[str, BufferInfo]) -> dict[str, BufferInfo]:
+    """The reduction buffers that hold the sum inside a mean no buffer holds (Inductor lowers
+    ``mean`` as a sum and a division it fuses into the readers): each maps to the mean's node with the
+    reduced count as `divisor`. A kernel may take that sum from values it never stored rounded (an
+    RMSNorm's mean of squares of an unrounded residual sum); observing it lets the readers be judged
+    from what they read."""
+    from torch._inductor import ir
+
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    held = {info.node_id for info in table.values()}
+    found = {}
+    for buf in buffers:
+        name = buf.get_name()
+        if name in table or not isinstance(getattr(buf, "data", None), ir.Reduction):
+            continue
+        origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
+        means = [n for n in origins if n.target in _MEANS and _roundoff_id(n) not in held]
+        val, src = (means[-1].meta.get("val"), means[-1].args[0].meta.get("val")) if means else (None, None)
+        if not means or not isinstance(val, torch.Tensor) or not isinstance(src, torch.Tensor) or not val.numel():
+            continue
+        fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
+        found[name] = BufferInfo(name, _roundoff_id(means[-1]), "reduction", fused, divisor=src.numel() // val.numel())
+    return found
+
+
 def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, BufferInfo]:
     """{buffer name: BufferInfo} for the buffers that hold a Program node's value: the buffer a node's
     lowering returned (so not a partial result such as the sum inside a mean), for the last node made
@@ -148,7 +177,8 @@ def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo]]]) -> I
     def recorded_to_module(self: Any, *args: Any, **kwargs: Any) -> Any:
         module = to_module(self, *args, **kwargs)
         if hasattr(module, "call"):
-            found.append((module, _table(lowered.get(id(self), []), self.module.graph)))
+            table = _table(lowered.get(id(self), []), self.module.graph)
+            found.append((module, {**table, **_mean_sums(list(self.buffers), self.module.graph, table)}))
         return module
 
     GraphLowering.run_node = recorded_run_node
