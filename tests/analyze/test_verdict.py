@@ -511,3 +511,19 @@ def test_a_reference_that_is_nan_where_fp64_is_finite_is_said() -> None:
     r = check(capture(normed, e), (e,), "inductor-gpu", against="eager", nodes="all")
     said = [x for x in r.explanations if "the reference (eager) is NaN/inf at 8 element(s)" in x]
     assert not r.diverges and said and "this policy does not" in said[0], r.explanations
+
+
+def test_autograd_summing_a_loops_slice_gradients_is_no_running_total() -> None:
+    """A recurrence over time slices (a new user's Mamba-like block): autograd sums the gradients of
+    the slices at the slicing line, a chain of bf16 adds that is exact here; only the user's own
+    forward running total is the hazard."""
+    x = torch.randn(32, 8, generator=torch.Generator().manual_seed(0)).bfloat16().requires_grad_(True)
+
+    def scan(x):
+        h = torch.zeros(8)
+        for t in range(x.shape[0]):
+            h = 0.9 * h + x[t].float()
+        return h.sum()
+
+    r = check(capture(scan, x, backward=True), (x,), "eager", against="oracle", nodes="all")
+    assert not [h for h in r.hazards if h.kind == "narrow-running-sum"], r.hazards

@@ -279,6 +279,8 @@ def _running_sum(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges
     src = node_source(n)
     if n.target is not _aten.add.Tensor or not is_low_precision(held) or src is None:
         return None
+    if n not in _FORWARD.get(plan.program.graph_module, (plan.program.graph,), lambda: _forward(plan.program)):
+        return None  # autograd summing the gradients of a loop's slices: its adds, not the user's total
     if any(u.target is _aten.add.Tensor and node_source(u) == src and n in u.args for u in n.users):
         return None  # not the chain's end
     length, cur = 1, n
@@ -296,6 +298,19 @@ def _running_sum(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges
 
 
 _RUNNING = 16  # adds in a chain before `_running_sum` says it
+_FORWARD: GraphCache[frozenset[torch.fx.Node]] = GraphCache()
+
+
+def _forward(program: object) -> frozenset[torch.fx.Node]:
+    """The nodes the program's forward outputs are computed from (its backward's are the rest)."""
+    outs = [a for a in program.output_args()[: program.num_forward_outputs] if isinstance(a, torch.fx.Node)]
+    seen: set[torch.fx.Node] = set()
+    while outs:
+        n = outs.pop()
+        if n not in seen:
+            seen.add(n)
+            outs.extend(n.all_input_nodes)
+    return frozenset(seen)
 
 #: Hazards that accumulate rounding over many correctly rounded ops: a node with one is flagged on its
 #: outputs' paths (an output beyond the limit there fails, as where a node diverges).
