@@ -527,3 +527,25 @@ def test_autograd_summing_a_loops_slice_gradients_is_no_running_total() -> None:
 
     r = check(capture(scan, x, backward=True), (x,), "eager", against="oracle", nodes="all")
     assert not [h for h in r.hazards if h.kind == "narrow-running-sum"], r.hazards
+
+
+def test_an_fp32_op_amplifying_its_fp32_operands_rounding_is_not_a_cause() -> None:
+    """``exp`` of fp32 logits near 60 (a new user's CLIP-style fp16 ViT with its softmax moved to fp32):
+    it amplifies the fp32 rounding of its argument 60 times, which no op and no format short of fp64
+    avoids; it was named "losing accuracy itself, 47.7 times fp32's rounding" before the real cause."""
+    g = torch.Generator().manual_seed(2)
+    feats = torch.nn.functional.normalize(torch.randn(8, 32, generator=g), dim=-1).half()
+    w = torch.nn.functional.normalize(torch.randn(16, 32, generator=g), dim=-1).half()
+
+    def loss(f):
+        logits = (10.0 * f @ w.t() + 60.0).float()
+        e = torch.exp(logits)
+        return -torch.log(e[:, 0] / e.sum(-1)).mean()
+
+    # independent: torch's fp32 exp is within an ulp of the exact exp of the same fp32 argument
+    z = (10.0 * feats @ w.t() + 60.0).float()
+    assert float(((torch.exp(z).double() - torch.exp(z.double())) / torch.exp(z.double())).abs().max()) < 2.0**-23
+    program = capture(loss, feats)
+    r = check(program, (feats,), "eager", against="oracle", nodes="all")
+    exp = next(n for n in program.graph.nodes if n.target is torch.ops.aten.exp.default).meta["roundoff_id"]
+    assert r.node(exp).verdict is Verdict.OK and exp not in r.culprits, (r.node(exp).own_excess, r.culprits)

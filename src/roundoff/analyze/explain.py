@@ -174,7 +174,9 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
         elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None and _amplification(
-                by_id[nid], amp) >= 2:
+                by_id[nid], amp) < 2 and by_id[nid].own_excess <= EXCESS_LIMIT:
+            continue  # a correctly rounded source of an error its amplifier barely grows: not a cause to name
+        elif amp is not None and _amplification(by_id[nid], amp) >= 2:
             lines.append(_source_sentence(by_id[nid], amp))
             sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
                             and a != nid})
