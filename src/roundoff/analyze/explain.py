@@ -196,9 +196,9 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     lines.extend(caused)
     if result.culprits and not result.diverges:
         lines.append(
-            f"No output's error is beyond {EXCESS_LIMIT:g}x its reference, so the verdict is ok: what reaches the "
-            "outputs of the error named above stays within their limit (later ops dilute it, e.g. a tiny term added "
-            "to a large one); it is listed as a place where the format loses accuracy."
+            f"No output fails: the outputs the error named above reaches are within {EXCESS_LIMIT:g}x their reference "
+            "(later ops dilute it, e.g. a tiny term added to a large one), so the verdict is ok; it is listed as a "
+            "place where the format loses accuracy."
         )
     for o in result.outputs:
         if o.reference_nonfinite:

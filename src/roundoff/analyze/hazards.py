@@ -265,8 +265,10 @@ def _absorbed_epsilon(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
     name = lost if isinstance(lost, str) else str(lost).removeprefix("torch.")
     return (
         f"{_where(n)}: adds {eps:g}, which rounds to 0 in {name}: where the other operand is 0 (a zero "
-        f"variance) the epsilon vanishes and a later sqrt or division sees 0. Fix: add it in fp32 "
-        f"(`x.float() + {eps:g}`) or use an epsilon {name} can hold."
+        f"variance, an empty mask's count) the epsilon vanishes and a later sqrt or division sees 0. Fix: use "
+        f"an epsilon {name} can hold, or clamp the denominator (`count.clamp_min(1)`); adding it in fp32 "
+        f"(`x.float() + {eps:g}`) keeps the forward finite, but a gradient divided by so small an epsilon can "
+        f"still overflow when it is cast back to {name}."
     )
 
 

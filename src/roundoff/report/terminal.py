@@ -256,7 +256,7 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         nodes_table(run, top),
         Text((f"first node beyond the limit: {node_ref_text(run['first_divergent'])} (no output fails for it)"
               if run["first_divergent"] is not None and run["verdict"] == "ok" else
-              f"first divergent node: {node_ref_text(run['first_divergent'])}")
+              f"first divergent node (graph order): {node_ref_text(run['first_divergent'])}")
              + (" (no node's own error is beyond the limit: see the causes above)"
                 if run["first_divergent"] is None and run.get("causes") else "")),
         Text(f"NaN/Inf origin: {node_ref_text(run['nan_origin'])}"),
