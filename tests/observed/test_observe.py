@@ -335,3 +335,21 @@ def test_the_sum_inside_a_mean_is_observed_as_the_mean():
     assert len(means) == 1 and means[0].kind == "reduction"
     # independent: the observed mean is fp64's mean of squares to fp32's rounding
     assert means[0].vs_oracle.norm_rel < 1e-6 and means[0].verdict is Verdict.OK
+
+
+def test_a_concatenation_several_kernels_write_is_not_judged_half_written():
+    """Inductor writes the slices of a ``cat`` from several kernels into one buffer (a matmul's ``out=``
+    one slice, a pointwise kernel another; a new user's fused-QKV gradient in a partitioned backward):
+    read after the first, the rest was uninitialised memory ("excess 4e43", run to run different, and
+    its readers failed too). Such a buffer is not judged; the run agrees with fp64."""
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, 32, generator=g), torch.randn(32, 32, generator=g)
+
+    def joined(a, b):
+        return torch.cat([a @ b, a.sin() * 2, (a @ b.t()).cos()], -1) * 3.0
+
+    result = observe_compiled(joined, a, b)
+    # independent: observe ran the program torch.compile runs: eager's values to fp32's rounding
+    assert torch.allclose(result.outputs[0], joined(a, b), rtol=1e-5, atol=1e-5)
+    assert "cat" not in {k.op for k in result.kernels}
+    assert not result.diverges, [(k.buffer, k.op, k.excess) for k in result.kernels if k.verdict is not Verdict.OK]

@@ -145,15 +145,21 @@ def _mean_sums(buffers: list[Any], graph: torch.fx.Graph, table: dict[str, Buffe
 def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, BufferInfo]:
     """{buffer name: BufferInfo} for the buffers that hold a Program node's value: the buffer a node's
     lowering returned (so not a partial result such as the sum inside a mean), for the last node made
-    from that Program node (an intermediate of a decomposition is not its value)."""
+    from that Program node (an intermediate of a decomposition is not its value); not a concatenation
+    whose slices several kernels write (after the first of them most of it is still unwritten memory:
+    a fused QKV's gradient in a partitioned backward)."""
     nodes = list(graph.nodes)
     order = {n: i for i, n in enumerate(nodes)}
     last = {nid: n for n in nodes if (nid := _roundoff_id(n)) is not None}
     table = {}
+    from torch._inductor import ir
+
     for node, value in lowered:
         nid = _roundoff_id(node)
         buf = _held_buffer(value)
         if nid is None or buf is None or last.get(nid) is not node:
+            continue
+        if isinstance(buf, ir.ConcatKernel):  # several kernels write its slices: no one call completes it
             continue
         origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
         fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))

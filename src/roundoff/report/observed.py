@@ -101,8 +101,8 @@ def _not_judged(doc: dict[str, Any]) -> list[Text]:
     unmapped, untapped = doc.get("unmapped") or [], doc.get("untapped") or []
     parts = []
     if unmapped:
-        parts.append(f"{len(unmapped)} hold no Program node's whole value (a partial result: the sum inside a mean, "
-                     "a softmax's max or sum)")
+        parts.append(f"{len(unmapped)} hold no Program node's whole value after any one kernel (a partial result: a "
+                     "softmax's max or sum; a concatenation whose slices several kernels write)")
     if untapped:
         parts.append(f"{len(untapped)} ({', '.join(untapped[:4])}{', ...' if len(untapped) > 4 else ''}) were finished "
                      "by an op observe does not tap, after a kernel wrote them (an in-place fallback such as "
