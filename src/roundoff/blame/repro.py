@@ -56,8 +56,8 @@ def main():
             if REFERENCE == "oracle" and RATIO is None:  # roundoff's output rule, as blame judged it
                 failing = [NAMES[i] if i < len(NAMES) else f"out{i}"
                            for i, (x, f, w, fl, b) in enumerate(zip(res, fp64, WORK, FLOORS, runs["before"]))
-                           if w is not None and not (excess_within(x, f, w, round_to, LIMIT, fl) if JUDGED[i]
-                                                     else no_worse_than(x, f, b, NO_WORSE))]
+                           if w is not None and not (excess_within(x, f, w, round_to, LIMIT, fl)
+                                                     or not JUDGED[i] and no_worse_than(x, f, b, NO_WORSE))]
                 ok = not failing
             else:
                 ok, failing = verdict(eager, res, fp64, REFERENCE, TOL, RATIO), []
@@ -156,8 +156,8 @@ def repro_script(
         "own accuracy rule (torch._dynamo.utils.same, RMSE against fp64); against the oracle, roundoff's",
         "output rule (finite where fp64 is, error within LIMIT times the rounding of the narrowest format",
         "on the output's path, or of FLOORS, the error its last op takes from its operands rounded to that",
-        "format, where larger; an output check passes (not JUDGED) only no worse than NO_WORSE times its",
-        "error Before). Rounding and FMA are roundoff's own round_to and fma, embedded.",
+        "format, where larger; an output check passes (not JUDGED) also when no worse than NO_WORSE times",
+        "its error Before). Rounding and FMA are roundoff's own round_to and fma, embedded.",
     ]
     header += [""] + [f"  {_docstring_safe(line)}" for line in notes] if notes else []
     header.append('"""')

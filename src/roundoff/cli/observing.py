@@ -17,6 +17,7 @@ from roundoff.cli.errors import EXIT_CODES_HELP, EXIT_DIVERGES, EXIT_OK, TRUST_H
 from roundoff.cli.loading import Loaded, UsageError, capture_target, load_target
 from roundoff.cli.outputs import stdout_console
 from roundoff.cli.params import (
+    FLAG,
     TARGET_HELP,
     BackwardOpt,
     Command,
@@ -86,7 +87,7 @@ def observe(
     inputs: InputsOpt = None,
     backward: BackwardOpt = False,
     partitioned: Annotated[
-        bool, typer.Option("--partitioned", help="With --backward: compile forward and backward apart, split by "
+        bool, typer.Option("--partitioned", metavar=FLAG, help="With --backward: compile forward and backward apart, split by "
                            "AOTAutograd's partitioner, as torch.compile compiles a training step.")
     ] = False,
     json_out: JsonOpt = False,
