@@ -166,3 +166,18 @@ def test_no_fix_names_a_cause_the_code_makes_in_bf16_itself():
     assert not any("implementation difference" in n for n in result.notes), result.notes
     assert any(n.startswith("check names arange") and "made in bfloat16 by the code itself" in n
                for n in result.notes), result.notes
+
+
+def test_blame_reports_its_progress_after_each_evaluation():
+    """A long blame (minutes on a loaded machine) showed nothing: the CLI now shows the count, from
+    this callback, called once per evaluation with the number of candidate changes."""
+    seen: list[tuple[int, int]] = []
+    x = torch.linspace(-3, 3, 64).to(torch.bfloat16)
+
+    def moments(x):
+        return (x * x).mean() - x.mean() ** 2 + 100.0
+
+    result = blame(capture(moments, x + 50), "eager", against="oracle", repro=False,
+                   on_evaluation=lambda n, of: seen.append((n, of)))
+    assert result.evaluations > 1 and [n for n, _ in seen] == list(range(1, result.evaluations + 1))
+    assert {of for _, of in seen} == {result.candidates}

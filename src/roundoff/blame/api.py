@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import torch
@@ -56,6 +56,7 @@ def blame(
     transcendentals: str = "eager",
     incremental: bool = True,
     repro: bool = True,
+    on_evaluation: Callable[[int, int], None] | None = None,
 ) -> BlameResult:
     """Find a 1-minimal set of per-node decision changes that brings `program` within tolerance.
 
@@ -65,6 +66,7 @@ def blame(
     user tolerance (pass when rmse(result, fp64) <= rmse_ratio * rmse(reference, fp64)). `search` is "ddmin" (1-minimal set) or the
     Polygraphy-style baselines "prefix" (bisect the shortest topological prefix) and
     "prefix-linear" (scan for it). With `repro`, the result holds a standalone repro.py text.
+    `on_evaluation(evaluations so far, candidate changes)` is called after each evaluation (progress).
     """
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -83,6 +85,8 @@ def blame(
         transcendentals=transcendentals, incremental=incremental, judged=judged,
     )
     candidates = candidate_changes(ev.base_plan, ref)
+    if on_evaluation is not None:  # progress: (evaluations so far, candidate changes)
+        ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
     outcome = _search(search, candidates, ev)
     found = outcome.changes or ()
     if outcome.none_fix:

@@ -22,7 +22,7 @@ or against the fp64 oracle rounded to the output's dtype.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +114,7 @@ class Evaluator:
         self.evaluations = 0
         self.nodes_recomputed = 0
         self.nodes_full = 0
+        self.on_evaluation: Callable[[int], None] | None = None  # told the count after each evaluation
 
     def judge(self, outputs: Sequence[torch.Tensor]) -> bool:
         """PyTorch's accuracy verdict (analyze's `same_rule`) on every float output (see `passes`)."""
@@ -203,6 +204,8 @@ class Evaluator:
         self.evaluations += 1
         self.nodes_recomputed += ran
         self.nodes_full += len(self._computing)
+        if self.on_evaluation is not None:
+            self.on_evaluation(self.evaluations)
 
     def outputs(self, changes: Sequence[Change]) -> tuple[torch.Tensor, ...]:
         """Emulated outputs under `policy` + `changes`, recomputing only nodes no earlier run computed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from roundoff.cli.loading import capture_target
@@ -14,11 +15,25 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
     """Blame's result and the program it was found on."""
     from roundoff.blame import blame
 
-    with terminal.progress_bar(stderr_console()) as progress:
-        progress.add_task(f"blaming {loaded.label} under {chosen.name}", total=None)
+    console = stderr_console()
+    started = last = time.monotonic()
+    with terminal.progress_bar(console) as progress:
+        what = f"blaming {loaded.label} under {chosen.name}"
+        task = progress.add_task(what, total=None)
+
+        def evaluated(n: int, candidates: int) -> None:
+            """The count on the live bar; where stderr is no terminal (CI logs), a line every 30 s."""
+            nonlocal last
+            progress.update(task, description=f"{what}: {n} evaluation(s) of {candidates} candidate changes")
+            if not console.is_terminal and time.monotonic() - last >= 30:
+                last = time.monotonic()
+                console.print(f"blame: {n} evaluation(s) of {candidates} candidate changes, "
+                              f"{last - started:.0f} s", markup=False)
+
         program = capture_target(loaded)
         check_node_overrides(program, chosen, loaded.label, origin)
-        return blame(program, chosen, against=against, search=search, repro=want_repro), program
+        return blame(program, chosen, against=against, search=search, repro=want_repro,
+                     on_evaluation=evaluated), program
 
 
 def blame_output(found, label: str, save_policy: Path | None, repro: Path | None,
