@@ -109,3 +109,16 @@ def test_blame_with_many_changes_leads_with_the_lines_of_the_users_code():
     planted = next(n for n in program.graph.nodes if n.target is case.op).meta["roundoff_source"]
     assert len(changes) > 3 and planted in summary
     assert sum(int(part.split("(")[1].split(":")[0]) for part in summary.split("; ")) == len(changes)
+
+
+def test_the_worst_nodes_table_shows_the_named_causes_and_the_origin_first():
+    """A NaN run's table listed the largest excesses (nodes downstream of the NaN) and left out the
+    origin the report names (a new user could not find it in the table)."""
+    from roundoff.report.terminal import worst_nodes
+
+    def node(nid: str, verdict: str, excess: float) -> dict:
+        return {"id": nid, "verdict": verdict, "metrics": {"max_abs": 1.0, "local_excess": excess}}
+
+    run = {"nodes": [node("n1", "nonfinite", 1.0), node("n2", "diverges", 900.0), node("n3", "diverges", 50.0)],
+           "causes": [{"id": "n3"}], "nan_origin": {"id": "n1"}}
+    assert {n["id"] for n in worst_nodes(run, 2)} == {"n1", "n3"}  # not n2, the largest excess

@@ -140,10 +140,12 @@ def _own_excess(node: dict[str, Any]) -> float:
 
 def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
     """The `top` nodes whose own error is largest against their format's rounding (local excess),
-    non-finite and diverging nodes first; ULPs do not rank (values near zero inflate them)."""
+    the causes the report names and the NaN/inf origin first, then non-finite and diverging nodes;
+    ULPs do not rank (values near zero inflate them)."""
+    named = {c["id"] for c in run.get("causes") or []} | ({run["nan_origin"]["id"]} if run.get("nan_origin") else set())
 
-    def key(node: dict[str, Any]) -> tuple[bool, float, bool]:
-        return (node["verdict"] != "ok", _own_excess(node), node["verdict"] == "nonfinite")
+    def key(node: dict[str, Any]) -> tuple[bool, bool, float, bool]:
+        return (node["id"] in named, node["verdict"] != "ok", _own_excess(node), node["verdict"] == "nonfinite")
 
     return sorted(run["nodes"], key=key, reverse=True)[: max(top, 0)]
 
