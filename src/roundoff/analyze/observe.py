@@ -15,9 +15,10 @@ from dataclasses import replace
 import torch
 import torch.fx
 
+from roundoff.analyze.amplified import amplified_read, fp32_own_excess
 from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rel
-from roundoff.analyze.output_floor import OutputFloors, operand_floor, structural_zero_floor
+from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.selections import SELECTIONS, differing_indices
 from roundoff.analyze.verdict import (
@@ -200,10 +201,11 @@ class NodeObserver:
             judged = (m.get("judged_res", vs_oracle), m.get("judged_ref", ref_vs_oracle))
         score = own_excess(local if local is not None else vs_oracle, floor_work, work, terms)
         if (local is not None and score > EXCESS_LIMIT and not local.new_nonfinite and not self.has_reference
-                and (own := self._own_arithmetic(node, ls, oracle, dtype, local, floor_work, work, terms)) is not None):
+                and (own := fp32_own_excess(self.side, node, ls.reader(ORACLE), oracle, dtype, local, floor_work, work,
+                                            terms)) is not None):
             score, local = own, replace(local, excess=own)
         verdict = self._verdict(res, ref, oracle, dtype, vs_oracle, judged, score)
-        read = self._amplified_read(node, ls, oracle, dtype, floor_work, work, terms) if (
+        read = amplified_read(self.side, node, ls.reader(ORACLE), oracle, dtype, floor_work, work, terms) if (
             local is not None and score > EXCESS_LIMIT and not local.new_nonfinite and not self.has_reference) else None
         if verdict is not Verdict.OK and node not in self.forced and (began := self._forced_from(node)) is not None:
             self._overflow_harms(began)
@@ -250,48 +252,6 @@ class NodeObserver:
         if node.target not in _SUMS or (terms := _oracle_operand(node, 0, ls)) is None:
             return 0.0
         return reduction_floor(terms, oracle.numel(), dtype, mean=node.target in _MEANS)
-
-    def _amplified_read(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype,
-                        floor_work: float, work: torch.dtype, terms: float) -> str | None:
-        """The producer of a bf16/fp16-stored operand whose rounding `node` amplifies beyond the limit:
-        `node` recomputed from its fp64 operands *unrounded* (``fresh=False``: its own arithmetic and
-        output rounding only) is within `EXCESS_LIMIT` of its working format. None otherwise."""
-        narrow = [p for p in node.all_input_nodes
-                  if p.op == "call_function" and self.side.storage(p) in (torch.bfloat16, torch.float16)]
-        if not narrow:
-            return None
-        try:
-            wide = self.side.evaluate(node, ls.reader(ORACLE), fresh=False)
-        except (RuntimeError, TypeError, ValueError):  # an op that takes its operands in their stored format only
-            return None
-        if not is_float(wide) or wide.shape != oracle.shape:
-            return None
-        m = measure(wide, oracle, dtype)
-        if new_nonfinite(wide, oracle) or excess(m, floor_work, work, terms) > EXCESS_LIMIT:
-            return None
-        src = narrow[0]  # through views (a bf16 position vector unsqueezed on both sides of a sub)
-        while (src.op == "call_function" and src.args and isinstance(src.args[0], torch.fx.Node)
-               and (d := self.side.decision(src)) is not None and d.op_class is OpClass.DATA_MOVEMENT):
-            src = src.args[0]
-        return src.meta.get(NODE_ID, src.name)
-
-    def _own_arithmetic(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype,
-                        local: Metrics, floor_work: float, work: torch.dtype, terms: float) -> float | None:
-        """The excess of a node that reads and stores fp32 or wider (no FMA site) against the error its
-        fp32 operands' rounding alone gives it (`output_floor.operand_floor`), where that is within the
-        limit: an ``exp`` of a logit near 30 amplifies the fp32 rounding of its argument 30 times, which
-        no op and no format short of fp64 avoids (the 16-bit counterpart: `_amplified_read`)."""
-        d = self.side.decision(node)
-        formats = [self.side.storage(p) for p in node.all_input_nodes] + [dtype]
-        if (d is not None and d.fma is not None) or any(
-                isinstance(f, torch.dtype) and f.is_floating_point and f.itemsize < 4 for f in formats):
-            return None
-        (held,) = operand_floor(node, oracle, ls.reader(ORACLE), torch.float32)
-        finite = int(oracle.isfinite().sum())
-        if not finite or not held:
-            return None
-        own = excess(local, floor_work, work, max(terms, held / finite**0.5))
-        return own if own <= EXCESS_LIMIT else None
 
     def _forced_from(self, node: torch.fx.Node) -> str | None:
         """Where the format overflow an operand of `node` carries began (`self.forced`), if any."""

@@ -30,12 +30,11 @@ from roundoff.observed.compare import (
     KernelReport,
     Observed,
     better,
-    stored_and_reused,
     substitution_nodes,
-    unrounded_reads,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
 from roundoff.observed.replay import TapPlan, learn_taps, run_planned
+from roundoff.observed.reuse import stored_and_reused, unrounded_reads
 from roundoff.observed.taps import ObserveError
 from roundoff.plan import plan
 from roundoff.plan.shared import plan_pair

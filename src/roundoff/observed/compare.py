@@ -19,8 +19,7 @@ differs from 0.0; NaN equals NaN whatever its payload).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -103,12 +102,12 @@ def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
     return int((differ & ~(a.isnan() & b.isnan())).sum())
 
 
-def _base(nid: str) -> str:
+def base_id(nid: str) -> str:
     """The captured node a planned node was made from (``n7.1`` and ``n7@k2`` -> ``n7``)."""
     return nid.split("@")[0].split(".")[0]
 
 
-def _narrow(dtype: Any) -> bool:
+def narrow_float(dtype: Any) -> bool:
     return isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype.itemsize < 4
 
 
@@ -125,16 +124,16 @@ def unrounded_in_kernel(
         for p in nodes[nid].all_input_nodes if nid in nodes else ():
             pid = p.meta.get(NODE_ID)
             other = observed.get(pid)
-            if pid not in fused and other is not None and other.launch == obs.launch and _narrow(other.value.dtype):
+            if pid not in fused and other is not None and other.launch == obs.launch and narrow_float(other.value.dtype):
                 return f"{short_name(p.target)} ({pid})"
     for d in the_plan.decisions.values():
-        if _base(d.node_id) not in fused:
+        if base_id(d.node_id) not in fused:
             continue
         for rid in d.rounded_inputs:
             r = the_plan.decisions.get(rid)
-            rounds = r is not None and _narrow(r.storage_dtype) and r.compute_dtype != r.storage_dtype
-            if _base(rid) in fused and rounds:
-                return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({_base(rid)})"
+            rounds = r is not None and narrow_float(r.storage_dtype) and r.compute_dtype != r.storage_dtype
+            if base_id(rid) in fused and rounds:
+                return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({base_id(rid)})"
     return None
 
 
@@ -191,55 +190,6 @@ def emulation_cause(
     if ordered:
         return "summation order"
     return "transcendental implementation" if transcendental else "unmodelled decision"
-
-
-def stored_and_reused(program: Program, observed: Mapping[str, Observed]) -> dict[str, set[str]]:
-    """Observed bf16/fp16 buffers that a kernel stores and, in the same launch, may also use unrounded
-    (a user of the node is fused into, or is, another buffer of that launch: SiLU stored for the
-    backward and multiplied in fp32 in the same loop; a residual sum stored for the next block and
-    squared unrounded for its RMSNorm), each with those users' ids. Which reading the kernel used is
-    not known from outside, so `compare_pair` judges those users under both (`unrounded_reads`)."""
-    by_launch: dict[int, set[str]] = {}
-    for nid, obs in observed.items():
-        by_launch.setdefault(obs.launch, set()).update((nid, *obs.fused))
-    users = {n.meta.get(NODE_ID): {u.meta.get(NODE_ID) for u in n.users} for n in program.nodes()}
-    reused = {}
-    for nid, obs in observed.items():
-        readers = users.get(nid, set()) & (by_launch[obs.launch] - {nid})
-        if _narrow(obs.value.dtype) and readers:
-            reused[nid] = readers
-    return reused
-
-
-UNROUNDED = "~unrounded"  # suffix of a twin's roundoff id (`unrounded_reads`)
-
-
-@contextlib.contextmanager
-def unrounded_reads(graph: torch.fx.Graph, reads: Mapping[str, set[str]]) -> Iterator[None]:
-    """For the duration, each node of `reads` in `graph` has a twin: the same op on the same operands,
-    id ``<id>~unrounded`` (no plan decision, so no side rounds it, and observe does not substitute
-    it), read instead of the node by the users listed (by the id they were made from). Those users
-    see the value the kernel kept in registers; every other user, a later kernel included, still
-    reads the node, i.e. the buffer the kernel stored. The graph is edited in place (the plan's
-    numerics know its nodes) and restored on exit."""
-    twins: list[tuple[torch.fx.Node, torch.fx.Node, list[torch.fx.Node]]] = []
-    try:
-        for node, nid in substitution_nodes(graph, set(reads)).items():
-            readers = [u for u in node.users if _base(u.meta.get(NODE_ID, "")) in reads[nid]]
-            if not readers:
-                continue
-            with graph.inserting_after(node):
-                twin = graph.create_node(node.op, node.target, node.args, node.kwargs, name=f"{node.name}_unrounded")
-            twin.meta = {**node.meta, NODE_ID: f"{nid}{UNROUNDED}"}
-            for u in readers:
-                u.replace_input_with(node, twin)
-            twins.append((node, twin, readers))
-        yield
-    finally:
-        for node, twin, readers in reversed(twins):  # a later twin may read an earlier one
-            for u in readers:
-                u.replace_input_with(twin, node)
-            graph.erase_node(twin)
 
 
 def better(a: KernelReport, b: KernelReport) -> KernelReport:
@@ -329,7 +279,7 @@ class KernelObserver:
                 scale += abs(float(v)) * exact.numel() ** 0.5
         floor = unit_roundoff(torch.float32) / 2 * scale
         if floor > 0 and float(exact.double().nan_to_num(0.0, 0.0, 0.0).norm()) <= floor:
-            self.small[_base(node.meta.get(NODE_ID, ""))] = floor
+            self.small[base_id(node.meta.get(NODE_ID, ""))] = floor
 
     def _structural_floor(self, nid: str, obs: Observed, numel: int, dtype: torch.dtype) -> float:
         """The RMS floor of a buffer that carries a value 0 by structure (`small`, in its local region):
