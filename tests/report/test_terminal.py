@@ -6,7 +6,9 @@ import io
 
 from rich.console import Console
 
-from roundoff.report.terminal import check_report, fmt_num, sweep_table, worst_nodes
+from roundoff.report.cells import fmt_num
+from roundoff.report.nodes_table import worst_nodes
+from roundoff.report.terminal import check_report, sweep_table
 
 
 def _render(renderable, tty: bool) -> str:
@@ -74,7 +76,7 @@ def test_closest_policy_is_bold_in_sqnr_and_rmse_rows():
 
 
 def test_top_zero_never_claims_every_node_is_correctly_rounded(sample_document):
-    from roundoff.report.terminal import nodes_table
+    from roundoff.report.nodes_table import nodes_table
 
     run = sample_document["runs"][0]
     assert any((n["metrics"]["bits"] or 0) != 0 for n in run["nodes"])  # some node has error
@@ -114,7 +116,7 @@ def test_blame_with_many_changes_leads_with_the_lines_of_the_users_code():
 def test_the_worst_nodes_table_shows_the_named_causes_and_the_origin_first():
     """A NaN run's table listed the largest excesses (nodes downstream of the NaN) and left out the
     origin the report names (a new user could not find it in the table)."""
-    from roundoff.report.terminal import worst_nodes
+    from roundoff.report.nodes_table import worst_nodes
 
     def node(nid: str, verdict: str, excess: float) -> dict:
         return {"id": nid, "verdict": verdict, "metrics": {"max_abs": 1.0, "local_excess": excess}}

@@ -14,8 +14,9 @@ from rich.console import Console
 from roundoff.capture.program import Program
 from roundoff.cli.loading import Loaded, capture_target, load_target
 from roundoff.policy.model import Policy
+from roundoff.report.cells import fmt_num
 from roundoff.report.json_report import number
-from roundoff.report.terminal import fmt_num, progress_bar
+from roundoff.report.terminal import progress_bar
 
 # The motivating cases (docs/architecture.md), as (workload, reference, policies): the FMA that turns a
 # cancelled product into inf, the user-level softmax whose gradient goes NaN, the bf16 chain that

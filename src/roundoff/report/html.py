@@ -19,8 +19,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from roundoff.report.cells import fmt_num
 from roundoff.report.json_report import node_ref_text, number
-from roundoff.report.terminal import fmt_num
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.observed import KernelReport, ObserveResult
-from roundoff.report.terminal import fmt_num, verdict_text
+from roundoff.report.cells import fmt_num, verdict_text
 
 
 def _kernel(k: KernelReport) -> dict[str, Any]:

@@ -20,27 +20,10 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.report.json_report import node_ref_text, number
+from roundoff.report.cells import fmt_num, verdict_text
+from roundoff.report.json_report import node_ref_text
+from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
 from roundoff.report.notes import compact_notes
-
-VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold magenta"}
-
-
-def fmt_num(x: Any, digits: int = 4) -> str:
-    """A metric for a table cell: ``-`` for None, ``inf``/``nan`` as words, else `digits` digits."""
-    if x is None:
-        return "-"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, str) and x not in ("inf", "-inf", "nan"):
-        return x
-    v = number(x) if isinstance(x, str) else float(x)
-    assert v is not None
-    if math.isnan(v) or math.isinf(v):
-        return str(v)
-    return f"{v:.{digits}g}"
 
 
 def _cell(value: Any) -> str:
@@ -113,10 +96,6 @@ def key_values(title: str, rows: Sequence[tuple[str, str]]) -> Table:
     return table
 
 
-def verdict_text(verdict: str) -> Text:
-    return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
-
-
 def verdict_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
     """Summary of several checks: (workload, policy, verdict, finding) per row."""
     table = Table(title="Verdicts", title_justify="left")
@@ -126,103 +105,6 @@ def verdict_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
         table.add_row(workload, policy, verdict_text(verdict), finding)
     return table
 
-
-
-def _own_excess(node: dict[str, Any]) -> float:
-    """The node's own error over its format's rounding (local excess; total where not measured)."""
-    m = node["metrics"]
-    for key in ("local_excess", "excess"):
-        v = number(m.get(key))
-        if v is not None and not math.isnan(v):
-            return v
-    return -1.0
-
-
-def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
-    """The `top` nodes whose own error is largest against their format's rounding (local excess),
-    the causes the report names and the NaN/inf origin first, then non-finite and diverging nodes;
-    ULPs do not rank (values near zero inflate them)."""
-    named = {c["id"] for c in run.get("causes") or []} | ({run["nan_origin"]["id"]} if run.get("nan_origin") else set())
-
-    def key(node: dict[str, Any]) -> tuple[bool, bool, float, bool]:
-        return (node["id"] in named, node["verdict"] != "ok", _own_excess(node), node["verdict"] == "nonfinite")
-
-    return sorted(run["nodes"], key=key, reverse=True)[: max(top, 0)]
-
-
-def _interesting(node: dict[str, Any]) -> bool:
-    m = node["metrics"]
-    bad = (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
-    err = number(m.get("max_abs"))
-    return node["verdict"] != "ok" or bool(bad) or bool(err)
-
-
-def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
-    """The `top` worst nodes of one run with their source lines and scale-aware figures; a one-line
-    note instead when no node has any error against fp64 (never for ``top=0``: that shows nothing)."""
-    if not run["nodes"]:  # screened: no node examined (a note says so)
-        return Text("")
-    if not any(_interesting(n) for n in run["nodes"]):
-        return Text(
-            f"every node of {run['policy']} is correctly rounded against fp64 "
-            f"({len(run['nodes'])} nodes, 0 bits of error)"
-        )
-    rows = [n for n in worst_nodes(run, top) if _interesting(n)]
-    if not rows:
-        return Text("")
-    return _NodesTable(run["policy"], rows)
-
-
-_METRIC_COLUMNS = ("own excess", "rel err", "bits", "nan/inf", "verdict")
-#: What the columns are (the judged figure first; the total figures include inherited error).
-_NODES_CAPTION = (
-    "own excess: the node's error recomputed from fp64 inputs (rounded as it reads them) over the rounding "
-    "of the format it is judged in (it diverges above 16); rel err and bits: its total error against fp64, "
-    "inherited error included"
-)
-
-
-class _NodesTable:
-    """The worst-nodes table, laid out for the width it is given: one line per node where it fits,
-    else node and op over the source line in the first column. Names are never cut mid-word."""
-
-    def __init__(self, policy: str, rows: list[dict[str, Any]]) -> None:
-        self.policy, self.rows = policy, rows
-
-    def _table(self, stacked: bool) -> Table:
-        table = Table(
-            title=f"Worst nodes under {self.policy} (by own error over the format's rounding)",
-            title_justify="left",
-            caption=_NODES_CAPTION,
-            caption_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            padding=(0, 1, 0, 0),
-        )
-        names = ("node / source",) if stacked else ("node", "op", "source")
-        for col in names + _METRIC_COLUMNS:
-            table.add_column(col, no_wrap=True)
-        for node in self.rows:
-            m = node["metrics"]
-            where = (
-                (f"{node['id']} {node['op']}\n  {node['source'] or '-'}",)
-                if stacked
-                else (node["id"], node["op"], node["source"] or "-")
-            )
-            table.add_row(
-                *where,
-                fmt_num(_own_excess(node) if _own_excess(node) >= 0 else None, 3),
-                fmt_num(m.get("norm_rel"), 3),
-                fmt_num(m["bits"], 3),
-                f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
-                verdict_text(node["verdict"]),
-            )
-        return table
-
-    def __rich_console__(self, console: Console, options: Any) -> Iterable[RenderableType]:
-        wide = self._table(stacked=False)
-        fits = console.measure(wide, options=options).maximum < options.max_width  # rich: +1 pad
-        yield wide if fits else self._table(stacked=True)
 
 
 def outputs_table(run: dict[str, Any]) -> Table:
@@ -354,7 +236,7 @@ class _SweepTable:
             title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: "
             "output RMSE)",
             title_justify="left",
-            caption=_NODES_CAPTION,
+            caption=NODES_CAPTION,
             caption_justify="left",
             box=box.SIMPLE_HEAD,
             pad_edge=False,

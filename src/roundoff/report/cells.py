@@ -1,0 +1,33 @@
+"""Table cells shared by the terminal renderings: numbers and verdicts as words and styles."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.text import Text
+
+from roundoff.report.json_report import number
+
+VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold magenta"}
+
+
+def fmt_num(x: Any, digits: int = 4) -> str:
+    """A metric for a table cell: ``-`` for None, ``inf``/``nan`` as words, else `digits` digits."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, str) and x not in ("inf", "-inf", "nan"):
+        return x
+    v = number(x) if isinstance(x, str) else float(x)
+    assert v is not None
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    return f"{v:.{digits}g}"
+
+
+def verdict_text(verdict: str) -> Text:
+    return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
