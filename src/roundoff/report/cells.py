@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rich import box
+from rich.table import Table
 from rich.text import Text
 
 from roundoff.report.json_report import number
@@ -31,3 +33,9 @@ def fmt_num(x: Any, digits: int = 4) -> str:
 
 def verdict_text(verdict: str) -> Text:
     return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
+
+
+def narrow_table(title: str, caption: str) -> Table:
+    """A left-titled, captioned table without edge padding, for layouts that must fit 80 columns."""
+    return Table(title=title, title_justify="left", caption=caption, caption_justify="left",
+                 box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))

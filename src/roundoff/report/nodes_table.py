@@ -7,12 +7,11 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from rich import box
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.report.cells import fmt_num, verdict_text
+from roundoff.report.cells import fmt_num, narrow_table, verdict_text
 from roundoff.report.json_report import number
 
 
@@ -78,15 +77,7 @@ class _NodesTable:
         self.policy, self.rows = policy, rows
 
     def _table(self, stacked: bool) -> Table:
-        table = Table(
-            title=f"Worst nodes under {self.policy} (by own error over the format's rounding)",
-            title_justify="left",
-            caption=NODES_CAPTION,
-            caption_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            padding=(0, 1, 0, 0),
-        )
+        table = narrow_table(f"Worst nodes under {self.policy} (by own error over the format's rounding)", NODES_CAPTION)
         names = ("node / source",) if stacked else ("node", "op", "source")
         for col in names + _METRIC_COLUMNS:
             table.add_column(col, no_wrap=True)

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.report.cells import fmt_num, verdict_text
+from roundoff.report.cells import fmt_num, narrow_table, verdict_text
 from roundoff.report.json_report import node_ref_text
 from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
 from roundoff.report.notes import compact_notes
@@ -232,16 +232,8 @@ class _SweepTable:
         self.rows, self.policies = rows, policies
 
     def _table(self, headers: Sequence[str]) -> Table:
-        table = Table(
-            title="Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: "
-            "output RMSE)",
-            title_justify="left",
-            caption=NODES_CAPTION,
-            caption_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            padding=(0, 1, 0, 0),
-        )
+        table = narrow_table("Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: "
+            "output RMSE)", NODES_CAPTION)
         table.add_column("layer", no_wrap=True)
         for h in headers:
             table.add_column(h, justify="right", no_wrap=True)
