@@ -27,6 +27,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.metrics import Metrics, measure
+from roundoff.analyze.output_floor import structural_zero_floor
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
@@ -266,20 +267,12 @@ class KernelObserver:
         return node_source(computing[-1]) if computing else node_source(node)
 
     def _record_small(self, node: torch.fx.Node, exact: torch.Tensor, ls: Lockstep) -> None:
-        """Record `node` (an add or sub) in `small` when its fp64 value is 0 by structure: in the fp64 run
-        of the whole program (operands no kernel's rounding touched), its 2-norm at most fp32's rounding
-        of its operands, ``u/2 * sum ||operand||`` (as `check` judges such a node)."""
-        read = ls.reader(GLOBAL)
-        scale = 0.0
-        for a in node.args[:2]:
-            v = read(a) if isinstance(a, torch.fx.Node) else a
-            if isinstance(v, torch.Tensor):
-                scale += float(v.double().nan_to_num(0.0, 0.0, 0.0).expand_as(exact).norm())
-            elif isinstance(v, (int, float)):
-                scale += abs(float(v)) * exact.numel() ** 0.5
-        floor = unit_roundoff(torch.float32) / 2 * scale
-        if floor > 0 and float(exact.double().nan_to_num(0.0, 0.0, 0.0).norm()) <= floor:
-            self.small[base_id(node.meta.get(NODE_ID, ""))] = floor
+        """Record `node` (an add or sub) in `small`, with the 2-norm of its operands' fp32 rounding, when
+        its fp64 value in the run of the whole program (operands no kernel's rounding touched) is 0 by
+        structure, as `check` judges a node (`analyze.output_floor.structural_zero_floor`)."""
+        rms = structural_zero_floor(node, exact, ls.reader(GLOBAL), torch.float32)
+        if rms:
+            self.small[base_id(node.meta.get(NODE_ID, ""))] = rms * int(exact.isfinite().sum()) ** 0.5
 
     def _structural_floor(self, nid: str, obs: Observed, numel: int, dtype: torch.dtype) -> float:
         """The RMS floor of a buffer that carries a value 0 by structure (`small`, in its local region):
