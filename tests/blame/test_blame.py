@@ -181,3 +181,17 @@ def test_blame_reports_its_progress_after_each_evaluation():
                    on_evaluation=lambda n, of: seen.append((n, of)))
     assert result.evaluations > 1 and [n for n, _ in seen] == list(range(1, result.evaluations + 1))
     assert {of for _, of in seen} == {result.candidates}
+
+
+def test_blame_with_an_rmse_ratio_judges_by_that_ratio():
+    """The user bound `rmse_ratio` (pass when rmse(result, fp64) <= ratio * rmse(reference, fp64)):
+    a bf16 variance by moments fails any sane ratio against the oracle, and keeping it in fp32 fixes it."""
+    x = (100 + torch.randn(256, generator=torch.Generator().manual_seed(1))).to(torch.bfloat16)
+
+    def moments(x):
+        return (x * x).mean() - x.mean() ** 2
+
+    exact = moments(x.double())  # independent: the bf16 result is far from fp64's
+    assert abs(float(moments(x)) - float(exact)) > 0.5 * abs(float(exact))
+    result = blame(capture(moments, x), "eager", against="oracle", rmse_ratio=4.0, repro=False)
+    assert result.status is BlameStatus.FIXED and result.changes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.fx
@@ -160,10 +161,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     by_id = {r.node_id: r for r in result.nodes}
     lines = _output_sentences(result)
     caused = []  # selections downstream of a named cause: its consequence, said after the causes
-    for nid, n, of in result.selection_flips:
-        sel = plan.program.node(nid)
-        before = {u.meta.get(NODE_ID) for u in upstream(sel)} & set(result.culprits)
-        (caused if before else lines).append(flip_sentence(sel, n, of, after_cause=bool(before)))
+    for sentence, after_cause in flip_sentences(result, plan.program.node):
+        (caused if after_cause else lines).append(sentence)
     origin = result.nan_origin if result.nan_origin in by_id else None
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
@@ -232,6 +231,18 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     lines.extend(ms[0] + (f" (The same at {len(ms) - 1} more node(s) of this line.)" if len(ms) > 1 else "")
                  for ms in groups.values())
     return tuple(lines)
+
+
+def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) -> list[tuple[str, bool]]:
+    """(`flip_sentence`, whether it follows a named cause) per selection of `result` that chose other
+    indices than fp64; `node` gives a node by id."""
+    named = set(result.culprits)
+    out = []
+    for nid, n, of in result.selection_flips:
+        sel = node(nid)
+        after = bool({u.meta.get(NODE_ID) for u in upstream(sel)} & named)
+        out.append((flip_sentence(sel, n, of, after_cause=after), after))
+    return out
 
 
 def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: bool = False) -> str:

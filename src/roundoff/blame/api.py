@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import torch
 
-from roundoff.analyze.culprits import amplifier, upstream
-from roundoff.analyze.explain import flip_sentence
+from roundoff.analyze.culprits import amplifier
+from roundoff.analyze.explain import flip_sentences
 from roundoff.analyze.result import CheckResult
 from roundoff.blame.changes import (
     Change,
@@ -23,7 +23,7 @@ from roundoff.blame.explain import describe_node, explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
-from roundoff.capture.program import NODE_ID, Program, node_id
+from roundoff.capture.program import Program, node_id
 from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
 
@@ -182,11 +182,7 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
                f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
                "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")
         )
-    named = set(checked.culprits)
-    return notes + [
-        flip_sentence(sel, n, of, after_cause=bool({u.meta.get(NODE_ID) for u in upstream(sel)} & named))
-        for nid, n, of in checked.selection_flips if (sel := program.node(nid)) is not None
-    ]
+    return notes + [sentence for sentence, _ in flip_sentences(checked, program.node)]
 
 
 def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:

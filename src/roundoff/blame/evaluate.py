@@ -142,10 +142,10 @@ class Evaluator:
         eager, oracle = self.eager[i], self.oracle[i]
         if self.reference is Reference.ORACLE and self.rmse_ratio is None:
             work = self._work[i] if i < len(self._work) else None
-            within = bool(oracle_output_passes(res, oracle, work or res.dtype, self._floors.get(i, 0.0)))
+            by_values = bool(oracle_output_passes(res, oracle, work or res.dtype, self._floors.get(i, 0.0)))
             if self.judged is not None and i not in self.judged:
-                return within or bool(no_worse_than(res, oracle, self.base_outputs[i], NO_WORSE))
-            return within
+                return by_values or bool(no_worse_than(res, oracle, self.base_outputs[i], NO_WORSE))
+            return by_values
         ref = eager if self.reference is Reference.EAGER else oracle.to(res.dtype)
         if self.rmse_ratio is None:
             return bool(same_rule(ref, res, oracle, self.tol))
