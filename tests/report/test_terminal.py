@@ -90,6 +90,7 @@ def test_legend_says_what_reference_means_in_each_mode(sample_document):
     texts = {a: _render(check_report(make_document("t", a, sample_document["runs"])), tty=False)
              for a in ("oracle", "eager")}
     assert "reference = the fp64 oracle correctly rounded" in " ".join(texts["oracle"].split())
+    assert len(texts["oracle"].split("reference =")[1].split("policy")[0]) < 420  # two sentences, not seven lines
     assert "reference = the `eager` policy emulated" in " ".join(texts["eager"].split())
 
 

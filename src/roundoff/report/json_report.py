@@ -361,6 +361,22 @@ def legend(against: str, rule: str = "same") -> str:
     )
 
 
+def short_legend(against: str, rule: str = "same") -> str:
+    """`legend` in two sentences, for a terminal; the JSON report carries the whole of it."""
+    if against not in ("oracle", "fp64"):
+        return legend(against, rule)
+    outputs = (
+        f"an output fails when it is NaN/inf where fp64 is finite, or over {EXCESS_LIMIT:g}x its reference "
+        "(with every node examined: only where a node on its path is flagged)"
+        if rule == "same" else f"outputs are judged by the `{rule}` rule"
+    )
+    return (
+        "reference = the fp64 oracle correctly rounded to the value's format. A node diverges when its own "
+        f"error is over {EXCESS_LIMIT:g}x its format's rounding or it is NaN/inf where fp64 is finite; {outputs}. "
+        "The whole rule: the --json report's legend."
+    )
+
+
 def make_document(
     target: str, against: str, runs: list[dict[str, Any]], specializations: Sequence[str] = ()
 ) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.report.cells import fmt_num, narrow_table, verdict_text
-from roundoff.report.json_report import node_ref_text
+from roundoff.report.json_report import node_ref_text, short_legend
 from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
 from roundoff.report.notes import compact_notes
 
@@ -209,7 +209,8 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
     )
     parts: list[RenderableType] = [head]
     if document.get("legend"):
-        parts.append(Text(document["legend"], style="dim"))
+        rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
+        parts.append(Text(short_legend(document["against"], rule), style="dim"))
     parts += [Text(f"note: {s}", style="yellow") for s in document.get("specializations", [])]
     return Group(*parts, *(run_report(r, top) for r in document["runs"]))
 
