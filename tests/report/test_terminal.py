@@ -92,6 +92,7 @@ def test_legend_says_what_reference_means_in_each_mode(sample_document):
     assert "reference = the fp64 oracle correctly rounded" in " ".join(texts["oracle"].split())
     assert len(texts["oracle"].split("reference =")[1].split("policy")[0]) < 420  # two sentences, not seven lines
     assert "reference = the `eager` policy emulated" in " ".join(texts["eager"].split())
+    assert "--against oracle judges both by fp64" in " ".join(texts["eager"].split())  # eager is not the truth
 
 
 def test_blame_with_many_changes_leads_with_the_lines_of_the_users_code():

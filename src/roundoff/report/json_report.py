@@ -364,7 +364,8 @@ def legend(against: str, rule: str = "same") -> str:
 def short_legend(against: str, rule: str = "same") -> str:
     """`legend` in two sentences, for a terminal; the JSON report carries the whole of it."""
     if against not in ("oracle", "fp64"):
-        return legend(against, rule)
+        return (legend(against, rule) + f" This judges each policy against `{against}`, not `{against}` against "
+                "the truth: where the reference itself is wrong, both pass alike; --against oracle judges both by fp64.")
     outputs = (
         f"an output fails when it is NaN/inf where fp64 is finite, or over {EXCESS_LIMIT:g}x its reference "
         "(with every node examined: only where a node on its path is flagged)"
