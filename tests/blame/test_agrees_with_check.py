@@ -41,3 +41,61 @@ def test_blame_before_equals_check_verdict(case):
     verdict = check(program, inputs, policy, "oracle")
     result = blame(program, policy, inputs, against="oracle", repro=False)
     assert result.ok_before == (not verdict.diverges)
+
+
+def _mistral_with_fp16_softmax():
+    """Trial 25's model: transformers' Mistral (bf16, sharp attention as in a trained model) whose
+    attention takes a hand-written softmax in fp16 without max subtraction (the planted bug, the two
+    lines marked). Returns (loss function, token ids, the planted lines)."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.mistral.modeling_mistral import repeat_kv
+
+    def fast_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+        key = repeat_kv(key, module.num_key_value_groups)
+        value = repeat_kv(value, module.num_key_value_groups)
+        scores = torch.matmul(query, key.transpose(2, 3)) * scaling
+        if attention_mask is not None:
+            scores = scores + attention_mask
+        e = torch.exp(scores.to(torch.float16))  # PLANTED
+        probs = (e / e.sum(dim=-1, keepdim=True)).to(query.dtype)  # PLANTED
+        return torch.matmul(probs, value).transpose(1, 2).contiguous(), probs
+
+    import inspect
+
+    lines, start = inspect.getsourcelines(fast_attention)
+    planted = {f"test_agrees_with_check.py:{start + i}" for i, text in enumerate(lines) if "# PLANTED" in text}
+    transformers.AttentionInterface.register("roundoff_test_fp16_softmax", fast_attention)
+    torch.manual_seed(0)
+    config = transformers.MistralConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=512, sliding_window=8, max_position_embeddings=64)
+    config._attn_implementation = "roundoff_test_fp16_softmax"
+    model = transformers.MistralForCausalLM(config).to(torch.bfloat16).train()
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.q_proj.weight.mul_(12.0)
+            layer.self_attn.k_proj.weight.mul_(12.0)
+    ids = torch.randint(0, config.vocab_size, (2, 32), generator=torch.Generator().manual_seed(1))
+    return (lambda ids: model(input_ids=ids, labels=ids).loss), ids, planted
+
+
+@pytest.mark.slow
+def test_blame_keeps_only_the_lines_check_needs():
+    """The search holds each failing output to its values, check passes it once no node on its path is
+    flagged: the search's fix for trial 25's Mistral also kept transformers' RoPE lines (18 changes),
+    and check passed without them. blame now leaves out every line check passes without: what is left
+    is on the planted lines, check passes it, and without any one of its lines check fails.
+    Oracle: check (every node, against fp64) on each policy."""
+    from roundoff.blame.changes import apply_changes
+    from roundoff.policy import get_policy
+
+    fn, ids, planted = _mistral_with_fp16_softmax()
+    program = capture(fn, ids, backward=True)
+    b = blame(program, "eager", against="oracle", repro=False)
+    assert b.status.value == "fixed"
+    lines = {c.source for c in b.changes}
+    assert lines <= planted, lines
+    assert not check(program, (ids,), apply_changes(get_policy("eager"), b.changes), against="oracle", nodes="all").diverges
+    for line in lines:
+        rest = [c for c in b.changes if c.source != line]
+        assert check(program, (ids,), apply_changes(get_policy("eager"), rest), against="oracle", nodes="all").diverges, line

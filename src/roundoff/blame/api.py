@@ -95,13 +95,21 @@ def blame(
         status = BlameStatus.NO_FIX
     else:
         status = BlameStatus.FIXED
+    notes: list[str] = []
+    if status is BlameStatus.FIXED and checked is not None:
+        found_before = found
+        found, dropped = _lines_check_needs(program, pol, args, found, checked, transcendentals)
+        if dropped:
+            notes.append(
+                f"{len(found_before) - len(found)} more change(s) the search kept on {', '.join(dropped)} are left out: `check` passes "
+                "without them (the search holds an output to its values; check passes it once no node on its "
+                "path is flagged)")
     fixed_policy = replace(
         apply_changes(pol, found),
         name=f"{pol.name}+blame",
         description=f"{pol.name} with the {len(found)} node override(s) roundoff blame found "
         f"against {ref.value} for {program.name}",
     )
-    notes: list[str] = []
     repro_text = None
     if repro and status is BlameStatus.FIXED:
         try:
@@ -155,6 +163,34 @@ def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: s
     from roundoff.analyze import check
 
     return check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
+
+
+MAX_PRUNE_CHECKS = 8
+
+
+def _lines_check_needs(
+    program: Program, policy: Policy, inputs: tuple, found: Sequence[Change], checked: CheckResult, transcendentals: str,
+) -> tuple[tuple[Change, ...], list[str]]:
+    """`found` without the source lines whose changes `check` (every node, against the oracle) passes
+    without: the search's fix is 1-minimal under its own rule, which holds each output to its values,
+    while check passes an output once no node on its path is flagged, so the search may keep changes
+    check does not need (transformers' RoPE lines for an fp16 softmax). Lines that none of check's
+    causes is on are tried first, fewest changes first; at most `MAX_PRUNE_CHECKS` checks. Returns the
+    changes kept and the lines dropped (with their change counts)."""
+    by_line: dict[str, list[Change]] = {}
+    for c in found:
+        by_line.setdefault(c.source or "an unknown line", []).append(c)
+    if len(by_line) < 2:
+        return tuple(found), []
+    cause_lines = {r.source for r in checked.nodes if r.node_id in checked.culprits}
+    order = sorted(by_line, key=lambda line: (line in cause_lines, len(by_line[line])))[:MAX_PRUNE_CHECKS]
+    kept, dropped = list(found), []
+    for line in order:
+        trial = [c for c in kept if c not in by_line[line]]
+        if trial and not _checked(program, apply_changes(policy, trial), inputs, transcendentals).diverges:
+            kept = trial
+            dropped.append(f"{line} ({len(by_line[line])})")
+    return tuple(kept), dropped
 
 
 def _failing_outputs(program: Program, checked: CheckResult) -> set[int]:
