@@ -14,9 +14,11 @@ forward+backward. Measured per size:
   streaming (what "check" measured before the screen);
 - check-screen: the default ``check(...)``: the three runs compared at the outputs and every 16th
   node only (every node examined only when that fails: not on these clean workloads; the bench stops
-  if it does); ``screen_with="auto"``: the interpreter on CPU, compiled on CUDA;
+  if it does); ``screen_with="auto"``: the interpreter on CPU, graphed on CUDA;
 - check-screen-lowered / check-screen-compiled: the same screen with the three runs lowered once
   into one graph and run as FX Python / compiled by Inductor (``screen_with=...``);
+- check-screen-interpreter / check-screen-graphed: the screen interpreted, and the interpreter's run
+  captured once as a CUDA graph and replayed (CUDA only);
 - compile: ``torch.compile(model)`` forward+backward (its first call is torch.compile's cold start);
 - check-lite: the same against the oracle only and without local error;
 - runs-only: the floor of `check`: the same three lockstep runs (policy, fp64 oracle, reference),
@@ -71,9 +73,9 @@ from typing import Any
 import torch
 
 ITEMS = ("eager", "fp64-eager", "compile", "check-screen", "check-screen-lowered", "check-screen-compiled",
-         "check-every-node", "check-lite", "runs-only")
+         "check-screen-interpreter", "check-screen-graphed", "check-every-node", "check-lite", "runs-only")
 #: Items measured cold (a fresh Inductor cache) and again reusing that cache: their first call compiles.
-COMPILING = ("compile", "check-screen", "check-screen-compiled")
+COMPILING = ("compile", "check-screen-compiled")
 DEFAULT_SIZES = ("64:16:2", "256:128:4", "512:256:4")
 
 
@@ -245,6 +247,10 @@ def _setup(model: str, size: str, device: str, recompute: bool = True) -> dict[s
                                                         screen_with="lowered")),
         "check-screen-compiled": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",
                                                          screen_with="compiled")),
+        "check-screen-interpreter": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",
+                                                            screen_with="interpreter", recompute=recompute)),
+        "check-screen-graphed": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",
+                                                        screen_with="graphed", recompute=recompute)),
         "check-lite": lambda: check(program, inputs, "inductor-gpu", against="oracle", local=False,
                                     recompute=recompute, nodes="all"),
         "_nodes": lambda: sum(1 for _ in program.graph.nodes),
@@ -257,6 +263,8 @@ def _screened(result: Any) -> None:
     if result.mode != "screen":
         raise SystemExit(f"bench/check.py: the screen found a divergence ({result.first_divergent}): "
                          "this workload is not clean, so check-screen would time every-node")
+    if failed := [n for n in result.notes if "screen failed" in n]:
+        raise SystemExit(f"bench/check.py: {failed[0]}: this would time the interpreter")
 
 
 def _sync(device: str) -> None:

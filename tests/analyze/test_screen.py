@@ -155,11 +155,41 @@ def test_a_screen_that_cannot_lower_falls_back_to_the_interpreter(monkeypatch: p
     assert any("lowered screen failed (RuntimeError: no lowering here)" in n for n in got.notes), got.notes
 
 
+def test_a_graphed_screen_needs_cuda_and_falls_back_to_the_interpreter() -> None:
+    xs, prog = _zoo("bf16-chain")
+    p = _plan(prog, "eager")
+    with pytest.raises(ValueError, match="needs CUDA inputs"):
+        screen(p, [plan_numerics(p), OracleNumerics()], xs, how="graphed")
+    got = check(prog, xs, "eager", screen_with="graphed", every=3)
+    assert got.mode == "screen" and any("graphed screen failed (ValueError" in n for n in got.notes), got.notes
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("name", ZOO)
+def test_graphed_screen_equals_the_interpreter_on_cuda(name: str) -> None:
+    """The interpreter's run replayed as a CUDA graph: bit for bit the interpreter's outputs and
+    figures, on the capture inputs and on new ones (a replay reads the new values)."""
+    w = get_workload(name)
+    fn = w.build()
+    fn = fn.cuda() if isinstance(fn, torch.nn.Module) else fn
+    xs = tuple(x.detach().cuda().requires_grad_(x.requires_grad) for x in w.make_inputs())
+    prog = capture(fn, *xs, backward=w.backward)
+    p = _plan(prog, "inductor-gpu")
+    sides = [plan_numerics(p), OracleNumerics(), plan_numerics(_plan(prog, "eager"))]
+    other = tuple((x * 1.5).to(x.dtype) if x.is_floating_point() else x for x in xs)
+    for inputs in (xs, other, xs):
+        a = screen(p, sides, inputs, every=1)
+        b = screen(p, sides, inputs, every=1, how="graphed", key=("test", name))
+        assert b.how == "graphed" and a.probed == b.probed and _same_bits(a.figures, b.figures), name
+        for side_a, side_b in zip(a.outputs, b.outputs):
+            assert all(_same_bits(x, y) for x, y in zip(side_a, side_b)), name
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("name", ["fma-cancel-vector", "softmax-backward", "llama-block"])
 def test_compiled_screen_on_cuda_gives_every_nodes_verdict(name: str) -> None:
-    """On CUDA the default screen is compiled (Triton pinned: tests/lower/test_compiled_cuda.py); it must
-    compile (no fallback note) and agree with every node examined."""
+    """On CUDA the default screen is graphed; it and the compiled one (Triton pinned:
+    tests/lower/test_compiled_cuda.py) must run (no fallback note) and agree with every node examined."""
     w = get_workload(name)
     fn = w.build()
     fn = fn.cuda() if isinstance(fn, torch.nn.Module) else fn
@@ -167,11 +197,12 @@ def test_compiled_screen_on_cuda_gives_every_nodes_verdict(name: str) -> None:
     prog = capture(fn, *xs, backward=w.backward)
     for policy in ("eager", "inductor-gpu"):
         full = check(prog, xs, policy, nodes="all")
-        fast = check(prog, xs, policy)
-        what = f"repro: check(zoo:{name} on CUDA, {policy!r}) screen vs nodes='all'"
-        assert not any("screen failed" in n for n in fast.notes), (what, fast.notes)
-        assert fast.diverges == full.diverges, what
-        assert (fast.first_divergent, fast.nan_origin) == (full.first_divergent, full.nan_origin) or not full.diverges
+        for how in ("auto", "compiled"):
+            fast = check(prog, xs, policy, screen_with=how)
+            what = f"repro: check(zoo:{name} on CUDA, {policy!r}, screen_with={how!r}) screen vs nodes='all'"
+            assert not any("screen failed" in n for n in fast.notes), (what, fast.notes)
+            assert fast.diverges == full.diverges, what
+            assert (fast.first_divergent, fast.nan_origin) == (full.first_divergent, full.nan_origin) or not full.diverges
 
 
 def test_a_failing_screen_says_why_every_node_was_examined() -> None:

@@ -126,8 +126,9 @@ def check(
     `nodes="screen"` (default) first runs the three sides comparing only the outputs and, every
     `every` float nodes, whether a run turned NaN/inf where fp64 is finite (`roundoff.analyze.screen`;
     `screen_with`: ``"interpreter"``, ``"lowered"`` (the runs lowered once into one graph, cached per
-    program), ``"compiled"`` (that graph compiled: see `roundoff.lower.compiled` for what differs) or
-    ``"auto"``: compiled on CUDA, else the interpreter). When every output passes and no checkpoint turned non-finite, that is the result:
+    program), ``"compiled"`` (that graph compiled: see `roundoff.lower.compiled` for what differs),
+    ``"graphed"`` (the interpreter's run replayed as a CUDA graph: its values, without its Python) or
+    ``"auto"``: graphed on CUDA, else the interpreter). When every output passes and no checkpoint turned non-finite, that is the result:
     no node examined (``mode="screen"``, `CheckResult.checkpoints`). Otherwise, and with
     ``nodes="all"``, every node is examined in the streaming pass: the same figures, verdicts, first
     divergence and NaN origin as ever (``mode="every-node"``). Against the oracle, the screen judges
@@ -207,7 +208,7 @@ def _screen(
     except TypeError:
         how = "interpreter"  # a policy that cannot key the graph cache
     if how == "auto":
-        how = "compiled" if _on_cuda(inputs) else "interpreter"
+        how = "graphed" if _on_cuda(inputs) else "interpreter"
     run_sides = sides
     if how == "compiled":  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
         run_sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]

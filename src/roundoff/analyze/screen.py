@@ -16,7 +16,11 @@ Three ways to run, the same figures:
   (``roundoff.lower.lower_sides``: a trace of the same emulator, bit for bit the same values) and
   run as FX's generated Python: no per-node decisions left, one aten call per op;
 - ``how="compiled"``: that graph compiled (``compile_lowered``): transcendentals are then Inductor's
-  kernels and reductions may sum in another order (see ``roundoff.lower.compiled``).
+  kernels and reductions may sum in another order (see ``roundoff.lower.compiled``);
+- ``how="graphed"`` (CUDA): the interpreter's run captured once as a CUDA graph and replayed
+  (``roundoff.execute.graphed``): the interpreter's kernels and values, without its per-node Python
+  and launch latency; no lowering, no compilation (its first call costs two interpreted runs, and the
+  graph's memory pool keeps the run's peak while the program lives).
 
 The lowered and compiled graphs are cached per program, `key` (what the sides compute), checkpoint
 spacing and input signature: a second check of the same program reuses them.
@@ -153,7 +157,7 @@ def _signature(inputs: Sequence[Any]) -> tuple:
     return tuple((tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
 
 
-HOWS = ("interpreter", "lowered", "compiled")
+HOWS = ("interpreter", "lowered", "compiled", "graphed")
 
 
 def _lowered_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Callable, key: tuple,
@@ -182,18 +186,36 @@ def screen(
     points, ranged = checkpoints(program, every), range_nodes(plan)
     probed = _labels(program, points, ranged, len(sides))
     probe = probe_figures(points, ranged, len(sides))
-    if how != "interpreter":
+    if how in ("lowered", "compiled"):
         run = _lowered_runner(plan, sides, inputs, probe, (*key, every), how == "compiled")
         with torch.no_grad():
             *outs, figures = run(*inputs)
         return Screened(tuple(outs), figures, probed, how)
-    found: list[torch.Tensor] = []
 
-    def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
-        found.extend(probe(node, vals))
+    def interpreted(*xs: Any) -> tuple:
+        found: list[torch.Tensor] = []
 
-    ls = Lockstep(program, sides, on_node=on_node, recompute=range(len(sides)) if recompute else ())
-    with torch.no_grad():
-        outs = ls.run_inputs(inputs)
-    figures = torch.stack([t.to(found[0].device) for t in found]) if found else torch.zeros(0, dtype=torch.float64)
+        def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
+            found.extend(probe(node, vals))
+
+        ls = Lockstep(program, sides, on_node=on_node,
+                      recompute=range(len(sides)) if recompute else ())
+        with torch.no_grad():
+            outs = ls.run_inputs(xs)
+        dev = found[0].device if found else None
+        return (*outs, torch.stack([t.to(dev) for t in found]) if found else torch.zeros(0, dtype=torch.float64))
+
+    if how == "graphed":
+        from roundoff.execute.graphed import CudaGraphed
+
+        if not any(isinstance(x, torch.Tensor) and x.is_cuda for x in inputs):
+            raise ValueError("screen how='graphed' replays a CUDA graph: it needs CUDA inputs")
+        cache = _COMPILED.setdefault(program.graph_module, {})
+        full = (*key, every, "graphed", _signature(inputs))
+        if full not in cache:
+            cache.clear()  # one captured run per program: its pool holds the run's peak memory
+            cache[full] = CudaGraphed(interpreted, inputs)
+        *outs, figures = cache[full](*inputs)
+    else:
+        *outs, figures = interpreted(*inputs)
     return Screened(tuple(outs), figures, probed, how)
