@@ -115,6 +115,16 @@ def round_value(value: Any, dtype: Any) -> Any:
     return value
 
 
+def _on_device(t: torch.Tensor | float, dev: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """`t` on `dev`: a Python number or 0-dim host tensor as a fill there (no host-to-device copy,
+    which CUDA graph capture forbids; the same value), any other tensor moved."""
+    if not isinstance(t, torch.Tensor):
+        return torch.full((), t, dtype=dtype, device=dev)
+    if t.dim() == 0 and t.device != dev and t.device.type == "cpu":
+        return torch.full((), t.item(), dtype=t.dtype, device=dev)
+    return t.to(dev)
+
+
 def _python_reciprocal(x: float, dtype: torch.dtype) -> float:
     """``1/x`` of a Python number in fp64, rounded (RNE) to `dtype`; ``1/±0`` is ``±inf``."""
     r = math.copysign(math.inf, x) if x == 0 else 1.0 / x
@@ -370,7 +380,7 @@ class PlanNumerics:
         # One device for all three: the device of the operand with most dimensions (a 0-dim CPU
         # constant may meet CUDA tensors, which torch's own ops allow but a fused FMA kernel does not).
         dev = max((t for t in (a, b, c) if isinstance(t, torch.Tensor)), key=lambda t: t.dim()).device
-        a, b, c = (t.to(dev) if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=cdt, device=dev) for t in (a, b, c))
+        a, b, c = (_on_device(t, dev, cdt) for t in (a, b, c))
         if divides_by_tensor:
             b = self._reciprocal(b.to(cdt))
         if node.target is _aten.sub.Tensor:

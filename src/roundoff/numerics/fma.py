@@ -33,7 +33,8 @@ def _operand(v: object, name: str, device: torch.device | None) -> torch.Tensor:
         return v.to(torch.float64)
     if isinstance(v, (bool, complex)) or not isinstance(v, (int, float)):
         raise TypeError(f"fma operand {name} must be a float tensor or a real Python number, got {type(v).__name__}")
-    return torch.tensor(v, dtype=torch.float32, device=device).to(torch.float64)
+    # a fill, not a host-to-device copy (CUDA graph capture forbids those); the same fp32 rounding
+    return torch.full((), v, dtype=torch.float32, device=device).to(torch.float64)
 
 
 def fma(a: torch.Tensor | float, b: torch.Tensor | float, c: torch.Tensor | float) -> torch.Tensor:
