@@ -195,3 +195,45 @@ def test_blame_with_an_rmse_ratio_judges_by_that_ratio():
     assert abs(float(moments(x)) - float(exact)) > 0.5 * abs(float(exact))
     result = blame(capture(moments, x), "eager", against="oracle", rmse_ratio=4.0, repro=False)
     assert result.status is BlameStatus.FIXED and result.changes
+
+
+def _fp16_scores() -> torch.Tensor:
+    return (torch.randn(4, 32, 32, generator=torch.Generator().manual_seed(0)) * 4).half()
+
+
+def test_a_masked_fp16_softmax_is_fixed_through_its_masked_fill():
+    """Trial 27's OLMo2 attention: ``exp`` of fp16 scores (no max subtracted) overflows fp16, then
+    ``masked_fill`` applies the causal mask and the row is normalised. Keeping exp and the sum in fp32
+    is not enough: masked_fill stores what it picks in fp16 and turns the kept value into inf again, and
+    blame offered no change there ("not a placement decision"). Now it keeps masked_fill in fp32 too.
+    Oracle: check against fp64 with every node, before (fails) and under the fixed policy (passes)."""
+    from roundoff.analyze import check
+    from roundoff.blame.changes import apply_changes
+    from roundoff.policy import get_policy
+
+    causal = torch.ones(32, 32, dtype=torch.bool).triu(1)
+
+    def attention_probs(s):
+        e = torch.exp(s)
+        e = e.masked_fill(causal, 0.0)
+        return e / e.sum(-1, keepdim=True)
+
+    s = _fp16_scores()
+    assert bool((s.double().exp() > torch.finfo(torch.float16).max).any())  # fp16 cannot hold exp(s)
+    program = capture(attention_probs, s)
+    assert check(program, (s,), "eager", against="oracle", nodes="all").diverges
+    result = blame(program, "eager", against="oracle", repro=False)
+    assert result.status is BlameStatus.FIXED, result.notes
+    assert "aten.masked_fill.Scalar" in {c.op for c in result.changes}
+    fixed = apply_changes(get_policy("eager"), result.changes)
+    assert not check(program, (s,), fixed, against="oracle", nodes="all").diverges
+
+
+def test_no_fix_for_an_output_says_it_keeps_its_dtype():
+    """An fp16 exp that is itself the output overflows; blame keeps outputs in their dtype, so its note
+    says that, not that the code made the values with a dtype= argument."""
+    s = _fp16_scores()
+    result = blame(capture(torch.exp, s), "eager", against="oracle", repro=False)
+    assert result.status is BlameStatus.NO_FIX
+    assert any(n.startswith("check names exp") and "is a program output, which keeps its dtype" in n
+               for n in result.notes), result.notes

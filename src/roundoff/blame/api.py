@@ -17,6 +17,7 @@ from roundoff.blame.changes import (
     apply_changes,
     candidate_changes,
     merge_overrides,
+    output_ids,
 )
 from roundoff.blame.evaluate import Evaluator
 from roundoff.blame.explain import describe_node, explain
@@ -204,6 +205,7 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
     (a value the code itself creates in a 16-bit dtype, ``arange(..., dtype=torch.bfloat16)``), then the
     selections that chose other indices than fp64 (a discrete decision)."""
     changed = {c.node_id for c in candidates}
+    outputs = output_ids(program)
     reports = {r.node_id: r for r in checked.nodes}
     amplifiers = {a.node_id for c in checked.culprits if (a := amplifier(checked.culprits, program, reports, c))}
     notes = []
@@ -211,9 +213,12 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
         if nid in changed or nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
             continue
         dtype = reports[nid].dtype
+        output = nid in outputs
         notes.append(
             f"check names {describe_node(program, nid)} as a cause, and no change this policy offers reaches it: "
-            + (f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
+            + (f"it is a program output, which keeps its dtype ({dtype}); compute it in float32 in the code"
+               if output and dtype in ("bfloat16", "float16") else
+               f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
                "float32 in the code" if dtype in ("bfloat16", "float16") else
                f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
                "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")

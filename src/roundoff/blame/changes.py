@@ -120,8 +120,10 @@ def _changes_for(
     if is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and d.rounds_result:
         if reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
             found.append(ChangeKind.KEEP_FP32)
-    elif is_low_precision(d.storage_dtype) and d.op_class.computes:
-        if is_low_precision(d.compute_dtype):
+    elif is_low_precision(d.storage_dtype) and (d.op_class.computes or d.op_class is OpClass.COMPARISON_SELECT):
+        # a select (where, masked_fill, clamp) computes nothing, but it stores what it picks: a value
+        # kept in fp32 upstream (an fp16 exp's overflow) is rounded there unless it is kept too
+        if is_low_precision(d.compute_dtype) and d.op_class.computes:
             found.append(ChangeKind.UPCAST)
         elif d.compute_dtype is not None:
             if reference is Reference.EAGER and not d.rounds_result:
@@ -148,7 +150,8 @@ def candidate_changes(
     Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
     Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate -> kept fp32), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
-    Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
+    Selects (where, masked_fill, clamp) offer KEEP_FP32 / ROUND like computing ops: they store what they
+    pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
     """
     ref = Reference.parse(reference)
     outputs = output_ids(plan.program)
