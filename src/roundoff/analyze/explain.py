@@ -51,7 +51,7 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
         return (
             f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g}, its reference {o.rmse_reference:.3g} "
             f"(fp64 correctly rounded to {o.judged_dtype or o.dtype}{_narrowest(o)}, or its last op's operands' "
-            "rounding where larger); see the causes below."
+            "rounding where larger)."
         )
     return (
         f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
@@ -156,10 +156,11 @@ def _range_words(r: NodeReport, own) -> str:
 
 
 def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None) -> tuple[str, ...]:
-    """Sentences, causes first: failing outputs, selections that chose other indices than fp64, the nodes whose own error causes them (with the NaN/inf origin), NaN fp64 makes too, the
-    first divergence when no cause is named, hazards."""
+    """Sentences, causes first (what `blame` would change): selections that chose other indices than
+    fp64, the nodes whose own error causes the failing outputs (with the NaN/inf origin); then those
+    outputs, NaN fp64 makes too, the first divergence when no cause is named, hazards."""
     by_id = {r.node_id: r for r in result.nodes}
-    lines = _output_sentences(result)
+    lines: list[str] = []
     caused = []  # selections downstream of a named cause: its consequence, said after the causes
     for sentence, after_cause in flip_sentences(result, plan.program.node):
         (caused if after_cause else lines).append(sentence)
@@ -193,6 +194,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     if origin is not None and origin not in named:
         lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
     lines.extend(caused)
+    lines.extend(_output_sentences(result))
     if result.culprits and not result.diverges:
         lines.append(
             f"No output fails: the outputs the error named above reaches are within {EXCESS_LIMIT:g}x their reference "
