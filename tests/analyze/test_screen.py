@@ -233,3 +233,19 @@ def test_an_output_the_screen_sends_to_every_node_that_then_passes_says_so() -> 
     assert r.mode == "every-node" and all(o.passes for o in r.outputs) and not r.diverges
     note = next(n for n in r.notes if n.startswith("screened ("))
     assert "by its values" in note and "no node on its path is flagged, so it passes" in note
+
+
+def test_an_output_within_its_operand_floor_says_so_not_ill_conditioned() -> None:
+    """A bf16 dot product whose terms cancel (trial 27's q_norm gradient, 13.7x its reference in the
+    table after the screen's note said 'beyond the limit'): the screen holds the sum to fp64 correctly
+    rounded; the every-node pass adds the terms' rounding (its operand floor), within which it passes.
+    The note says which of the two made it pass. Oracle: the output's own figures."""
+    g = torch.Generator().manual_seed(0)
+    x = (1 + 0.01 * torch.randn(4096, generator=g)).bfloat16()
+    y = (1.3 * torch.tensor([1.0, -1.0]).repeat(2048)).bfloat16()
+    r = check(capture(lambda x, y: (x * y).sum(), x, y), (x, y), "eager", against="oracle")
+    (o,) = r.outputs
+    assert r.mode == "every-node" and o.passes and o.rmse_result <= 16 * o.rmse_reference
+    note = next(n for n in r.notes if n.startswith("screened ("))
+    assert "once the error its last op takes from its operands' rounding is counted" in note, note
+    assert "ill-conditioned" not in note

@@ -35,6 +35,7 @@ from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
+    EXCESS_LIMIT,
     Rule,
     Verdict,
     judge,
@@ -181,8 +182,8 @@ def check(
         observer.nan_origin, flipped=frozenset(observer.flips),
     )
     if why_all and floors is not None and all(o.passes for o in outputs) and "by its values" in why_all[0]:
-        why_all = (why_all[0].replace("so every node was examined.", "so every node was examined: no node on its path "
-                                      "is flagged, so it passes (ill-conditioned in this format, not computed wrongly)."),)
+        why_all = (why_all[0].replace("so every node was examined.", "so every node was examined: " + _why_it_passes(
+            [o for o in outputs if f"`{o.name}`" in why_all[0]])),)
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
@@ -191,6 +192,15 @@ def check(
         selection_flips=tuple((nid, n, of) for nid, (n, of) in observer.flips.items()),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:
+    """Why outputs the screen sent to every node pass there: within the limit once their operand floor
+    is counted (which the screen does not compute), or no flagged node on their path."""
+    if outputs and all(o.rmse_result <= EXCESS_LIMIT * o.rmse_reference for o in outputs):
+        return (f"within {EXCESS_LIMIT:g}x its reference once the error its last op takes from its operands' "
+                "rounding is counted (the screen holds it to fp64 correctly rounded only), so it passes.")
+    return "no node on its path is flagged, so it passes (ill-conditioned in this format, not computed wrongly)."
 
 
 def _on_cuda(inputs: Sequence[Any]) -> bool:
