@@ -126,3 +126,34 @@ def test_the_worst_nodes_table_shows_the_named_causes_and_the_origin_first():
     run = {"nodes": [node("n1", "nonfinite", 1.0), node("n2", "diverges", 900.0), node("n3", "diverges", 50.0)],
            "causes": [{"id": "n3"}], "nan_origin": {"id": "n1"}}
     assert {n["id"] for n in worst_nodes(run, 2)} == {"n1", "n3"}  # not n2, the largest excess
+
+
+def test_worst_nodes_cells_say_what_their_figures_cover():
+    """Trial 27: a node NaN/inf at every element showed "rel err 0, bits 0" (the figures cover the
+    elements finite on both sides: none), and a node diverging by a zero a later node divides by read
+    "diverges" at an own excess of 4.58 beside "diverges above 16". Oracle: the planted programs' own
+    check results (the fp16 epsilon absorbed before a division; an fp16 softmax without max)."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import run_from_check
+    from roundoff.report.nodes_table import nodes_table
+    from tests.analyze.planted import PLANTED
+
+    def rows(name):
+        case = next(c for c in PLANTED if c.name == name)
+        xs = case.inputs()
+        r = check(capture(case.fn, *xs, backward=case.backward), xs, case.policy, against=case.against)
+        return r, _render(nodes_table(run_from_check(r), 10), tty=False)
+
+    r, text = rows("softmax-no-max-fp16")
+    full = [n for n in r.nodes if n.vs_oracle.nonfinite >= n.vs_oracle.numel > 0]
+    assert full, "precondition: a node NaN/inf everywhere"
+    for n in full:
+        line = next(t for t in text.splitlines() if t.split()[:2] == [n.node_id, n.op])
+        assert line.split()[4:6] == ["-", "-"], line
+    r, text = rows("eps-absorbed-fp16")
+    zeros = [n for n in r.nodes if n.verdict.value == "diverges" and n.own_excess <= 16]
+    assert zeros, "precondition: a node that diverges by its zeros"
+    for n in zeros:
+        assert any(t.split()[:2] == [n.node_id, n.op] and t.rstrip().endswith("diverges*") for t in text.splitlines()), text
+    assert "* diverges at or below 16" in " ".join(text.split())

@@ -32,7 +32,7 @@ def fmt_num(x: Any, digits: int = 4) -> str:
 
 
 def verdict_text(verdict: str) -> Text:
-    return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
+    return Text(verdict, style=VERDICT_STYLE.get(verdict.rstrip("*"), ""))
 
 
 def narrow_table(title: str, caption: str) -> Table:

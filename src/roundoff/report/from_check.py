@@ -42,6 +42,7 @@ def _metrics(n: NodeReport) -> dict[str, Any]:
         norm_rel=m.norm_rel,
         excess=m.excess,
         local_excess=n.own_excess,
+        numel=m.numel,
     )
 
 

@@ -27,7 +27,7 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                    "verdict",           # "ok" | "diverges" | "nonfinite" (NaN/inf, fp64 finite)
                    "metrics": {"max_ulp", "bits", "mean_bits", "max_abs", "max_rel",
                                "mismatch", "sqnr_db", "nan", "inf", "local_bits",
-                               "inherited_bits", "norm_rel", "excess", "local_excess"}}],
+                               "inherited_bits", "norm_rel", "excess", "local_excess", "numel"}}],
                                         # metrics of the policy run against the fp64 oracle
         "hazards": [{"kind", "node", "source", "message"}],
         "groups": [{"id", "kind", "nodes": [ids]}],      # the plan's kernels
@@ -103,6 +103,7 @@ METRIC_KEYS = (
     "norm_rel",
     "excess",
     "local_excess",
+    "numel",
 )
 
 SCHEMA: dict[str, Any] = {

@@ -69,6 +69,30 @@ NODES_CAPTION = (
 )
 
 
+#: Beyond this, a normwise relative error only says "nothing right" (fp64's values are about 0 there).
+_REL_SHOWN = 1e3
+#: Marks a node that diverges with its own error within the limit (`zeros_diverge`), explained in the caption.
+_ZEROS_MARK = "*"
+_ZEROS_CAPTION = (f"; {_ZEROS_MARK} diverges at or below 16: it is 0 where fp64 is not, and a later node divides by "
+                  "it or takes its log")
+
+
+def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
+    """(rel err, bits) cells: "-" where no element is finite on both sides (the figures cover those
+    only), a relative error beyond `_REL_SHOWN` as such."""
+    m = node["metrics"]
+    numel, bad = number(m.get("numel")), (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
+    if numel is not None and bad >= numel > 0:
+        return "-", "-"
+    rel = number(m.get("norm_rel"))
+    return (f"> {_REL_SHOWN:g}" if rel is not None and rel > _REL_SHOWN else fmt_num(m.get("norm_rel"), 3),
+            fmt_num(m["bits"], 3))
+
+
+def _zeros_only(node: dict[str, Any]) -> bool:
+    return node["verdict"] == "diverges" and 0 <= _own_excess(node) <= 16
+
+
 class _NodesTable:
     """The worst-nodes table, laid out for the width it is given: one line per node where it fits,
     else node and op over the source line in the first column. Names are never cut mid-word."""
@@ -77,7 +101,9 @@ class _NodesTable:
         self.policy, self.rows = policy, rows
 
     def _table(self, stacked: bool) -> Table:
-        table = narrow_table(f"Worst nodes under {self.policy} (by own error over the format's rounding)", NODES_CAPTION)
+        marked = any(_zeros_only(n) for n in self.rows)
+        table = narrow_table(f"Worst nodes under {self.policy} (by own error over the format's rounding)",
+                             NODES_CAPTION + (_ZEROS_CAPTION if marked else ""))
         names = ("node / source",) if stacked else ("node", "op", "source")
         for col in names + _METRIC_COLUMNS:
             table.add_column(col, no_wrap=True)
@@ -91,10 +117,9 @@ class _NodesTable:
             table.add_row(
                 *where,
                 fmt_num(_own_excess(node) if _own_excess(node) >= 0 else None, 3),
-                fmt_num(m.get("norm_rel"), 3),
-                fmt_num(m["bits"], 3),
+                *_total_figures(node),
                 f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
-                verdict_text(node["verdict"]),
+                verdict_text(node["verdict"] + (_ZEROS_MARK if _zeros_only(node) else "")),
             )
         return table
 
