@@ -9,6 +9,7 @@ from rich.console import Console
 from roundoff.report.cells import fmt_num
 from roundoff.report.nodes_table import worst_nodes
 from roundoff.report.terminal import check_report, sweep_table
+from roundoff.zoo import get_workload
 
 
 def _render(renderable, tty: bool) -> str:
@@ -157,3 +158,24 @@ def test_worst_nodes_cells_say_what_their_figures_cover():
     for n in zeros:
         assert any(t.split()[:2] == [n.node_id, n.op] and t.rstrip().endswith("diverges*") for t in text.splitlines()), text
     assert "* diverges at or below 16" in " ".join(text.split())
+
+
+def test_a_passing_run_folds_its_modelling_notes_into_one_line():
+    """Trial 27: on a clean model each Inductor/XLA policy printed rematerialized nodes, 20 persistent-
+    reduction notes, unmodelled ops and decomposition ids, none of which a user can act on when the
+    check passes. A passing run shows the screen's note and one line counting the rest (--json keeps
+    them); a failing run shows them all."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import document_from_checks, run_from_check
+
+    w = get_workload("llama-block")
+    xs = w.make_inputs()
+    r = check(capture(w.build(), *xs, backward=w.backward), xs, "inductor-gpu", against="eager")
+    assert not r.diverges and any("rematerialized" in n for n in r.notes), r.notes  # clean, with modelling notes
+    doc = document_from_checks("t", "eager", [run_from_check(r)])
+    text = " ".join(_render(check_report(doc), tty=False).split())
+    assert f"{len(r.notes) - 1} note(s) on how inductor-gpu was modelled" in text, text
+    assert "screened (" in text and "rematerialized" not in text
+    doc["runs"][0]["verdict"] = "diverges"  # the same notes under a failing verdict: shown
+    assert "rematerialized" in " ".join(_render(check_report(doc), tty=False).split())

@@ -158,9 +158,21 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         # analyze's findings often repeat the hazard's advice word for word: say it once
         text += " (see above)" if any(line.startswith(h["message"]) for line in listed) else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
-    for note in compact_notes(run["notes"]):
+    notes = run["notes"]
+    if run["verdict"] == "ok":  # how the policy was modelled (fusion, summation order, unmodelled ops): for failures
+        kept = [n for n in notes if _shown_when_passing(n)]
+        if modelling := len(notes) - len(kept):
+            kept.append(f"{modelling} note(s) on how {run['policy']} was modelled (fusion, summation order, "
+                        "unmodelled ops): --json has them; they matter when a check fails.")
+        notes = kept
+    for note in compact_notes(notes):
         parts.append(Text(f"note: {note}", style="dim"))
     return Group(*parts)
+
+
+def _shown_when_passing(note: str) -> bool:
+    """Notes a passing run still shows on a terminal: what the screen examined, and whether it ran as asked."""
+    return note.startswith("screened") or "screen failed" in note
 
 
 def blame_report(blame: dict[str, Any]) -> Group:
