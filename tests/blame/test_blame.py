@@ -237,3 +237,26 @@ def test_no_fix_for_an_output_says_it_keeps_its_dtype():
     assert result.status is BlameStatus.NO_FIX
     assert any(n.startswith("check names exp") and "is a program output, which keeps its dtype" in n
                for n in result.notes), result.notes
+
+
+def test_already_ok_says_what_check_still_lists():
+    """Trial 27: a loss summed in a bf16 running total within the limit (check: a finding and the
+    narrow-running-sum hazard, verdict ok); blame said only 'nothing to fix'. It now says check lists
+    findings within the limit. Oracle: check's own result on the program."""
+    from roundoff.analyze import check
+
+    g = torch.Generator().manual_seed(0)
+    xs = (torch.rand(31, 8, generator=g) + 1).bfloat16()
+
+    def running_total(x):
+        total = torch.zeros((), dtype=x.dtype)
+        for t in range(x.shape[0]):
+            total = total + x[t].sum()
+        return total
+
+    program = capture(running_total, xs)
+    r = check(program, (xs,), "eager", against="oracle", nodes="all")
+    assert not r.diverges and any(h.kind == "narrow-running-sum" for h in r.hazards), r.hazards
+    result = blame(program, "eager", against="oracle", repro=False)
+    assert result.status is BlameStatus.ALREADY_OK
+    assert any(n.startswith("check lists") and f"{len(r.hazards)} hazard(s)" in n for n in result.notes), result.notes

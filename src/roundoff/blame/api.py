@@ -97,6 +97,10 @@ def blame(
     else:
         status = BlameStatus.FIXED
     notes: list[str] = []
+    if status is BlameStatus.ALREADY_OK and checked is not None and (checked.culprits or checked.hazards):
+        notes.append(
+            f"check lists {len(checked.culprits)} cause(s) and {len(checked.hazards)} hazard(s) whose effect stays "
+            "within the limit at every output (see `roundoff check --every-node`): blame changes only what fails")
     if status is BlameStatus.FIXED and checked is not None:
         found_before = found
         found, dropped = _lines_check_needs(program, pol, args, found, checked, transcendentals)
