@@ -176,6 +176,7 @@ def test_a_passing_run_folds_its_modelling_notes_into_one_line():
     doc = document_from_checks("t", "eager", [run_from_check(r)])
     text = " ".join(_render(check_report(doc), tty=False).split())
     assert f"{len(r.notes) - 1} note(s) on how inductor-gpu was modelled" in text, text
+    assert ("policy inductor-gpu: ok (with findings within the limit, below)" in text) == bool(r.hazards or r.explanations)
     assert "screened (" in text and "rematerialized" not in text
     doc["runs"][0]["verdict"] = "diverges"  # the same notes under a failing verdict: shown
     assert "rematerialized" in " ".join(_render(check_report(doc), tty=False).split())

@@ -126,7 +126,9 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
     """One policy's section, causes first: verdict, what blame changes, the findings (failing outputs,
     the nodes whose own error causes them), outputs, worst nodes, NaN/Inf origin, hazards, notes."""
     parts: list[RenderableType] = [
-        Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"])),
+        Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"]),
+                      " (with findings within the limit, below)" if run["verdict"] == "ok" and (
+                          run["explanations"] or run["hazards"]) else ""),
     ]
     if run["blame"] is not None:
         parts.append(blame_report(run["blame"]))
