@@ -201,3 +201,17 @@ def test_an_op_amplifying_its_bf16_operand_names_that_operand() -> None:
     first = next(e for e in r.explanations if not e.startswith("output "))
     assert first.startswith(f"`mul` ({mul} at ") and f"`exp` ({exp} at " in first and "amplifies" in first
     assert mul in {c.node_id for c in blame(program, case.policy, against=case.against, repro=False).changes}
+
+
+@pytest.mark.parametrize("name", ["softmax-no-max-fp16", "fp16-norm-overflow", "tiny-reciprocal-fp16"])
+def test_an_overflow_is_said_once_not_at_every_node_it_reaches(name: str) -> None:
+    """Trial 27: one fp16 exp overflow gave the cause's sentence, then "reaches ... beyond fp16's 65504:
+    it becomes inf" for the exp and for each node downstream (masked_fill, sum). Those fp16-overflow
+    hazards stay in the hazard list; the findings say the overflow once, at its cause."""
+    case = next(c for c in PLANTED if c.name == name)
+    xs = case.inputs()
+    program = capture(case.fn, *xs, backward=case.backward)
+    r = check(program, xs, case.policy, against=case.against)
+    assert any(h.kind == "fp16-overflow" for h in r.hazards)  # precondition: the hazard rule fires
+    assert sum("overflows float16" in e for e in r.explanations) == 1, r.explanations
+    assert not any("it becomes inf in fp16" in e for e in r.explanations), r.explanations

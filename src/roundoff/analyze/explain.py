@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 import torch.fx
 
-from roundoff.analyze.culprits import amplifier, path_cause, upstream
+from roundoff.analyze.culprits import amplifier, ancestors, path_cause, upstream
 from roundoff.analyze.hazards import fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf
@@ -229,6 +229,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             )
     groups: dict[tuple[str, str | None], list[str]] = {}  # an op in a loop repeats its hazard: once per line
     for h in result.hazards:
+        if h.kind == "fp16-overflow" and named and (named & ({h.node_id} | ancestors(plan.program, {h.node_id}))):
+            continue  # the named cause's overflow and its consequences downstream: said by the cause's sentence
         groups.setdefault((h.kind, h.source), []).append(h.message)
     lines.extend(ms[0] + (f" (The same at {len(ms) - 1} more node(s) of this line.)" if len(ms) > 1 else "")
                  for ms in groups.values())
