@@ -100,8 +100,9 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
         )
     if r.own_excess <= EXCESS_LIMIT:  # a culprit only by a zero a later node divides by or takes the log of
         return (
-            f"{_at(r)} is 0 where fp64 is not (its error otherwise {r.own_excess:.3g} times the rounding of "
-            f"{r.working_dtype or r.dtype}: the format cannot hold those values), and a later node divides by "
+            f"{_at(r)} is 0 where fp64 is not (elsewhere its error is {r.own_excess:.3g} times the rounding of "
+            f"{r.working_dtype or r.dtype}): the zeros come from a value it reads that lost what fp64 has there "
+            "(an epsilon absorbed upstream) or from values below the format's range, and a later node divides by "
             "it or takes its log."
         )
     judged = r.working_dtype or r.dtype
