@@ -260,3 +260,24 @@ def test_already_ok_says_what_check_still_lists():
     result = blame(program, "eager", against="oracle", repro=False)
     assert result.status is BlameStatus.ALREADY_OK
     assert any(n.startswith("check lists") and f"{len(r.hazards)} hazard(s)" in n for n in result.notes), result.notes
+
+
+def test_keep_fp32_names_the_op_that_computes_with_the_value_not_a_view_or_cast():
+    """Trial 27: blame's why named `unsqueeze` as the consumer needing the bits (check named `cos`).
+    The consumers named are the ops that compute with the value, through views and casts."""
+    from roundoff.blame.explain import _users
+    from roundoff.plan import plan
+    from roundoff.policy import get_policy
+    from tests.analyze.planted import PLANTED
+
+    case = next(c for c in PLANTED if c.name == "bf16-timesteps")
+    xs = case.inputs()
+    program = capture(case.fn, *xs, backward=case.backward)
+    result = blame(program, case.policy, against=case.against, repro=False)
+    assert result.status is BlameStatus.FIXED
+    p = plan(program, get_policy(case.policy))
+    for change in result.changes:
+        named = _users(program.node(change.node_id), p)
+        for u in program.nodes():
+            if f"({u.meta.get('roundoff_id')})" in named:
+                assert p.decisions[u.meta["roundoff_id"]].op_class.computes, (named, u)

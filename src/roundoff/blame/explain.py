@@ -8,6 +8,7 @@ import torch.fx
 from roundoff.blame.changes import Change, ChangeKind
 from roundoff.capture.program import Program, node_id
 from roundoff.ops import short_name
+from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
 _DTYPE_NAMES = {
@@ -51,8 +52,21 @@ def expression(n: torch.fx.Node, program: Program | None = None, depth: int = 1)
     return f"{short_name(n.target)}({', '.join(names)})"
 
 
-def _users(n: torch.fx.Node) -> str:
-    users = [u for u in n.users if u.op == "call_function"]
+def _users(n: torch.fx.Node, plan: Plan) -> str:
+    """The ops that compute with `n`'s value, looking through the views, copies and casts between (an
+    `unsqueeze` before the `cos` that needs the bits)."""
+    users: list[torch.fx.Node] = []
+    todo, seen = list(n.users), set()
+    while todo:
+        u = todo.pop(0)
+        if u in seen or u.op != "call_function":
+            continue
+        seen.add(u)
+        d = plan.decisions.get(node_id(u))
+        if d is not None and d.op_class in (OpClass.DATA_MOVEMENT, OpClass.CAST) and u.users:
+            todo.extend(u.users)
+        else:
+            users.append(u)
     return ", ".join(f"`{short_name(u.target)}` ({node_id(u)})" for u in users[:4]) + (", ..." if len(users) > 4 else "") or "the output"
 
 
@@ -84,7 +98,7 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
     if change.kind is ChangeKind.ROUND:
         why = (
             f"{where}: round the result to {storage} as it is produced, as eager does — kept in "
-            f"{compute} inside the fused kernel, it feeds {_users(n)} a value eager never sees"
+            f"{compute} inside the fused kernel, it feeds {_users(n, plan)} a value eager never sees"
         )
         if any(short_name(u.target) == "eq" for u in n.users):
             why += (
@@ -102,7 +116,7 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
         )
     return (
         f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
-        f"here throws away bits its consumer(s) {_users(n)} need to stay close to the fp64 result"
+        f"here throws away bits its consumer(s) {_users(n, plan)} need to stay close to the fp64 result"
     )
 
 
