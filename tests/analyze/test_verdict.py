@@ -293,7 +293,9 @@ def test_an_fp32_value_rounded_to_bf16_downstream_is_held_to_bf16() -> None:
 
 def test_an_fp32_output_of_a_bf16_path_is_reported_against_bf16s_best() -> None:
     """The outputs table's reference RMSE is what the verdict holds the output to: fp64 correctly rounded
-    to the narrowest format on its path (bf16 here, though the loss is fp32); oracle: torch's cast."""
+    to the narrowest format on its path (bf16 here, though the loss is fp32), or a quarter of that
+    format's unit roundoff where larger (a scalar fp64 rounds luckily; trial 28 read 108x "ok" and
+    181x "diverges" against a reference that was not the limit's); oracle: torch's cast."""
     xs = _mlp_inputs()
 
     def loss(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
@@ -304,7 +306,9 @@ def test_an_fp32_output_of_a_bf16_path_is_reported_against_bf16s_best() -> None:
     exact = _mlp(*(t.detach().double() for t in xs)) * 3  # fp64 throughout (the oracle ignores the cast)
     best = exact.to(torch.bfloat16).double()  # one value: torch's cast rounds it correctly
     assert out.dtype == "float32" and out.judged_dtype == "bfloat16"
-    assert out.rmse_reference == pytest.approx(float((best - exact).abs()), rel=1e-9)
+    base = float(exact.abs()) * torch.finfo(torch.bfloat16).eps / 8
+    assert out.rmse_reference == pytest.approx(max(float((best - exact).abs()), base), rel=1e-9)
+    assert out.passes == (out.rmse_result <= 16 * out.rmse_reference)  # the limit is 16x the reference shown
 
 
 def test_path_dtypes_in_one_pass_equals_path_dtype_per_node() -> None:

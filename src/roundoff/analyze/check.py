@@ -194,6 +194,20 @@ def check(
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
 
 
+def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype, floor: float,
+                vs_oracle: bool) -> tuple[float, ...]:
+    """Against the oracle, the RMS errors besides fp64's rounding that the output's limit is 16x of
+    (`verdict.excess_within`): its operand floor, and a quarter of the unit roundoff of its judged
+    format, so that a scalar loss fp64 rounds luckily is not held to that luck. Nothing against a
+    reference."""
+    if not vs_oracle:
+        return ()
+    n = max(int(finite.sum()), 1)
+    eps = torch.finfo(judged).eps if judged.is_floating_point else 0.0
+    scale = float(oracle[finite].double().norm()) if n > 1 or bool(finite.any()) else 0.0
+    return floor / math.sqrt(n), scale * eps / 8 / math.sqrt(n)
+
+
 def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:
     """Why outputs the screen sent to every node pass there: within the limit once their operand floor
     is counted (which the screen does not compute), or no flagged node on their path."""
@@ -330,8 +344,8 @@ def _output_verdicts(
         verdicts.append(
             OutputVerdict(
                 name=name, node_id=nid, passes=passes,
-                rmse_result=rmse_res, rmse_reference=rmse_res if agree else max(
-                    rmse(ref, oracle), (floors or {}).get(i, 0.0) / math.sqrt(max(int(finite.sum()), 1))),
+                rmse_result=rmse_res, rmse_reference=rmse_res if agree else max((
+                    rmse(ref, oracle), *_limit_base(oracle, finite, judged, (floors or {}).get(i, 0.0), ref_all is None))),
                 vs_oracle=measure(res, oracle, res.dtype),
                 vs_reference=None if ref_all is None else exact_metrics(wide) if agree
                 else measure(res, ref.to(torch.float64), res.dtype),

@@ -15,6 +15,7 @@ from typing import Any
 
 from roundoff.analyze.metrics import Metrics
 from roundoff.analyze.result import CheckResult, NodeReport
+from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.plan.model import Plan
 from roundoff.report.json_report import (
     make_document,
@@ -120,7 +121,8 @@ def run_from_check(
     ]
     outputs = [
         output_entry(
-            o.name, "ok" if o.passes else "diverges", o.rmse_result, o.rmse_reference, None
+            o.name, "ok" if o.passes else "diverges", o.rmse_result, o.rmse_reference,
+            EXCESS_LIMIT if result.against == "oracle" and o.rule == "same" else None,
         )
         for o in result.outputs
     ]

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.report.cells import fmt_num, narrow_table, verdict_text
-from roundoff.report.json_report import node_ref_text, short_legend
+from roundoff.report.json_report import node_ref_text, number, short_legend
 from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
 from roundoff.report.notes import compact_notes
 
@@ -108,18 +108,29 @@ def verdict_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
 
 
 def outputs_table(run: dict[str, Any]) -> Table:
-    """Per-output verdict by PyTorch's rule: RMSE vs fp64 against multiplier x reference RMSE
-    (the multiplier column only where the report records one)."""
+    """Per-output verdict: RMSE vs fp64 and the reference's. Where the report records the limit's
+    multiplier (against the oracle), the error as a multiple of the reference, the limit in the header,
+    and an ok beyond it says why (no flagged node on its path: `roundoff.analyze.verdict`)."""
     table = Table(title=f"Outputs under {run['policy']}", title_justify="left")
-    with_mult = any(o["multiplier"] is not None for o in run["outputs"])
-    cols = ["output", "rmse vs fp64", "reference rmse"] + (["multiplier"] if with_mult else [])
+    limits = {o["multiplier"] for o in run["outputs"] if o["multiplier"] is not None}
+    limit = next(iter(limits)) if len(limits) == 1 else None
+    cols = ["output", "rmse vs fp64", "reference rmse"] + ([f"x reference (limit {limit:g})"] if limit else [])
     for col in cols + ["verdict"]:
         table.add_column(col)
     for out in run["outputs"]:
         cells = [out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"])]
-        cells += [fmt_num(out["multiplier"])] if with_mult else []
-        table.add_row(*cells, verdict_text(out["verdict"]))
+        ratio = _ratio(out["rmse"], out["ref_rmse"])
+        cells += [fmt_num(ratio, 3)] if limit else []
+        beyond = limit is not None and ratio is not None and ratio > limit and out["verdict"] == "ok"
+        table.add_row(*cells, Text.assemble(verdict_text(out["verdict"]), " (no flagged node on its path)" if beyond else ""))
     return table
+
+
+def _ratio(value: Any, reference: Any) -> float | None:
+    v, r = number(value), number(reference)
+    if v is None or r is None or math.isnan(v) or math.isnan(r):
+        return None
+    return v / r if r > 0 else (0.0 if v == 0 else math.inf)
 
 
 def run_report(run: dict[str, Any], top: int = 10) -> Group:
