@@ -122,3 +122,24 @@ def test_a_node_the_policy_keeps_in_fp32_has_no_fp16_overflow_hazard() -> None:
     kept = apply_changes(get_policy("eager"), [Change(0, total, ChangeKind.KEEP_FP32, "sum")])
     after = check(program, (x,), kept, against="oracle", nodes="all")
     assert not any(h.kind == "fp16-overflow" and h.node_id == total for h in after.hazards), after.hazards
+
+
+def test_a_failing_running_total_is_the_first_finding():
+    """Trial 28: a loss summed in a bf16 running total failed, and the first bullet was the failing
+    output; the running-sum hazard that causes it came after. It now leads, as a cause. Oracle: the
+    fp64 sum of the same values (the check's verdict), and the hazard rule's own node."""
+    g = torch.Generator().manual_seed(0)
+    xs = (torch.rand(600, 8, generator=g) + 1).bfloat16()
+
+    def running_total(x):
+        total = torch.zeros((), dtype=x.dtype)
+        for t in range(x.shape[0]):
+            total = total + x[t].sum()
+        return total
+
+    exact = xs.double().sum()
+    assert abs(float(running_total(xs)) - float(exact)) > 16 * float(exact) * 2**-8 / 8  # eager is off
+    r = check(capture(running_total, xs), (xs,), "eager", against="oracle")
+    assert r.diverges and any(h.kind == "narrow-running-sum" for h in r.hazards)
+    assert "a running total of" in r.explanations[0] and "held in bfloat16" in r.explanations[0], r.explanations
+    assert sum("a running total of" in e for e in r.explanations) == 1

@@ -9,7 +9,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.culprits import amplifier, ancestors, path_cause, upstream
-from roundoff.analyze.hazards import fma_can_err, product_words
+from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf
 from roundoff.capture.program import NODE_ID, node_source
@@ -195,6 +195,10 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     if origin is not None and origin not in named:
         lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
     lines.extend(caused)
+    failing = [o.node_id for o in result.outputs if not o.passes]
+    accumulating = [h for h in result.hazards if h.kind in ACCUMULATION_HAZARDS and failing
+                    and any(h.node_id in ancestors(plan.program, {o}) for o in failing)]
+    lines.extend(dict.fromkeys(h.message for h in accumulating))  # a cause as much as a node's own error
     lines.extend(_output_sentences(result))
     if result.culprits and not result.diverges:
         lines.append(
@@ -230,6 +234,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             )
     groups: dict[tuple[str, str | None], list[str]] = {}  # an op in a loop repeats its hazard: once per line
     for h in result.hazards:
+        if h in accumulating:
+            continue  # said with the causes
         if h.kind == "fp16-overflow" and named and (named & ({h.node_id} | ancestors(plan.program, {h.node_id}))):
             continue  # the named cause's overflow and its consequences downstream: said by the cause's sentence
         groups.setdefault((h.kind, h.source), []).append(h.message)
