@@ -60,8 +60,8 @@ def test_autocast_downcast_offers_one_change_per_matmul(block) -> None:
 def test_ddmin_finds_strictly_smaller_set_than_best_prefix(block) -> None:
     _, xs, program = block
     assert not _passes(block, ()), f"llama-block fp16 under {POLICY} does not diverge from eager"
-    dd = blame(program, POLICY, xs, against="eager", search="ddmin", repro=False)
-    pre = blame(program, POLICY, xs, against="eager", search="prefix-linear", repro=False)
+    dd = blame(program, POLICY, xs, against="eager", search="ddmin", repro=False, whole_lines=False)
+    pre = blame(program, POLICY, xs, against="eager", search="prefix-linear", repro=False, whole_lines=False)
     repro = f"blame(capture(llama-block fp16), {POLICY!r}, against='eager', search=...)"
     assert dd.status is BlameStatus.FIXED and pre.status is BlameStatus.FIXED, repro
     assert dd.candidates == pre.candidates  # same change space, topological order

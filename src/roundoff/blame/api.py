@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import torch
 
-from roundoff.analyze.culprits import amplifier
+from roundoff.analyze.culprits import amplifier, ancestors
 from roundoff.analyze.explain import flip_sentences
 from roundoff.analyze.result import CheckResult
 from roundoff.blame.changes import (
@@ -58,6 +59,7 @@ def blame(
     incremental: bool = True,
     repro: bool = True,
     on_evaluation: Callable[[int, int], None] | None = None,
+    whole_lines: bool = True,
 ) -> BlameResult:
     """Find a 1-minimal set of per-node decision changes that brings `program` within tolerance.
 
@@ -68,6 +70,8 @@ def blame(
     Polygraphy-style baselines "prefix" (bisect the shortest topological prefix) and
     "prefix-linear" (scan for it). With `repro`, the result holds a standalone repro.py text.
     `on_evaluation(evaluations so far, candidate changes)` is called after each evaluation (progress).
+    `whole_lines` extends a fix to every node of the same op, line and pass where that still fixes it
+    (a loop's iterations: `_whole_lines`); False gives the search's set alone (to compare searches).
     """
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -97,6 +101,15 @@ def blame(
     else:
         status = BlameStatus.FIXED
     notes: list[str] = []
+    evaluations = outcome.evaluations
+    if status is BlameStatus.FIXED and whole_lines:
+        found, added = _whole_lines(found, candidates, ev)
+        evaluations += added != 0  # one more change set run (-1: it did not fix, the search's set is kept)
+        if added > 0:
+            notes.append(
+                f"the fix is extended to every node of the same op and line in the same pass ({added} more: a "
+                "loop's other iterations, the same line in other layers), as a fix in the code would be; the "
+                "search alone needed fewer")
     if status is BlameStatus.ALREADY_OK and checked is not None and (checked.culprits or checked.hazards):
         notes.append(
             f"check lists {len(checked.culprits)} cause(s) and {len(checked.hazards)} hazard(s) whose effect stays "
@@ -151,7 +164,7 @@ def blame(
         changes=tuple(found),
         explanations=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found),
         candidates=len(candidates),
-        evaluations=outcome.evaluations,
+        evaluations=evaluations,
         nodes_recomputed=cost.nodes_recomputed,
         nodes_full=cost.nodes_full,
         ok_before=outcome.none_fix,
@@ -168,6 +181,33 @@ def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: s
     from roundoff.analyze import check
 
     return check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
+
+
+#: Nodes of one op, line and pass from which they are a loop (or layers) that `_whole_lines` fixes whole.
+MIN_REPEATS = 3
+
+
+def _whole_lines(found: Sequence[Change], candidates: Sequence[Change], ev: Evaluator) -> tuple[tuple[Change, ...], int]:
+    """`found` with every candidate of the same kind on the same op, source line and pass where those
+    repeat at least `MIN_REPEATS` times (a loop's iterations, the same line in each of several layers;
+    forward and backward apart): a user fixes a line of code, not the 17th iteration of a
+    loop the search happened to pick (trial 28: 3 of a bf16 running total's 62 additions). Kept only
+    where the widened set still fixes the program (one evaluation); returns it and how many it adds
+    (-1: evaluated, not kept)."""
+    program = ev.base_plan.program  # the nodes the changes name (decompositions included)
+    forward = ancestors(program, {node_id(a) for a in program.output_args()[: program.num_forward_outputs]
+                                  if isinstance(a, torch.fx.Node)})
+    # same op and line, and the same pass: a line's backward op of the same name computes something else
+    def key(c: Change) -> tuple:
+        return c.source, c.op, c.kind, c.node_id in forward
+
+    lines = {key(c) for c in found if c.source is not None}
+    sizes = Counter(key(c) for c in candidates if key(c) in lines)
+    extra = [c for c in candidates if sizes.get(key(c), 0) >= MIN_REPEATS and c not in found]
+    if not extra:
+        return tuple(found), 0
+    widened = tuple(sorted((*found, *extra)))
+    return (widened, len(extra)) if ev.fixes(widened) else (tuple(found), -1)
 
 
 MAX_PRUNE_CHECKS = 8

@@ -120,7 +120,8 @@ def _changes_for(
     if is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and d.rounds_result:
         if reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
             found.append(ChangeKind.KEEP_FP32)
-    elif is_low_precision(d.storage_dtype) and (d.op_class.computes or d.op_class is OpClass.COMPARISON_SELECT):
+    elif is_low_precision(d.storage_dtype) and (
+            d.op_class.computes or (d.op_class is OpClass.COMPARISON_SELECT and reference is Reference.ORACLE)):
         # a select (where, masked_fill, clamp) computes nothing, but it stores what it picks: a value
         # kept in fp32 upstream (an fp16 exp's overflow) is rounded there unless it is kept too
         if is_low_precision(d.compute_dtype) and d.op_class.computes:
@@ -150,8 +151,8 @@ def candidate_changes(
     Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
     Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate -> kept fp32), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
-    Selects (where, masked_fill, clamp) offer KEEP_FP32 / ROUND like computing ops: they store what they
-    pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
+    Toward the oracle, selects (where, masked_fill, clamp) offer KEEP_FP32 like computing ops: they store
+    what they pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
     """
     ref = Reference.parse(reference)
     outputs = output_ids(plan.program)
