@@ -143,3 +143,24 @@ def test_a_failing_running_total_is_the_first_finding():
     assert r.diverges and any(h.kind == "narrow-running-sum" for h in r.hazards)
     assert "a running total of" in r.explanations[0] and "held in bfloat16" in r.explanations[0], r.explanations
     assert sum("a running total of" in e for e in r.explanations) == 1
+
+
+def test_an_additive_mask_pushed_below_fp16s_range_is_no_overflow_hazard():
+    """Trial 28: HF's `attn_weights + attention_mask` (the mask at finfo(fp16).min) on clean fp16 Bloom
+    was reported as "reaches 6.55e+04 ... it becomes inf in fp16. Fix: scale the values down": the
+    -inf lands where the mask is, which is what the mask means. A positive overflow still is one.
+    Oracle: the fp64 values (torch) of the two sums."""
+    g = torch.Generator().manual_seed(0)
+    scores = (torch.randn(2, 8, 8, generator=g) - 3).half()  # negative scores
+    mask = torch.zeros(8, 8).masked_fill(torch.ones(8, 8, dtype=torch.bool).triu(1), torch.finfo(torch.float16).min).half()
+    assert float((scores.double() + mask.double()).min()) < -65504  # fp64 goes beyond fp16's range
+
+    def masked_softmax(s, m):
+        return torch.softmax(s + m, -1)
+
+    r = check(capture(masked_softmax, scores, mask), (scores, mask), "eager", against="oracle", nodes="all")
+    assert not any(h.kind == "fp16-overflow" for h in r.hazards), r.hazards
+    big = (scores.double().abs() * 30000).half()
+    assert float((big.double() + big.double()).max()) > 65504  # a real overflow
+    r = check(capture(lambda a, b: (a + b) * 0.5, big, big), (big, big), "eager", against="oracle", nodes="all")
+    assert any(h.kind == "fp16-overflow" for h in r.hazards), r.hazards

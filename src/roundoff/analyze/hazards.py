@@ -231,10 +231,19 @@ def _fp16_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Rang
     top = r.absmax.get(_nid(n))
     if top is None or top <= _FP16_MAX:
         return None
+    if r.max.get(_nid(n), math.inf) <= _FP16_MAX and any(_is_mask(p, r) for p in n.all_input_nodes):
+        return None  # a mask at fp16's lowest value pushed lower: -inf there means what the mask means
     fix = ("scale the values down or compute this node in bf16/fp32" if top <= torch.finfo(torch.float32).max
            else "fp32 and bf16 cannot hold it either: rewrite it to stay in range (subtract the max before exp, "
            "work in log space, rescale)")
     return f"{_where(n)}: reaches {top:.3g} in the fp64 oracle, beyond fp16's 65504: it becomes inf in fp16. Fix: {fix}."
+
+
+def _is_mask(p: torch.fx.Node, r: Ranges) -> bool:
+    """Whether operand `p` reaches fp16's lowest finite value (an additive attention mask, finfo.min)
+    and nothing near its largest: its large magnitudes are all negative."""
+    low, high = r.absmax.get(_nid(p)), r.max.get(_nid(p))
+    return low is not None and high is not None and low >= _FP16_MAX and high < low and high <= _FP16_MAX
 
 
 def _narrow_reduction(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
