@@ -4,6 +4,7 @@ what their last op's operands' rounding causes, real cancellations not excused."
 from __future__ import annotations
 
 import math
+import operator
 
 import torch
 
@@ -106,3 +107,22 @@ def test_an_output_a_sum_produces_gets_its_terms_floor_even_when_not_zero() -> N
     node = next(n for n in program.graph.nodes if n.target is aten.sum.dim_IntList)
     (expected,) = operand_floor(node, oracle[0], lambda n: x.double(), torch.bfloat16)
     assert float(oracle[0].norm()) > 1.0 and floors[0] == expected > 0
+
+
+def test_a_layernorms_saved_mean_of_centred_values_is_a_structural_zero():
+    """Trial 28 (fp16 Bloom): a LayerNorm of a LayerNorm's output saves a mean fp64 puts at ~1e-17; the
+    fp16 run's is rounding noise, and `getitem` (the mean of `native_layer_norm`'s results) read as
+    "8.19e+03 times the rounding of float16 ... underflow, scale the loss". Its floor is taken from
+    its producer's operands as for any structural zero. Oracle: the fp64 mean of the centred values."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 16, 64, generator=g).half()
+    ln1, ln2 = torch.nn.LayerNorm(64).half(), torch.nn.LayerNorm(64).half()
+    centred = torch.nn.functional.layer_norm(x.double(), (64,))
+    assert float(centred.mean(-1).abs().max()) < 1e-15  # the second LayerNorm's mean is 0 by structure
+    x.requires_grad_()
+    program = capture(lambda x: ln2(ln1(x)).float().pow(2).mean(), x, backward=True)  # the backward reads the means
+    r = check(program, (x,), "eager", against="oracle", nodes="all")
+    ids = {n.meta["roundoff_id"] for n in program.graph.nodes if n.target is operator.getitem and n.args[1] == 1
+           and n.args[0].target is torch.ops.aten.native_layer_norm.default}
+    means = [n for n in r.nodes if n.node_id in ids]
+    assert len(means) == 2 and all(n.verdict.value == "ok" for n in means), [(n.node_id, n.own_excess) for n in means]

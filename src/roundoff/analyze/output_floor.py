@@ -151,10 +151,18 @@ def structural_zero_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch
     structurally zero."""
     if not is_float(exact) or not exact.numel():
         return 0.0
-    (in_fp32,) = operand_floor(node, exact, read, torch.float32)
+    site, whole, index = node, exact, (None,)
+    if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):  # one result of several
+        site, whole, index = node.args[0], read(node.args[0]), (node.args[1],)  # (LayerNorm's saved mean)
+        try:  # its producer's operands, where the run still holds them (a forward op's, read by the backward)
+            (in_fp32,) = operand_floor(site, whole, read, torch.float32, index)
+        except (KeyError, RuntimeError):  # released after the producer ran: no floor (judged as before)
+            return 0.0
+    else:
+        (in_fp32,) = operand_floor(site, whole, read, torch.float32, index)
     if _finite_norm(exact) > in_fp32:
         return 0.0
-    (held,) = operand_floor(node, exact, read, dtype) if dtype != torch.float32 else (in_fp32,)
+    (held,) = operand_floor(site, whole, read, dtype, index) if dtype != torch.float32 else (in_fp32,)
     finite = int(exact.isfinite().sum())
     return held / finite**0.5 if finite else 0.0
 
