@@ -53,6 +53,9 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
             f"(fp64 correctly rounded to {o.judged_dtype or o.dtype}{_narrowest(o)}, or its last op's operands' "
             "rounding where larger)."
         )
+    if o.reference_nonfinite:  # the reference broke, not (only) the policy: said with the reference's failure
+        return (f"output `{o.name}` differs from {against}, which is NaN/inf there (below); against fp64 its "
+                f"RMSE is {o.rmse_result:.3g}.")
     return (
         f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
         f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
@@ -206,14 +209,17 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             "(later ops dilute it, e.g. a tiny term added to a large one), so the verdict is ok; it is listed as a "
             "place where the format loses accuracy."
         )
+    broken = [o for o in result.outputs if o.reference_nonfinite]
+    if broken:  # one sentence for all: a NaN eager run breaks every gradient alike
+        clean = [o for o in broken if not o.nonfinite]
+        names = ", ".join(f"`{o.name}`" for o in broken[:3]) + (f" and {len(broken) - 3} more" if len(broken) > 3 else "")
+        lines.append(
+            f"the reference ({result.against}) is NaN/inf where fp64 is finite at {len(broken)} output(s) ({names}; "
+            f"{sum(o.reference_nonfinite for o in broken)} element(s)): {result.against} itself fails there"
+            + (f", this policy does not at {len(clean)} of them" if clean else "")
+            + "; check each against fp64 with --against oracle."
+        )
     for o in result.outputs:
-        if o.reference_nonfinite:
-            lines.append(
-                f"output `{o.name}`: the reference ({result.against}) is NaN/inf at {o.reference_nonfinite} element(s) "
-                f"where fp64 is finite: {result.against} itself fails there"
-                + (", this policy does not" if not o.nonfinite else "")
-                + "; check each against fp64 with --against oracle."
-            )
         if o.nan_in_fp64:
             lines.append(
                 f"output `{o.name}`: {o.nan_in_fp64} element(s) are NaN in fp64 too (the program makes NaN there "
