@@ -202,3 +202,23 @@ def test_outputs_table_shows_each_error_as_a_multiple_of_its_reference_and_the_l
     text = " ".join(_render(outputs_table(doc["runs"][0]), tty=False).split())
     assert "x reference (limit 16)" in text and f"{ratio:.3g}" in text, text
     assert "ok (no flagged node on its path)" in text, text
+
+
+def test_a_named_cause_with_an_ok_verdict_says_it_is_named():
+    """Trial 28: the nodes the report names as the cause (a bf16 cast whose rounding `cos` amplifies)
+    read a bare "ok" in the worst-nodes table, beside the bullet naming them."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import run_from_check
+    from roundoff.report.nodes_table import nodes_table
+    from tests.analyze.planted import PLANTED
+
+    case = next(c for c in PLANTED if c.name == "bf16-timesteps")
+    xs = case.inputs()
+    r = check(capture(case.fn, *xs, backward=case.backward), xs, case.policy, against=case.against)
+    ok_causes = [n for n in r.nodes if n.node_id in r.culprits and n.verdict.value == "ok"]
+    assert ok_causes, "precondition: a cause correct in its format"
+    text = _render(nodes_table(run_from_check(r), 10), tty=False)
+    for n in ok_causes:
+        assert any(t.split()[:2] == [n.node_id, n.op] and t.rstrip().endswith("ok (named above)")
+                   for t in text.splitlines()), text

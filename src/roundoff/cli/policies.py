@@ -79,7 +79,7 @@ def check_node_overrides(
                 f"policy {origin}'s node overrides were made for program {policy.made_for!r} "
                 f"(graph {policy.made_for_graph}), not for {program.name!r} (graph {mine}): "
                 "node ids differ between programs (a policy blame made with --backward fits only a check with "
-                "--backward, and the reverse); run roundoff blame on this program for its own"
+                "--backward, and the reverse); run roundoff blame on this program for a policy of its own"
             )
     ids = [n.meta.get(NODE_ID) for n in program.graph.nodes]
     known = set(ids)

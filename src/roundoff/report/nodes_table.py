@@ -57,7 +57,7 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
     rows = [n for n in worst_nodes(run, top) if _interesting(n)]
     if not rows:
         return Text("")
-    return _NodesTable(run["policy"], rows)
+    return _NodesTable(run["policy"], rows, frozenset(c["id"] for c in run.get("causes") or []))
 
 
 _METRIC_COLUMNS = ("own excess", "rel err", "bits", "nan/inf", "verdict")
@@ -65,7 +65,7 @@ _METRIC_COLUMNS = ("own excess", "rel err", "bits", "nan/inf", "verdict")
 NODES_CAPTION = (
     "own excess: the node's error recomputed from fp64 inputs (rounded as it reads them) over the rounding "
     "of the format it is judged in (it diverges above 16); rel err and bits: its total error against fp64, "
-    "inherited error included"
+    "inherited error included (bits: log2 of its largest error in units in the last place of its format)"
 )
 
 
@@ -97,8 +97,10 @@ class _NodesTable:
     """The worst-nodes table, laid out for the width it is given: one line per node where it fits,
     else node and op over the source line in the first column. Names are never cut mid-word."""
 
-    def __init__(self, policy: str, rows: list[dict[str, Any]]) -> None:
-        self.policy, self.rows = policy, rows
+    def __init__(self, policy: str, rows: list[dict[str, Any]], named: frozenset[str] = frozenset()) -> None:
+        """`named`: the ids of the causes the report names (an ok verdict there says so: the node is
+        correct in its format, the cause all the same, as the source of an error another node amplifies)."""
+        self.policy, self.rows, self.named = policy, rows, named
 
     def _table(self, stacked: bool) -> Table:
         marked = any(_zeros_only(n) for n in self.rows)
@@ -119,7 +121,8 @@ class _NodesTable:
                 fmt_num(_own_excess(node) if _own_excess(node) >= 0 else None, 3),
                 *_total_figures(node),
                 f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
-                verdict_text(node["verdict"] + (_ZEROS_MARK if _zeros_only(node) else "")),
+                Text.assemble(verdict_text(node["verdict"] + (_ZEROS_MARK if _zeros_only(node) else "")),
+                              " (named above)" if node["verdict"] == "ok" and node["id"] in self.named else ""),
             )
         return table
 

@@ -193,8 +193,8 @@ def blame_report(blame: dict[str, Any]) -> Group:
     status = blame.get("status", "fixed")
     head = Text.assemble(
         ("blame: ", "bold"),
-        f"{len(blame['changes'])} change(s), {status}, {blame['evaluations']} evaluations",
-        f" of {blame['candidates']} candidates" if blame.get("candidates") is not None else "",
+        f"{len(blame['changes'])} change(s), {status}, {blame['evaluations']} change sets tried",
+        f" (from {blame['candidates']} candidate changes)" if blame.get("candidates") is not None else "",
     )
     parts: list[RenderableType] = [head]
     if len(blame["changes"]) > 3:  # many changes: where they are in the user's code, first
