@@ -6,6 +6,7 @@ node written the careful way (its `fixed` form below) is accurate."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from roundoff.analyze import check
 from roundoff.capture import capture
@@ -215,3 +216,19 @@ def test_an_overflow_is_said_once_not_at_every_node_it_reaches(name: str) -> Non
     assert any(h.kind == "fp16-overflow" for h in r.hazards)  # precondition: the hazard rule fires
     assert sum("overflows float16" in e for e in r.explanations) == 1, r.explanations
     assert not any("it becomes inf in fp16" in e for e in r.explanations), r.explanations
+
+
+def test_two_overflowing_exps_are_worded_alike() -> None:
+    """Trial 28 (a hand-written CLIP logsumexp in both directions, fp16, no max): the first `exp` read
+    "overflows float16", the identical second one "makes inf itself". Oracle: fp64's exp is beyond
+    fp16's range at both (torch)."""
+    g = torch.Generator().manual_seed(0)
+    logits = (torch.randn(8, 8, generator=g) * 4 + 8).half()
+    assert float(logits.double().exp().max()) > 65504
+
+    def lse_both(x):
+        return torch.log(torch.exp(x).sum(1)).mean() + torch.log(torch.exp(x.t()).sum(1)).mean()
+
+    r = check(capture(lse_both, logits), (logits,), "eager", against="oracle")
+    assert sum(e.startswith("`exp`") and "overflows float16" in e for e in r.explanations) == 2, r.explanations
+    assert not any("makes inf itself" in e for e in r.explanations), r.explanations  # the log reads the overflow

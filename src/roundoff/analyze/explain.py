@@ -190,7 +190,9 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             r = by_id[nid]
             lines.append(f"{_at(r)} amplifies the rounding of what it reads in {r.working_dtype or r.dtype} "
                          f"as well: recomputed from it unrounded it is within {EXCESS_LIMIT:g}x its format's rounding.")
-        elif nid == origin:
+        elif nid == origin or by_id[nid].overflow or (  # a second overflow worded as the first, and what
+                (by_id[nid].local or by_id[nid].vs_oracle).new_nonfinite  # reads one: not "makes inf itself"
+                and _overflowing(plan.program.node(nid), by_id, overflow)):
             lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         else:
             lines.append(_cause_sentence(by_id[nid], plan))
