@@ -204,7 +204,7 @@ def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype,
         return ()
     n = max(int(finite.sum()), 1)
     eps = torch.finfo(judged).eps if judged.is_floating_point else 0.0
-    scale = float(oracle[finite].double().norm()) if n > 1 or bool(finite.any()) else 0.0
+    scale = float(oracle[finite].double().norm()) if bool(finite.any()) else 0.0
     return floor / math.sqrt(n), scale * eps / 8 / math.sqrt(n)
 
 

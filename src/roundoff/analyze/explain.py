@@ -200,9 +200,10 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     if origin is not None and origin not in named:
         lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
     lines.extend(caused)
-    failing = [o.node_id for o in result.outputs if not o.passes]
-    accumulating = [h for h in result.hazards if h.kind in ACCUMULATION_HAZARDS and failing
-                    and any(h.node_id in ancestors(plan.program, {o}) for o in failing)]
+    failing = {o.node_id for o in result.outputs if not o.passes}
+    on_path = ancestors(plan.program, failing) if failing and any(
+        h.kind in ACCUMULATION_HAZARDS for h in result.hazards) else set()
+    accumulating = [h for h in result.hazards if h.kind in ACCUMULATION_HAZARDS and h.node_id in on_path]
     lines.extend(dict.fromkeys(h.message for h in accumulating))  # a cause as much as a node's own error
     lines.extend(_output_sentences(result))
     if result.culprits and not result.diverges:

@@ -102,7 +102,9 @@ class OutputVerdict:
     NaN in fp64 and in the result alike (reported, never failed). `rmse_reference` against the oracle is
     fp64 correctly rounded to `judged_dtype`, the narrowest float format on the output's path (what the
     default rule holds it to), or, where larger, the RMS error its last op takes from its operands'
-    rounding in that format (`roundoff.analyze.output_floor`: a sum-made or structurally zero output);
+    rounding in that format (`roundoff.analyze.output_floor`: a sum-made or structurally zero output),
+    or a quarter of that format's unit roundoff of its values (a scalar fp64 rounds luckily): the base
+    its limit, `EXCESS_LIMIT` times it, multiplies;
     else fp64 correctly rounded to its own `dtype`."""
 
     name: str

@@ -8,7 +8,7 @@ value-dependent hazards are the same as with every node examined). The figures a
 tensors computed where the values are and read with one transfer at the end (`Screened.read`): no
 host sync per node.
 
-Three ways to run, the same figures:
+Four ways to run, the same figures:
 
 - ``how="interpreter"``: ``Lockstep`` (streaming with recomputation: the least memory), the probes
   computed as each node is produced;
@@ -213,7 +213,8 @@ def screen(
         cache = _COMPILED.setdefault(program.graph_module, {})
         full = (*key, every, "graphed", _signature(inputs))
         if full not in cache:
-            cache.clear()  # one captured run per program: its pool holds the run's peak memory
+            for old in [k for k in cache if "graphed" in k]:  # one captured run per program: its pool
+                del cache[old]  # holds the run's peak memory
             cache[full] = CudaGraphed(interpreted, inputs)
         *outs, figures = cache[full](*inputs)
     else:

@@ -61,7 +61,9 @@ def blame(
     on_evaluation: Callable[[int, int], None] | None = None,
     whole_lines: bool = True,
 ) -> BlameResult:
-    """Find a 1-minimal set of per-node decision changes that brings `program` within tolerance.
+    """Find a small set of per-node decision changes that brings `program` within tolerance: 1-minimal
+    for the search's rule, then widened to whole lines where an op repeats (`whole_lines`) and, against
+    the oracle, without the lines `check` passes without (`_lines_check_needs`).
 
     Runs `program` emulated under `policy` (preset name or Policy) on `inputs` (default: the
     program's example inputs); the verdict is PyTorch's `same` rule against `against` ("eager": the
