@@ -215,3 +215,12 @@ PLANTED: tuple[Planted, ...] = (
     Planted("bf16-timesteps", bf16_timesteps, _timesteps_inputs, aten._to_copy.default, backward=True),
 )
 
+
+
+def running_total(x: torch.Tensor, start: float = 0.0) -> torch.Tensor:
+    """A loop's ``total = total + x[t].sum()`` held in `x`'s dtype from `start` (the narrow-running-sum
+    hazard's pattern; not a planted case: how badly it fails depends on the terms)."""
+    total = torch.full((), start, dtype=x.dtype)
+    for t in range(x.shape[0]):
+        total = total + x[t].sum()
+    return total

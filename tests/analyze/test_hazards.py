@@ -131,11 +131,7 @@ def test_a_failing_running_total_is_the_first_finding():
     g = torch.Generator().manual_seed(0)
     xs = (torch.rand(600, 8, generator=g) + 1).bfloat16()
 
-    def running_total(x):
-        total = torch.zeros((), dtype=x.dtype)
-        for t in range(x.shape[0]):
-            total = total + x[t].sum()
-        return total
+    from tests.analyze.planted import running_total
 
     exact = xs.double().sum()
     assert abs(float(running_total(xs)) - float(exact)) > 16 * float(exact) * 2**-8 / 8  # eager is off

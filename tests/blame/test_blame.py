@@ -248,11 +248,7 @@ def test_already_ok_says_what_check_still_lists():
     g = torch.Generator().manual_seed(0)
     xs = (torch.rand(31, 8, generator=g) + 1).bfloat16()
 
-    def running_total(x):
-        total = torch.zeros((), dtype=x.dtype)
-        for t in range(x.shape[0]):
-            total = total + x[t].sum()
-        return total
+    from tests.analyze.planted import running_total
 
     program = capture(running_total, xs)
     r = check(program, (xs,), "eager", against="oracle", nodes="all")
