@@ -232,3 +232,24 @@ def test_two_overflowing_exps_are_worded_alike() -> None:
     r = check(capture(lse_both, logits), (logits,), "eager", against="oracle")
     assert sum(e.startswith("`exp`") and "overflows float16" in e for e in r.explanations) == 2, r.explanations
     assert not any("makes inf itself" in e for e in r.explanations), r.explanations  # the log reads the overflow
+
+
+def test_values_below_fp16s_normal_range_are_said_so_not_amplified() -> None:
+    """Trial 28 (a VAE's KL term in fp16, std ~1e-3): `var = std * std` falls below fp16's normal range,
+    where subnormals hold fewer bits; the report said `mul` "amplifies that error about 16.5x", which
+    a product cannot do. Oracle: fp64's var correctly rounded to fp16 is itself off by more than 4 units
+    of fp16's rounding (torch's cast)."""
+    g = torch.Generator().manual_seed(0)
+    logstd = (torch.randn(64, 16, generator=g) * 0.3 - 7).half().requires_grad_()
+    var64 = logstd.detach().double().exp() ** 2
+    assert float((var64.half().double() - var64).norm() / var64.norm()) > 4 * 2**-11
+
+    def kl(logstd):
+        std = torch.exp(logstd)
+        var = std * std
+        return (0.5 * (var - 1.0 - torch.log(var))).sum(-1).mean()
+
+    r = check(capture(kl, logstd, backward=True), (logstd,), "eager", against="oracle")
+    said = [e for e in r.explanations if e.startswith("`mul`") and "below float16's normal range" in e]
+    assert said, r.explanations
+    assert not any(e.startswith("`exp`") and "amplifies" in e for e in r.explanations), r.explanations

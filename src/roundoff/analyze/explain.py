@@ -13,6 +13,7 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf
 from roundoff.capture.program import NODE_ID, node_source
+from roundoff.numerics import get_format
 from roundoff.plan.model import Plan
 
 
@@ -148,6 +149,26 @@ def _source_sentence(r: NodeReport, amp: NodeReport) -> str:
     )
 
 
+def _below_normal(r: NodeReport) -> bool:
+    """Whether even fp64 correctly rounded to `r`'s format is off by more than 4 units of its rounding:
+    its values sit below the format's normal range, where subnormals hold fewer bits."""
+    dtype = getattr(torch, r.working_dtype or r.dtype, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        return False
+    u = get_format(dtype).eps / 2
+    return r.format_loss is not None and r.format_loss > 4 * u
+
+
+def _below_normal_sentence(r: NodeReport) -> str:
+    fmt = r.working_dtype or r.dtype
+    return (
+        f"{_at(r)} computes values below {fmt}'s normal range: even fp64 correctly rounded to {fmt} is off by "
+        f"{r.format_loss:.2g} (normwise) there, as subnormals hold fewer bits, and its result is off by "
+        f"{r.vs_oracle.norm_rel:.2g}. Scale the values up (in a backward pass, the loss: torch.amp.GradScaler) "
+        "or compute it in bf16/fp32."
+    )
+
+
 def _range_words(r: NodeReport, own) -> str:
     """Why the format cannot hold a node's values: overflow (inf where fp64 is finite) or underflow."""
     fmt = r.working_dtype or r.dtype
@@ -180,6 +201,9 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None and _amplification(
                 by_id[nid], amp) < 2 and by_id[nid].own_excess <= EXCESS_LIMIT:
             continue  # a correctly rounded source of an error its amplifier barely grows: not a cause to name
+        elif amp is not None and _below_normal(amp):  # not an amplification: the format's subnormals
+            lines.append(_below_normal_sentence(amp))
+            named.add(amp.node_id)
         elif amp is not None and _amplification(by_id[nid], amp) >= 2:
             lines.append(_source_sentence(by_id[nid], amp))
             sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
