@@ -44,11 +44,25 @@ def amplified_read(side: Any, node: torch.fx.Node, read: Read, oracle: torch.Ten
     m = measure(wide, oracle, dtype)
     if new_nonfinite(wide, oracle) or excess(m, floor_work, work, terms) > EXCESS_LIMIT:
         return None
-    src = narrow[0]  # through views (a bf16 position vector unsqueezed on both sides of a sub)
+    src = max(narrow, key=lambda p: _rounding_loss(read(p), side.storage(p))) if len(narrow) > 1 else narrow[0]
+    # through views (a bf16 position vector unsqueezed on both sides of a sub)
     while (src.op == "call_function" and src.args and isinstance(src.args[0], torch.fx.Node)
            and (d := side.decision(src)) is not None and d.op_class is OpClass.DATA_MOVEMENT):
         src = src.args[0]
     return src.meta.get(NODE_ID, src.name)
+
+
+def _rounding_loss(value: Any, dtype: torch.dtype) -> float:
+    """The normwise relative error of fp64 `value` correctly rounded to `dtype`: which of several 16-bit
+    operands loses the most to its format (a subnormal variance beside an ordinary numerator)."""
+    if not is_float(value) or not value.numel():
+        return 0.0
+    from roundoff.numerics import round_to
+
+    x = value.double()
+    x = x[x.isfinite()]
+    scale = float(x.norm())
+    return float((round_to(x, dtype).double() - x).norm()) / scale if scale > 0 else 0.0
 
 
 def fp32_own_excess(side: Any, node: torch.fx.Node, read: Read, oracle: torch.Tensor, dtype: torch.dtype,

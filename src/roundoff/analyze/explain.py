@@ -202,10 +202,13 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
                 by_id[nid], amp) < 2 and by_id[nid].own_excess <= EXCESS_LIMIT:
             continue  # a correctly rounded source of an error its amplifier barely grows: not a cause to name
         elif amp is not None and _below_normal(amp):  # not an amplification: the format's subnormals
-            lines.append(_below_normal_sentence(amp))
+            if amp.node_id not in named:
+                lines.append(_below_normal_sentence(amp))
             named.add(amp.node_id)
         elif amp is not None and _amplification(by_id[nid], amp) >= 2:
-            lines.append(_source_sentence(by_id[nid], amp))
+            lines.append(_below_normal_sentence(by_id[nid]) + f" {_at(amp)} amplifies that error about "
+                         f"{_amplification(by_id[nid], amp):.3g}x." if _below_normal(by_id[nid])
+                         else _source_sentence(by_id[nid], amp))
             sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
                             and a != nid})
             if (amp.own_excess <= EXCESS_LIMIT or amp.amplifies_read) and not (amp.local or amp.vs_oracle).new_nonfinite:
