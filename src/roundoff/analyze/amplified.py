@@ -20,6 +20,7 @@ from roundoff.analyze.output_floor import operand_floor
 from roundoff.analyze.verdict import EXCESS_LIMIT, excess, new_nonfinite
 from roundoff.capture.program import NODE_ID
 from roundoff.execute.formats import is_float
+from roundoff.numerics import round_to
 from roundoff.ops.classes import OpClass
 
 Read = Callable[[torch.fx.Node], Any]
@@ -57,8 +58,6 @@ def _rounding_loss(value: Any, dtype: torch.dtype) -> float:
     operands loses the most to its format (a subnormal variance beside an ordinary numerator)."""
     if not is_float(value) or not value.numel():
         return 0.0
-    from roundoff.numerics import round_to
-
     x = value.double()
     x = x[x.isfinite()]
     scale = float(x.norm())

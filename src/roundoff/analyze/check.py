@@ -39,6 +39,7 @@ from roundoff.analyze.verdict import (
     Rule,
     Verdict,
     judge,
+    lucky_rounding_floor,
     oracle_output_passes,
     path_dtypes,
     widen_fp8,
@@ -203,9 +204,9 @@ def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype,
     if not vs_oracle:
         return ()
     n = max(int(finite.sum()), 1)
-    eps = torch.finfo(judged).eps if judged.is_floating_point else 0.0
+    lucky = lucky_rounding_floor(judged) if judged.is_floating_point else 0.0
     scale = float(oracle[finite].double().norm()) if bool(finite.any()) else 0.0
-    return floor / math.sqrt(n), scale * eps / 8 / math.sqrt(n)
+    return floor / math.sqrt(n), scale * lucky / math.sqrt(n)
 
 
 def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:

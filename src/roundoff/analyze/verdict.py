@@ -367,7 +367,13 @@ def excess_within(res: torch.Tensor, fp64: torch.Tensor, work: torch.dtype, roun
     rounded = round_fn(x64, work).double()
     held = rounded.isfinite()
     floor = float((rounded - x64)[held].norm()) / max(float(x64[held].norm()), 1e-300)
-    return err <= limit * max(scale * max(floor, torch.finfo(work).eps / 8), operand_floor)
+    return err <= limit * max(scale * max(floor, lucky_rounding_floor(work)), operand_floor)
+
+
+def lucky_rounding_floor(dtype: torch.dtype) -> float:
+    """A quarter of `dtype`'s unit roundoff: the least relative rounding error an output is held to, so
+    that a scalar fp64 happens to round almost exactly is not held to that luck."""
+    return torch.finfo(dtype).eps / 8
 
 
 def no_worse_than(res: torch.Tensor, fp64: torch.Tensor, base: torch.Tensor, factor: float) -> bool:

@@ -21,7 +21,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.output_floor import oracle_floors
-from roundoff.analyze.verdict import EXCESS_LIMIT, excess_within, no_worse_than, path_dtype
+from roundoff.analyze.verdict import EXCESS_LIMIT, excess_within, lucky_rounding_floor, no_worse_than, path_dtype
 from roundoff.blame import repro_runtime
 from roundoff.blame.evaluate import NO_WORSE
 from roundoff.capture.program import Program
@@ -167,6 +167,7 @@ def repro_script(
         primitives_source(),
         runtime.strip(),
         inspect.getsource(load_tensor).strip(),
+        inspect.getsource(lucky_rounding_floor).strip(),
         inspect.getsource(excess_within).strip(),
         inspect.getsource(no_worse_than).strip(),
         _PRELUDE.strip(),

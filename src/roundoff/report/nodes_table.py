@@ -11,6 +11,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.report.cells import fmt_num, narrow_table, verdict_text
 from roundoff.report.json_report import number
 
@@ -73,8 +74,8 @@ NODES_CAPTION = (
 _REL_SHOWN = 1e3
 #: Marks a node that diverges with its own error within the limit (`zeros_diverge`), explained in the caption.
 _ZEROS_MARK = "*"
-_ZEROS_CAPTION = (f"; {_ZEROS_MARK} diverges at or below 16: it is 0 where fp64 is not, and a later node divides by "
-                  "it or takes its log")
+_ZEROS_CAPTION = (f"; {_ZEROS_MARK} diverges at or below {EXCESS_LIMIT:g}: it is 0 where fp64 is not, and a later "
+                  "node divides by it or takes its log")
 
 
 def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
@@ -90,7 +91,7 @@ def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
 
 
 def _zeros_only(node: dict[str, Any]) -> bool:
-    return node["verdict"] == "diverges" and 0 <= _own_excess(node) <= 16
+    return node["verdict"] == "diverges" and 0 <= _own_excess(node) <= EXCESS_LIMIT
 
 
 class _NodesTable:

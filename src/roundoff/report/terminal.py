@@ -21,7 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.report.cells import fmt_num, narrow_table, verdict_text
-from roundoff.report.json_report import node_ref_text, number, short_legend
+from roundoff.report.json_report import node_ref_text, number
+from roundoff.report.legend import short_legend
 from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
 from roundoff.report.notes import compact_notes
 
