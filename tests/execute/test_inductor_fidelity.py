@@ -95,3 +95,46 @@ def test_implementation_differences_counted(op: str) -> None:
     with_eager = _emulated(fn, (x,), "inductor-cpu", impl="eager")
     assert same_bits(with_inductor, real), f"repro: inductor-cpu {op} on rand(4096)*8+0.01"
     assert n_differ(with_eager, real) == n_differ(fn(x), real)  # eager impl differs exactly as eager does
+
+
+def _moment_normalize(x: torch.Tensor) -> torch.Tensor:
+    """A normalization by the naive variance, mean(x*x) - mean(x)**2, all in the input's 16-bit dtype."""
+    mu = x.mean(-1, keepdim=True)
+    var = (x * x).mean(-1, keepdim=True) - mu * mu
+    return (x - mu) * torch.rsqrt(var + 1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_16_bit_mean_is_read_unrounded_as_inductor_lowers_it(dtype: torch.dtype) -> None:
+    """Inductor lowers a 16-bit mean as an fp32 sum and a fused division and cast: its consumers read it
+    unrounded. Rows of 64 values in [24, 25) with 3 fraction bits make every fp32 sum exact in any
+    order, so the comparison with real Inductor is of the precision decisions alone, bit for bit; a
+    plan that rounded each mean to the 16-bit dtype makes the variance negative (NaN from rsqrt)."""
+    g = torch.Generator().manual_seed(3)
+    x = (192 + torch.randint(0, 8, (32, 64), generator=g)).to(torch.float32).div(8).to(dtype)
+    real = _compiled(_moment_normalize, (x,), emulate=False)
+    emu = _emulated(_moment_normalize, (x,), "inductor-cpu")
+    assert bool(real.isfinite().all())
+    assert same_bits(emu, real), f"{n_differ(emu, real)} of {real.numel()} differ"
+    mu = x.mean(-1, keepdim=True)  # each mean rounded, as a plan storing the mean would read it
+    rounded = ((x * x).float().mean(-1, keepdim=True).to(dtype).float() - mu.float() ** 2)
+    assert bool((rounded < 0).any()), "the inputs no longer separate the two plans: pick others"
+
+
+def _moment_forms(x: torch.Tensor) -> torch.Tensor:
+    """Every 16-bit mean/variance form Inductor lowers in fp32, each consumed by pointwise arithmetic."""
+    var, mu = torch.var_mean(x, -1, keepdim=True)
+    centred = (x - mu) * torch.rsqrt(var + 1e-5)
+    scale = torch.var(x, -1, keepdim=True) - x.std(-1, keepdim=True) ** 2  # 0 in exact arithmetic
+    return centred + scale + (x.mean() - x.mean(0)) + x.mean(-1, keepdim=True, dtype=torch.bfloat16).to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_16_bit_var_mean_std_and_full_means_equal_inductor(dtype: torch.dtype) -> None:
+    """var_mean, var, std, a mean over every dim and a mean with dtype=: the same exact-sum inputs as
+    above, the emulated inductor-cpu equal to real Inductor bit for bit."""
+    g = torch.Generator().manual_seed(4)
+    x = (192 + torch.randint(0, 8, (32, 64), generator=g)).to(torch.float32).div(8).to(dtype)
+    real = _compiled(_moment_forms, (x,), emulate=False)
+    emu = _emulated(_moment_forms, (x,), "inductor-cpu")
+    assert same_bits(emu, real), f"{n_differ(emu, real)} of {real.numel()} differ"

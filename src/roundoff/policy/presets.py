@@ -19,7 +19,8 @@ Modelling decisions that the sources leave open are written next to the entry, w
   scalar as ``opmath_t`` unrounded, add/sub included: no scalar overrides.
 - inductor-gpu / inductor-cpu: Inductor decomposes, fuses pointwise chains and keeps fused
   intermediates in fp32 (``codegen_upcast_to_fp32``), so per-op and user casts inside a kernel
-  vanish: FUSION_BOUNDARY. Triton/ptxas contracts ``a*b + c`` (even a multi-use product: the
+  vanish: FUSION_BOUNDARY. A 16-bit mean/var/var_mean is lowered as an fp32 reduction and a fused
+  cast, so its consumers read it unrounded (``roundoff.capture.reduction_lowerings``). Triton/ptxas contracts ``a*b + c`` (even a multi-use product: the
   ``tmp4 - tmp4`` of pytorch FMA thread); the C++ backend is built with ``-ffp-contract=off``.
   Division: Triton lowers fp32 ``a / b`` to PTX ``div.full.f32`` (a multiply by ``MUFU.RCP(b)``),
   so inductor-gpu computes it as RECIPROCAL_MULTIPLY (measured on an H200, torch 2.11 / Triton 3.6:
