@@ -104,20 +104,34 @@ def _moment_normalize(x: torch.Tensor) -> torch.Tensor:
     return (x - mu) * torch.rsqrt(var + 1e-5)
 
 
+_DEVICES = [
+    pytest.param("cpu", "inductor-cpu", id="cpu"),
+    pytest.param("cuda", "inductor-gpu", id="cuda", marks=pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs CUDA (Triton's reductions)")),
+]
+
+
+def _exact_sum_rows(seed: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    """Rows of 64 values in [24, 25) with 3 fraction bits: every fp32 sum of them, and of their
+    squares, is exact in any order, so the comparison with real Inductor is of the precision
+    decisions alone, bit for bit."""
+    g = torch.Generator().manual_seed(seed)
+    return (192 + torch.randint(0, 8, (32, 64), generator=g)).to(torch.float32).div(8).to(dtype).to(device)
+
+
+@pytest.mark.parametrize(("device", "preset"), _DEVICES)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
-def test_16_bit_mean_is_read_unrounded_as_inductor_lowers_it(dtype: torch.dtype) -> None:
+def test_16_bit_mean_is_read_unrounded_as_inductor_lowers_it(dtype: torch.dtype, device: str, preset: str) -> None:
     """Inductor lowers a 16-bit mean as an fp32 sum and a fused division and cast: its consumers read it
-    unrounded. Rows of 64 values in [24, 25) with 3 fraction bits make every fp32 sum exact in any
-    order, so the comparison with real Inductor is of the precision decisions alone, bit for bit; a
-    plan that rounded each mean to the 16-bit dtype makes the variance negative (NaN from rsqrt)."""
-    g = torch.Generator().manual_seed(3)
-    x = (192 + torch.randint(0, 8, (32, 64), generator=g)).to(torch.float32).div(8).to(dtype)
+    unrounded; a plan that rounded each mean to the 16-bit dtype makes the variance of these inputs
+    negative (NaN from rsqrt)."""
+    x = _exact_sum_rows(3, dtype, device)
     real = _compiled(_moment_normalize, (x,), emulate=False)
-    emu = _emulated(_moment_normalize, (x,), "inductor-cpu")
+    emu = _emulated(_moment_normalize, (x,), preset)
     assert bool(real.isfinite().all())
     assert same_bits(emu, real), f"{n_differ(emu, real)} of {real.numel()} differ"
-    mu = x.mean(-1, keepdim=True)  # each mean rounded, as a plan storing the mean would read it
-    rounded = ((x * x).float().mean(-1, keepdim=True).to(dtype).float() - mu.float() ** 2)
+    mu = x.cpu().mean(-1, keepdim=True)  # each mean rounded, as a plan storing the mean would read it
+    rounded = ((x.cpu() * x.cpu()).float().mean(-1, keepdim=True).to(dtype).float() - mu.float() ** 2)
     assert bool((rounded < 0).any()), "the inputs no longer separate the two plans: pick others"
 
 
@@ -129,12 +143,12 @@ def _moment_forms(x: torch.Tensor) -> torch.Tensor:
     return centred + scale + (x.mean() - x.mean(0)) + x.mean(-1, keepdim=True, dtype=torch.bfloat16).to(x.dtype)
 
 
+@pytest.mark.parametrize(("device", "preset"), _DEVICES)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
-def test_16_bit_var_mean_std_and_full_means_equal_inductor(dtype: torch.dtype) -> None:
-    """var_mean, var, std, a mean over every dim and a mean with dtype=: the same exact-sum inputs as
-    above, the emulated inductor-cpu equal to real Inductor bit for bit."""
-    g = torch.Generator().manual_seed(4)
-    x = (192 + torch.randint(0, 8, (32, 64), generator=g)).to(torch.float32).div(8).to(dtype)
+def test_16_bit_var_mean_std_and_full_means_equal_inductor(dtype: torch.dtype, device: str, preset: str) -> None:
+    """var_mean, var, std, a mean over every dim and a mean with dtype=: on exact-sum inputs the
+    emulated policy equals real Inductor bit for bit."""
+    x = _exact_sum_rows(4, dtype, device)
     real = _compiled(_moment_forms, (x,), emulate=False)
-    emu = _emulated(_moment_forms, (x,), "inductor-cpu")
+    emu = _emulated(_moment_forms, (x,), preset)
     assert same_bits(emu, real), f"{n_differ(emu, real)} of {real.numel()} differ"
