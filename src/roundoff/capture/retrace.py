@@ -183,9 +183,7 @@ def _inductor_table() -> Mapping[Any, Any]:
     import torch._inductor.lowering  # noqa: F401
     from torch._inductor.decomposition import select_decomp_table
 
-    from roundoff.capture.reduction_lowerings import REDUCTION_LOWERINGS
-
-    return {**select_decomp_table(), **REDUCTION_LOWERINGS}
+    return select_decomp_table()
 
 
 def _core_aten_table() -> Mapping[Any, Any]:
@@ -199,8 +197,8 @@ DECOMPOSITION_SETS: Mapping[str, Callable[[], Mapping[Any, Any]]] = {
     "core_aten": _core_aten_table,
 }
 """Decomposition tables by name: ``"inductor"`` is the table Inductor applies before lowering
-(``torch._inductor.decomposition.select_decomp_table()``) and its lowerings of 16-bit means and
-variances (``roundoff.capture.reduction_lowerings``); ``"core_aten"`` is
+(``torch._inductor.decomposition.select_decomp_table()``; `roundoff.capture.rewrite.decompose` adds
+Inductor's lowerings of 16-bit means and variances to it for a program without a backward); ``"core_aten"`` is
 ``torch._decomp.core_aten_decompositions()``. Values are zero-argument factories (building a table
 imports Inductor, which is slow, so it happens only when asked)."""
 

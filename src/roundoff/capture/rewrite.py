@@ -12,6 +12,7 @@ import torch.fx
 
 from roundoff.capture.errors import CaptureError
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.capture.reduction_lowerings import REDUCTION_LOWERINGS
 from roundoff.capture.retrace import (
     TRACER_ERRORS,
     assign_rewritten_ids,
@@ -27,8 +28,13 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
     get ``"n7.0"``, ``"n7.1"``, ... and n7's source line. Inputs, outputs and their order are unchanged.
     Decompositions may compute differently (e.g. a softmax written as exp/sum/div, or with an fp32
     upcast inside), so values can change in the last bits; with no names the program is returned as is.
+    ``"inductor"`` on a program without a backward also lowers 16-bit means and variances as Inductor
+    does (`roundoff.capture.reduction_lowerings`).
     """
-    table = _keep_pairs_consistent(decomposition_table(names), program.graph)
+    table = decomposition_table(names)
+    if "inductor" in names and not program.backward:
+        table.update(REDUCTION_LOWERINGS)  # an inference graph's means stay fp32 (see there); a training graph saves them rounded
+    table = _keep_pairs_consistent(table, program.graph)
     if not table:
         return program
     try:

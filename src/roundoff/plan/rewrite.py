@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
+
 from roundoff import capture
-from roundoff.capture.program import Program
+from roundoff.capture.program import Program, node_id
+from roundoff.capture.reduction_lowerings import REDUCTION_LOWERINGS
+from roundoff.ops import short_name
 from roundoff.policy.model import Policy
 
 
@@ -45,3 +49,24 @@ def rewrite(program: Program, policy: Policy) -> Rewritten:
     if fuses:
         out, cse = capture.eliminate_common_subexpressions(out)
     return Rewritten(program, out, decompositions, fuses, dict(cse))
+
+
+def saved_means_note(program: Program, policy: Policy) -> list[str]:
+    """In a training graph under Inductor's decompositions, 16-bit means and variances stay whole and
+    stored rounded, as torch.compile saves them for the backward (`roundoff.capture.reduction_lowerings`):
+    a note naming them and what that leaves unmodelled (`program`: the rewritten program)."""
+    if "inductor" not in policy.decompositions or not program.backward:
+        return []
+    means = [
+        f"{node_id(n)} ({short_name(n.target)})" for n in program.nodes()
+        if n.op == "call_function" and n.target in REDUCTION_LOWERINGS
+        and getattr(n.args[0].meta.get("val"), "dtype", None) in (torch.bfloat16, torch.float16)
+    ]
+    if not means:
+        return []
+    return [
+        "16-bit means/variances " + ", ".join(means) + " are planned stored rounded, as a compiled training "
+        "step saves them for the backward and its full-width kernels read them so; Inductor computes their "
+        "consumers of the mean's own shape in the reduction's kernel from the fp32 sum (a naive variance "
+        "mean(x*x) - mean(x)**2 is not negative there): not modelled"
+    ]
