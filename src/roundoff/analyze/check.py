@@ -164,7 +164,7 @@ def check(
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
     ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
                   recompute=range(len(sides)) if recompute else ())
-    with torch.no_grad():
+    with torch.inference_mode():  # no autograd bookkeeping per op: ~15% of a small model's per-node check on CPU
         outs = ls.run_inputs(inputs)
     reports = zeros_diverge(tuple(observer.reports), observer.zero_operands)
     failing_nodes = shown_nodes = None

@@ -101,26 +101,32 @@ def exact_metrics(value: torch.Tensor) -> Metrics:
     return Metrics(n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, math.inf, 0, inf, 0, inf)
 
 
-def norm_rel(value: torch.Tensor, reference: torch.Tensor) -> float:
-    """``Metrics.norm_rel`` of `value` against `reference` alone (no ULP figures): ``||v - r||_2 /
-    ||r||_2`` over the elements finite on both sides, in fp64; 0.0 without error, inf when the
-    reference is all zeros there and the value is not."""
-    diff = value.double() - reference.double()
-    finite = diff.isfinite()
+def norm_rels(values: Sequence[torch.Tensor], reference: torch.Tensor) -> list[float]:
+    """``Metrics.norm_rel`` of each of `values` against `reference` alone (no ULP figures): ``||v - r||_2
+    / ||r||_2`` over the elements finite on both sides, in fp64; 0.0 without error, inf when the
+    reference is all zeros there and the value is not. One host read for all of them."""
     ref = reference.double()
-    if not bool(finite.all()):
-        diff, ref = diff[finite], ref[finite]
-    err, scale = torch.stack([torch.linalg.vector_norm(diff), torch.linalg.vector_norm(ref)]).tolist()
-    if err == 0.0:
-        return 0.0
-    return err / scale if scale else math.inf
+    norms: list[torch.Tensor] = []
+    for v in values:
+        diff = v.double() - ref
+        finite = diff.isfinite()
+        if bool(finite.all()):
+            norms += [torch.linalg.vector_norm(diff), torch.linalg.vector_norm(ref)]
+        else:
+            norms += [torch.linalg.vector_norm(diff[finite]), torch.linalg.vector_norm(ref[finite])]
+    figures = torch.stack(norms).tolist()
+    return [0.0 if err == 0.0 else err / scale if scale else math.inf
+            for err, scale in zip(figures[::2], figures[1::2])]
 
 
-def measure_each(actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype: torch.dtype) -> tuple[Metrics, ...]:
+def measure_each(
+    actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype: torch.dtype, rounded: torch.Tensor | None = None
+) -> tuple[Metrics, ...]:
     """``measure(a, reference, dtype)`` for each of `actuals`, the reference converted and rounded once per chunk.
 
     Same figures as `measure` (counts/maxima exact, sums to fp64 summation order); an actual equal to
-    the reference element for element gets `exact_metrics` without a pass.
+    the reference element for element gets `exact_metrics` without a pass. `rounded`: the reference
+    already rounded to `dtype`'s format (any float dtype holding those values), so it is not rounded again.
     """
     for a in actuals:
         _check_tensors(a, reference)
@@ -134,8 +140,12 @@ def measure_each(actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype
         r = reference.detach().reshape(-1)
         accs = [ErrorAccumulator(fmt) for _ in todo]
         step = elements_per_update(flat, r, fmt)  # bounds the pass's temporaries (see there)
+        held = None
+        if rounded is not None and fmt.torch_dtype is not None:
+            held = rounded.detach().reshape(-1).to(fmt.torch_dtype)  # exact: the values are in the format
         for i in range(0, max(r.numel(), 1), step):
-            ErrorAccumulator.update_each(accs, [a[i : i + step] for a in flat], r[i : i + step])
+            ErrorAccumulator.update_each(accs, [a[i : i + step] for a in flat], r[i : i + step],
+                                         None if held is None else held[i : i + step])
         for i, acc in zip(todo, accs):
             out[i] = from_stats(acc.result())
     return tuple(m for m in out if m is not None)

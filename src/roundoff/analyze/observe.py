@@ -17,7 +17,7 @@ import torch.fx
 
 from roundoff.analyze.amplified import amplified_read, fp32_own_excess
 from roundoff.analyze.hazards import Ranges
-from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rel
+from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rels
 from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.selections import SELECTIONS, differing_indices
@@ -237,11 +237,14 @@ class NodeObserver:
             values["judged_res"] = pair[0] if pair[0] is not res else None
             values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
         held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
-        floor = norm_rel(ref if held else round_to(oracle, _fmt(dtype)), oracle)
-        floor_work = norm_rel(round_to(oracle, _fmt(work)), oracle) if work != dtype else floor
+        rounded = ref if held else round_to(oracle, _fmt(dtype))
+        if work != dtype:
+            floor, floor_work = norm_rels((rounded, round_to(oracle, _fmt(work))), oracle)
+        else:
+            floor = floor_work = norm_rels((rounded,), oracle)[0]
         values = {k: v for k, v in values.items() if v is not None}
         unique = list({id(v): v for v in values.values()}.values())
-        measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype)))
+        measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype, rounded)))
         return {k: measured[id(v)] for k, v in values.items()}, floor, floor_work
 
     def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:

@@ -200,7 +200,7 @@ def screen(
 
         ls = Lockstep(program, sides, on_node=on_node,
                       recompute=range(len(sides)) if recompute else ())
-        with torch.no_grad():
+        with torch.inference_mode():  # (graphed: captured under it too)
             outs = ls.run_inputs(xs)
         dev = found[0].device if found else None
         return (*outs, torch.stack([t.to(dev) for t in found]) if found else torch.zeros(0, dtype=torch.float64))

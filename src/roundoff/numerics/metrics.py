@@ -56,6 +56,7 @@ def elements_per_update(actuals: Sequence[torch.Tensor], reference: torch.Tensor
     return max(1, (1 << 27 if big else 1 << 22) // k)
 
 _LUT_SIZE = 4096
+_SMALL = 1 << 16  # elements below which a pass's cost is its calls, not its arithmetic
 
 
 def _format_nan(t: torch.Tensor, f: Format) -> torch.Tensor:
@@ -88,13 +89,14 @@ def _lut(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
 def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
     """Per row of `ulps` (k, n): [sum ulps, sum log2(1 + ulps), max ulps, count of ulps != 0], fp64.
 
-    Rows whose ulps are all below `_LUT_SIZE` (the common case) are histogrammed (one `bincount`)
-    and the sums taken as counts @ values: ulp sums exact, bit sums equal to the elementwise sum up to
-    fp64 summation order. Otherwise the elementwise formulas.
+    Large inputs whose ulps are all below `_LUT_SIZE` (the common case) are histogrammed (one
+    `bincount`) and the sums taken as counts @ values: ulp sums exact, bit sums equal to the
+    elementwise sum up to fp64 summation order. Otherwise (and below `_SMALL` elements, where the
+    histogram's dozen calls cost more than the arithmetic) the elementwise formulas.
     """
     k, n = ulps.shape
     umax = ulps.amax(1)
-    if n and int(umax.max()) < _LUT_SIZE:
+    if ulps.numel() > _SMALL and int(umax.max()) < _LUT_SIZE:
         off = (torch.arange(k, dtype=ulps.dtype, device=ulps.device) * _LUT_SIZE).unsqueeze(1)
         counts = torch.bincount((ulps + off).reshape(-1), minlength=k * _LUT_SIZE).view(k, _LUT_SIZE)
         counts = counts.to(torch.float64)
@@ -104,7 +106,9 @@ def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
     return [ulps.sum(1).to(torch.float64), bits, umax.to(torch.float64), (ulps != 0).sum(1).to(torch.float64)]
 
 
-def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> list[list[float]] | None:
+def _finite_stats(
+    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None
+) -> list[list[float]] | None:
     """`_eager_finite_stats`, by one compiled fused pass (`_metric_kernel`) for large inputs where it applies.
 
     Same figures either way: counts and maxima bit for bit, sums to fp64 summation order (and log2
@@ -117,10 +121,21 @@ def _finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -
         rows = _metric_kernel.fused_rows(actuals, r, f, probe)
         if rows is not None:
             return rows if all(math.isfinite(row[0]) for row in rows) else None
-    return _eager_finite_stats(actuals, r, f)
+    return _eager_finite_stats(actuals, r, f, rounded)
 
 
-def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> list[list[float]] | None:
+def _stacked(actuals: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The actuals as rows of one tensor (k, n), bf16/fp16 widened to fp32 (exactly), in one
+    conversion where they share a dtype."""
+    dtypes = {t.dtype for t in actuals}
+    a = actuals[0].unsqueeze(0) if len(actuals) == 1 else torch.stack(
+        actuals if len(dtypes) == 1 else [t.to(torch.float32) if t.dtype in _TORCH_RNE else t for t in actuals])
+    return a.to(torch.float32) if a.dtype in _TORCH_RNE else a
+
+
+def _eager_finite_stats(
+    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None
+) -> list[list[float]] | None:
     """Per actual: [max_abs, max_rel, sum r^2, sum err^2, sum ulps, sum bits, max_ulp, mismatches, zero_ref]
     against the flat reference `r`, without boolean indexing and with one host sync; None when some
     element of any side is non-finite (nothing is then measured).
@@ -128,14 +143,13 @@ def _eager_finite_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: For
     The difference is taken in fp64 (exact for fp32/bf16/fp16 inputs; fp64 inputs round once, as on the
     masked path). A row's max |a - r| is NaN/inf exactly when some element of that actual or of `r` is
     NaN/inf (or the fp64 difference of two finite values overflows): then the caller takes the masked
-    path. ULPs: each side rounded to `f` (RNE), ordinals compared; the reference is rounded once.
+    path. ULPs: each side rounded to `f` (RNE), ordinals compared; the reference is rounded once, or
+    not at all where the caller passes it `rounded` (``round_to(r, f)`` in `f`'s own dtype).
     """
     r64 = r.to(torch.float64)
-    wide = [t.to(torch.float32) if t.dtype in _TORCH_RNE else t for t in actuals]
-    a = wide[0].unsqueeze(0) if len(wide) == 1 else torch.stack(wide)
-    del wide
+    a = _stacked(actuals)
     # Temporaries are freed as soon as their reductions are taken: peak ~ a + one fp64 copy per row.
-    ulps = _fast_ordinal(a, f).sub_(_fast_ordinal(r, f)).abs_()
+    ulps = _fast_ordinal(a, f).sub_(_fast_ordinal(rounded if rounded is not None else r, f)).abs_()
     err = a.to(torch.float64, copy=True).sub_(r64).abs_()  # copy: an fp64 `a` is the caller's tensor
     del a
     nz = r64 != 0
@@ -258,10 +272,13 @@ class ErrorAccumulator:
 
     @staticmethod
     def update_each(
-        accumulators: Sequence[ErrorAccumulator], actuals: Sequence[torch.Tensor], reference: torch.Tensor
+        accumulators: Sequence[ErrorAccumulator], actuals: Sequence[torch.Tensor], reference: torch.Tensor,
+        rounded: torch.Tensor | None = None,
     ) -> None:
         """``acc.update(actual, reference)`` for each pair, sharing the reference's conversion and
-        rounding (one host sync when everything is finite). Accumulators must share one format."""
+        rounding (one host sync when everything is finite). Accumulators must share one format.
+        `rounded`: the reference already rounded to that format, in the format's own dtype (saves
+        rounding it again; the figures are the same)."""
         if len(accumulators) != len(actuals) or not actuals:
             raise ValueError(f"update_each needs one accumulator per actual, got {len(accumulators)} and {len(actuals)}")
         for a in actuals:
@@ -273,7 +290,10 @@ class ErrorAccumulator:
         assert f is not None
         r = _format_nan(reference.detach().reshape(-1), f)
         flat = tuple(_format_nan(a.detach().reshape(-1), f) for a in actuals)
-        rows = _finite_stats(flat, r, f) if r.numel() else None
+        if rounded is not None and (rounded.dtype != f.torch_dtype or rounded.numel() != r.numel()):
+            raise ValueError(f"update_each: rounded must be the reference rounded to {f.name} in its dtype "
+                             f"{f.torch_dtype}, got {rounded.dtype} of {rounded.numel()} elements")
+        rows = _finite_stats(flat, r, f, None if rounded is None else rounded.reshape(-1)) if r.numel() else None
         for i, acc in enumerate(accumulators):
             if rows is None:
                 acc._update_masked(flat[i], r)

@@ -23,7 +23,7 @@ Implementation: `_kernels.kernel` works on the tensor's int32/int64 view (torch 
 works; see `round_magnitude` for the bit trick), with an exact float path for the target's subnormal
 range. The eager path uses the cheaper `_eager` kernels where they apply (nearest-even to bf16, fp16,
 fp8_e5m2, saturating fp8_e4m3fn: a few in-place passes) and `kernel` elsewhere; CPU tensors go in
-cache-sized chunks. The compiled path runs `kernel` through `torch.compile` (one fused loop / Triton
+cache-sized chunks; fp64 -> fp32 to nearest even is torch's own conversion (IEEE, one rounding). The compiled path runs `kernel` through `torch.compile` (one fused loop / Triton
 kernel per format, mode and dtype, dynamic in the length; compiled on first use, which costs seconds,
 then close to memory bandwidth). ``fused=None`` picks the compiled path for large tensors only.
 """
@@ -219,6 +219,8 @@ def round_to(
     if f.mantissa_bits == src.frac or x.numel() == 0:
         return x  # already representable: returned as is, not copied
     x = x.contiguous()
+    if src.dtype == torch.float64 and f.name == "fp32" and mode is RoundingMode.NEAREST_EVEN:
+        return x.to(torch.float32).to(torch.float64)  # the IEEE conversion: RNE, subnormals and overflow included
     if torch_compatible and src.dtype == torch.float64 and f.mantissa_bits < 23:
         x32 = _apply(x, src, get_format("fp32"), RoundingMode.NEAREST_EVEN, fused).to(torch.float32)
         return round_to(x32, f, mode, fused=fused).to(torch.float64)
