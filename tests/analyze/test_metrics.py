@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from roundoff.analyze import measure
+from roundoff.analyze.metrics import Metrics
 
 
 def _steps(x: torch.Tensor, k: int, dtype: torch.dtype) -> torch.Tensor:
@@ -134,3 +135,33 @@ def test_measure_each_matches_measure_per_actual(monkeypatch: pytest.MonkeyPatch
                 assert close if close is not None else getattr(m, k) == v, (
                     f"{k}: {getattr(m, k)} != {v} repro: measure_each(actuals[{i}]) CHUNK={chunk}"
                 )
+
+
+def _assert_same_figures(got: Metrics, want: Metrics, what: str) -> None:
+    for k, v in vars(want).items():
+        close = v == pytest.approx(getattr(got, k), rel=1e-12) if k in ("mean_ulp", "mean_bits", "sqnr_db", "rmse") else None
+        assert close if close is not None else getattr(got, k) == v, f"{k}: {getattr(got, k)} != {v} repro: {what}"
+
+
+@pytest.mark.parametrize("chunk", [1 << 22, 1000])
+def test_measure_each_with_a_rounded_reference_and_a_pair_matches_measure(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """The reference passed already rounded gives the same figures; the pair (i, j) is ``measure(actuals[i],
+    actuals[j])`` whether it shares the pass (one chunk, all finite) or not (chunked, or NaN/inf present)."""
+    from roundoff.analyze import metrics
+    from roundoff.numerics import round_to
+
+    monkeypatch.setattr(metrics, "elements_per_update", lambda actuals, r, fmt: max(1, chunk // len(actuals)))
+    act, ref = _adversarial(5)
+    finite_act = act.nan_to_num(nan=0.5, posinf=2.0, neginf=-2.0)
+    fin_ref = ref.nan_to_num(nan=0.25, posinf=3.0, neginf=-3.0)
+    for r, actuals in ((fin_ref, [finite_act.bfloat16(), (finite_act * 1.001).bfloat16(), finite_act * 0.999]),
+                       (ref, [act, finite_act])):
+        apart: list[int] = []
+        with monkeypatch.context() as patched:
+            patched.setattr(metrics, "measure", lambda *args, calls=apart: calls.append(1) or measure(*args))
+            got = metrics.measure_each(actuals, r, torch.bfloat16, round_to(r, "bf16"), pair=(1, 0))
+        assert len(got) == len(actuals) + 1
+        assert bool(apart) == (chunk == 1000 or r is ref), "the pair shares a single all-finite pass, and only that one"
+        for i, a in enumerate(actuals):
+            _assert_same_figures(got[i], metrics.measure(a, r, torch.bfloat16), f"measure_each(actuals[{i}]) CHUNK={chunk}")
+        _assert_same_figures(got[-1], metrics.measure(actuals[1], actuals[0], torch.bfloat16), f"pair CHUNK={chunk}")

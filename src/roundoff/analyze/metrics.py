@@ -104,29 +104,32 @@ def exact_metrics(value: torch.Tensor) -> Metrics:
 def norm_rels(values: Sequence[torch.Tensor], reference: torch.Tensor) -> list[float]:
     """``Metrics.norm_rel`` of each of `values` against `reference` alone (no ULP figures): ``||v - r||_2
     / ||r||_2`` over the elements finite on both sides, in fp64; 0.0 without error, inf when the
-    reference is all zeros there and the value is not. One host read for all of them."""
-    ref = reference.double()
-    norms: list[torch.Tensor] = []
-    for v in values:
-        diff = v.double() - ref
-        finite = diff.isfinite()
-        if bool(finite.all()):
-            norms += [torch.linalg.vector_norm(diff), torch.linalg.vector_norm(ref)]
-        else:
-            norms += [torch.linalg.vector_norm(diff[finite]), torch.linalg.vector_norm(ref[finite])]
-    figures = torch.stack(norms).tolist()
-    return [0.0 if err == 0.0 else err / scale if scale else math.inf
-            for err, scale in zip(figures[::2], figures[1::2])]
+    reference is all zeros there and the value is not. One host read where every element is finite."""
+    ref = reference.double().reshape(-1)
+    diffs = torch.stack([v.double().reshape(-1) - ref for v in values])
+    figures = torch.cat([torch.linalg.vector_norm(diffs, dim=1), torch.linalg.vector_norm(ref)[None]]).tolist()
+    if all(math.isfinite(f) for f in figures):  # (a NaN/inf element makes its norm NaN/inf)
+        errs, scales = figures[:-1], [figures[-1]] * len(values)
+    else:
+        errs, scales = [], []
+        for d in diffs:
+            finite = d.isfinite()
+            errs.append(float(torch.linalg.vector_norm(d[finite])))
+            scales.append(float(torch.linalg.vector_norm(ref[finite])))
+    return [0.0 if err == 0.0 else err / scale if scale else math.inf for err, scale in zip(errs, scales)]
 
 
 def measure_each(
-    actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype: torch.dtype, rounded: torch.Tensor | None = None
+    actuals: Sequence[torch.Tensor], reference: torch.Tensor, dtype: torch.dtype, rounded: torch.Tensor | None = None,
+    pair: tuple[int, int] | None = None,
 ) -> tuple[Metrics, ...]:
     """``measure(a, reference, dtype)`` for each of `actuals`, the reference converted and rounded once per chunk.
 
     Same figures as `measure` (counts/maxima exact, sums to fp64 summation order); an actual equal to
     the reference element for element gets `exact_metrics` without a pass. `rounded`: the reference
     already rounded to `dtype`'s format (any float dtype holding those values), so it is not rounded again.
+    `pair` = (i, j): one more result, ``measure(actuals[i], actuals[j], dtype)``, from the same pass
+    where it can share it (one chunk, every element finite), else by a pass of its own.
     """
     for a in actuals:
         _check_tensors(a, reference)
@@ -135,6 +138,7 @@ def measure_each(
         exact_metrics(a) if a.dtype == reference.dtype and torch.equal(a, reference) else None for a in actuals
     ]
     todo = [i for i, m in enumerate(out) if m is None]
+    paired = None
     if todo:
         flat = [actuals[i].detach().reshape(-1) for i in todo]
         r = reference.detach().reshape(-1)
@@ -143,12 +147,19 @@ def measure_each(
         held = None
         if rounded is not None and fmt.torch_dtype is not None:
             held = rounded.detach().reshape(-1).to(fmt.torch_dtype)  # exact: the values are in the format
+        shared = None
+        if pair is not None and step >= r.numel() and pair[0] in todo and pair[1] in todo:
+            shared = (todo.index(pair[0]), todo.index(pair[1]), ErrorAccumulator(fmt))
         for i in range(0, max(r.numel(), 1), step):
-            ErrorAccumulator.update_each(accs, [a[i : i + step] for a in flat], r[i : i + step],
-                                         None if held is None else held[i : i + step])
+            if ErrorAccumulator.update_each(accs, [a[i : i + step] for a in flat], r[i : i + step],
+                                            None if held is None else held[i : i + step], shared):
+                paired = from_stats(shared[2].result())  # type: ignore[index]
         for i, acc in zip(todo, accs):
             out[i] = from_stats(acc.result())
-    return tuple(m for m in out if m is not None)
+    measured = tuple(m for m in out if m is not None)
+    if pair is None:
+        return measured
+    return (*measured, paired if paired is not None else measure(actuals[pair[0]], actuals[pair[1]], dtype))
 
 
 def _check_tensors(actual: torch.Tensor, reference: torch.Tensor) -> None:

@@ -17,7 +17,7 @@ import torch.fx
 
 from roundoff.analyze.amplified import amplified_read, fp32_own_excess
 from roundoff.analyze.hazards import Ranges
-from roundoff.analyze.metrics import Metrics, exact_metrics, measure, measure_each, norm_rels
+from roundoff.analyze.metrics import Metrics, exact_metrics, measure_each, norm_rels
 from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.selections import SELECTIONS, differing_indices
@@ -180,7 +180,7 @@ class NodeObserver:
         vs_ref = ref_vs_oracle = None
         if self.has_reference:
             if ref_differs:
-                vs_ref, ref_vs_oracle = measure(res, ref, dtype), m["reference"]
+                vs_ref, ref_vs_oracle = m["vs_reference"], m["reference"]
             else:
                 vs_ref, ref_vs_oracle = exact_metrics(res), vs_oracle
         self._origin(node, vals, ls, vs_oracle, ref_vs_oracle, oracle)
@@ -244,8 +244,12 @@ class NodeObserver:
             floor = floor_work = norm_rels((rounded,), oracle)[0]
         values = {k: v for k, v in values.items() if v is not None}
         unique = list({id(v): v for v in values.values()}.values())
-        measured = dict(zip(map(id, unique), measure_each(unique, oracle, dtype, rounded)))
-        return {k: measured[id(v)] for k, v in values.items()}, floor, floor_work
+        ids = [id(v) for v in unique]
+        pair = (ids.index(id(res)), ids.index(id(ref))) if ref_differs else None  # res against the reference
+        figures = measure_each(unique, oracle, dtype, rounded, pair)
+        measured = dict(zip(ids, figures))
+        return {**{k: measured[id(v)] for k, v in values.items()},
+                **({"vs_reference": figures[-1]} if pair is not None else {})}, floor, floor_work
 
     def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
         """`verdict.reduction_floor` of a sum/mean node, `verdict.matmul_floor` of a matmul (else 0)."""

@@ -95,8 +95,12 @@ def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
     histogram's dozen calls cost more than the arithmetic) the elementwise formulas.
     """
     k, n = ulps.shape
+    if ulps.numel() <= _SMALL:  # the elementwise formulas in the fewest calls
+        wide = ulps.to(torch.float64)
+        return [wide.sum(1), wide.add(1.0).log2_().sum(1), wide.amax(1),
+                torch.count_nonzero(ulps, dim=1).to(torch.float64)]
     umax = ulps.amax(1)
-    if ulps.numel() > _SMALL and int(umax.max()) < _LUT_SIZE:
+    if int(umax.max()) < _LUT_SIZE:
         off = (torch.arange(k, dtype=ulps.dtype, device=ulps.device) * _LUT_SIZE).unsqueeze(1)
         counts = torch.bincount((ulps + off).reshape(-1), minlength=k * _LUT_SIZE).view(k, _LUT_SIZE)
         counts = counts.to(torch.float64)
@@ -107,12 +111,14 @@ def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
 
 
 def _finite_stats(
-    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None
+    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None,
+    pair: tuple[int, int] | None = None,
 ) -> list[list[float]] | None:
     """`_eager_finite_stats`, by one compiled fused pass (`_metric_kernel`) for large inputs where it applies.
 
     Same figures either way: counts and maxima bit for bit, sums to fp64 summation order (and log2
     within an ulp per term); the first call of each compiled variant is checked against the eager path.
+    The `pair` row is the eager pass's only (the compiled pass returns one row per actual).
     """
     if _metric_kernel.applies(actuals, r, f):
         def probe(got: list[list[float]]) -> str | None:
@@ -121,20 +127,37 @@ def _finite_stats(
         rows = _metric_kernel.fused_rows(actuals, r, f, probe)
         if rows is not None:
             return rows if all(math.isfinite(row[0]) for row in rows) else None
-    return _eager_finite_stats(actuals, r, f, rounded)
+    return _eager_finite_stats(actuals, r, f, rounded, pair)
 
 
 def _stacked(actuals: Sequence[torch.Tensor]) -> torch.Tensor:
-    """The actuals as rows of one tensor (k, n), bf16/fp16 widened to fp32 (exactly), in one
-    conversion where they share a dtype."""
+    """The actuals as rows of one tensor (k, n): in their dtype where they share one, else bf16/fp16
+    widened to fp32 (exactly)."""
     dtypes = {t.dtype for t in actuals}
     a = actuals[0].unsqueeze(0) if len(actuals) == 1 else torch.stack(
         actuals if len(dtypes) == 1 else [t.to(torch.float32) if t.dtype in _TORCH_RNE else t for t in actuals])
-    return a.to(torch.float32) if a.dtype in _TORCH_RNE else a
+    return a
+
+
+def _rows(err: torch.Tensor, r64: torch.Tensor, ulps: torch.Tensor) -> torch.Tensor:
+    """The (k, 9) figures of `_eager_finite_stats` from |a - r| (k, n; overwritten), the reference (n,)
+    in fp64 and the ULP distances (k, n)."""
+    zero = r64 == 0
+    k = err.shape[0]
+    if r64.is_cuda or bool(zero.any()):  # rel = err / |r| where r != 0, err / inf = 0 elsewhere (no sync on CUDA)
+        absr = r64.abs().masked_fill_(zero, math.inf)
+        zero_ref = ((err != 0) & zero).sum(1).to(torch.float64)
+    else:  # (the common case, in fewer calls)
+        absr, zero_ref = r64.abs(), torch.zeros(k, dtype=torch.float64, device=err.device)
+    red = [err.amax(1), torch.dot(r64, r64).expand(k), torch.linalg.vecdot(err, err), zero_ref]
+    red.insert(1, err.div_(absr).amax(1))  # in place, last (err is not read after): no third fp64 copy
+    red[4:4] = _ulp_sums(ulps)
+    return torch.stack(red, 1)
 
 
 def _eager_finite_stats(
-    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None
+    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None,
+    pair: tuple[int, int] | None = None,
 ) -> list[list[float]] | None:
     """Per actual: [max_abs, max_rel, sum r^2, sum err^2, sum ulps, sum bits, max_ulp, mismatches, zero_ref]
     against the flat reference `r`, without boolean indexing and with one host sync; None when some
@@ -145,21 +168,24 @@ def _eager_finite_stats(
     NaN/inf (or the fp64 difference of two finite values overflows): then the caller takes the masked
     path. ULPs: each side rounded to `f` (RNE), ordinals compared; the reference is rounded once, or
     not at all where the caller passes it `rounded` (``round_to(r, f)`` in `f`'s own dtype).
+    `pair` = (i, j) appends one row: actual i against actual j as its reference, the same figures as a
+    pass of its own, from this pass's conversions and ordinals.
     """
     r64 = r.to(torch.float64)
     a = _stacked(actuals)
     # Temporaries are freed as soon as their reductions are taken: peak ~ a + one fp64 copy per row.
-    ulps = _fast_ordinal(a, f).sub_(_fast_ordinal(rounded if rounded is not None else r, f)).abs_()
-    err = a.to(torch.float64, copy=True).sub_(r64).abs_()  # copy: an fp64 `a` is the caller's tensor
+    ords = _fast_ordinal(a if a.dtype == f.torch_dtype or a.dtype not in _TORCH_RNE else a.to(torch.float32), f)
+    a64 = a.to(torch.float64, copy=True)  # copy: an fp64 `a` is the caller's tensor
     del a
-    nz = r64 != 0
-    absr = r64.abs().masked_fill_(~nz, math.inf)  # rel = err / |r| where r != 0, err / inf = 0 elsewhere
-    red = [err.amax(1), torch.dot(r64, r64).expand(len(actuals)), torch.linalg.vecdot(err, err),
-           ((err != 0) & ~nz).sum(1).to(torch.float64)]
-    red.insert(1, err.div_(absr).amax(1))  # in place, last (err is not read after): no third fp64 copy
-    del err, absr, nz, r64
-    red[4:4] = _ulp_sums(ulps)
-    stats = torch.stack(red, 1).tolist()
+    extra = None
+    if pair is not None:
+        i, j = pair
+        ref = a64[j].clone()
+        extra = _rows((a64[i] - ref).abs_().unsqueeze(0), ref, (ords[i] - ords[j]).abs_().unsqueeze(0))
+    ulps = ords.sub_(_fast_ordinal(rounded if rounded is not None else r, f)).abs_()
+    rows = _rows(a64.sub_(r64).abs_(), r64, ulps)
+    del a64, ulps, r64
+    stats = (rows if extra is None else torch.cat([rows, extra])).tolist()
     return stats if all(math.isfinite(row[0]) for row in stats) else None
 
 
@@ -185,6 +211,11 @@ def _masked_disagreement(got: list[list[float]], a: torch.Tensor, r: torch.Tenso
     if [int(c) for c in got[0][9:]] != counts:
         return f"compiled masked metric kernel counted {got[0][9:]}, eager {counts}, on its first call"
     return _metric_kernel.rows_disagree([got[0][:9]], rows)
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    """`t` detached, as one dimension (itself where it already is)."""
+    return t if t.dim() == 1 and not t.requires_grad else t.detach().reshape(-1)
 
 
 @dataclass(frozen=True)
@@ -273,12 +304,14 @@ class ErrorAccumulator:
     @staticmethod
     def update_each(
         accumulators: Sequence[ErrorAccumulator], actuals: Sequence[torch.Tensor], reference: torch.Tensor,
-        rounded: torch.Tensor | None = None,
-    ) -> None:
+        rounded: torch.Tensor | None = None, pair: tuple[int, int, ErrorAccumulator] | None = None,
+    ) -> bool:
         """``acc.update(actual, reference)`` for each pair, sharing the reference's conversion and
         rounding (one host sync when everything is finite). Accumulators must share one format.
         `rounded`: the reference already rounded to that format, in the format's own dtype (saves
-        rounding it again; the figures are the same)."""
+        rounding it again; the figures are the same). `pair` = (i, j, acc): also
+        ``acc.update(actuals[i], actuals[j])`` from the same pass where every element is finite and
+        the eager pass runs; returns whether it did (if not, the caller updates `acc` itself)."""
         if len(accumulators) != len(actuals) or not actuals:
             raise ValueError(f"update_each needs one accumulator per actual, got {len(accumulators)} and {len(actuals)}")
         for a in actuals:
@@ -288,17 +321,22 @@ class ErrorAccumulator:
             raise ValueError(f"update_each needs accumulators of one explicit format, got {sorted(map(str, fmts))}")
         f = accumulators[0]._fmt
         assert f is not None
-        r = _format_nan(reference.detach().reshape(-1), f)
-        flat = tuple(_format_nan(a.detach().reshape(-1), f) for a in actuals)
+        r = _format_nan(_flat(reference), f)
+        flat = tuple(_format_nan(_flat(a), f) for a in actuals)
         if rounded is not None and (rounded.dtype != f.torch_dtype or rounded.numel() != r.numel()):
             raise ValueError(f"update_each: rounded must be the reference rounded to {f.name} in its dtype "
                              f"{f.torch_dtype}, got {rounded.dtype} of {rounded.numel()} elements")
-        rows = _finite_stats(flat, r, f, None if rounded is None else rounded.reshape(-1)) if r.numel() else None
+        held = None if rounded is None else rounded.reshape(-1)
+        rows = _finite_stats(flat, r, f, held, None if pair is None else pair[:2]) if r.numel() else None
         for i, acc in enumerate(accumulators):
             if rows is None:
                 acc._update_masked(flat[i], r)
             else:
                 acc._add_finite(rows[i], r.numel(), r.numel())
+        if pair is None or rows is None or len(rows) == len(actuals):
+            return False
+        pair[2]._add_finite(rows[-1], r.numel(), r.numel())
+        return True
 
     def _update_masked(self, a: torch.Tensor, r: torch.Tensor) -> ErrorAccumulator:
         """Chunks with NaN/inf: counted, then every metric over the elements finite on both sides,

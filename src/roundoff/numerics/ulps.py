@@ -79,7 +79,7 @@ def _fast_ordinal(t: torch.Tensor, f: Format) -> torch.Tensor:
         t = _rounded(t, f)
     if f.torch_dtype is None or f.bits > 32:
         return ordinal(t, f)
-    bits = t.to(f.torch_dtype).view(_INT_OF_WIDTH[f.bits])
+    bits = (t if t.dtype == f.torch_dtype else t.to(f.torch_dtype)).view(_INT_OF_WIDTH[f.bits])
     bits = bits.to(torch.int32) if f.bits < 32 else bits
     sign = torch.bitwise_right_shift(bits, 31)  # 0 or -1
     mask = (1 << (f.bits - 1)) - 1
