@@ -100,6 +100,22 @@ def test_efficient_and_cudnn_attention_with_bias_match_the_cpu_kernel() -> None:
     assert torch.allclose(gb, b.grad, rtol=1e-10, atol=1e-12)
 
 
+def test_attention_backward_works_inside_inference_mode() -> None:
+    """check runs its emulation under ``torch.inference_mode``; the backward decompositions differentiate
+    through autograd, which needs their tensors copied out of it (on the H200 a Llama's check failed
+    with 'does not require grad'). Oracle: torch's CPU flash-attention backward kernel in fp64."""
+    q, k, v = _qkv()
+    bias = torch.randn(2, 2, 5, 7, dtype=torch.float64)
+    out, lse = aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, attn_mask=bias)
+    grad = torch.randn_like(out)
+    ref = aten._scaled_dot_product_flash_attention_for_cpu_backward.default(
+        grad, q, k, v, out, lse, 0.0, False, attn_mask=bias)
+    with torch.inference_mode():
+        args = [t.clone() for t in (grad, q, k, v, bias, out, lse)]  # inference tensors, as check's are
+        got = efficient_backward(*args[:6], args[6], None, None, 0.0, [True, True, True, True])
+    assert all(torch.allclose(g, r, rtol=1e-10, atol=1e-12) for g, r in zip(got[:3], ref))
+
+
 def test_grouped_query_attention_repeats_kv_heads() -> None:
     q, k, v = _qkv(heads_kv=1)
     out, _ = aten._scaled_dot_product_flash_attention_for_cpu.default(q, k.expand(2, 2, 7, 8), v.expand(2, 2, 7, 8))

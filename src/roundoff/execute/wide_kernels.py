@@ -129,14 +129,20 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Ten
 
 def attention_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                        bias: torch.Tensor | None, is_causal: bool, scale: float | None) -> tuple:
-    """Gradients of `attention` (q, k, v, and the float bias or None), by autograd through it."""
-    with torch.enable_grad():
-        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-        fb = bias.detach().to(q.dtype).requires_grad_() if bias is not None and bias.is_floating_point() else None
+    """Gradients of `attention` (q, k, v, and the float bias or None), by autograd through it (also
+    inside ``torch.inference_mode``, where check runs: its tensors are copied out of it first)."""
+    with torch.inference_mode(False), torch.enable_grad():
+        leaves = [_grad_leaf(t) for t in (q, k, v)]
+        fb = _grad_leaf(bias.to(q.dtype)) if bias is not None and bias.is_floating_point() else None
         out, _ = attention(*leaves, fb if fb is not None else bias, is_causal, scale)
         want = leaves + ([fb] if fb is not None else [])
         grads = torch.autograd.grad(out, want, grad.to(out.dtype), allow_unused=True)
     return (*grads[:3], grads[3] if fb is not None else None)
+
+
+def _grad_leaf(t: torch.Tensor) -> torch.Tensor:
+    """`t` as a new autograd leaf (an inference tensor cannot be one: it is copied)."""
+    return (t.clone() if t.is_inference() else t.detach()).requires_grad_()
 
 
 def _empty(q: torch.Tensor, dtype: torch.dtype = torch.int64) -> torch.Tensor:
