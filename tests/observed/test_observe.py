@@ -353,3 +353,29 @@ def test_a_concatenation_several_kernels_write_is_not_judged_half_written():
     assert torch.allclose(result.outputs[0], joined(a, b), rtol=1e-5, atol=1e-5)
     assert "cat" not in {k.op for k in result.kernels}
     assert not result.diverges, [(k.buffer, k.op, k.excess) for k in result.kernels if k.verdict is not Verdict.OK]
+
+
+def moment_rms(x, g):
+    """A bf16 normalisation by the naive variance, then the fp32 mean of its squares (an RMSNorm's)."""
+    mu = x.mean(-1, keepdim=True)
+    var = (x * x).mean(-1, keepdim=True) - mu * mu
+    h = (x - mu) * torch.rsqrt(var + 1e-5) * g
+    return h.float().pow(2).mean(-1, keepdim=True)
+
+
+def test_an_fp32_buffer_of_a_16_bit_computation_is_judged_in_16_bits_as_check_judges_it():
+    """Trial 29: Inductor computes the bf16 variance above in fp32 inside the kernel that writes the fp32
+    mean, whose error against fp64 (the variance's fp32 cancellation, ~3e-4) was held to fp32's rounding
+    (4339x: diverges) while `check` holds the bf16 variance to bf16 (passes). Oracle: the real compiled
+    output against fp64, below bf16's unit roundoff and far above fp32's."""
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.randn(64, 64, generator=gen) + 64).to(torch.bfloat16)
+    g = (1 + 0.1 * torch.randn(64, generator=gen)).to(torch.bfloat16)
+    exact = moment_rms(x.double(), g.double())
+    real_rel = float(((torch.compile(moment_rms)(x, g).double() - exact) / exact).abs().max())
+    assert 2.0**-20 < real_rel < 2.0**-9, real_rel
+    result = observe_compiled(moment_rms, x, g, against="oracle")
+    assert result.first_divergent is None, result.first_divergent
+    (mean,) = [k for k in result.kernels if k.dtype == "float32" and k.op == "mean" and "pow" in k.fused_ops]
+    assert mean.judged_in == "bfloat16" and mean.excess < 1
+    assert all(o.passes for o in check(moment_rms, (x, g), "inductor-cpu", against="oracle").outputs)

@@ -38,6 +38,7 @@ from roundoff.analyze.verdict import (
     nonfinite_counts,
     reduction_floor,
     unit_roundoff,
+    working_dtype,
 )
 from roundoff.capture.program import NODE_ID, Program, node_source
 from roundoff.execute.interpreter import Lockstep
@@ -91,6 +92,7 @@ class KernelReport:
     verdict: Verdict  # against the chosen reference
     emulated_mismatch: int  # elements whose bits differ from the emulated policy's value
     cause: str | None  # why the emulation differs: see `emulation_cause`
+    judged_in: str = ""  # the format the excess is over (`KernelObserver._judged_format`); "" = `dtype`
 
     @property
     def emulated_identical(self) -> bool:
@@ -283,6 +285,20 @@ class KernelObserver:
             return 0.0
         return max(found) * unit_roundoff(dtype) / unit_roundoff(torch.float32) / numel**0.5
 
+    def _judged_format(self, nid: str, obs: Observed, dtype: torch.dtype) -> torch.dtype:
+        """The format buffer `obs` is judged in against fp64, as `check` holds a node to the narrowest of
+        its own format and its operands': the narrowest of the buffer's, of every value the program
+        stores in 16 bits or fewer among the nodes the kernel computes it through (a bf16 program's
+        variance Inductor keeps in fp32), and of the buffers the same kernel call stored that it is
+        computed from (it may read them unrounded where its fp64 reference reads them as stored)."""
+        nodes = self.originals
+        region = [nodes[i] for i in local_region(self.program, nid, obs, self.observed) if i in nodes]
+        narrow = [d for n in region if narrow_float(d := getattr(n.meta.get("val"), "dtype", None))]
+        operands = {pid for n in region for p in n.all_input_nodes if (pid := p.meta.get(NODE_ID)) in self.observed}
+        narrow += [o.value.dtype for pid in operands if (o := self.observed[pid]).launch == obs.launch
+                   and pid != nid and narrow_float(o.value.dtype)]
+        return working_dtype(dtype, narrow)
+
     def _kernel_operands(self, ids: set[str]) -> set[str]:
         """The observed nodes `ids` are, or are computed from through nodes no kernel stored (views)."""
         found, todo, seen = set(), list(ids), set()
@@ -320,13 +336,14 @@ class KernelObserver:
         dtype = value.dtype
         oracle, eager, emulated = vals[ORACLE], vals[EAGER].to(dtype), vals[EMULATED].to(dtype)
         vs_oracle = measure(value, oracle, dtype)
-        floor = measure(round_to(oracle, get_format(dtype)), oracle, dtype)
+        work = self._judged_format(nid, obs, dtype)
+        floor = measure(round_to(oracle, get_format(work)), oracle, work)
         terms = 0.0
         if node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
-            terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), dtype, _SUMS[node.target])
-        exc = excess(vs_oracle, floor, dtype, terms)
-        if exc > EXCESS_LIMIT and (zero := self._structural_floor(nid, obs, value.numel(), dtype)) > terms:
-            exc = excess(vs_oracle, floor, dtype, zero)  # it carries a value 0 by structure: its operands' rounding
+            terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), work, _SUMS[node.target])
+        exc = excess(vs_oracle, floor, work, terms)
+        if exc > EXCESS_LIMIT and (zero := self._structural_floor(nid, obs, value.numel(), work)) > terms:
+            exc = excess(vs_oracle, floor, work, zero)  # it carries a value 0 by structure: its operands' rounding
         if new_nonfinite(value, oracle) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL]):
             verdict = Verdict.NONFINITE
         elif self.against == "oracle" and self.rule is Rule.SAME:
@@ -346,6 +363,7 @@ class KernelObserver:
             source=self._source(original, obs), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
             vs_fp64_total=measure(value, vals[GLOBAL], dtype), excess=exc, verdict=verdict,
+            judged_in="" if work == dtype else str(work).removeprefix("torch."),
             emulated_mismatch=mismatch,
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,
         )

@@ -17,7 +17,8 @@ from roundoff.report.cells import fmt_num, verdict_text
 def _kernel(k: KernelReport) -> dict[str, Any]:
     return {
         "kernel": k.kernel, "buffer": k.buffer, "kind": k.kind, "node": k.node_id, "op": k.op,
-        "source": k.source, "fused_ops": list(k.fused_ops), "fused_nodes": list(k.fused_ids), "dtype": k.dtype, "verdict": k.verdict.value,
+        "source": k.source, "fused_ops": list(k.fused_ops), "fused_nodes": list(k.fused_ids), "dtype": k.dtype,
+        "judged_in": k.judged_in or k.dtype, "verdict": k.verdict.value,
         "excess": k.excess if math.isfinite(k.excess) else str(k.excess), "vs_oracle": k.vs_oracle.to_dict(), "vs_eager": k.vs_eager.to_dict(),
         "vs_fp64_total": k.vs_fp64_total.to_dict(),
         "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
@@ -123,5 +124,6 @@ def _legend(doc: dict[str, Any]) -> str:
                 "small multiple of eager's, plus an absolute 1e-5), so where values are small a kernel far less "
                 "accurate than eager can pass: use --against oracle to judge it by its excess")
     return (f"each buffer is recomputed from the operands the compiled program gave its kernel; excess: its "
-            f"error against fp64 over fp64 correctly rounded to its format; {rule}; "
+            f"error against fp64 over fp64 correctly rounded to its format (or to a narrower one of a value the "
+            f"same kernel stored and computes it from, which it may read unrounded: --json's judged_in); {rule}; "
             f"vs {doc['policy']}: the emulated policy's value from the same operands, bit for bit.")
