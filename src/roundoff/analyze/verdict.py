@@ -127,12 +127,17 @@ EXCESS_LIMIT = 16.0
 OVERFLOW_HAZARDS = frozenset({"fp16-overflow", "exp-overflow"})
 
 
+_UNIT_ROUNDOFF: dict[torch.dtype, float] = {}
+
+
 def unit_roundoff(dtype: torch.dtype) -> float:
     """``eps / 2`` of `dtype`'s format; fp32's for dtypes roundoff has no format for."""
-    try:
-        return get_format(dtype).eps / 2
-    except ValueError:
-        return 2.0**-24
+    if dtype not in _UNIT_ROUNDOFF:  # (called per node several times: looked up once per dtype)
+        try:
+            _UNIT_ROUNDOFF[dtype] = get_format(dtype).eps / 2
+        except ValueError:
+            _UNIT_ROUNDOFF[dtype] = 2.0**-24
+    return _UNIT_ROUNDOFF[dtype]
 
 
 def working_dtype(storage: torch.dtype, operands: list[torch.dtype]) -> torch.dtype:

@@ -149,7 +149,7 @@ class OracleNumerics:
 
         def conv(a: Any) -> Any:  # float tensors and float dtype arguments to fp64
             if is_float(a):
-                return a.to(wide)
+                return a if a.dtype == wide else a.to(wide)
             return wide if isinstance(a, torch.dtype) and a.is_floating_point else a
 
         args = map_aggregate(torch.fx.node.map_arg(node.args, read), conv)
@@ -286,7 +286,7 @@ class PlanNumerics:
         def prep(a: Any) -> Any:
             if is_float(a):
                 held = a.dtype
-                a = a.to(cdt)
+                a = a if held == cdt else a.to(cdt)
                 for f in fmts:
                     if held not in HELD_NARROW or get_format(held).name != f:  # else already in f
                         a = round_to(a, f)

@@ -140,8 +140,8 @@ def _stacked(actuals: Sequence[torch.Tensor]) -> torch.Tensor:
 
 
 def _rows(err: torch.Tensor, r64: torch.Tensor, ulps: torch.Tensor) -> torch.Tensor:
-    """The (k, 9) figures of `_eager_finite_stats` from |a - r| (k, n; overwritten), the reference (n,)
-    in fp64 and the ULP distances (k, n)."""
+    """The (k, 9) figures of `_eager_finite_stats` from |a - r| (k, n; overwritten), the reference in
+    fp64 (n,), or one per row (k, n), and the ULP distances (k, n)."""
     zero = r64 == 0
     k = err.shape[0]
     if r64.is_cuda or bool(zero.any()):  # rel = err / |r| where r != 0, err / inf = 0 elsewhere (no sync on CUDA)
@@ -149,7 +149,8 @@ def _rows(err: torch.Tensor, r64: torch.Tensor, ulps: torch.Tensor) -> torch.Ten
         zero_ref = ((err != 0) & zero).sum(1).to(torch.float64)
     else:  # (the common case, in fewer calls)
         absr, zero_ref = r64.abs(), torch.zeros(k, dtype=torch.float64, device=err.device)
-    red = [err.amax(1), torch.dot(r64, r64).expand(k), torch.linalg.vecdot(err, err), zero_ref]
+    signal = torch.dot(r64, r64).expand(k) if r64.dim() == 1 else torch.linalg.vecdot(r64, r64)
+    red = [err.amax(1), signal, torch.linalg.vecdot(err, err), zero_ref]
     red.insert(1, err.div_(absr).amax(1))  # in place, last (err is not read after): no third fp64 copy
     red[4:4] = _ulp_sums(ulps)
     return torch.stack(red, 1)
@@ -178,14 +179,25 @@ def _eager_finite_stats(
     a64 = a.to(torch.float64, copy=True)  # copy: an fp64 `a` is the caller's tensor
     del a
     extra = None
-    if pair is not None:
+    if pair is not None and a64.shape[1] <= _SMALL:  # one more row, its own reference: one set of calls
+        (i, j), (k, n) = pair, a64.shape
+        ref_ords = _fast_ordinal(rounded if rounded is not None else r, f).expand(k, n)
+        ulps = torch.cat([ords, ords[i : i + 1]]).sub_(torch.cat([ref_ords, ords[j : j + 1]])).abs_()
+        refs = torch.cat([r64.expand(k, n), a64[j : j + 1]])
+        return _finite_rows(_rows(torch.cat([a64, a64[i : i + 1]]).sub_(refs).abs_(), refs, ulps))
+    if pair is not None:  # large: the pair's row by a pass of its own (no per-row copies of the reference)
         i, j = pair
         ref = a64[j].clone()
         extra = _rows((a64[i] - ref).abs_().unsqueeze(0), ref, (ords[i] - ords[j]).abs_().unsqueeze(0))
     ulps = ords.sub_(_fast_ordinal(rounded if rounded is not None else r, f)).abs_()
     rows = _rows(a64.sub_(r64).abs_(), r64, ulps)
     del a64, ulps, r64
-    stats = (rows if extra is None else torch.cat([rows, extra])).tolist()
+    return _finite_rows(rows if extra is None else torch.cat([rows, extra]))
+
+
+def _finite_rows(rows: torch.Tensor) -> list[list[float]] | None:
+    """`rows` as lists (one host read), or None where a row's max |a - r| is NaN/inf."""
+    stats = rows.tolist()
     return stats if all(math.isfinite(row[0]) for row in stats) else None
 
 
