@@ -379,3 +379,29 @@ def test_an_fp32_buffer_of_a_16_bit_computation_is_judged_in_16_bits_as_check_ju
     (mean,) = [k for k in result.kernels if k.dtype == "float32" and k.op == "mean" and "pow" in k.fused_ops]
     assert mean.judged_in == "bfloat16" and mean.excess < 1
     assert all(o.passes for o in check(moment_rms, (x, g), "inductor-cpu", against="oracle").outputs)
+
+
+def centred_loss(x, w):
+    """A two-pass bf16 LayerNorm's output, weighted, squared and averaged (a scalar loss)."""
+    c = x - x.mean(-1, keepdim=True)
+    return (c * torch.rsqrt((c * c).mean(-1, keepdim=True) + 1e-5) * w).float().square().mean()
+
+
+def test_outputs_wrong_by_an_amplified_rounding_fail_though_no_kernel_diverges():
+    """Trial 30: a compiled training step stores the bf16 mean rounded and subtracts it from values near
+    64 (each kernel exact from its operands as stored) and observe said every kernel was fine. The
+    outputs are judged against fp64 of the whole program by check's output rule. Oracle: real
+    torch.compile's gradient against fp64, beyond 16x fp64 correctly rounded to bf16."""
+    g = torch.Generator().manual_seed(5)
+    x = (torch.randn(32, 64, generator=g) + 64).to(torch.bfloat16)
+    w = (1 + 0.1 * torch.randn(64, generator=g)).to(torch.bfloat16).requires_grad_()
+    torch.compile(centred_loss)(x, w).backward()
+    w64 = w.detach().double().requires_grad_()
+    centred_loss(x.double(), w64).backward()
+    err = float((w.grad.double() - w64.grad).pow(2).mean().sqrt())
+    floor = float((w64.grad.bfloat16().double() - w64.grad).pow(2).mean().sqrt())
+    assert err > 16 * floor, (err, floor)
+    result = observe_compiled(centred_loss, x, w, backward=True, partitioned=True)
+    assert result.diverges and any(o.name.startswith("grad") for o in result.failing_outputs), result.failing_outputs
+    (grad,) = [o for o in result.failing_outputs if o.name.startswith("grad")]
+    assert abs(grad.rmse / err - 1) < 0.05  # the compiled step's own gradient error, as measured above

@@ -3,7 +3,7 @@
 The command is registered on the app by `register` (cli/main.py calls it), and its work is
 `run_observe`: load and capture TARGET as `check` does, then `roundoff.observed.observe_compiled`.
 Exit status as everywhere (`roundoff.cli.errors`): 0 every kernel within tolerance, 1 a kernel
-diverges, 2 bad usage (unknown backend or reference, CUDA asked for where there is none, a program
+diverges or an output fails against fp64, 2 bad usage (unknown backend or reference, CUDA asked for where there is none, a program
 the backend cannot compile), 3 internal error.
 """
 
@@ -34,10 +34,11 @@ from roundoff.cli.policies import resolve_policy
 OBSERVE_HELP = paragraphs(
     f"""Compile TARGET with the real backend (Inductor), run it, and judge every buffer its kernels
 write against fp64 (or eager) and against the emulated policy, bit for bit; exit 1 if a kernel
-diverges.
+diverges, or (against fp64) an output fails check's output rule against fp64 of the whole program.
 
 {TARGET_HELP} Each kernel is judged from the operands the compiled program gave it, so the first
-diverging kernel is where an error is made, not where it arrives. The generated code is not changed.
+diverging kernel is where an error is made, not where it arrives; an error that is only a correct
+rounding amplified later (a stored bf16 mean subtracted from values near it) shows at the outputs. The generated code is not changed.
 {TRUST_HELP}
 
 {EXIT_CODES_HELP}"""

@@ -19,13 +19,17 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.verdict import Rule, Verdict
+from roundoff.analyze.observe import rmse
+from roundoff.analyze.output_floor import OutputFloors
+from roundoff.analyze.verdict import Rule, Verdict, oracle_output_passes, path_dtypes
 from roundoff.capture import capture
 from roundoff.capture.program import Program
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
+from roundoff.numerics import get_format, round_to
 from roundoff.observed.compare import (
+    GLOBAL,
     KernelObserver,
     KernelReport,
     Observed,
@@ -44,6 +48,18 @@ BACKENDS = ("inductor",)
 REFERENCES = {"oracle": "oracle", "fp64": "oracle", "eager": "eager"}
 KINDS = ("pointwise", "reduction", "matmul", "template", "extern")
 REPEATS = 3  # default timed runs of the compiled and of the tapped step (the fastest is reported)
+
+
+@dataclass(frozen=True)
+class OutputFailure:
+    """A compiled output against the fp64 run of the whole program, by `check`'s output rule
+    (`verdict.oracle_output_passes`: NaN/inf where fp64 is finite, or an error over `EXCESS_LIMIT` times
+    fp64 correctly rounded to the narrowest format on its path or its operand floor)."""
+
+    name: str
+    rmse: float  # against fp64 of the whole program, over elements finite on both sides
+    reference_rmse: float  # fp64 correctly rounded to the judged format
+    nonfinite: int  # elements NaN/inf where fp64 is finite
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,9 @@ class ObserveResult:
     source: str = field(default="", repr=False)  # the generated wrapper module
     outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
     untapped: tuple[str, ...] = ()  # buffers an op observe does not tap finished (`TapPlan.untapped`): not judged
+    #: Against the oracle: the compiled program's outputs that fail check's output rule against the fp64
+    #: run of the whole program (`OutputFailure`), whether or not a kernel diverges.
+    failing_outputs: tuple[OutputFailure, ...] = ()
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -74,7 +93,7 @@ class ObserveResult:
 
     @property
     def diverges(self) -> bool:
-        return self.first_divergent is not None
+        return self.first_divergent is not None or bool(self.failing_outputs)
 
     def agreement(self) -> dict[str, tuple[int, int]]:
         """{kernel kind: (buffers bit-identical to the emulated policy, buffers)}."""
@@ -216,7 +235,9 @@ def observe_compiled(
         seconds = min(seconds, took)
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
-    reports = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals, rule)
+    reports, judged_outputs = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals,
+                                       rule)
+    failing = judged_outputs(outs) if REFERENCES[against] == "oracle" and rule is Rule.SAME else ()
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
@@ -227,31 +248,55 @@ def observe_compiled(
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=staged.source,
         stages=tuple(st.label for st in staged.stages), rule=rule.value,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
+        failing_outputs=failing,
     )
 
 
 def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
     tol: float, transcendentals: str, rule: Rule = Rule.SAME,
-) -> list[KernelReport]:
-    """Each buffer's report; where an operand is stored rounded and may be used unrounded in the same
-    launch (`stored_and_reused`), the run is repeated with those users reading the operand computed
-    unrounded from its own operands (`unrounded_reads`), every other user still the stored
-    buffer, and the report that explains the kernel better is kept (`better`)."""
+) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]]]:
+    """Each buffer's report, and a function judging the compiled program's outputs against the fp64
+    run of the whole program (`OutputFailure`). Where an operand is stored rounded and may be used
+    unrounded in the same launch (`stored_and_reused`), the run is repeated with those users reading
+    the operand computed unrounded from its own operands (`unrounded_reads`), every other user still
+    the stored buffer, and the report that explains the kernel better is kept (`better`)."""
     emulated, eager = plan_pair(program, policy, "eager", plan)
+    judged = path_dtypes(emulated.program.graph)
+    floors = OutputFloors(emulated.program, judged)
+    exact: list[Any] = []
 
-    def run() -> dict[str, KernelReport]:
+    def run(record: bool) -> dict[str, KernelReport]:
         sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals), OracleNumerics()]
         targets = substitution_nodes(emulated.program.graph, set(observed))
-        observer = KernelObserver(program, observed, targets, against, tol, emulated, rule)
+        observer = KernelObserver(program, observed, targets, against, tol, emulated, rule, floors if record else None)
         with torch.no_grad():
-            Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
+            outs = Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
+        if record:
+            exact.extend(outs[GLOBAL] if isinstance(outs[GLOBAL], (tuple, list)) else (outs[GLOBAL],))
         return {r.node_id: r for r in observer.reports}
 
-    reports = run()
+    def judge_outputs(compiled: tuple) -> tuple[OutputFailure, ...]:
+        failures = []
+        for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
+                                                       compiled, exact)):
+            if not (isinstance(res, torch.Tensor) and res.is_floating_point() and isinstance(fp64, torch.Tensor)):
+                continue
+            res, fp64 = res.detach().to(fp64.device), fp64.detach()
+            work = judged.get(arg, res.dtype) if isinstance(arg, torch.fx.Node) else res.dtype
+            if oracle_output_passes(res, fp64, work, floors.floors.get(i, 0.0)):
+                continue
+            both = res.isfinite() & fp64.isfinite()
+            lost = int((~res.isfinite() & fp64.isfinite()).sum())
+            rounded = round_to(fp64[both], get_format(work)).double()
+            failures.append(OutputFailure(name, rmse(res[both], fp64[both]) if bool(both.any()) else 0.0,
+                                          rmse(rounded, fp64[both]) if bool(both.any()) else 0.0, lost))
+        return tuple(failures)
+
+    reports = run(record=True)
     reused = stored_and_reused(program, observed)
     if reused:  # the same launch's users read the value unrounded; later kernels still read the buffer
         with unrounded_reads(emulated.program.graph, reused):
-            again = run()
+            again = run(record=False)
         reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
-    return list(reports.values())
+    return list(reports.values()), judge_outputs

@@ -27,7 +27,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.metrics import Metrics, measure
-from roundoff.analyze.output_floor import structural_zero_floor
+from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
@@ -224,8 +224,11 @@ class KernelObserver:
     def __init__(
         self, program: Program, observed: Mapping[str, Observed], targets: Mapping[torch.fx.Node, str],
         against: str, tol: float, emulated: Plan | None = None, rule: Rule = Rule.SAME,
+        floors: OutputFloors | None = None,
     ) -> None:
+        """`floors`: where to record the outputs' operand floors from the whole program's fp64 run."""
         self.program, self.observed, self.targets, self.emulated = program, observed, targets, emulated
+        self.floors = floors
         self.against, self.tol, self.rule = against, tol, rule
         self.reports: list[KernelReport] = []
         self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
@@ -239,6 +242,8 @@ class KernelObserver:
         self.small: dict[str, float] = {}
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        if self.floors is not None and node in self.floors.sites:
+            self.floors.record(node, vals[GLOBAL], ls.reader(GLOBAL))
         if node.target in _CANCELLING and isinstance(vals[GLOBAL], torch.Tensor) and vals[GLOBAL].is_floating_point():
             self._record_small(node, vals[GLOBAL], ls)
         nid = self.targets.get(node)

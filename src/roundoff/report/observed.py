@@ -32,8 +32,10 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
     return {
         "program": label or result.program, "backend": result.backend, "device": result.device,
         "against": result.against, "policy": result.policy, "rule": result.rule,
-        "verdict": "diverges" if first is not None else "ok",
+        "verdict": "diverges" if result.diverges else "ok",
         "first_divergent": _kernel(first) if first is not None else None,
+        "failing_outputs": [{"name": o.name, "rmse_vs_fp64": o.rmse, "reference_rmse": o.reference_rmse,
+                             "nonfinite": o.nonfinite} for o in result.failing_outputs],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
         "untapped": list(result.untapped),
@@ -60,7 +62,9 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     emulated policy predicted it), then the kernels: diverging ones first, then those the emulation
     did not predict bit for bit, at most `top` rows (a line counts the rest)."""
     first = doc["first_divergent"]
-    if first is None:
+    if first is None and doc.get("failing_outputs"):
+        head = _outputs_only(doc)
+    elif first is None:
         head = Text(f"{doc['program']}: every kernel of {doc['backend']} on {doc['device']} is within "
                     f"tolerance against {doc['against']}", style="bold green")
     else:
@@ -95,6 +99,26 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                     k["verdict"] == "ok" and k["emulated_identical"] for k in ranked[len(rows):])
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
     return Group(head, Text(_legend(doc), style="dim"), table, *([rest] if more else []), *_not_judged(doc), foot)
+
+
+def _outputs_only(doc: dict[str, Any]) -> Text:
+    """The headline where outputs fail against fp64 of the whole program but no kernel diverges."""
+    failing = doc["failing_outputs"]
+
+    def said(o: dict[str, Any]) -> str:
+        if o["nonfinite"]:
+            return f"`{o['name']}` ({o['nonfinite']} NaN/inf where fp64 is finite)"
+        times = fmt_num(o["rmse_vs_fp64"] / o["reference_rmse"], 3) if o["reference_rmse"] else "inf"
+        return f"`{o['name']}` (RMSE {fmt_num(o['rmse_vs_fp64'], 3)}, {times}x its reference)"
+
+    named = ", ".join(said(o) for o in failing[:3])
+    more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+    return Text(
+        f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands, but the compiled "
+        f"program's outputs {named}{more} diverge from fp64 of the whole program (over {EXCESS_LIMIT:g}x their "
+        "reference, check's output rule): an error a value carries that later kernels amplify, such as a "
+        "correctly rounded 16-bit mean subtracted from values close to it. `roundoff check --against oracle "
+        f"--policy {doc['policy']}` (with --backward for a training step) names the node.", style="bold red")
 
 
 def _not_judged(doc: dict[str, Any]) -> list[Text]:
