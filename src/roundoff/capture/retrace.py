@@ -177,10 +177,7 @@ def assign_rewritten_ids(gm: torch.fx.GraphModule) -> None:
 
 
 def _inductor_table() -> Mapping[Any, Any]:
-    # Inductor's decompositions read ``torch._inductor.lowering`` as an attribute at call time (max-pool's:
-    # ``should_fallback_max_pool_with_indices``) without importing it: import it here, or tracing fails
-    # unless the user happened to import it first.
-    import torch._inductor.lowering  # noqa: F401
+    # (max-pool's decomposition needs ``torch._inductor.lowering`` imported: `roundoff.capture.rewrite.decompose`)
     from torch._inductor.decomposition import select_decomp_table
 
     return select_decomp_table()

@@ -32,6 +32,11 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
     does (`roundoff.capture.reduction_lowerings`).
     """
     table = decomposition_table(names)
+    if "inductor" in names and any("max_pool" in str(n.target) for n in program.graph.nodes):
+        # Inductor's max-pool decomposition reads ``torch._inductor.lowering`` as an attribute at call time
+        # (``should_fallback_max_pool_with_indices``) without importing it; importing it costs ~0.7 s, so
+        # only a program that pools pays it (else tracing fails unless the user happened to import it)
+        import torch._inductor.lowering  # noqa: F401
     if "inductor" in names and not program.backward:
         table.update(REDUCTION_LOWERINGS)  # an inference graph's means stay fp32 (see there); a training graph saves them rounded
     table = _keep_pairs_consistent(table, program.graph)
