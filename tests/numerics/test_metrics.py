@@ -195,7 +195,7 @@ def test_fast_path_defers_on_nonfinite() -> None:
 @pytest.mark.parametrize("fmt", ["bf16", "fp16", "fp32"])
 def test_torch_cast_from_fp32_rounds_like_round_to(fmt: str) -> None:
     """The fast path's shortcut (torch's fp32 -> bf16/fp16 cast) equals `round_to` on random fp32 bit patterns."""
-    from roundoff.numerics.metrics import _fast_ordinal
+    from roundoff.numerics.ulps import _fast_ordinal
 
     g = torch.Generator().manual_seed(3)
     x = torch.randint(-(2**31), 2**31 - 1, (200_000,), generator=g, dtype=torch.int64).to(torch.int32).view(torch.float32)

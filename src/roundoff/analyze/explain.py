@@ -11,9 +11,8 @@ import torch.fx
 from roundoff.analyze.culprits import amplifier, ancestors, path_cause, upstream
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf
+from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
 from roundoff.capture.program import NODE_ID, node_source
-from roundoff.numerics import get_format
 from roundoff.plan.model import Plan
 
 
@@ -155,8 +154,7 @@ def _below_normal(r: NodeReport) -> bool:
     dtype = getattr(torch, r.working_dtype or r.dtype, None)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         return False
-    u = get_format(dtype).eps / 2
-    return r.format_loss is not None and r.format_loss > 4 * u
+    return r.format_loss is not None and r.format_loss > 4 * unit_roundoff(dtype)
 
 
 def _below_normal_sentence(r: NodeReport) -> str:

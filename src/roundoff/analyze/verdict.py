@@ -79,6 +79,7 @@ differing bit (NaN payloads aside; -0.0 differs from 0.0).
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import math
 from collections.abc import Callable
@@ -127,17 +128,13 @@ EXCESS_LIMIT = 16.0
 OVERFLOW_HAZARDS = frozenset({"fp16-overflow", "exp-overflow"})
 
 
-_UNIT_ROUNDOFF: dict[torch.dtype, float] = {}
-
-
+@functools.cache  # called several times per node: looked up once per dtype
 def unit_roundoff(dtype: torch.dtype) -> float:
     """``eps / 2`` of `dtype`'s format; fp32's for dtypes roundoff has no format for."""
-    if dtype not in _UNIT_ROUNDOFF:  # (called per node several times: looked up once per dtype)
-        try:
-            _UNIT_ROUNDOFF[dtype] = get_format(dtype).eps / 2
-        except ValueError:
-            _UNIT_ROUNDOFF[dtype] = 2.0**-24
-    return _UNIT_ROUNDOFF[dtype]
+    try:
+        return get_format(dtype).eps / 2
+    except ValueError:
+        return 2.0**-24
 
 
 def working_dtype(storage: torch.dtype, operands: list[torch.dtype]) -> torch.dtype:

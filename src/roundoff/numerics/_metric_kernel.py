@@ -1,6 +1,6 @@
 """One fused pass for the all-finite metric figures of k actuals against one reference (torch.compile).
 
-`row_stats(actuals, r, f)` returns a (k, 9) fp64 tensor, per actual the row of `metrics._finite_stats`:
+`row_stats(actuals, r, f)` returns a (k, 9) fp64 tensor, per actual the row of `_metric_rows.finite_stats`:
 [max |a-r|, max |a-r|/|r| (r != 0), sum r^2, sum (a-r)^2, sum ulps, sum log2(1+ulps), max ulps,
 count ulps != 0, count (r == 0 and a != r)], written only with elementwise ops and full reductions so
 Inductor fuses it into one loop that reads each input once (no temporaries in memory).
@@ -136,7 +136,7 @@ def _grid_rows(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> t
 
 
 def row_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor:
-    """(k, 9) fp64 rows of `_finite_stats` for 1-D `actuals` against 1-D `r` of at least `_ROW`
+    """(k, 9) fp64 rows of `finite_stats` for 1-D `actuals` against 1-D `r` of at least `_ROW`
     elements (see module doc): two-stage reductions over `_ROW`-element rows (`_grids`)."""
     if r.shape[0] < _ROW:
         raise ValueError(f"row_stats needs at least {_ROW} elements, got {r.shape[0]}; use the eager path")
