@@ -309,3 +309,14 @@ def test_a_loop_is_fixed_at_every_iteration_not_the_few_the_search_picked():
     assert any(n.startswith("the fix is extended to every node") for n in result.notes), result.notes
     after = check(program, (xs,), apply_changes(get_policy("eager"), result.changes), against="oracle", nodes="all")
     assert not after.diverges
+
+
+def test_a_selection_flip_at_a_decomposed_node_is_said_not_looked_up_in_the_captured_program() -> None:
+    """Trial 31: blame with no fix names the selections that flipped; `max` (n56.0) is a node of the
+    planned (decomposed) program, and looking it up in the captured one raised KeyError (exit 3)."""
+    from tests.blame.research_block import step, step_inputs
+
+    program = capture(step, *step_inputs(), backward=True)
+    result = blame(program, "inductor-cpu", against="oracle", repro=False)
+    flips = [n for n in result.notes if "selects differently from fp64" in n]
+    assert flips and any("." in n.split("(")[1].split(" ")[0] for n in flips), result.notes

@@ -405,3 +405,16 @@ def test_outputs_wrong_by_an_amplified_rounding_fail_though_no_kernel_diverges()
     assert result.diverges and any(o.name.startswith("grad") for o in result.failing_outputs), result.failing_outputs
     (grad,) = [o for o in result.failing_outputs if o.name.startswith("grad")]
     assert abs(grad.rmse / err - 1) < 0.05  # the compiled step's own gradient error, as measured above
+
+
+def max_softmax_sum(x):
+    return (x - x.max(-1, keepdim=True).values).exp().sum()
+
+
+def test_a_partitioned_step_with_max_indices_judges_only_float_nodes():
+    """Trial 31: in a partitioned training step a float buffer stands at the node of `max`'s int64
+    indices, and measuring it against them raised TypeError (exit 3). Integer nodes are not judged;
+    the float buffers are, against fp64."""
+    x = (torch.randn(4, 8, generator=torch.Generator().manual_seed(0))).to(torch.bfloat16).requires_grad_()
+    result = observe_compiled(max_softmax_sum, x, backward=True, partitioned=True)
+    assert result.kernels and not result.diverges, result.first_divergent

@@ -155,7 +155,7 @@ def blame(
             + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits)
                else " (e.g. an implementation difference)")
         )
-        notes.extend(_unreachable_causes(program, checked, candidates) if checked is not None else ())
+        notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates) if checked is not None else ())
     cost = ev.cost()
     return BlameResult(
         program=program.name,
@@ -249,7 +249,8 @@ def _failing_outputs(program: Program, checked: CheckResult) -> set[int]:
 def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequence[Change]) -> list[str]:
     """Why no candidate change fixes what `checked` found: the causes it names that no change reaches
     (a value the code itself creates in a 16-bit dtype, ``arange(..., dtype=torch.bfloat16)``), then the
-    selections that chose other indices than fp64 (a discrete decision)."""
+    selections that chose other indices than fp64 (a discrete decision). `program`: the planned program
+    (decompositions included: ``n56.0``), whose ids `checked` and `candidates` name."""
     changed = {c.node_id for c in candidates}
     outputs = output_ids(program)
     reports = {r.node_id: r for r in checked.nodes}

@@ -20,8 +20,10 @@ forward's full-width kernels read the stored value (measured, CPU, torch 2.13: a
 values near 64 is 10% off compiled for training, 0.2% under ``no_grad``). So in a program captured
 with its backward the op stays whole, a reduction stored rounded. Not modelled there: consumers of
 the mean's own shape that Inductor fuses into the reduction's kernel read it unrounded, so for a
-naive variance ``mean(x*x) - mean(x)**2`` the plan can predict a negative variance the compiled
-training step does not have (the plan's notes say so).
+naive variance ``mean(x*x) - mean(x)**2`` the plan can predict a negative variance, and for an fp16
+RMSNorm of squares beyond 65504 an inf mean, that the compiled training step does not have (trial 31;
+the plan's notes say so). Modelling it needs the fusion model to tell kernels of the reduction's
+shape from full-width ones.
 """
 
 from __future__ import annotations

@@ -252,7 +252,8 @@ class KernelObserver:
         obs = self.observed[nid]
         value = obs.value.to(vals[ORACLE].device)
         if (not isinstance(vals[ORACLE], torch.Tensor) or value.numel() != vals[ORACLE].numel()
-                or not value.is_floating_point()):  # integer buffers (indices, masks) are not judged
+                or not value.is_floating_point() or not vals[ORACLE].is_floating_point()):
+            # integer buffers and nodes (indices, masks: max's indices beside its float values) are not judged
             self.skipped.append(nid)
             return None
         value = value.reshape(vals[ORACLE].shape)

@@ -68,5 +68,6 @@ def saved_means_note(program: Program, policy: Policy) -> list[str]:
         "16-bit means/variances " + ", ".join(means) + " are planned stored rounded, as a compiled training "
         "step saves them for the backward and its full-width kernels read them so; Inductor computes their "
         "consumers of the mean's own shape in the reduction's kernel from the fp32 sum (a naive variance "
-        "mean(x*x) - mean(x)**2 is not negative there): not modelled"
+        "mean(x*x) - mean(x)**2 is not negative there; an fp16 RMSNorm's rsqrt(mean(x*x)) of squares beyond "
+        "65504 is finite there): not modelled, such a node can be reported NaN/inf the compiled step does not make"
     ]
