@@ -4,7 +4,7 @@ Real: ``torch.compile(step)`` where ``step`` computes the loss and calls ``loss.
 graph, AOTAutograd's partitioned forward and backward, Inductor). Observe: roundoff's captured joint
 graph compiled by Inductor as one graph, and (``--partitioned``) split by AOTAutograd's partitioner
 and compiled as two (`roundoff.observed.partition`). Prints, per compiled program, the C++ kernels
-(count, names in common) and whether the loss and every parameter gradient are bit-identical to the
+(count, names and sources in common) and whether the loss and every parameter gradient are bit-identical to the
 real step's.
 
 Usage: ``python bench/observe_vs_torch_compile.py [--hidden 128 --layers 2 --seq 64]``
@@ -31,6 +31,11 @@ from roundoff.observed.partition import compile_staged  # noqa: E402
 
 def kernels(code: str) -> list[str]:
     return sorted(re.findall(r"^(cpp_fused\w*|triton_\w+) = async_compile", code, flags=re.M))
+
+
+def sources(code: str) -> Counter:
+    """The C++ kernels' sources, without cache paths."""
+    return Counter(re.sub(r"/\S+\.(h|so|py)", "", s) for s in re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.S))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
                 bare = lambda names: sorted(re.sub(r"_\d+$", "", k) for k in names)  # noqa: E731
                 same_ops = sum((Counter(bare(ks)) & Counter(bare(theirs))).values())
                 common = (f" (torch.compile: {len(theirs)}), {len(set(ks) & set(theirs))} with the same name, "
-                          f"{same_ops} with the same fused ops (name without its index)")
+                          f"{same_ops} with the same fused ops (name without its index), "
+                          f"{sum((sources(stage.compiled.source) & sources(code)).values())} with the same source")
             print(f"  {stage.label or 'joint graph'}: {len(ks)} kernels{common}")
     return 0
 

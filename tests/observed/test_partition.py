@@ -27,9 +27,6 @@ def _cpp_kernels(code: str) -> list[str]:
     return sorted(re.sub(r"/\S+\.(h|so|py)", "", s) for s in re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.S))
 
 
-def _names(code: str) -> list[str]:
-    return sorted(re.findall(r"^(cpp_fused\w*) = async_compile", code, flags=re.M))
-
 
 def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile():
     g, u, d = _layers()
@@ -52,10 +49,9 @@ def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile()
     result = observe_compiled(program, partitioned=True, repeats=1)
     forward, backward = result.source.split("===== backward")
     assert _cpp_kernels(forward) == _cpp_kernels(codes[0])  # the forward program: the same kernels
-    # the backward: the same kernels by name (the same fusion), but real torch.compile compiles it as
-    # a backward (`compile_fx_backward`: saved inputs' memory reused in place, so its kernels take
-    # in_out_ptr arguments) and observe as an inference graph: bench/results/observe-cpu.md
-    assert _names(backward) == _names(codes[1])
+    # the backward too, compiled as a backward: saved activations' memory reused in place (in_out_ptr)
+    assert _cpp_kernels(backward) == _cpp_kernels(codes[1])
+    assert "in_out_ptr" in backward
     loss, *grads = result.outputs
     assert torch.equal(loss.view(torch.int32), real_loss.detach().view(torch.int32))
     assert len(grads) == len(program.grad_input_names) == 4

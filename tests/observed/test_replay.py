@@ -70,3 +70,24 @@ def test_a_program_that_calls_other_kernels_is_refused():
     shifted = type(plan)(plan.kernels[1:] + plan.kernels[:1], plan.captures, plan.unmapped)
     with pytest.raises(ObserveError, match="where the learning run saw"):
         run_planned(compiled, inputs, shifted, {})
+
+
+def test_a_partitioned_steps_forward_buffers_survive_the_backward_reusing_their_memory():
+    """torch.compile's backward reuses saved activations' memory in place (donated buffers): what a
+    step's observed run keeps of the forward is still what the forward's kernels wrote."""
+    from roundoff.observed.api import learn, run_observed
+    from roundoff.observed.partition import compile_staged
+
+    program = _mlp_step()
+    inputs = list(complete_inputs(program, program.example_inputs))
+    staged = compile_staged(program, inputs, partitioned=True)
+    forward = staged.stages[0].compiled
+    scanned: dict[str, torch.Tensor] = {}
+    with torch.no_grad(), tapped(forward.module, lambda k, n, b, v: scanned.__setitem__(b, v.detach().to("cpu", copy=True))):
+        forward.run(*inputs)
+    assert "in_out_ptr" in staged.stages[1].compiled.source  # the backward writes over a saved activation
+    observed, _, _ = run_observed(staged, inputs, torch.device("cpu"), learn(staged, inputs), {})
+    kept = {o.buffer: o.value for o in observed.values() if not o.buffer.startswith("backward:") and o.kind != "reduction"}
+    assert kept and set(kept) <= set(scanned)
+    for name, value in kept.items():
+        assert torch.equal(_bits(value), _bits(scanned[name])), name

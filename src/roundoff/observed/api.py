@@ -37,7 +37,7 @@ from roundoff.observed.compare import (
     substitution_nodes,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
-from roundoff.observed.replay import TapPlan, learn_taps, run_planned
+from roundoff.observed.replay import TapPlan, learning_run, run_planned
 from roundoff.observed.reuse import stored_and_reused, unrounded_reads
 from roundoff.observed.taps import ObserveError
 from roundoff.plan import plan
@@ -140,15 +140,21 @@ def _same_bits(a: Any, b: Any) -> bool:
 
 def learn(staged: Staged, inputs: list[torch.Tensor]) -> dict[str, TapPlan]:
     """{stage label: what to keep after each of its kernel calls}, learned in one scanning run per
-    stage (`roundoff.observed.replay.plan_taps`); also the warm-up of every stage."""
-    plans: dict[str, TapPlan] = {}
+    stage (`roundoff.observed.replay.plan_taps`); also the warm-up of every stage. A buffer a later
+    stage writes (the backward reusing a saved activation's memory) is copied when kept."""
+    learners: dict[str, Any] = {}
 
     def call(stage: Stage, xs: list) -> Any:
-        plans[stage.label], outs = learn_taps(stage.compiled, xs)
+        learners[stage.label], outs = learning_run(stage.compiled, xs)
         return outs
 
     staged.run(inputs, call)
-    return plans
+    plans: dict[str, TapPlan] = {}
+    later: set[int] = set()
+    for label in reversed(list(learners)):
+        plans[label] = learners[label].plan(later)
+        later |= learners[label].written()
+    return {label: plans[label] for label in learners}
 
 
 def run_observed(

@@ -2,24 +2,20 @@
 
 roundoff captures forward and backward as one aten graph (the joint graph). Compiled as one graph,
 Inductor may fuse across the forward/backward boundary and keeps no activation for a backward; a
-real ``torch.compile`` of a training step does neither: AOTAutograd splits the joint graph with
-its min-cut partitioner (``min_cut_rematerialization_partition``: which activations the forward
-saves, which cheap values the backward recomputes) and Inductor compiles the forward and the
-backward as two programs. `compile_staged(..., partitioned=True)` does the same to roundoff's
-captured joint graph: the loss's gradient seed (``ones_like(loss)``) becomes the backward's
-tangent input, the default partitioner splits the labelled graph, and each part is compiled by
-Inductor and tapped on its own. Partitioning and compilation copy each node's roundoff id, so
-every buffer of either part (a value the backward recomputes included) maps to the Program node
-whose value it holds.
+real ``torch.compile`` of a training step does neither. `compile_staged(..., partitioned=True)` takes
+roundoff's captured joint graph through the steps of Inductor's ``compile_fx`` for a training graph:
+the loss's gradient seed (``ones_like(loss)``) becomes the backward's tangent input, the graph is
+retraced through Inductor's decomposition table (as AOTAutograd traces it), Inductor's joint-graph
+passes and its min-cut partitioner split it (``compile_fx.partition_fn``: which activations the
+forward saves, which cheap values the backward recomputes), the forward is compiled as a training
+forward (``compile_fx_forward``) and the backward by ``compile_fx_backward`` with AOTAutograd's
+donated buffers (saved activations whose memory the backward reuses in place: its kernels take
+``in_out_ptr`` arguments). Each part is tapped on its own; every step copies each node's roundoff
+id, so every buffer of either part (a value the backward recomputes included) maps to the Program
+node whose value it holds.
 
-Checked against real ``torch.compile`` of ``loss.backward()`` (tests/observed/test_partition.py,
-a bf16 MLP): the same forward kernels (source), the same backward kernels by name, and the same
-loss and gradients, bit for bit. Not yet the same backward *code*: each part is compiled here by
-``compile_fx`` as an inference graph, while torch.compile compiles the backward with
-``compile_fx_backward`` (it may reuse the saved activations' memory in place, so its kernels take
-``in_out_ptr`` arguments) after Inductor's joint-graph passes (``compile_fx.partition_fn``).
-Calling those directly needs the joint graph decomposed by Inductor's table first (roundoff's
-graph keeps ``aten.t``, which Inductor lowers only after decomposing it).
+Checked against real ``torch.compile`` of ``loss.backward()`` (tests/observed/test_partition.py):
+the same forward and backward kernels (source), the same loss and gradients, bit for bit.
 """
 
 from __future__ import annotations
@@ -93,12 +89,8 @@ def _seed(gm: torch.fx.GraphModule, program: Program) -> torch.fx.Node:
     return seeds[0]
 
 
-def split_joint(program: Program, device: torch.device) -> tuple[torch.fx.GraphModule, torch.fx.GraphModule]:
-    """The labelled joint graph of `program` split by AOTAutograd's default partitioner into the
-    forward graph (the program's forward outputs, then the values saved for the backward) and the
-    backward graph (saved values and the tangent in; the gradients out)."""
-    from torch._functorch.partitioners import min_cut_rematerialization_partition
-
+def _joint(program: Program, device: torch.device) -> torch.fx.GraphModule:
+    """The labelled joint graph of `program` with its gradient seed as the last input, `TANGENT`."""
     if not program.backward:
         raise ObserveError(f"program {program.name!r} has no backward: capture it with backward=True to "
                            "observe forward and backward partitioned")
@@ -111,11 +103,93 @@ def split_joint(program: Program, device: torch.device) -> tuple[torch.fx.GraphM
     seed.replace_all_uses_with(tangent)
     gm.graph.erase_node(seed)
     gm.recompile()
+    return gm
+
+
+def _decomposed(joint: torch.fx.GraphModule, inputs: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
+    """`joint` retraced through Inductor's decomposition table, as AOTAutograd traces a training
+    step for torch.compile: fake values in ``meta["val"]``, each node keeping the roundoff id of the
+    node it was made from (``meta["custom"]``), the inputs keeping their names."""
+    import torch.fx.traceback as fx_traceback
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    names = [n.name for n in joint.graph.find_nodes(op="placeholder")]
+    with fx_traceback.preserve_node_meta():
+        gm = make_fx(torch.fx.Interpreter(joint).run, decomposition_table=select_decomp_table(),
+                     tracing_mode="fake")(*inputs)
+    for node, name in zip(gm.graph.find_nodes(op="placeholder"), names):
+        node.name = node.target = name
+    gm.recompile()
+    return gm
+
+
+def _values(gm: torch.fx.GraphModule, op: str) -> list[Any]:
+    """The fake values of `gm`'s inputs (``op="placeholder"``) or outputs (``op="output"``)."""
+    if op == "placeholder":
+        return [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
+    out = next(reversed(gm.graph.find_nodes(op="output"))).args[0]
+    return [n.meta.get("val") if isinstance(n, torch.fx.Node) else None for n in out]
+
+
+def _donated(forward: torch.fx.GraphModule, backward: torch.fx.GraphModule, num_forward_outputs: int) -> list[int]:
+    """The backward's inputs whose memory it may reuse (AOTAutograd's donated buffers: the saved
+    values that alias no forward input, program output or gradient), as torch.compile marks them."""
+    from torch._functorch._aot_autograd.graph_compile import collect_fw_donated_buffer_idxs
+
+    outs = _values(forward, "output")
+    return collect_fw_donated_buffer_idxs(_values(forward, "placeholder"), outs[:num_forward_outputs],
+                                          _values(backward, "output"), outs[num_forward_outputs:])
+
+
+def _boxed(code: Callable[[list], Any]) -> Callable[..., Any]:
+    """Inductor's compiled code (called with a list of inputs) as a function of the inputs."""
+    return lambda *xs: code(list(xs))
+
+
+def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: torch.device) -> Staged:
+    """Forward and backward compiled as torch.compile compiles a training step (`_compile_fx_main`):
+    the joint graph decomposed by Inductor's table, Inductor's joint-graph passes and min-cut
+    partition (``compile_fx.partition_fn``), the forward by ``compile_fx_forward`` as a training
+    forward and the backward by ``compile_fx_backward`` with AOTAutograd's donated buffers."""
+    import types
+
+    from torch._guards import TracingContext, tracing
+    from torch._inductor import compile_fx as inductor
+    from torch._inductor.virtualized import V
+
+    joint = _joint(program, device)
+    seed = next(n for n in joint.graph.nodes if n.name == TANGENT).meta["val"]
+    tangent = torch.ones((), dtype=seed.dtype, device=device)
+    joint_inputs = [*inputs, tangent]
     try:
-        return min_cut_rematerialization_partition(gm, None, num_fwd_outputs=program.num_forward_outputs)
-    except Exception as exc:  # a private torch API: say what failed in one line
-        raise ObserveError(f"program {program.name!r}: AOTAutograd's partitioner failed: {type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        decomposed = _decomposed(joint, joint_inputs)
+        fake_mode = _values(decomposed, "placeholder")[0].fake_mode
+        nfo = program.num_forward_outputs
+        with V.set_fake_mode(fake_mode), tracing(TracingContext(fake_mode)):
+            fw_gm, bw_gm = inductor.partition_fn(decomposed, joint_inputs, num_fwd_outputs=nfo)
+            TracingContext.get().fw_metadata = types.SimpleNamespace(  # what Inductor reads of AOTAutograd's
+                bw_donated_idxs=_donated(fw_gm, bw_gm, nfo), num_mutated_inp_runtime_indices=0,
+                static_input_indices=[])
+            extra = inductor.create_compiler_config_extra(decomposed)
+
+            def forward_compiler(gm: torch.fx.GraphModule, xs: list) -> Callable[..., Any]:
+                return _boxed(inductor.compile_fx_forward(gm, xs, num_orig_model_outputs=nfo, num_example_inputs=len(xs),
+                                                          compiler_config_extra=extra, is_inference=False))
+
+            def backward_compiler(gm: torch.fx.GraphModule, xs: list) -> Callable[..., Any]:
+                return _boxed(inductor.compile_fx_backward(gm, xs, compiler_config_extra=extra))
+
+            forward = compile_graph(fw_gm, _values(fw_gm, "placeholder"), f"{program.name} (forward)", forward_compiler)
+            backward = compile_graph(bw_gm, _values(bw_gm, "placeholder"), f"{program.name} (backward)", backward_compiler)
+    except ObserveError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - private torch APIs: say what failed, in one line
+        raise ObserveError(f"program {program.name!r}: splitting its training step as torch.compile does failed: "
+                           f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
+    saved = tuple(_outputs(fw_gm)[nfo:])
+    backward_inputs = tuple(n.name for n in bw_gm.graph.find_nodes(op="placeholder"))
+    return Staged((Stage("forward", forward), Stage("backward", backward)), nfo, saved, backward_inputs, tangent)
 
 
 def _outputs(gm: torch.fx.GraphModule) -> list[str]:
@@ -132,16 +206,4 @@ def compile_staged(program: Program, inputs: Sequence[torch.Tensor], backend: st
     if backend != "inductor":
         raise ObserveError(f"backend {backend!r}: observe supports 'inductor' only")
     device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
-    fw_gm, bw_gm = split_joint(program, device)
-    forward = compile_graph(fw_gm, inputs, f"{program.name} (forward)")
-    with torch.no_grad():
-        outs = forward.run(*inputs)
-    nfo = program.num_forward_outputs
-    saved = tuple(_outputs(fw_gm)[nfo:])
-    backward_inputs = tuple(n.name for n in bw_gm.graph.nodes if n.op == "placeholder")
-    seed = next(n for n in bw_gm.graph.nodes if n.name == TANGENT).meta["val"]
-    tangent = torch.ones((), dtype=seed.dtype, device=device)
-    values = dict(zip(saved, outs[nfo:]))
-    values[TANGENT] = tangent
-    backward = compile_graph(bw_gm, [values[n] for n in backward_inputs], f"{program.name} (backward)")
-    return Staged((Stage("forward", forward), Stage("backward", backward)), nfo, saved, backward_inputs, tangent)
+    return _compile_training(program, inputs, device)

@@ -123,11 +123,17 @@ class _Learner:
         capture = Capture(buffer, kernel, launch, arg, local, copy=False)
         self.found.append((capture, value, value.detach().to("cpu", copy=True), value._version))
 
-    def plan(self) -> TapPlan:
+    def written(self) -> set[int]:
+        """The storages any call of the run may have written."""
+        return set().union(*self.writes)
+
+    def plan(self, written_later: set[int] | frozenset[int] = frozenset()) -> TapPlan:
+        """The plan; `written_later`: storages a later program of the same step may write (a backward
+        reuses the memory of the activations the forward saved for it: AOTAutograd's donated buffers)."""
         captures: list[list[Capture]] = [[] for _ in self.kernels]
         untapped = []
         for c, value, copy, version in self.found:
-            later = _storage(value) in set().union(*self.writes[c.launch + 1:])
+            later = _storage(value) in set().union(written_later, *self.writes[c.launch + 1:])
             changed = value._version != version or not _bitwise_equal(value.detach().cpu(), copy)
             if changed and not later:  # finished by an op no tap sees: the tap saw its first state only
                 untapped.append(c.buffer)
@@ -172,12 +178,18 @@ def plan_taps(compiled: CompiledProgram, inputs: Sequence[Any]) -> TapPlan:
 
 def learn_taps(compiled: CompiledProgram, inputs: Sequence[Any]) -> tuple[TapPlan, Any]:
     """`plan_taps`, and the outputs of that run."""
+    learner, outs = learning_run(compiled, inputs)
+    return learner.plan(), outs
+
+
+def learning_run(compiled: CompiledProgram, inputs: Sequence[Any]) -> tuple[_Learner, Any]:
+    """One scanning run of `compiled`: what it learned (``.plan()`` is `plan_taps`) and its outputs."""
     learner = _Learner(compiled)
     with tapped(compiled.module, learner.sink, wrap=lambda tap: _Recording(tap, learner)), torch.no_grad():
         outs = compiled.run(*inputs)
     if any(value.is_cuda for _, value, _, _ in learner.found):
         torch.cuda.synchronize()
-    return learner.plan(), outs
+    return learner, outs
 
 
 class _Replay:

@@ -223,16 +223,20 @@ def compile_program(program: Program, inputs: Sequence[torch.Tensor], backend: s
     return compile_graph(labelled_graph(program, device), inputs, program.name)
 
 
-def compile_graph(gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor], name: str) -> CompiledProgram:
-    """Compile a labelled graph (`labelled_graph`, or a part of one) with Inductor as one inference
-    graph; `name` names the program in errors."""
+def compile_graph(
+    gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor], name: str,
+    compiler: Callable[[torch.fx.GraphModule, list], Callable[..., Any]] | None = None,
+) -> CompiledProgram:
+    """Compile a labelled graph (`labelled_graph`, or a part of one) with Inductor: by `compiler`
+    (``compiler(gm, inputs)`` returns a callable of the inputs), by default ``compile_fx`` as one
+    inference graph; `name` names the program in errors."""
     import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
     found: list[tuple[types.ModuleType, dict[str, BufferInfo]]] = []
     try:
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
-            compiled = compile_fx(gm, list(inputs))
+            compiled = (compiler or compile_fx)(gm, list(inputs))
     except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
         raise CompileError(
             f"Inductor could not compile roundoff's captured aten graph of program {name!r}: "
