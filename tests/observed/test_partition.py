@@ -17,19 +17,24 @@ from roundoff.capture import capture
 from roundoff.observed import ObserveError, observe_compiled
 
 
-def _layers():
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run on the H200)")
+
+
+def _layers(device="cpu"):
     torch.manual_seed(0)
-    return [torch.nn.Linear(a, b, bias=False).bfloat16() for a, b in ((32, 64), (32, 64), (64, 32))]
+    return [torch.nn.Linear(a, b, bias=False, device=device).bfloat16() for a, b in ((32, 64), (32, 64), (64, 32))]
 
 
-def _cpp_kernels(code: str) -> list[str]:
-    """The C++ kernels' sources, without cache paths."""
-    return sorted(re.sub(r"/\S+\.(h|so|py)", "", s) for s in re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.S))
+def _kernels(code: str) -> list[str]:
+    """The kernels' sources (C++ or Triton), without cache paths and hashes."""
+    cpp = re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.S)
+    triton = re.findall(r"async_compile\.triton\('\w+', '''(.*?)'''", code, flags=re.S)
+    return sorted(re.sub(r"/\S+\.(h|so|py)|'backend_hash': '\w+'", "", s) for s in cpp + triton)
 
 
-
-def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile():
-    g, u, d = _layers()
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=cuda)])
+def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile(device):
+    g, u, d = _layers(device)
 
     def loss_of(x):
         return d(torch.nn.functional.silu(g(x)) * u(x)).float().pow(2).mean()
@@ -39,7 +44,7 @@ def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile()
         loss.backward()
         return loss
 
-    x = torch.randn(64, 32).bfloat16()
+    x = torch.randn(64, 32, device=device).bfloat16()
     real_x = x.clone().requires_grad_()
     real_loss, codes = run_and_get_code(torch.compile(step), real_x)
     real_grads = {"x": real_x.grad, "d.weight": d.weight.grad, "g.weight": g.weight.grad, "u.weight": u.weight.grad}
@@ -48,15 +53,15 @@ def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile()
     program = capture(loss_of, x.clone().requires_grad_(), backward=True)
     result = observe_compiled(program, partitioned=True, repeats=1)
     forward, backward = result.source.split("===== backward")
-    assert _cpp_kernels(forward) == _cpp_kernels(codes[0])  # the forward program: the same kernels
+    assert _kernels(forward) and _kernels(forward) == _kernels(codes[0])  # the forward program: the same kernels
     # the backward too, compiled as a backward: saved activations' memory reused in place (in_out_ptr)
-    assert _cpp_kernels(backward) == _cpp_kernels(codes[1])
+    assert _kernels(backward) == _kernels(codes[1])
     assert "in_out_ptr" in backward
     loss, *grads = result.outputs
-    assert torch.equal(loss.view(torch.int32), real_loss.detach().view(torch.int32))
+    assert torch.equal(loss.view(torch.int32), real_loss.detach().cpu().view(torch.int32))
     assert len(grads) == len(program.grad_input_names) == 4
     for name, grad in zip(program.grad_input_names, grads):  # bit for bit
-        assert grad.dtype == real_grads[name].dtype and torch.equal(grad.view(torch.int16), real_grads[name].view(torch.int16))
+        assert grad.dtype == real_grads[name].dtype and torch.equal(grad.cpu().view(torch.int16), real_grads[name].cpu().view(torch.int16))
     assert result.outputs_identical
     from roundoff.report.observed import observe_document
 

@@ -147,6 +147,16 @@ def _boxed(code: Callable[[list], Any]) -> Callable[..., Any]:
     return lambda *xs: code(list(xs))
 
 
+def _config_extra(inductor: Any, gm: torch.fx.GraphModule) -> Any:
+    """Inductor's per-compile settings (cudagraphs...), made from the graph (torch >= 2.12) or from
+    Inductor's config module (torch 2.11)."""
+    import inspect
+
+    make = inductor.create_compiler_config_extra
+    takes_graph = "gm" in inspect.signature(make).parameters
+    return make(gm if takes_graph else inductor.config)
+
+
 def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: torch.device) -> Staged:
     """Forward and backward compiled as torch.compile compiles a training step (`_compile_fx_main`):
     the joint graph decomposed by Inductor's table, Inductor's joint-graph passes and min-cut
@@ -158,6 +168,11 @@ def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: 
     from torch._inductor import compile_fx as inductor
     from torch._inductor.virtualized import V
 
+    needs = ("partition_fn", "compile_fx_forward", "compile_fx_backward", "create_compiler_config_extra")
+    if missing := [name for name in needs if not hasattr(inductor, name)]:
+        raise ObserveError(f"observe --partitioned compiles a training step through Inductor's "
+                           f"{', '.join(missing)}, which torch {torch.__version__} lacks: use torch >= 2.11, "
+                           "or observe the joint graph (without --partitioned)")
     joint = _joint(program, device)
     seed = next(n for n in joint.graph.nodes if n.name == TANGENT).meta["val"]
     tangent = torch.ones((), dtype=seed.dtype, device=device)
@@ -168,10 +183,13 @@ def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: 
         nfo = program.num_forward_outputs
         with V.set_fake_mode(fake_mode), tracing(TracingContext(fake_mode)):
             fw_gm, bw_gm = inductor.partition_fn(decomposed, joint_inputs, num_fwd_outputs=nfo)
+            # named before compiling: Inductor's post-grad passes rewrite the graphs in place
+            saved = tuple(_outputs(fw_gm)[nfo:])
+            backward_inputs = tuple(n.name for n in bw_gm.graph.find_nodes(op="placeholder"))
             TracingContext.get().fw_metadata = types.SimpleNamespace(  # what Inductor reads of AOTAutograd's
                 bw_donated_idxs=_donated(fw_gm, bw_gm, nfo), num_mutated_inp_runtime_indices=0,
                 static_input_indices=[])
-            extra = inductor.create_compiler_config_extra(decomposed)
+            extra = _config_extra(inductor, decomposed)
 
             def forward_compiler(gm: torch.fx.GraphModule, xs: list) -> Callable[..., Any]:
                 return _boxed(inductor.compile_fx_forward(gm, xs, num_orig_model_outputs=nfo, num_example_inputs=len(xs),
@@ -184,11 +202,9 @@ def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: 
             backward = compile_graph(bw_gm, _values(bw_gm, "placeholder"), f"{program.name} (backward)", backward_compiler)
     except ObserveError:
         raise
-    except Exception as exc:  # noqa: BLE001 - private torch APIs: say what failed, in one line
+    except Exception as exc:  # private torch APIs: say what failed, in one line (--debug: the cause)
         raise ObserveError(f"program {program.name!r}: splitting its training step as torch.compile does failed: "
-                           f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
-    saved = tuple(_outputs(fw_gm)[nfo:])
-    backward_inputs = tuple(n.name for n in bw_gm.graph.find_nodes(op="placeholder"))
+                           f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
     return Staged((Stage("forward", forward), Stage("backward", backward)), nfo, saved, backward_inputs, tangent)
 
 
