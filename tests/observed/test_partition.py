@@ -67,6 +67,7 @@ def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile(d
 
     assert result.stages == ("forward", "backward")
     assert observe_document(result)["compiled_as"] == "forward and backward apart"
+    assert [k.kind for k in result.kernels if k.op == "mean"] == ["reduction"]  # sum and division: a reduction
     stages = {k.buffer.startswith("backward:") for k in result.kernels}
     assert stages == {True, False}  # buffers of both programs, mapped to Program nodes
     assert all(k.node_id in {n.meta["roundoff_id"] for n in program.graph.nodes if "roundoff_id" in n.meta}

@@ -39,6 +39,8 @@ import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.node_numerics import stride_free
+from roundoff.ops.classes import OpClass
+from roundoff.ops.classify import classify
 
 CUSTOM_KEY = "roundoff_id"
 _BUF = re.compile(r"buf\d+$")
@@ -87,9 +89,15 @@ def _compiler_error(exc: BaseException) -> str:
     compiler = next((ln for ln in lines if "error:" in ln), None)
     return (compiler or (lines[0] if lines else type(exc).__name__))[:300]
 
-def _kind(buf: Any) -> str:
+def _kind(buf: Any, node: torch.fx.Node | None = None) -> str:
+    """The buffer's kind as observe reports it: Inductor's IR kind, except that the value of a
+    reduction op (a mean: Inductor's sum, then a pointwise division in the same kernel) is a reduction."""
     from torch._inductor import ir
 
+    extern = isinstance(buf, ir.ExternKernel | ir.TemplateBuffer)
+    if not extern and node is not None and node.op == "call_function" and (
+            classify(node.target).op_class is OpClass.REDUCTION):
+        return "reduction"
     if isinstance(buf, ir.TemplateBuffer):
         return "template"
     if isinstance(buf, ir.ExternKernel):
@@ -163,7 +171,7 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
             continue
         origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
         fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
-        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf), fused)
+        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused)
     return table
 
 

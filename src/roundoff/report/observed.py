@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -57,6 +58,25 @@ def _emulation(k: dict[str, Any]) -> str:
     return "identical" if k["emulated_identical"] else f"{k['emulated_mismatch']} differ ({k['emulation_cause']})"
 
 
+_KERNEL_INDEX = re.compile(r"^(cpp_fused|triton_\w{3,4}_fused)_\w*?(_\d+)$")
+
+
+def short_kernel(name: str) -> str:
+    """A generated kernel's name as the table shows it: its kind and index (``cpp_fused_…_5``), the
+    fused ops its full name lists being in the node column and --json; other names unchanged."""
+    m = _KERNEL_INDEX.match(name)
+    return f"{m.group(1)}_…{m.group(2)}" if m and len(name) > 24 else name
+
+
+def _cause_notes(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, int]]:
+    """The distinct causes of the rows the emulation did not predict, numbered in order of first row."""
+    numbers: dict[str, int] = {}
+    for k in rows:
+        if not k["emulated_identical"]:
+            numbers.setdefault(k["emulation_cause"], len(numbers) + 1)
+    return [f"[{n}] {cause}" for cause, n in numbers.items()], numbers
+
+
 def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     """A headline naming the first diverging kernel (its fused ops, the user's line, whether the
     emulated policy predicted it), then the kernels: diverging ones first, then those the emulation
@@ -79,15 +99,18 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
              f"(compiled as {doc.get('compiled_as', 'one graph')})")
     table = Table(title=title, title_justify="left")
     columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64")
-    for col in (*columns, f"vs {doc['policy']}"):
-        table.add_column(col)
+    for col in (*columns, f"vs {doc['policy']}"):  # names and buffers whole; the rest may wrap
+        table.add_column(col, no_wrap=col in ("kernel", "buffer"))
     # diverging kernels first, then the ones the emulation did not predict bit for bit, then the rest
     ranked = sorted(doc["kernels"], key=lambda k: (k["verdict"] == "ok", bool(k["emulated_identical"])))
     rows = ranked[: max(top, 0)]
+    notes, numbers = _cause_notes(rows)
     for k in rows:
-        table.add_row(k["kernel"], k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
+        emulated = "identical" if k["emulated_identical"] else (
+            f"{k['emulated_mismatch']} differ [{numbers[k['emulation_cause']]}]")
+        table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
                       verdict_text(k["verdict"]), fmt_num(k["excess"], 3),
-                      fmt_num(k["vs_oracle"].get("max_rel"), 3), _emulation(k))
+                      fmt_num(k["vs_oracle"].get("max_rel"), 3), emulated)
     agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
     s = doc["seconds"]
     foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; "
@@ -98,7 +121,9 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 f"(--top {len(ranked)} or --json shows them)" if more and all(
                     k["verdict"] == "ok" and k["emulated_identical"] for k in ranked[len(rows):])
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
-    return Group(head, Text(_legend(doc), style="dim"), table, *([rest] if more else []), *_not_judged(doc), foot)
+    causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
+    return Group(head, Text(_legend(doc), style="dim"), table, *causes, *([rest] if more else []), *_not_judged(doc),
+                 foot)
 
 
 def _outputs_only(doc: dict[str, Any]) -> Text:
