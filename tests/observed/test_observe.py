@@ -407,6 +407,13 @@ def test_outputs_wrong_by_an_amplified_rounding_fail_though_no_kernel_diverges()
     assert result.diverges and any(o.name.startswith("grad") for o in result.failing_outputs), result.failing_outputs
     (grad,) = [o for o in result.failing_outputs if o.name.startswith("grad")]
     assert abs(grad.rmse / err - 1) < 0.05  # the compiled step's own gradient error, as measured above
+    # where it shows: the first kernel far from fp64 of the whole program is one that subtracts the
+    # mean (check's diverging node; here the backward's, which recomputes it)
+    amp = result.amplified_at
+    assert amp is not None and "sub" in amp.fused_ops, amp
+    checked = check(centred_loss, (x, w), "inductor-cpu", against="oracle", backward=True)
+    assert checked.first_divergent in amp.fused_ids
+    assert all(k.total_excess <= 16 for k in result.kernels[: result.kernels.index(amp)])
 
 
 def max_softmax_sum(x):

@@ -21,7 +21,7 @@ import torch
 
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.verdict import Rule, Verdict, oracle_output_passes, path_dtypes
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, oracle_output_passes, path_dtypes
 from roundoff.capture import capture
 from roundoff.capture.program import Program
 from roundoff.execute.interpreter import Lockstep
@@ -90,6 +90,15 @@ class ObserveResult:
     @property
     def first_divergent(self) -> KernelReport | None:
         return next((k for k in self.kernels if k.verdict is not Verdict.OK), None)
+
+    @property
+    def amplified_at(self) -> KernelReport | None:
+        """Where outputs fail but no kernel diverges: the first kernel whose buffer is more than
+        `EXCESS_LIMIT` times fp64 correctly rounded away from fp64 of the whole program
+        (`KernelReport.total_excess`), where an error its operands carry has grown past the limit."""
+        if not self.failing_outputs or self.first_divergent is not None:
+            return None
+        return next((k for k in self.kernels if k.total_excess > EXCESS_LIMIT), None)
 
     @property
     def diverges(self) -> bool:

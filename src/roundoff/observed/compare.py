@@ -26,7 +26,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from roundoff.analyze.metrics import Metrics, measure
+from roundoff.analyze.metrics import Metrics, measure, norm_rels
 from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
@@ -93,6 +93,9 @@ class KernelReport:
     emulated_mismatch: int  # elements whose bits differ from the emulated policy's value
     cause: str | None  # why the emulation differs: see `emulation_cause`
     judged_in: str = ""  # the format the excess is over (`KernelObserver._judged_format`); "" = `dtype`
+    #: `vs_fp64_total`'s excess over the whole program's fp64 correctly rounded to the judged format:
+    #: an error made upstream included, so it shows where such an error grows (not a verdict)
+    total_excess: float = 0.0
 
     @property
     def emulated_identical(self) -> bool:
@@ -358,6 +361,8 @@ class KernelObserver:
             ref = eager if self.against == "eager" else round_to(oracle, get_format(dtype)).to(dtype)
             verdict = Verdict.OK if judge(self.rule, ref, value, oracle, self.tol) else Verdict.DIVERGES
         mismatch = bit_mismatch(value, emulated)
+        total = measure(value, vals[GLOBAL], dtype)
+        total_floor = norm_rels((round_to(vals[GLOBAL], get_format(work)),), vals[GLOBAL])[0]
         original = self.originals.get(nid, node)
         fused_ops = tuple(
             short_name(self.originals[i].target) for i in obs.fused
@@ -368,7 +373,7 @@ class KernelObserver:
             op=short_name(original.target) if original.op == "call_function" else original.name,
             source=self._source(original, obs), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
-            vs_fp64_total=measure(value, vals[GLOBAL], dtype), excess=exc, verdict=verdict,
+            vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=excess(total, total_floor, work, terms),
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
             emulated_mismatch=mismatch,
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,

@@ -24,6 +24,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
         "vs_fp64_total": k.vs_fp64_total.to_dict(),
         "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
         "emulation_cause": k.cause,
+        "total_excess": k.total_excess if math.isfinite(k.total_excess) else str(k.total_excess),
     }
 
 
@@ -35,6 +36,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "against": result.against, "policy": result.policy, "rule": result.rule,
         "verdict": "diverges" if result.diverges else "ok",
         "first_divergent": _kernel(first) if first is not None else None,
+        "amplified_at": _kernel(amp) if (amp := result.amplified_at) is not None else None,
         "failing_outputs": [{"name": o.name, "rmse_vs_fp64": o.rmse, "reference_rmse": o.reference_rmse,
                              "nonfinite": o.nonfinite} for o in result.failing_outputs],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
@@ -138,12 +140,19 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
 
     named = ", ".join(said(o) for o in failing[:3])
     more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+    amp = doc.get("amplified_at")
+    shows = "" if amp is None else (
+        f" It first shows in {amp['kernel']} ({amp['buffer']}, {amp['kind']}: "
+        f"{' -> '.join(amp['fused_ops']) or amp['op']}) at {amp['source'] or 'an unknown line'}, node {amp['node']} "
+        f"{amp['op']}: {fmt_num(amp['total_excess'], 3)}x fp64 correctly rounded away from fp64 of the whole "
+        "program, though within tolerance of fp64 of its own operands: an operand it reads carries the error.")
     return Text(
         f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands, but the compiled "
         f"program's outputs {named}{more} diverge from fp64 of the whole program (over {EXCESS_LIMIT:g}x their "
         "reference, check's output rule): an error a value carries that later kernels amplify, such as a "
-        "correctly rounded 16-bit mean subtracted from values close to it. `roundoff check --against oracle "
-        f"--policy {doc['policy']}` (with --backward for a training step) names the node.", style="bold red")
+        f"correctly rounded 16-bit mean subtracted from values close to it.{shows} `roundoff check --against "
+        f"oracle --policy {doc['policy']}` (with --backward for a training step) names the node that makes it.",
+        style="bold red")
 
 
 def _not_judged(doc: dict[str, Any]) -> list[Text]:
