@@ -12,7 +12,8 @@ import torch
 
 from roundoff.capture import capture
 from roundoff.capture.program import NODE_ID
-from roundoff.observed.compare import Observed, emulation_cause, local_region
+from roundoff.observed.buffers import Observed
+from roundoff.observed.causes import emulation_cause, local_region
 from roundoff.plan import plan
 
 
@@ -108,3 +109,27 @@ def test_a_value_stored_rounded_and_reused_unrounded_is_judged_per_launch():
                                               0.0, "eager")[0]}
     assert reports[rsqrts[0]].excess <= EXCESS_LIMIT and reports[rsqrts[1]].excess <= EXCESS_LIMIT, (
         reports[rsqrts[0]].excess, reports[rsqrts[1]].excess)
+
+
+def embed_then_scale(ids, w, c):
+    h = torch.nn.functional.embedding(ids, w)  # a lookup of bf16 values: exact in bf16
+    return h, (h * c).sum(-1)
+
+
+def test_a_lookup_stored_and_read_by_the_same_kernel_is_not_named_kept_unrounded():
+    """Trial 32: an embedding the kernel stores (bf16) and reads in the same call was named "kept
+    unrounded where the plan rounds it"; its values are the weight's, exact in bf16 (oracle: the
+    lookup's values equal the weight's rows bit for bit), so rounding it changes nothing."""
+    ids = torch.tensor([[1, 3, 0, 2]])
+    w = torch.randn(5, 8, generator=torch.Generator().manual_seed(0)).bfloat16()
+    c = torch.randn(8, generator=torch.Generator().manual_seed(1)).bfloat16()
+    assert torch.equal(torch.nn.functional.embedding(ids, w).view(torch.int16), w[ids].view(torch.int16))
+    program = capture(embed_then_scale, ids, w, c)
+    node_ids = {str(n.target): n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"}
+    looked_up, summed = node_ids["aten.embedding.default"], node_ids["aten.sum.dim_IntList"]
+    same_launch = {looked_up: Observed("cpp_fused_embedding_mul_sum_0", "buf0", "pointwise", (looked_up,),
+                                       torch.empty(1, 4, 8, dtype=torch.bfloat16), 0, 0)}
+    obs = Observed("cpp_fused_embedding_mul_sum_0", "buf1", "reduction", (node_ids["aten.mul.Tensor"], summed),
+                   torch.empty(1, 4, dtype=torch.bfloat16), 1, 0)
+    cause = emulation_cause(program, summed, obs, plan(program, "inductor-cpu"), {**same_launch, summed: obs})
+    assert "embedding" not in cause and cause == "summation order"

@@ -58,7 +58,7 @@ def fused(x, w):
 def _kernels(code: str) -> list[str]:
     """The C++ kernel sources and the wrapper's `call` body, without cache paths and comments (the
     comments name FX nodes: dynamo's names there, ``matmul``, are the captured graph's ``mm``)."""
-    sources = re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.S)
+    sources = re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.DOTALL)
     call = code[code.index("def call"):code.index("runner = Runner")]
     call = "\n".join(line for line in call.splitlines() if not line.strip().startswith("#"))
     return sorted(re.sub(r"/\S+\.(h|so|py)", "", s) for s in sources) + [call]
@@ -107,7 +107,11 @@ def test_a_gemm_that_absorbs_an_add_is_named_an_unmodelled_decision():
     console = Console(width=400, record=True)
     console.print(observe_report(doc, top=1))
     text = console.export_text()
-    shown = sorted(doc["kernels"], key=lambda k: (k["verdict"] == "ok", k["emulated_identical"]))[0]
+    console = Console(width=400, record=True)
+    console.print(observe_report(doc, top=0))  # no rows: no empty table frame
+    bare = console.export_text()
+    assert "┏" not in bare and f"and {len(doc['kernels'])} more buffer(s)" in bare
+    shown = min(doc["kernels"], key=lambda k: (k["verdict"] == "ok", k["emulated_identical"]))
     assert " differ [1]" in text and f"[1] {shown['emulation_cause']}" in text  # its cause once, under the table
     assert f"and {len(doc['kernels']) - 1} more buffer(s)" in text
 
@@ -427,3 +431,38 @@ def test_a_partitioned_step_with_max_indices_judges_only_float_nodes():
     x = (torch.randn(4, 8, generator=torch.Generator().manual_seed(0))).to(torch.bfloat16).requires_grad_()
     result = observe_compiled(max_softmax_sum, x, backward=True, partitioned=True)
     assert result.kernels and not result.diverges, result.first_divergent
+
+
+def scaled_softmax_loss(q, k):
+    s = torch.einsum("btk,buk->btu", q, k) / 12**0.5  # not a power of two: s rounds when stored
+    m = s.amax(-1, keepdim=True)  # its backward: the gradient over the ties of s with m
+    e = torch.exp(s - m)
+    return (e / e.sum(-1, keepdim=True)).float().pow(2).sum()
+
+
+def test_a_nan_kernel_names_the_fused_node_that_made_it():
+    """Trial 32: the compiled backward recomputes s unrounded and compares it with the stored fp16 max,
+    so no element ties, and amax's backward divides 0 by 0 inside a kernel whose buffer is another
+    node's (the scale's division). Oracle: real torch.compile's gradients are NaN where eager's are not."""
+    g = torch.Generator().manual_seed(0)
+    q, k = (torch.randn(4, 16, 12, generator=g).half().requires_grad_() for _ in range(2))
+    torch.compile(scaled_softmax_loss)(q, k).backward()
+    assert q.grad.isnan().any()
+    eager_q, eager_k = (t.detach().clone().requires_grad_() for t in (q, k))
+    scaled_softmax_loss(eager_q, eager_k).backward()
+    assert not eager_q.grad.isnan().any()
+    inputs = [t.detach().requires_grad_() for t in (q, k)]
+    result = observe_compiled(scaled_softmax_loss, *inputs, backward=True, partitioned=True)
+    first = result.first_divergent
+    assert first is not None and first.verdict is Verdict.NONFINITE and first.vs_fp64_total.new_nonfinite > 0
+    with open(__file__) as source:
+        amax_line = next(i for i, line in enumerate(source, 1) if "m = s.amax(-1, keepdim=True)" in line)
+    made_id, made_op, made_source = first.made_at
+    assert made_source.endswith(f"test_observe.py:{amax_line}") and made_op == "div" and made_id != first.node_id
+    from roundoff.report.observed import observe_document
+
+    head = str(observe_document(result)["first_divergent"]["made_at"])
+    assert made_id in head
+    checked = check(scaled_softmax_loss, inputs, "inductor-cpu", against="oracle", backward=True)
+    assert checked.nan_origin == made_id  # the node check's emulation makes the first NaN at
+    assert any("planned as one graph" in n and "--partitioned" in n for n in checked.notes)  # trial 32: what it leaves out

@@ -16,7 +16,6 @@ from torch._inductor.utils import run_and_get_code
 from roundoff.capture import capture
 from roundoff.observed import ObserveError, observe_compiled
 
-
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run on the H200)")
 
 
@@ -27,8 +26,8 @@ def _layers(device="cpu"):
 
 def _kernels(code: str) -> list[str]:
     """The kernels' sources (C++ or Triton), without cache paths and hashes."""
-    cpp = re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.S)
-    triton = re.findall(r"async_compile\.triton\('\w+', '''(.*?)'''", code, flags=re.S)
+    cpp = re.findall(r"cpp_pybinding\((.*?)'''\)", code, flags=re.DOTALL)
+    triton = re.findall(r"async_compile\.triton\('\w+', '''(.*?)'''", code, flags=re.DOTALL)
     return sorted(re.sub(r"/\S+\.(h|so|py)|'backend_hash': '\w+'", "", s) for s in cpp + triton)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 import torch
 import torch.fx
@@ -43,6 +42,8 @@ from roundoff.analyze.verdict import (
 from roundoff.capture.program import NODE_ID, Program, node_source
 from roundoff.execute.interpreter import Lockstep
 from roundoff.numerics import get_format, round_to
+from roundoff.observed.buffers import Observed, base_id, bit_mismatch, narrow_float
+from roundoff.observed.causes import emulation_cause, local_region
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
@@ -54,22 +55,6 @@ _SUMS = {  # sum/mean ops -> is a mean
 }
 _MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)  # ops that only move or convert a value
 _CANCELLING = frozenset({_aten.add.Tensor, _aten.sub.Tensor})  # where a value 0 by structure is made
-_ORDERED = frozenset(  # classes whose result depends on summation order
-    {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION}
-)
-
-
-@dataclass(frozen=True)
-class Observed:
-    """One buffer read from the compiled program: the kernel that wrote it and its value (host copy)."""
-
-    kernel: str
-    buffer: str
-    kind: str  # pointwise / reduction / matmul / template / extern
-    fused: tuple[str, ...]  # roundoff ids of the Program nodes Inductor fused into the buffer
-    value: torch.Tensor
-    order: int  # position among the buffers of the run, in the order the kernels wrote them
-    launch: int  # which kernel call of the run wrote it (a kernel writes several buffers in one)
 
 
 @dataclass(frozen=True)
@@ -96,106 +81,14 @@ class KernelReport:
     #: `vs_fp64_total`'s excess over the whole program's fp64 correctly rounded to the judged format:
     #: an error made upstream included, so it shows where such an error grows (not a verdict)
     total_excess: float = 0.0
+    #: A NaN/inf buffer whose kernel fused the node that made it: (node id, op, source line) of the
+    #: first of the kernel's nodes whose value, emulated from the kernel's operands, is NaN/inf where
+    #: fp64 of the whole program is finite, where it is not the buffer's own node; else None
+    made_at: tuple[str, str, str | None] | None = None
 
     @property
     def emulated_identical(self) -> bool:
         return self.emulated_mismatch == 0
-
-
-def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
-    """Elements of `a` and `b` (one dtype) whose bits differ, NaN payloads aside."""
-    differ = (a != b) | (torch.signbit(a) != torch.signbit(b))
-    return int((differ & ~(a.isnan() & b.isnan())).sum())
-
-
-def base_id(nid: str) -> str:
-    """The captured node a planned node was made from (``n7.1`` and ``n7@k2`` -> ``n7``)."""
-    return nid.split("@")[0].split(".")[0]
-
-
-def narrow_float(dtype: Any) -> bool:
-    return isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype.itemsize < 4
-
-
-def unrounded_in_kernel(
-    program: Program, the_plan: Plan, obs: Observed, observed: Mapping[str, Observed]
-) -> str | None:
-    """A value Inductor's kernel keeps unrounded (fp32, in registers) where the plan reads it rounded
-    to bf16/fp16: an operand the same kernel call also stores rounded (SiLU stored for the backward
-    and multiplied unrounded), or a node Inductor fused into this buffer that the plan reads across
-    one of its own fusion boundaries (a recomputed ``cos.to(bf16)``). The value's node, or None."""
-    fused = set(obs.fused)
-    nodes = {n.meta.get(NODE_ID): n for n in program.nodes()}
-    for nid in obs.fused:
-        for p in nodes[nid].all_input_nodes if nid in nodes else ():
-            pid = p.meta.get(NODE_ID)
-            other = observed.get(pid)
-            if pid not in fused and other is not None and other.launch == obs.launch and narrow_float(other.value.dtype):
-                return f"{short_name(p.target)} ({pid})"
-    for d in the_plan.decisions.values():
-        if base_id(d.node_id) not in fused:
-            continue
-        for rid in d.rounded_inputs:
-            r = the_plan.decisions.get(rid)
-            rounds = r is not None and narrow_float(r.storage_dtype) and r.compute_dtype != r.storage_dtype
-            if base_id(rid) in fused and rounds:
-                return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({base_id(rid)})"
-    return None
-
-
-def local_region(program: Program, nid: str, obs: Observed, observed: Mapping[str, Observed]) -> tuple[str, ...]:
-    """The Program nodes the emulation computes for buffer `obs` at `nid` from the substituted values:
-    the nodes Inductor fused into it plus every ancestor of `nid` reachable without crossing another
-    observed node or a graph input. Inductor's origins of a stored buffer can omit the computation
-    (a transposed copy whose source buffer was fused away: the H200 Llama's RoPE backward), the
-    region does not."""
-    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
-    region = dict.fromkeys(obs.fused)
-    stack, seen = [nid], set()
-    while stack:
-        i = stack.pop()
-        if i in seen or i not in nodes:
-            continue
-        seen.add(i)
-        region[i] = None
-        stack += [pid for p in nodes[i].all_input_nodes if (pid := p.meta.get(NODE_ID)) not in observed]
-    return tuple(region)
-
-
-def emulation_cause(
-    program: Program, nid: str, obs: Observed, the_plan: Plan | None = None,
-    observed: Mapping[str, Observed] | None = None,
-) -> str:
-    """Why the emulated value can differ from the kernel's (a diagnosis from the kernel's kind, the
-    ops it fused and the plan, not a proof): ``"unmodelled decision: ..."`` where the kernel keeps a
-    value unrounded that the plan rounds (`unrounded_in_kernel`), else ``"summation order"`` for a
-    reduction, matmul or normalisation, ``"transcendental implementation"`` for exp/erf/sin/...
-    (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
-    (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
-    matmul (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before the one rounding) is an
-    unmodelled decision; an extern kernel's own cause is never a transcendental (its origins list
-    the ops that made its operands)."""
-    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
-    extern = obs.kind in ("matmul", "extern", "template")
-    if observed is not None and not extern:  # judge what the emulation computes for this buffer
-        obs = replace(obs, fused=local_region(program, nid, obs, observed))
-    classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
-    if extern and nid in nodes and classify(nodes[nid].target).op_class is not OpClass.MATMUL:
-        op = short_name(nodes[nid].target)
-        return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
-    ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)
-    transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes and not extern
-    # a GEMM reads its operands from memory: only a generated kernel can keep a value in registers
-    inside = the_plan is not None and not extern
-    kept = unrounded_in_kernel(program, the_plan, obs, observed or {}) if inside else None
-    if kept is not None:
-        also = "; also summation order" if ordered else ""
-        return f"unmodelled decision: the kernel keeps {kept} unrounded where the plan rounds it{also}"
-    if ordered and transcendental:
-        return "summation order or transcendental implementation"
-    if ordered:
-        return "summation order"
-    return "transcendental implementation" if transcendental else "unmodelled decision"
 
 
 def better(a: KernelReport, b: KernelReport) -> KernelReport:
@@ -243,6 +136,9 @@ class KernelObserver:
         # add/sub nodes whose fp64 value is 0 by structure (within fp32's rounding of their operands:
         # 1 - sum(softmax) at a hand-written log-sum-exp's max), with that rounding's 2-norm
         self.small: dict[str, float] = {}
+        # ids of nodes no buffer holds whose emulated value (from the kernel's operands) turned NaN/inf
+        # where fp64 of the whole program is finite: where inside a kernel a NaN was made
+        self.made_nonfinite: set[str] = set()
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
         if self.floors is not None and node in self.floors.sites:
@@ -251,6 +147,7 @@ class KernelObserver:
             self._record_small(node, vals[GLOBAL], ls)
         nid = self.targets.get(node)
         if nid is None:
+            self._note_nonfinite(node, vals)
             return None
         obs = self.observed[nid]
         value = obs.value.to(vals[ORACLE].device)
@@ -266,6 +163,23 @@ class KernelObserver:
         return tuple(
             value.to(v.dtype) if isinstance(v, torch.Tensor) and i != GLOBAL else v for i, v in enumerate(vals)
         )
+
+    def _note_nonfinite(self, node: torch.fx.Node, vals: tuple) -> None:
+        """Record a node inside a kernel (no buffer holds it) whose emulated value, computed from the
+        kernel's operands, is NaN/inf where fp64 of the whole program is finite (`made_nonfinite`)."""
+        value = vals[EMULATED]
+        if (isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel()
+                and not bool(value.isfinite().all()) and new_nonfinite(value, vals[GLOBAL])):
+            self.made_nonfinite.add(node.meta.get(NODE_ID))
+
+    def _made_at(self, nid: str, obs: Observed) -> tuple[str, str, str | None] | None:
+        """The first node fused into `obs` (in program order) that made NaN/inf (see `made_nonfinite`)."""
+        order = {i: k for k, i in enumerate(self.originals)}
+        made = sorted((i for i in obs.fused if i in self.made_nonfinite and i != nid), key=lambda i: order.get(i, -1))
+        if not made:
+            return None
+        node = self.originals[made[0]]
+        return made[0], short_name(node.target) if node.op == "call_function" else node.name, node_source(node)
 
     def _source(self, node: torch.fx.Node, obs: Observed) -> str | None:
         """The user's line of what the buffer computes: `node`'s, or where `node` only moves or casts a
@@ -362,6 +276,8 @@ class KernelObserver:
             verdict = Verdict.OK if judge(self.rule, ref, value, oracle, self.tol) else Verdict.DIVERGES
         mismatch = bit_mismatch(value, emulated)
         total = measure(value, vals[GLOBAL], dtype)
+        if total.nonfinite:
+            total = replace(total, new_nonfinite=new_nonfinite(value, vals[GLOBAL]))
         total_floor = norm_rels((round_to(vals[GLOBAL], get_format(work)),), vals[GLOBAL])[0]
         original = self.originals.get(nid, node)
         fused_ops = tuple(
@@ -375,6 +291,6 @@ class KernelObserver:
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
             vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=excess(total, total_floor, work, terms),
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
-            emulated_mismatch=mismatch,
+            emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,
         )

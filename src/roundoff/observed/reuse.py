@@ -15,7 +15,8 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
-from roundoff.observed.compare import Observed, base_id, narrow_float, substitution_nodes
+from roundoff.observed.buffers import Observed, base_id, narrow_float
+from roundoff.observed.compare import substitution_nodes
 
 
 def stored_and_reused(program: Program, observed: Mapping[str, Observed]) -> dict[str, set[str]]:

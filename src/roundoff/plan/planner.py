@@ -40,7 +40,7 @@ from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
-from roundoff.plan.rewrite import Rewritten, rewrite, saved_means_note
+from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
@@ -112,7 +112,7 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
         decisions[nid] = _replace(decisions[nid], fma=site)
     notes.extend(fusion.notes)
     notes.extend(_notes(nodes, bases, policy, fusion, sites))
-    notes.extend(saved_means_note(program, policy))
+    notes.extend(training_step_notes(program, policy))
     unmodeled = tuple(i for i, b in bases.items() if b.op_class is OpClass.UNMODELED)
     return Plan(
         program=program,

@@ -51,6 +51,20 @@ def rewrite(program: Program, policy: Policy) -> Rewritten:
     return Rewritten(program, out, decompositions, fuses, dict(cse))
 
 
+def training_step_notes(program: Program, policy: Policy) -> list[str]:
+    """Under Inductor's decompositions, what planning a training step as one graph leaves unmodelled:
+    torch.compile compiles forward and backward apart (`saved_means_note` for the 16-bit means)."""
+    if "inductor" not in policy.decompositions or not program.backward:
+        return []
+    one_graph = (
+        "forward and backward are planned as one graph; torch.compile compiles a training step as two "
+        "(AOTAutograd's partitioner: the backward reads the activations the forward saved as stored, or "
+        "recomputes them in its own kernels), which can move a rounding: where a rounding decides a result "
+        "(a tie with a stored maximum, a NaN), the gradients it reaches can differ from the compiled step's; "
+        "`roundoff observe --backward --partitioned` runs the real step")
+    return [one_graph, *saved_means_note(program, policy)]
+
+
 def saved_means_note(program: Program, policy: Policy) -> list[str]:
     """In a training graph under Inductor's decompositions, 16-bit means and variances stay whole and
     stored rounded, as torch.compile saves them for the backward (`roundoff.capture.reduction_lowerings`):

@@ -25,6 +25,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
         "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
         "emulation_cause": k.cause,
         "total_excess": k.total_excess if math.isfinite(k.total_excess) else str(k.total_excess),
+        "made_at": dict(zip(("node", "op", "source"), k.made_at)) if k.made_at else None,
     }
 
 
@@ -51,9 +52,20 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
 
 
 def _made_nonfinite(k: dict[str, Any]) -> int:
-    """Elements NaN/inf in the kernel's buffer where fp64 (from its operands) is finite."""
-    m = k["vs_oracle"]
-    return max(int(m.get("nan", 0)) + int(m.get("inf", 0)) - int(m.get("ref_nan", 0)) - int(m.get("ref_inf", 0)), 0)
+    """Elements NaN/inf in the kernel's buffer where fp64 (from its operands, or of the whole program,
+    whichever has fewer) is finite."""
+    def count(m: dict[str, Any]) -> int:
+        return max(int(m.get("nan", 0)) + int(m.get("inf", 0)) - int(m.get("ref_nan", 0)) - int(m.get("ref_inf", 0)), 0)
+
+    return max(count(k["vs_oracle"]), count(k["vs_fp64_total"]))
+
+
+def _made_at(k: dict[str, Any]) -> str:
+    """Where inside the kernel the NaN/inf was made, when that is another node than the buffer's."""
+    made = k.get("made_at")
+    if not made:
+        return ""
+    return f", made first inside the kernel by {made['op']} ({made['node']}) at {made['source'] or 'an unknown line'}"
 
 
 def _emulation(k: dict[str, Any]) -> str:
@@ -94,7 +106,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"{doc['program']}: first diverging kernel against {doc['against']}: {first['kernel']} "
             f"({first['buffer']}, {first['kind']}: {' -> '.join(first['fused_ops']) or first['op']}) "
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
-            + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s))"
+            + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s)){_made_at(first)}"
                if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded")
             + f"; emulated {doc['policy']}: {_emulation(first)}", style="bold red")
     title = (f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches "
@@ -124,7 +136,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                     k["verdict"] == "ok" and k["emulated_identical"] for k in ranked[len(rows):])
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
     causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
-    return Group(head, Text(_legend(doc), style="dim"), table, *causes, *([rest] if more else []), *_not_judged(doc),
+    shown = [table] if rows else []  # (--top 0: the headline and the counts only)
+    return Group(head, Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []), *_not_judged(doc),
                  foot)
 
 

@@ -1,0 +1,113 @@
+"""Why an observed buffer can differ from the emulated policy's value: a diagnosis from the kernel's
+kind, the ops Inductor fused into it and the plan (`emulation_cause`), not a proof."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+import torch
+import torch.fx
+
+from roundoff.capture.program import NODE_ID, Program
+from roundoff.observed.buffers import Observed, base_id, narrow_float
+from roundoff.ops import classify, short_name
+from roundoff.ops.classes import OpClass
+from roundoff.plan.model import Plan
+
+_ORDERED = frozenset(  # classes whose result depends on summation order
+    {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION}
+)
+
+
+
+def unrounded_in_kernel(
+    program: Program, the_plan: Plan, obs: Observed, observed: Mapping[str, Observed]
+) -> str | None:
+    """A value Inductor's kernel keeps unrounded (fp32, in registers) where the plan reads it rounded
+    to bf16/fp16: an operand the same kernel call also stores rounded (SiLU stored for the backward
+    and multiplied unrounded), or a node Inductor fused into this buffer that the plan reads across
+    one of its own fusion boundaries (a recomputed ``cos.to(bf16)``). The value's node, or None."""
+    fused = set(obs.fused)
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes()}
+    for nid in obs.fused:
+        for p in nodes[nid].all_input_nodes if nid in nodes else ():
+            pid = p.meta.get(NODE_ID)
+            other = observed.get(pid)
+            if (pid not in fused and other is not None and other.launch == obs.launch and narrow_float(other.value.dtype)
+                    and not _moves_inputs(p)):
+                return f"{short_name(p.target)} ({pid})"
+    for d in the_plan.decisions.values():
+        if base_id(d.node_id) not in fused:
+            continue
+        for rid in d.rounded_inputs:
+            r = the_plan.decisions.get(rid)
+            rounds = r is not None and narrow_float(r.storage_dtype) and r.compute_dtype != r.storage_dtype
+            if base_id(rid) in fused and rounds and not _moves_inputs(nodes.get(base_id(rid))):
+                return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({base_id(rid)})"
+    return None
+
+
+def _moves_inputs(node: torch.fx.Node | None) -> bool:
+    """`node` only moves values of the program's inputs (an embedding lookup of a bf16 weight): its
+    value is exact in its format, so rounding it changes nothing."""
+    if node is None or node.op != "call_function" or classify(node.target).op_class is not OpClass.DATA_MOVEMENT:
+        return False
+    dtype = getattr(node.meta.get("val"), "dtype", None)
+    floats = [p for p in node.all_input_nodes if getattr(p.meta.get("val"), "is_floating_point", lambda: False)()]
+    return all(p.op == "placeholder" and p.meta["val"].dtype == dtype for p in floats)
+
+
+def local_region(program: Program, nid: str, obs: Observed, observed: Mapping[str, Observed]) -> tuple[str, ...]:
+    """The Program nodes the emulation computes for buffer `obs` at `nid` from the substituted values:
+    the nodes Inductor fused into it plus every ancestor of `nid` reachable without crossing another
+    observed node or a graph input. Inductor's origins of a stored buffer can omit the computation
+    (a transposed copy whose source buffer was fused away: the H200 Llama's RoPE backward), the
+    region does not."""
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
+    region = dict.fromkeys(obs.fused)
+    stack, seen = [nid], set()
+    while stack:
+        i = stack.pop()
+        if i in seen or i not in nodes:
+            continue
+        seen.add(i)
+        region[i] = None
+        stack += [pid for p in nodes[i].all_input_nodes if (pid := p.meta.get(NODE_ID)) not in observed]
+    return tuple(region)
+
+
+def emulation_cause(
+    program: Program, nid: str, obs: Observed, the_plan: Plan | None = None,
+    observed: Mapping[str, Observed] | None = None,
+) -> str:
+    """Why the emulated value can differ from the kernel's (a diagnosis from the kernel's kind, the
+    ops it fused and the plan, not a proof): ``"unmodelled decision: ..."`` where the kernel keeps a
+    value unrounded that the plan rounds (`unrounded_in_kernel`), else ``"summation order"`` for a
+    reduction, matmul or normalisation, ``"transcendental implementation"`` for exp/erf/sin/...
+    (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
+    (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
+    matmul (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before the one rounding) is an
+    unmodelled decision; an extern kernel's own cause is never a transcendental (its origins list
+    the ops that made its operands)."""
+    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
+    extern = obs.kind in ("matmul", "extern", "template")
+    if observed is not None and not extern:  # judge what the emulation computes for this buffer
+        obs = replace(obs, fused=local_region(program, nid, obs, observed))
+    classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
+    if extern and nid in nodes and classify(nodes[nid].target).op_class is not OpClass.MATMUL:
+        op = short_name(nodes[nid].target)
+        return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
+    ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)
+    transcendental = OpClass.POINTWISE_TRANSCENDENTAL in classes and not extern
+    # a GEMM reads its operands from memory: only a generated kernel can keep a value in registers
+    inside = the_plan is not None and not extern
+    kept = unrounded_in_kernel(program, the_plan, obs, observed or {}) if inside else None
+    if kept is not None:
+        also = "; also summation order" if ordered else ""
+        return f"unmodelled decision: the kernel keeps {kept} unrounded where the plan rounds it{also}"
+    if ordered and transcendental:
+        return "summation order or transcendental implementation"
+    if ordered:
+        return "summation order"
+    return "transcendental implementation" if transcendental else "unmodelled decision"
