@@ -466,3 +466,29 @@ def test_a_nan_kernel_names_the_fused_node_that_made_it():
     checked = check(scaled_softmax_loss, inputs, "inductor-cpu", against="oracle", backward=True)
     assert checked.nan_origin == made_id  # the node check's emulation makes the first NaN at
     assert any("planned as one graph" in n and "--partitioned" in n for n in checked.notes)  # trial 32: what it leaves out
+
+
+def residual_scale_norm(x, y, g):
+    h = x + y * g  # the residual, stored in fp16 for later and squared unrounded in the same kernel
+    n = h.float().pow(2).sum(-1, keepdim=True)  # a sum the kernel keeps in registers, never stored
+    n.add_(1e-5).sqrt_()
+    return (h * (g * 8.0) / n).to(h.dtype), h, n
+
+
+def test_a_kernel_more_accurate_than_eager_by_an_unrounded_residual_passes_against_eager():
+    """Trial 32: a ScaleNorm's kernel squares the residual it also stores in fp16 unrounded, through a
+    sum it never stores; observe --against eager judged it only as reading the stored residual and
+    said it diverges. Oracle: real torch.compile's norm is closer to fp64 than eager's."""
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.randn(64, 64, generator=gen) * 4).half()
+    y = torch.randn(64, 64, generator=gen).half()
+    g = (1 + 0.1 * torch.randn(64, generator=gen)).half()
+    exact = residual_scale_norm(x.double(), y.double(), g.double())[2]
+    compiled = torch.compile(residual_scale_norm)(x, y, g)[2]
+    eager = residual_scale_norm(x, y, g)[2]
+    assert (compiled.double() - exact).norm() < (eager.double() - exact).norm() / 4
+    result = observe_compiled(residual_scale_norm, x, y, g.requires_grad_(), against="eager", backward=True,
+                              partitioned=True)
+    norms = [k for k in result.kernels if k.op == "sqrt"]
+    assert norms and all(k.verdict is Verdict.OK for k in norms), norms
+    assert not result.diverges

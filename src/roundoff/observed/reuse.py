@@ -16,6 +16,7 @@ import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.observed.buffers import Observed, base_id, narrow_float
+from roundoff.observed.causes import local_region
 from roundoff.observed.compare import substitution_nodes
 
 
@@ -26,8 +27,8 @@ def stored_and_reused(program: Program, observed: Mapping[str, Observed]) -> dic
     squared unrounded for its RMSNorm), each with those users' ids. Which reading the kernel used is
     not known from outside, so `compare_pair` judges those users under both (`unrounded_reads`)."""
     by_launch: dict[int, set[str]] = {}
-    for nid, obs in observed.items():
-        by_launch.setdefault(obs.launch, set()).update((nid, *obs.fused))
+    for nid, obs in observed.items():  # what each launch computes: its buffers' regions, a sum it never stores too
+        by_launch.setdefault(obs.launch, set()).update((nid, *local_region(program, nid, obs, observed)))
     users = {n.meta.get(NODE_ID): {u.meta.get(NODE_ID) for u in n.users} for n in program.nodes()}
     reused = {}
     for nid, obs in observed.items():
