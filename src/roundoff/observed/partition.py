@@ -148,8 +148,8 @@ def _boxed(code: Callable[[list], Any]) -> Callable[..., Any]:
 
 
 def _config_extra(inductor: Any, gm: torch.fx.GraphModule) -> Any:
-    """Inductor's per-compile settings (cudagraphs...), made from the graph (torch >= 2.12) or from
-    Inductor's config module (torch 2.11)."""
+    """Inductor's per-compile settings (cudagraphs...), made from the graph where Inductor takes it
+    (torch 2.13), else from its config module (torch 2.11)."""
     import inspect
 
     make = inductor.create_compiler_config_extra
