@@ -415,6 +415,8 @@ def test_outputs_wrong_by_an_amplified_rounding_fail_though_no_kernel_diverges()
     # mean (check's diverging node; here the backward's, which recomputes it)
     amp = result.amplified_at
     assert amp is not None and "sub" in amp.fused_ops, amp
+    means = {k.node_id for k in result.kernels if k.op == "mean" and k.dtype == "bfloat16"}
+    assert means & set(amp.reads_narrow)  # the stored bf16 mean it reads: named as a carrier
     checked = check(centred_loss, (x, w), "inductor-cpu", against="oracle", backward=True)
     assert checked.first_divergent in amp.fused_ids
     assert all(k.total_excess <= 16 for k in result.kernels[: result.kernels.index(amp)])

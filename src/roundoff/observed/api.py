@@ -12,6 +12,7 @@ grows by nothing). Then one lock-step run of the graph
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ class OutputFailure:
     fp64 correctly rounded to the narrowest format on its path or its operand floor)."""
 
     name: str
-    rmse: float  # against fp64 of the whole program, over elements finite on both sides
+    rmse: float  # against fp64 of the whole program, over elements finite on both sides (NaN: none is)
     reference_rmse: float  # fp64 correctly rounded to the judged format
     nonfinite: int  # elements NaN/inf where fp64 is finite
 
@@ -304,8 +305,9 @@ def _compare(
             both = res.isfinite() & fp64.isfinite()
             lost = int((~res.isfinite() & fp64.isfinite()).sum())
             rounded = round_to(fp64[both], get_format(work)).double()
-            failures.append(OutputFailure(name, rmse(res[both], fp64[both]) if bool(both.any()) else 0.0,
-                                          rmse(rounded, fp64[both]) if bool(both.any()) else 0.0, lost))
+            some = bool(both.any())  # else no element to take an RMSE over: NaN (JSON null), not a perfect 0
+            failures.append(OutputFailure(name, rmse(res[both], fp64[both]) if some else math.nan,
+                                          rmse(rounded, fp64[both]) if some else math.nan, lost))
         return tuple(failures)
 
     reports = run(record=True)

@@ -85,6 +85,9 @@ class KernelReport:
     #: first of the kernel's nodes whose value, emulated from the kernel's operands, is NaN/inf where
     #: fp64 of the whole program is finite, where it is not the buffer's own node; else None
     made_at: tuple[str, str, str | None] | None = None
+    #: The observed nodes the kernel reads (its computation's operands from other buffers) that the
+    #: program stores in 16 bits or fewer: what may carry an error it amplifies (`total_excess`)
+    reads_narrow: tuple[str, ...] = ()
 
     @property
     def emulated_identical(self) -> bool:
@@ -171,6 +174,14 @@ class KernelObserver:
         if (isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel()
                 and not bool(value.isfinite().all()) and new_nonfinite(value, vals[GLOBAL])):
             self.made_nonfinite.add(node.meta.get(NODE_ID))
+
+    def _reads_narrow(self, nid: str, obs: Observed) -> tuple[str, ...]:
+        """The observed 16-bit values the kernel computing `obs` reads (see `KernelReport.reads_narrow`)."""
+        region = set(local_region(self.program, nid, obs, self.observed))
+        operands = {p.meta.get(NODE_ID) for i in region if i in self.originals for p in self.originals[i].all_input_nodes}
+        found = self._kernel_operands(operands - region)
+        return tuple(sorted((i for i in found if narrow_float(self.observed[i].value.dtype)),
+                            key=lambda i: self.observed[i].order))
 
     def _made_at(self, nid: str, obs: Observed) -> tuple[str, str, str | None] | None:
         """The first node fused into `obs` (in program order) that made NaN/inf (see `made_nonfinite`)."""
@@ -292,5 +303,6 @@ class KernelObserver:
             vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=excess(total, total_floor, work, terms),
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
             emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
+            reads_narrow=self._reads_narrow(nid, obs),
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,
         )

@@ -26,6 +26,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
         "emulation_cause": k.cause,
         "total_excess": k.total_excess if math.isfinite(k.total_excess) else str(k.total_excess),
         "made_at": dict(zip(("node", "op", "source"), k.made_at)) if k.made_at else None,
+        "reads_narrow": list(k.reads_narrow),
     }
 
 
@@ -38,7 +39,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "verdict": "diverges" if result.diverges else "ok",
         "first_divergent": _kernel(first) if first is not None else None,
         "amplified_at": _kernel(amp) if (amp := result.amplified_at) is not None else None,
-        "failing_outputs": [{"name": o.name, "rmse_vs_fp64": o.rmse, "reference_rmse": o.reference_rmse,
+        "failing_outputs": [{"name": o.name, "rmse_vs_fp64": _number(o.rmse), "reference_rmse": _number(o.reference_rmse),
                              "nonfinite": o.nonfinite} for o in result.failing_outputs],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
@@ -49,6 +50,11 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "agreement": {kind: {"identical": s, "buffers": n} for kind, (s, n) in result.agreement().items()},
         "kernels": [_kernel(k) for k in result.kernels],
     }
+
+
+def _number(x: float) -> float | None:
+    """`x`, or None (JSON null) where it is NaN: no element to take it over."""
+    return None if math.isnan(x) else x
 
 
 def _made_nonfinite(k: dict[str, Any]) -> int:
@@ -113,8 +119,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
              f"(compiled as {doc.get('compiled_as', 'one graph')})")
     table = Table(title=title, title_justify="left")
     columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "max rel vs fp64")
-    for col in (*columns, f"vs {doc['policy']}"):  # names and buffers whole; the rest may wrap
-        table.add_column(col, no_wrap=col in ("kernel", "buffer"))
+    for col in (*columns, f"vs {doc['policy']}"):  # names, buffers and lines whole; the rest may wrap
+        table.add_column(col, no_wrap=col in ("kernel", "buffer", "source"))
     # diverging kernels first, then the ones the emulation did not predict bit for bit, then the rest
     ranked = sorted(doc["kernels"], key=lambda k: (k["verdict"] == "ok", bool(k["emulated_identical"])))
     rows = ranked[: max(top, 0)]
@@ -146,7 +152,7 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
     failing = doc["failing_outputs"]
 
     def said(o: dict[str, Any]) -> str:
-        if o["nonfinite"]:
+        if o["nonfinite"] or o["rmse_vs_fp64"] is None:
             return f"`{o['name']}` ({o['nonfinite']} NaN/inf where fp64 is finite)"
         times = fmt_num(o["rmse_vs_fp64"] / o["reference_rmse"], 3) if o["reference_rmse"] else "inf"
         return f"`{o['name']}` (RMSE {fmt_num(o['rmse_vs_fp64'], 3)}, {times}x its reference)"
@@ -158,7 +164,8 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
         f" It first shows in {amp['kernel']} ({amp['buffer']}, {amp['kind']}: "
         f"{' -> '.join(amp['fused_ops']) or amp['op']}) at {amp['source'] or 'an unknown line'}, node {amp['node']} "
         f"{amp['op']}: {fmt_num(amp['total_excess'], 3)}x fp64 correctly rounded away from fp64 of the whole "
-        "program, though within tolerance of fp64 of its own operands: an operand it reads carries the error.")
+        f"program, though within tolerance of fp64 of its own operands: an operand it reads carries the error"
+        f"{_carriers(doc, amp)}.")
     return Text(
         f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands, but the compiled "
         f"program's outputs {named}{more} diverge from fp64 of the whole program (over {EXCESS_LIMIT:g}x their "
@@ -166,6 +173,14 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
         f"correctly rounded 16-bit mean subtracted from values close to it.{shows} `roundoff check --against "
         f"oracle --policy {doc['policy']}` (with --backward for a training step) names the node that makes it.",
         style="bold red")
+
+
+def _carriers(doc: dict[str, Any], k: dict[str, Any]) -> str:
+    """The 16-bit values the kernel reads from other buffers (candidates for a carried error), named."""
+    by_node = {o["node"]: o for o in doc["kernels"]}
+    named = [f"{o['op']} ({i}) at {o['source'] or 'an unknown line'}, stored in {o['dtype']}"
+             for i in k.get("reads_narrow", ()) if (o := by_node.get(i)) is not None]
+    return f"; of those stored in 16 bits it reads {'; '.join(named[:3])}" if named else ""
 
 
 def _not_judged(doc: dict[str, Any]) -> list[Text]:
