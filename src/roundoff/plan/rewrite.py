@@ -57,11 +57,10 @@ def training_step_notes(program: Program, policy: Policy) -> list[str]:
     if "inductor" not in policy.decompositions or not program.backward:
         return []
     one_graph = (
-        "forward and backward are planned as one graph; torch.compile compiles a training step as two "
-        "(AOTAutograd's partitioner: the backward reads the activations the forward saved as stored, or "
-        "recomputes them in its own kernels), which can move a rounding: where a rounding decides a result "
-        "(a tie with a stored maximum, a NaN), the gradients it reaches can differ from the compiled step's; "
-        "`roundoff observe --backward --partitioned` runs the real step")
+        "the gradients a rounding-decided result reaches (a tie with a stored maximum, a NaN) can differ from "
+        "the compiled step's (`roundoff observe --backward --partitioned` runs the real step): forward and "
+        "backward are planned as one graph, where torch.compile compiles a training step as two (the backward "
+        "reads the activations the forward saved as stored, or recomputes them in its own kernels)")
     return [one_graph, *saved_means_note(program, policy)]
 
 
@@ -79,9 +78,10 @@ def saved_means_note(program: Program, policy: Policy) -> list[str]:
     if not means:
         return []
     return [
-        "16-bit means/variances " + ", ".join(means) + " are planned stored rounded, as a compiled training "
-        "step saves them for the backward and its full-width kernels read them so; Inductor computes their "
-        "consumers of the mean's own shape in the reduction's kernel from the fp32 sum (a naive variance "
-        "mean(x*x) - mean(x)**2 is not negative there; an fp16 RMSNorm's rsqrt(mean(x*x)) of squares beyond "
-        "65504 is finite there): not modelled, such a node can be reported NaN/inf the compiled step does not make"
+        "NaN/inf at or after the 16-bit means/variances " + ", ".join(means) + " may not happen in the compiled "
+        "step (`roundoff observe --backward --partitioned` shows its values): they are planned stored rounded, "
+        "as a compiled training step saves them for the backward and its full-width kernels read them so, but "
+        "Inductor computes their consumers of the mean's own shape in the reduction's kernel from the fp32 sum, "
+        "which is not modelled (a naive variance mean(x*x) - mean(x)**2 is not negative there; an fp16 "
+        "RMSNorm's rsqrt(mean(x*x)) of squares beyond 65504 is finite there)"
     ]
