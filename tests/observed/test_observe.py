@@ -494,3 +494,16 @@ def test_a_kernel_more_accurate_than_eager_by_an_unrounded_residual_passes_again
     norms = [k for k in result.kernels if k.op == "sqrt"]
     assert norms and all(k.verdict is Verdict.OK for k in norms), norms
     assert not result.diverges
+
+
+def test_a_layer_norms_statistics_are_listed_as_parts_of_it_not_judged():
+    """Trial 33: most of a transformer's reductions (its LayerNorm statistics, intermediates of
+    Inductor's decomposition) were "not judged" with no word of what they were. Each unmapped buffer
+    now names its kernel, one the generated wrapper calls, and the Program node it was computed for."""
+    torch.manual_seed(0)
+    norm = torch.nn.LayerNorm(64).bfloat16()
+    result = observe_compiled(lambda x: norm(x).float().pow(2).mean(), torch.randn(32, 64).bfloat16())
+    assert result.unmapped_detail and len(result.unmapped_detail) == len(result.unmapped)
+    for u in result.unmapped_detail:
+        assert f"{u.kernel}(" in result.source or u.kernel.startswith("extern_kernels."), u
+    assert any(p.endswith(" native_layer_norm") for u in result.unmapped_detail for p in u.part_of)

@@ -24,7 +24,7 @@ from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, oracle_output_passes, path_dtypes
 from roundoff.capture import capture
-from roundoff.capture.program import Program
+from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
@@ -41,6 +41,7 @@ from roundoff.observed.partition import Stage, Staged, compile_staged
 from roundoff.observed.replay import TapPlan, learning_run, run_planned
 from roundoff.observed.reuse import stored_and_reused, unrounded_reads
 from roundoff.observed.taps import ObserveError
+from roundoff.ops import short_name
 from roundoff.plan import plan
 from roundoff.plan.shared import plan_pair
 from roundoff.policy.model import Policy
@@ -61,6 +62,16 @@ class OutputFailure:
     rmse: float  # against fp64 of the whole program, over elements finite on both sides (NaN: none is)
     reference_rmse: float  # fp64 correctly rounded to the judged format
     nonfinite: int  # elements NaN/inf where fp64 is finite
+
+
+@dataclass(frozen=True)
+class UnmappedBuffer:
+    """A buffer a kernel wrote that holds no Program node's whole value (not judged): its kernel and the
+    Program nodes it was computed for ("n12 native_layer_norm": an intermediate of its decomposition)."""
+
+    buffer: str
+    kernel: str
+    part_of: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,7 @@ class ObserveResult:
     #: Against the oracle: the compiled program's outputs that fail check's output rule against the fp64
     #: run of the whole program (`OutputFailure`), whether or not a kernel diverges.
     failing_outputs: tuple[OutputFailure, ...] = ()
+    unmapped_detail: tuple[UnmappedBuffer, ...] = ()  # `unmapped`, each with its kernel and what it is part of
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -264,8 +276,21 @@ def observe_compiled(
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=staged.source,
         stages=tuple(st.label for st in staged.stages), rule=rule.value,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
-        failing_outputs=failing,
+        failing_outputs=failing, unmapped_detail=_unmapped_detail(program, staged, plans),
     )
+
+
+def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]) -> tuple[UnmappedBuffer, ...]:
+    """Each buffer written that holds no Program node's whole value: its kernel and what it is part of."""
+    ops = {n.meta.get(NODE_ID): short_name(n.target) for n in program.nodes() if n.op == "call_function"}
+    found = []
+    for stage in staged.stages:
+        plan = plans[stage.label]
+        for buffer, kernel in zip(plan.unmapped, plan.unmapped_kernels):
+            ids = stage.compiled.partials.get(buffer, ())
+            found.append(UnmappedBuffer(f"backward:{buffer}" if stage.label == "backward" else buffer, kernel,
+                                        tuple(f"{i} {ops[i]}" for i in ids if i in ops)))
+    return tuple(found)
 
 
 def _compare(

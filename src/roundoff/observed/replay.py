@@ -59,6 +59,7 @@ class TapPlan:
     # buffers a tapped kernel wrote first and an op observe does not tap finished afterwards (an
     # in-place fallback such as ``aten.scatter_add_``): what a tap sees is not their node's value (not kept)
     untapped: tuple[str, ...] = ()
+    unmapped_kernels: tuple[str, ...] = ()  # the kernel that wrote each of `unmapped`
 
 
 def _written_args(source: str) -> dict[str, tuple[bool, ...]]:
@@ -108,6 +109,7 @@ class _Learner:
         self.current: tuple[tuple, dict, Any] = ((), {}, None)  # the call being scanned
         self.found: list[tuple[Capture, torch.Tensor, torch.Tensor, int]] = []  # capture, buffer, copy, version
         self.unmapped: list[str] = []
+        self.unmapped_kernels: dict[str, str] = {}  # unmapped buffer -> the kernel that wrote it
 
     def call(self, kernel: str, args: tuple, kwargs: dict, out: Any) -> None:
         self.kernels.append(kernel)
@@ -117,6 +119,7 @@ class _Learner:
     def sink(self, kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
         if buffer not in self.compiled.buffers:
             self.unmapped.append(buffer)
+            self.unmapped_kernels[buffer] = kernel
             return
         # found after the call that wrote it, or (a result bound to its name after the call) later
         arg, local = _where(value, *self.current) if launch == len(self.kernels) - 1 else (None, False)
@@ -139,7 +142,8 @@ class _Learner:
                 untapped.append(c.buffer)
                 continue
             captures[c.launch].append(replace(c, copy=later or changed))
-        return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(self.unmapped), tuple(untapped))
+        return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(self.unmapped), tuple(untapped),
+                       tuple(self.unmapped_kernels[b] for b in self.unmapped))
 
 
 def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -31,7 +31,7 @@ import re
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -73,6 +73,9 @@ class CompiledProgram:
     module: types.ModuleType
     run: Callable[[list[Any]], Any]
     buffers: dict[str, BufferInfo]
+    #: buffers that hold no Program node's whole value -> the roundoff ids of the nodes they were
+    #: computed for (an intermediate of Inductor's decomposition: a LayerNorm's mean, a softmax's sum)
+    partials: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def source(self) -> str:
@@ -175,8 +178,17 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
     return table
 
 
+def _partials(buffers: list[Any], table: dict[str, BufferInfo], graph: torch.fx.Graph) -> dict[str, tuple[str, ...]]:
+    """{buffer name: roundoff ids of its origins, in graph order} for the buffers `table` does not map."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    return {b.get_name(): tuple(dict.fromkeys(
+                i for n in sorted(getattr(b, "origins", ()) or (), key=lambda n: order.get(n, -1))
+                if (i := _roundoff_id(n)) is not None))
+            for b in buffers if b.get_name() not in table}
+
+
 @contextlib.contextmanager
-def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo]]]) -> Iterator[None]:
+def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[str, tuple[str, ...]]]]) -> Iterator[None]:
     """Wrap `GraphLowering.run_node`/`compile_to_module` (read only) for the duration."""
     from torch._inductor.graph import GraphLowering
 
@@ -192,7 +204,8 @@ def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo]]]) -> I
         module = to_module(self, *args, **kwargs)
         if hasattr(module, "call"):
             table = _table(lowered.get(id(self), []), self.module.graph)
-            found.append((module, {**table, **_mean_sums(list(self.buffers), self.module.graph, table)}))
+            table = {**table, **_mean_sums(list(self.buffers), self.module.graph, table)}
+            found.append((module, table, _partials(list(self.buffers), table, self.module.graph)))
         return module
 
     GraphLowering.run_node = recorded_run_node
@@ -241,7 +254,7 @@ def compile_graph(
     import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
-    found: list[tuple[types.ModuleType, dict[str, BufferInfo]]] = []
+    found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[str, tuple[str, ...]]]] = []
     try:
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = (compiler or compile_fx)(gm, list(inputs))
@@ -256,8 +269,8 @@ def compile_graph(
             f"Inductor produced {len(found)} wrapper modules for program {name!r}; observe "
             "expects one (a graph Inductor splits into partitions is not supported yet)"
         )
-    module, buffers = found[0]
-    return CompiledProgram(module, compiled, buffers)
+    module, buffers, partials = found[0]
+    return CompiledProgram(module, compiled, buffers, partials)
 
 
 def _storage(t: torch.Tensor) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -43,6 +44,8 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
                              "nonfinite": o.nonfinite} for o in result.failing_outputs],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
+        "unmapped_detail": [{"buffer": u.buffer, "kernel": u.kernel, "part_of": list(u.part_of)}
+                            for u in result.unmapped_detail],
         "untapped": list(result.untapped),
         "outputs_identical_to_unobserved": result.outputs_identical,
         "seconds": {"compiled_step": result.step_seconds, "observed_step": result.observed_seconds,
@@ -188,8 +191,11 @@ def _not_judged(doc: dict[str, Any]) -> list[Text]:
     unmapped, untapped = doc.get("unmapped") or [], doc.get("untapped") or []
     parts = []
     if unmapped:
+        ops = Counter(p.split(" ", 1)[-1] for u in doc.get("unmapped_detail") or () for p in u["part_of"][-1:])
+        of = ", ".join(f"{op} {n}" for op, n in ops.most_common(4)) + (", ..." if len(ops) > 4 else "")
         parts.append(f"{len(unmapped)} hold no Program node's whole value after any one kernel (a partial result: a "
-                     "softmax's max or sum; a concatenation whose slices several kernels write)")
+                     "softmax's max or sum, a layer norm's mean or variance; a concatenation whose slices several "
+                     "kernels write)" + (f"; parts of, by the last op they were computed for: {of}" if of else ""))
     if untapped:
         parts.append(f"{len(untapped)} ({', '.join(untapped[:4])}{', ...' if len(untapped) > 4 else ''}) were finished "
                      "by an op observe does not tap, after a kernel wrote them (an in-place fallback such as "
