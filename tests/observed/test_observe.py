@@ -507,3 +507,23 @@ def test_a_layer_norms_statistics_are_listed_as_parts_of_it_not_judged():
     for u in result.unmapped_detail:
         assert f"{u.kernel}(" in result.source or u.kernel.startswith("extern_kernels."), u
     assert any(p.endswith(" native_layer_norm") for u in result.unmapped_detail for p in u.part_of)
+
+
+def root_mean_square(x):
+    return torch.sqrt((x * x).mean(-1))
+
+
+def test_against_eager_says_where_eager_itself_is_not_finite():
+    """Trial 33: `--against eager` said "every kernel within tolerance" where eager's own kernels
+    overflow, with no word of it. Oracle: real eager's result is inf where torch.compile's is finite."""
+    x = (torch.randn(8, 64, generator=torch.Generator().manual_seed(0)) + 300).half()
+    assert root_mean_square(x).isinf().all() and torch.compile(root_mean_square)(x).isfinite().all()
+    result = observe_compiled(root_mean_square, x, against="eager")
+    assert result.first_divergent is None
+    from rich.console import Console
+
+    from roundoff.report.observed import observe_document, observe_report
+
+    console = Console(width=400, record=True)
+    console.print(observe_report(observe_document(result)))
+    assert "but eager's own kernel is NaN/inf where fp64 is finite" in console.export_text()

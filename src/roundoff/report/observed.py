@@ -69,6 +69,24 @@ def _made_nonfinite(k: dict[str, Any]) -> int:
     return max(count(k["vs_oracle"]), count(k["vs_fp64_total"]))
 
 
+def _eager_nonfinite(doc: dict[str, Any]) -> str:
+    """Against eager: the buffers where eager's own kernel, from the same operands, is NaN/inf where fp64
+    is finite (such a reference judges little), named; else ""."""
+    if doc["against"] != "eager":
+        return ""
+
+    def count(m: dict[str, Any]) -> int:
+        return int(m.get("ref_nan", 0)) + int(m.get("ref_inf", 0))
+
+    bad = [k for k in doc["kernels"] if count(k["vs_eager"]) > count(k["vs_oracle"])]
+    if not bad:
+        return ""
+    first = bad[0]
+    return (f"; but eager's own kernel is NaN/inf where fp64 is finite in {len(bad)} buffer(s) (first: {first['buffer']}, "
+            f"node {first['node']} {first['op']} at {first['source'] or 'an unknown line'}): --against oracle judges "
+            "those by fp64")
+
+
 def _made_at(k: dict[str, Any]) -> str:
     """Where inside the kernel the NaN/inf was made, when that is another node than the buffer's."""
     made = k.get("made_at")
@@ -109,7 +127,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         head = _outputs_only(doc)
     elif first is None:
         head = Text(f"{doc['program']}: every kernel of {doc['backend']} on {doc['device']} is within "
-                    f"tolerance against {doc['against']}", style="bold green")
+                    f"tolerance against {doc['against']}{_eager_nonfinite(doc)}", style="bold green")
     else:
         head = Text(
             f"{doc['program']}: first diverging kernel against {doc['against']}: {first['kernel']} "
