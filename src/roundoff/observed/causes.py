@@ -58,13 +58,17 @@ def _moves_inputs(node: torch.fx.Node | None) -> bool:
     return all(p.op == "placeholder" and p.meta["val"].dtype == dtype for p in floats)
 
 
-def local_region(program: Program, nid: str, obs: Observed, observed: Mapping[str, Observed]) -> tuple[str, ...]:
+def local_region(
+    program: Program, nid: str, obs: Observed, observed: Mapping[str, Observed],
+    nodes: Mapping[str, torch.fx.Node] | None = None,
+) -> tuple[str, ...]:
     """The Program nodes the emulation computes for buffer `obs` at `nid` from the substituted values:
     the nodes Inductor fused into it plus every ancestor of `nid` reachable without crossing another
     observed node or a graph input. Inductor's origins of a stored buffer can omit the computation
     (a transposed copy whose source buffer was fused away: the H200 Llama's RoPE backward), the
-    region does not."""
-    nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
+    region does not. `nodes`: the program's {id: call_function node}, where the caller has it."""
+    if nodes is None:
+        nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
     region = dict.fromkeys(obs.fused)
     stack, seen = [nid], set()
     while stack:
@@ -79,7 +83,7 @@ def local_region(program: Program, nid: str, obs: Observed, observed: Mapping[st
 
 def emulation_cause(
     program: Program, nid: str, obs: Observed, the_plan: Plan | None = None,
-    observed: Mapping[str, Observed] | None = None,
+    observed: Mapping[str, Observed] | None = None, region: tuple[str, ...] | None = None,
 ) -> str:
     """Why the emulated value can differ from the kernel's (a diagnosis from the kernel's kind, the
     ops it fused and the plan, not a proof): ``"unmodelled decision: ..."`` where the kernel keeps a
@@ -89,11 +93,11 @@ def emulation_cause(
     (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
     matmul (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before the one rounding) is an
     unmodelled decision; an extern kernel's own cause is never a transcendental (its origins list
-    the ops that made its operands)."""
+    the ops that made its operands). `region`: `local_region` of the buffer, where the caller has it."""
     nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
     extern = obs.kind in ("matmul", "extern", "template")
     if observed is not None and not extern:  # judge what the emulation computes for this buffer
-        obs = replace(obs, fused=local_region(program, nid, obs, observed))
+        obs = replace(obs, fused=region if region is not None else local_region(program, nid, obs, observed, nodes))
     classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
     if extern and nid in nodes and classify(nodes[nid].target).op_class is not OpClass.MATMUL:
         op = short_name(nodes[nid].target)

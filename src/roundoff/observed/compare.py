@@ -142,6 +142,8 @@ class KernelObserver:
         # ids of nodes no buffer holds whose emulated value (from the kernel's operands) turned NaN/inf
         # where fp64 of the whole program is finite: where inside a kernel a NaN was made
         self.made_nonfinite: set[str] = set()
+        self._calls = {i: n for i, n in self.originals.items() if n.op == "call_function"}
+        self._regions: dict[str, tuple[str, ...]] = {}  # `_region`'s walks
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
         if self.floors is not None and node in self.floors.sites:
@@ -175,9 +177,15 @@ class KernelObserver:
                 and not bool(value.isfinite().all()) and new_nonfinite(value, vals[GLOBAL])):
             self.made_nonfinite.add(node.meta.get(NODE_ID))
 
+    def _region(self, nid: str, obs: Observed) -> tuple[str, ...]:
+        """`local_region` of buffer `obs`, walked once per observer (the observed set does not change)."""
+        if nid not in self._regions:
+            self._regions[nid] = local_region(self.program, nid, obs, self.observed, self._calls)
+        return self._regions[nid]
+
     def _reads_narrow(self, nid: str, obs: Observed) -> tuple[str, ...]:
         """The observed 16-bit values the kernel computing `obs` reads (see `KernelReport.reads_narrow`)."""
-        region = set(local_region(self.program, nid, obs, self.observed))
+        region = set(self._region(nid, obs))
         operands = {p.meta.get(NODE_ID) for i in region if i in self.originals for p in self.originals[i].all_input_nodes}
         found = self._kernel_operands(operands - region)
         return tuple(sorted((i for i in found if narrow_float(self.observed[i].value.dtype)),
@@ -213,8 +221,7 @@ class KernelObserver:
     def _structural_floor(self, nid: str, obs: Observed, numel: int, dtype: torch.dtype) -> float:
         """The RMS floor of a buffer that carries a value 0 by structure (`small`, in its local region):
         that value's operand rounding in the buffer's format, spread over its elements; else 0."""
-        region = local_region(self.program, nid, obs, self.observed)
-        found = [self.small[i] for i in region if i in self.small]
+        found = [self.small[i] for i in self._region(nid, obs) if i in self.small]
         if not found or not numel:
             return 0.0
         return max(found) * unit_roundoff(dtype) / unit_roundoff(torch.float32) / numel**0.5
@@ -226,7 +233,7 @@ class KernelObserver:
         variance Inductor keeps in fp32), and of the buffers the same kernel call stored that it is
         computed from (it may read them unrounded where its fp64 reference reads them as stored)."""
         nodes = self.originals
-        region = [nodes[i] for i in local_region(self.program, nid, obs, self.observed) if i in nodes]
+        region = [nodes[i] for i in self._region(nid, obs) if i in nodes]
         narrow = [d for n in region if narrow_float(d := getattr(n.meta.get("val"), "dtype", None))]
         operands = {pid for n in region for p in n.all_input_nodes if (pid := p.meta.get(NODE_ID)) in self.observed}
         narrow += [o.value.dtype for pid in operands if (o := self.observed[pid]).launch == obs.launch
@@ -304,5 +311,6 @@ class KernelObserver:
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
             emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
             reads_narrow=self._reads_narrow(nid, obs),
-            cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed) if mismatch else None,
+            cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))
+            if mismatch else None,
         )

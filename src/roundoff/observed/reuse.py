@@ -27,8 +27,9 @@ def stored_and_reused(program: Program, observed: Mapping[str, Observed]) -> dic
     squared unrounded for its RMSNorm), each with those users' ids. Which reading the kernel used is
     not known from outside, so `compare_pair` judges those users under both (`unrounded_reads`)."""
     by_launch: dict[int, set[str]] = {}
+    calls = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
     for nid, obs in observed.items():  # what each launch computes: its buffers' regions, a sum it never stores too
-        by_launch.setdefault(obs.launch, set()).update((nid, *local_region(program, nid, obs, observed)))
+        by_launch.setdefault(obs.launch, set()).update((nid, *local_region(program, nid, obs, observed, calls)))
     users = {n.meta.get(NODE_ID): {u.meta.get(NODE_ID) for u in n.users} for n in program.nodes()}
     reused = {}
     for nid, obs in observed.items():

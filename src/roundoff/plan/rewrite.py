@@ -53,7 +53,7 @@ def rewrite(program: Program, policy: Policy) -> Rewritten:
 
 def training_step_notes(program: Program, policy: Policy) -> list[str]:
     """Under Inductor's decompositions, what planning a training step as one graph leaves unmodelled:
-    torch.compile compiles forward and backward apart (`saved_means_note` for the 16-bit means)."""
+    torch.compile compiles forward and backward apart (`_saved_means_note` for the 16-bit means)."""
     if "inductor" not in policy.decompositions or not program.backward:
         return []
     one_graph = (
@@ -61,15 +61,13 @@ def training_step_notes(program: Program, policy: Policy) -> list[str]:
         "the compiled step's (`roundoff observe --backward --partitioned` runs the real step): forward and "
         "backward are planned as one graph, where torch.compile compiles a training step as two (the backward "
         "reads the activations the forward saved as stored, or recomputes them in its own kernels)")
-    return [one_graph, *saved_means_note(program, policy)]
+    return [one_graph, *_saved_means_note(program)]
 
 
-def saved_means_note(program: Program, policy: Policy) -> list[str]:
+def _saved_means_note(program: Program) -> list[str]:
     """In a training graph under Inductor's decompositions, 16-bit means and variances stay whole and
     stored rounded, as torch.compile saves them for the backward (`roundoff.capture.reduction_lowerings`):
     a note naming them and what that leaves unmodelled (`program`: the rewritten program)."""
-    if "inductor" not in policy.decompositions or not program.backward:
-        return []
     means = [
         f"{node_id(n)} ({short_name(n.target)})" for n in program.nodes()
         if n.op == "call_function" and n.target in REDUCTION_LOWERINGS
