@@ -77,3 +77,23 @@ def test_partitioned_needs_a_backward():
     x = torch.randn(8)
     with pytest.raises(ObserveError, match="has no backward"):
         observe_compiled(torch.sin, x, partitioned=True)
+
+
+_SCALE = torch.randn(32, generator=torch.Generator().manual_seed(3)).bfloat16()
+
+
+def scaled_loss(x):
+    return (x * _SCALE).float().pow(2).sum()  # closes over a plain tensor: a constant of the graph
+
+
+def test_a_step_closing_over_a_plain_tensor_compiles_partitioned():
+    """Trial 34: a constant tensor in the captured graph stopped the decomposition retrace (a real
+    tensor under fake tracing). Oracle: real torch.compile's loss and gradient, bit for bit."""
+    x = torch.randn(8, 32, generator=torch.Generator().manual_seed(4)).bfloat16()
+    real_x = x.clone().requires_grad_()
+    real_loss = torch.compile(scaled_loss)(real_x)
+    real_loss.backward()
+    result = observe_compiled(scaled_loss, x.clone().requires_grad_(), backward=True, partitioned=True, repeats=1)
+    loss, grad = result.outputs
+    assert torch.equal(loss.view(torch.int32), real_loss.detach().view(torch.int32))
+    assert torch.equal(grad.view(torch.int16), real_x.grad.view(torch.int16))

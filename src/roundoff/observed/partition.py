@@ -117,7 +117,7 @@ def _decomposed(joint: torch.fx.GraphModule, inputs: Sequence[torch.Tensor]) -> 
     names = [n.name for n in joint.graph.find_nodes(op="placeholder")]
     with fx_traceback.preserve_node_meta():
         gm = make_fx(torch.fx.Interpreter(joint).run, decomposition_table=select_decomp_table(),
-                     tracing_mode="fake")(*inputs)
+                     tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)  # (constants: real tensors)
     for node, name in zip(gm.graph.find_nodes(op="placeholder"), names):
         node.name = node.target = name
     gm.recompile()
