@@ -96,7 +96,9 @@ def memory(compiled, inputs, plan, program) -> dict[str, float]:
         observed = held[0][0]
         kept = sum(o.value.untyped_storage().nbytes() for o in {id(o.value): o for o in observed.values()}.values())
         compare = _peak_cpu(lambda: _compare(program, observed, inputs, "oracle", "inductor-cpu", 1e-4, "eager"))
+    resident = sum(x.untyped_storage().nbytes() for x in {id(x): x for x in inputs if isinstance(x, torch.Tensor)}.values())
     return {"peak_compiled": plain, "peak_observed": observed_peak, "kept_bytes": kept, "peak_compare": compare,
+            "input_bytes": resident,
             "copies": sum(c.copy for launch in plan.captures for c in launch),
             "references": sum(not c.copy for launch in plan.captures for c in launch)}
 
@@ -165,7 +167,9 @@ def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float
             f"({costs['peak_observed'] / costs['peak_compiled']:.2f}x; buffers kept: {costs['kept_bytes'] / mib:.1f} MiB, "
             f"{costs['references']} by reference, {costs['copies']} copied because the program writes over them later); "
             f"comparison {costs['peak_compare'] / mib:.1f} MiB above the kept buffers "
-            f"({(costs['peak_compare'] + costs['kept_bytes']) / costs['peak_compiled']:.1f}x the compiled step's peak with them).",
+            f"({(costs['peak_compare'] + costs['kept_bytes']) / costs['peak_compiled']:.1f}x the compiled step's peak with them; "
+            f"counting the inputs both hold, {costs['input_bytes'] / mib:.1f} MiB of parameters and batch: "
+            f"{(costs['input_bytes'] + costs['peak_compare'] + costs['kept_bytes']) / (costs['input_bytes'] + costs['peak_compiled']):.1f}x).",
             "",
         ]
     return "\n".join(lines)

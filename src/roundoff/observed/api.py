@@ -26,6 +26,7 @@ from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, oracle_output_
 from roundoff.capture import capture
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.numerics import get_format, round_to
@@ -308,11 +309,13 @@ def _compare(
     exact: list[Any] = []
 
     def run(record: bool) -> dict[str, KernelReport]:
-        sides = [plan_numerics(eager), OracleNumerics(), plan_numerics(emulated, transcendentals), OracleNumerics()]
+        # the local oracle holds inputs and substituted buffers as stored; the whole program's fp64 run
+        # (never substituted) is recomputed where its values live long (`Lockstep`'s recompute)
+        sides = [plan_numerics(eager), NarrowHeldOracle(), plan_numerics(emulated, transcendentals), OracleNumerics()]
         targets = substitution_nodes(emulated.program.graph, set(observed))
         observer = KernelObserver(program, observed, targets, against, tol, emulated, rule, floors if record else None)
         with torch.no_grad():
-            outs = Lockstep(emulated.program, sides, on_node=observer).run_inputs(inputs)
+            outs = Lockstep(emulated.program, sides, on_node=observer, recompute=(GLOBAL,)).run_inputs(inputs)
         if record:
             exact.extend(outs[GLOBAL] if isinstance(outs[GLOBAL], (tuple, list)) else (outs[GLOBAL],))
         return {r.node_id: r for r in observer.reports}

@@ -165,8 +165,10 @@ class KernelObserver:
         self.reports.append(self._report(node, nid, obs, value, vals, ls))
         if nonfinite_counts(value, vals[GLOBAL])[1]:
             self.forced[nid] = len(self.reports) - 1
+        # the oracle side holds it as stored (`NarrowHeldOracle`: no fp64 copy of every buffer while it lives)
         return tuple(
-            value.to(v.dtype) if isinstance(v, torch.Tensor) and i != GLOBAL else v for i, v in enumerate(vals)
+            value.to(v.dtype) if isinstance(v, torch.Tensor) and i not in (ORACLE, GLOBAL) else value if i == ORACLE else v
+            for i, v in enumerate(vals)
         )
 
     def _note_nonfinite(self, node: torch.fx.Node, vals: tuple) -> None:
@@ -275,7 +277,7 @@ class KernelObserver:
         self, node: torch.fx.Node, nid: str, obs: Observed, value: torch.Tensor, vals: tuple, ls: Lockstep,
     ) -> KernelReport:
         dtype = value.dtype
-        oracle, eager, emulated = vals[ORACLE], vals[EAGER].to(dtype), vals[EMULATED].to(dtype)
+        oracle, eager, emulated = vals[ORACLE].double(), vals[EAGER].to(dtype), vals[EMULATED].to(dtype)
         vs_oracle = measure(value, oracle, dtype)
         work = self._judged_format(nid, obs, dtype)
         floor = measure(round_to(oracle, get_format(work)), oracle, work)
