@@ -165,3 +165,23 @@ def test_measure_each_with_a_rounded_reference_and_a_pair_matches_measure(monkey
         for i, a in enumerate(actuals):
             _assert_same_figures(got[i], metrics.measure(a, r, torch.bfloat16), f"measure_each(actuals[{i}]) CHUNK={chunk}")
         _assert_same_figures(got[-1], metrics.measure(actuals[1], actuals[0], torch.bfloat16), f"pair CHUNK={chunk}")
+
+
+def test_measure_many_matches_measure_with_one_read_for_the_finite_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finite pairs (small: eager pass; large: the compiled pass, probed on its first call) come from one
+    host read; a pair with NaN/inf goes through `measure` (as may fp8). Every figure is `measure`'s."""
+    from roundoff.analyze import metrics
+
+    act, ref = _adversarial(6)
+    fin_act, fin_ref = act.nan_to_num(nan=0.5, posinf=2.0, neginf=-2.0), ref.nan_to_num(nan=0.25, posinf=3.0, neginf=-3.0)
+    big = torch.randn(1 << 17, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    triples = [(fin_act, fin_ref, torch.bfloat16), (act, ref, torch.bfloat16), (big.float(), big, torch.float32),
+               (big.bfloat16(), big, torch.bfloat16), (big.float(), big, torch.float32),
+               (fin_act.to(torch.float8_e4m3fn).float(), fin_ref, torch.float8_e4m3fn), (fin_ref, fin_ref, torch.float32)]
+    apart: list[torch.Tensor] = []
+    monkeypatch.setattr(metrics, "measure", lambda *args, calls=apart: calls.append(args[0]) or measure(*args))
+    got = metrics.measure_many(triples)
+    assert apart and apart[0] is act and all(a is not t[0] for a in apart for t in triples[2:5]), \
+        "the NaN/inf pair is measured apart, the finite fp32/bf16 pairs in the batch"
+    for i, ((a, r, dtype), m) in enumerate(zip(triples, got)):
+        _assert_same_figures(m, measure(a, r, dtype), f"measure_many triple {i}")

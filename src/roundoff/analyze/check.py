@@ -11,7 +11,6 @@ means is defined once, in `roundoff.analyze.verdict`.
 
 from __future__ import annotations
 
-import math
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -22,34 +21,27 @@ import torch
 
 from roundoff.analyze.culprits import (
     amplifies,
-    ancestors,
     overflowing,
     rank_culprits,
     zeros_diverge,
 )
 from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
-from roundoff.analyze.metrics import exact_metrics, measure
-from roundoff.analyze.observe import NodeObserver, rmse
+from roundoff.analyze.observe import NodeObserver
 from roundoff.analyze.output_floor import OutputFloors
+from roundoff.analyze.output_verdicts import output_verdicts
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
     Verdict,
-    judge,
-    lucky_rounding_floor,
-    oracle_output_passes,
     path_dtypes,
-    widen_fp8,
 )
-from roundoff.capture.program import NODE_ID, Program
-from roundoff.execute.formats import is_float
+from roundoff.capture.program import Program
 from roundoff.execute.interpreter import Lockstep
-from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics, round_value
+from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
-from roundoff.numerics import get_format, round_to, same_bits
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.plan.shared import plan_pair
@@ -175,8 +167,8 @@ def check(
         shown_nodes = {r.node_id for r in reports
                        if r.verdict is Verdict.NONFINITE or amplifies(plan_a.program, r, by_id)}
         shown_nodes |= {h.node_id for h in hazards if h.kind in ACCUMULATION_HAZARDS}
-    outputs = _output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
-                               floors=floors.floors if floors is not None else None)
+    outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
+                              floors=floors.floors if floors is not None else None)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
@@ -193,20 +185,6 @@ def check(
         selection_flips=tuple((nid, n, of) for nid, (n, of) in observer.flips.items()),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
-
-
-def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype, floor: float,
-                vs_oracle: bool) -> tuple[float, ...]:
-    """Against the oracle, the RMS errors besides fp64's rounding that the output's limit is 16x of
-    (`verdict.excess_within`): its operand floor, and a quarter of the unit roundoff of its judged
-    format, so that a scalar loss fp64 rounds luckily is not held to that luck. Nothing against a
-    reference."""
-    if not vs_oracle:
-        return ()
-    n = max(int(finite.sum()), 1)
-    lucky = lucky_rounding_floor(judged) if judged.is_floating_point else 0.0
-    scale = float(oracle[finite].double().norm()) if bool(finite.any()) else 0.0
-    return floor / math.sqrt(n), scale * lucky / math.sqrt(n)
 
 
 def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:
@@ -251,7 +229,7 @@ def _screen(
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."
     oracle_values = vs_oracle and rule is Rule.SAME
     # against the oracle, by the outputs' values: one that fails sends every node to be examined
-    outputs = _output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
+    outputs = output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
     if failing := [o.name for o in outputs if not o.passes]:
         how = "is beyond the limit by its values against fp64" if oracle_values else f"fails the {rule.value} rule"
         return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "
@@ -294,72 +272,3 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
         "bounded against the fp64 oracle instead."
     )
     return (note,)
-
-
-def _output_verdicts(
-    program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None, by_values: bool = False,
-    shown_nodes: set[str] | None = None, floors: dict[int, float] | None = None,
-) -> tuple[OutputVerdict, ...]:
-    """One `OutputVerdict` per float output. Against the oracle with `Rule.SAME`: NaN/inf where fp64 is
-    finite fails; else, where a node on its path diverges, is not finite or amplifies an error
-    (`failing_nodes`, `shown_nodes`), or always with `by_values` (the screen), its values decide
-    (`verdict.oracle_output_passes`, with its operand floor from `floors`, as blame judges it): a
-    defect whose effect stays within the limit at an output is a finding, not a failing output."""
-    res_all, oracle_all = outs[0], outs[1]
-    ref_all = outs[2] if len(outs) > 2 else None
-    args, names = program.output_args(), program.output_labels()
-    res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
-    oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
-    verdicts = []
-    paths = path_dtypes(program.graph) if ref_all is None and rule is Rule.SAME else {}
-    oracle_rule = rule is Rule.SAME and ref_all is None and (failing_nodes is not None or by_values)
-    for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
-        if not is_float(res):
-            continue
-        name = names[i]
-        node = args[i]
-        # against the oracle (`same`), the best the narrowest format on the output's path can hold: what
-        # the verdict judges by (an fp32 loss of a bf16 model is held to bf16's rounding)
-        judged = paths.get(node, res.dtype) if isinstance(node, torch.fx.Node) else res.dtype
-        ref = ref_all[i] if ref_all is not None else round_value(oracle, judged).to(res.dtype)
-        nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
-        finite = oracle.isfinite()
-        wide = widen_fp8(res)
-        lost = ~wide.isfinite() & finite
-        any_lost = bool(lost.any())
-        best = round_to(oracle, get_format(res.dtype)) if res.dtype != torch.float64 and any_lost else oracle
-        # the reference run gave the same bits (common: the policies agree here; never with a NaN): the
-        # rule passes unless NaN/inf appeared where fp64 is finite, and the reference's figures are the run's
-        wide_nan = wide.isnan()
-        any_nan = bool(wide_nan.any())
-        agree = (ref_all is not None and ref.dtype == res.dtype and ref.shape == res.shape
-                 and same_bits(ref, res) and not any_nan)
-        rmse_res = rmse(res, oracle)
-        if oracle_rule:
-            path = set() if by_values else ancestors(program, {nid})
-            flagged = by_values or bool(((failing_nodes or set()) | (shown_nodes or set())) & path)
-            passes = not any_lost and (
-                oracle_output_passes(res, oracle, judged, (floors or {}).get(i, 0.0)) if flagged else True)
-        else:
-            passes = not any_lost if agree else judge(rule, ref.to(res.dtype), res, oracle, tol)
-        verdicts.append(
-            OutputVerdict(
-                name=name, node_id=nid, passes=passes,
-                rmse_result=rmse_res, rmse_reference=rmse_res if agree else max((
-                    rmse(ref, oracle), *_limit_base(oracle, finite, judged, (floors or {}).get(i, 0.0), ref_all is None))),
-                vs_oracle=measure(res, oracle, res.dtype),
-                vs_reference=None if ref_all is None else exact_metrics(wide) if agree
-                else measure(res, ref.to(torch.float64), res.dtype),
-                rule=rule.value, nonfinite=int(lost.sum()) if any_lost else 0,
-                unrepresentable=int((lost & ~best.isfinite()).sum()) if any_lost else 0,
-                nan_in_fp64=int((oracle.isnan() & wide_nan).sum()) if any_nan else 0, dtype=str(res.dtype).removeprefix("torch."),
-                judged_dtype=str(judged).removeprefix("torch."),
-                reference_nonfinite=0 if ref_all is None or agree else int((~widen_fp8(ref).isfinite() & finite).sum()),
-            )
-        )
-    if not verdicts:
-        raise ValueError(
-            f"program {program.name!r} has no floating-point outputs: nothing to check; "
-            "return the float tensors whose accuracy you care about"
-        )
-    return tuple(verdicts)

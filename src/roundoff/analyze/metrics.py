@@ -31,7 +31,12 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from roundoff.numerics import FORMATS, Format, get_format
-from roundoff.numerics.metrics import ErrorAccumulator, ErrorStats, elements_per_update
+from roundoff.numerics.metrics import (
+    ErrorAccumulator,
+    ErrorStats,
+    compare_finite_many,
+    elements_per_update,
+)
 
 
 def _ulp_format(dtype: torch.dtype) -> Format:
@@ -171,6 +176,16 @@ def _check_tensors(actual: torch.Tensor, reference: torch.Tensor) -> None:
         raise ValueError(
             f"cannot compare shapes {tuple(actual.shape)} and {tuple(reference.shape)}; pass tensors of one shape"
         )
+
+
+def measure_many(triples: Sequence[tuple[torch.Tensor, torch.Tensor, torch.dtype]]) -> list[Metrics]:
+    """``measure(actual, reference, dtype)`` for each triple: the all-finite ones from one host read
+    for all (`numerics.metrics.compare_finite_many`), the others by `measure` one by one. The same
+    figures as `measure` (counts and maxima exactly, sums to fp64 summation order)."""
+    for a, r, _ in triples:
+        _check_tensors(a, r)
+    found = compare_finite_many([(a, r, _ulp_format(dtype)) for a, r, dtype in triples])
+    return [from_stats(s) if s is not None else measure(a, r, dtype) for s, (a, r, dtype) in zip(found, triples)]
 
 
 def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:

@@ -237,6 +237,17 @@ def fused_rows(
     return rows
 
 
+def unread_rows(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor | None:
+    """`row_stats` by the compiled kernel as a device tensor, not read, where a variant `fused_rows`
+    has already checked against the eager figures applies; else None (the caller reads another way)."""
+    if not applies(actuals, r, f) or _variant(len(actuals), tuple(t.dtype for t in (*actuals, r)), f) not in _OK:
+        return None
+    tensors = [t.contiguous() for t in (*actuals, r)]
+    for t in tensors:
+        torch._dynamo.maybe_mark_dynamic(t, 0)
+    return _compiled(len(actuals), tuple(t.dtype for t in tensors), f)(*tensors)
+
+
 #: Row fields of `row_stats` that are sums (compared to a relative tolerance, the rest exactly).
 _SUM_FIELDS = (2, 3, 4, 5)
 

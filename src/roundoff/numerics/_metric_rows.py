@@ -106,6 +106,21 @@ def _rows(err: torch.Tensor, r64: torch.Tensor, ulps: torch.Tensor) -> torch.Ten
     return torch.stack(red, 1)
 
 
+def unread_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor | list[list[float]]:
+    """The rows of `finite_stats` (NaN/inf rows included: a row whose max |a - r| is not finite needs
+    the masked path) without reading them where that can be helped: a device tensor from the compiled
+    kernel or the eager pass (one host sync in the eager pass only above `_SMALL` elements); read
+    lists on a compiled variant's first call, which is checked against the eager figures."""
+    if _metric_kernel.applies(actuals, r, f):
+        rows = _metric_kernel.unread_rows(actuals, r, f)
+        if rows is not None:
+            return rows
+        read = finite_stats(actuals, r, f)  # the first call of a variant: compiled and checked, or eager
+        if read is not None:
+            return read
+    return _eager_rows(actuals, r, f)
+
+
 def eager_finite_stats(
     actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None,
     pair: tuple[int, int] | None = None,
@@ -122,6 +137,14 @@ def eager_finite_stats(
     `pair` = (i, j) appends one row: actual i against actual j as its reference, the same figures as a
     pass of its own, from this pass's conversions and ordinals.
     """
+    return _finite_rows(_eager_rows(actuals, r, f, rounded, pair))
+
+
+def _eager_rows(
+    actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, rounded: torch.Tensor | None = None,
+    pair: tuple[int, int] | None = None,
+) -> torch.Tensor:
+    """`eager_finite_stats`' rows as an fp64 tensor (k or k + 1, 9), not read."""
     r64 = r.to(torch.float64)
     a = _stacked(actuals)
     # Temporaries are freed as soon as their reductions are taken: peak ~ a + one fp64 copy per row.
@@ -134,7 +157,7 @@ def eager_finite_stats(
         ref_ords = _fast_ordinal(rounded if rounded is not None else r, f).expand(k, n)
         ulps = torch.cat([ords, ords[i : i + 1]]).sub_(torch.cat([ref_ords, ords[j : j + 1]])).abs_()
         refs = torch.cat([r64.expand(k, n), a64[j : j + 1]])
-        return _finite_rows(_rows(torch.cat([a64, a64[i : i + 1]]).sub_(refs).abs_(), refs, ulps))
+        return _rows(torch.cat([a64, a64[i : i + 1]]).sub_(refs).abs_(), refs, ulps)
     if pair is not None:  # large: the pair's row by a pass of its own (no per-row copies of the reference)
         i, j = pair
         ref = a64[j].clone()
@@ -142,7 +165,7 @@ def eager_finite_stats(
     ulps = ords.sub_(_fast_ordinal(rounded if rounded is not None else r, f)).abs_()
     rows = _rows(a64.sub_(r64).abs_(), r64, ulps)
     del a64, ulps, r64
-    return _finite_rows(rows if extra is None else torch.cat([rows, extra]))
+    return rows if extra is None else torch.cat([rows, extra])
 
 
 def _finite_rows(rows: torch.Tensor) -> list[list[float]] | None:

@@ -28,7 +28,12 @@ from dataclasses import dataclass
 import torch
 
 from roundoff.numerics import _metric_kernel
-from roundoff.numerics._metric_rows import finite_stats, masked_disagreement, masked_eager
+from roundoff.numerics._metric_rows import (
+    finite_stats,
+    masked_disagreement,
+    masked_eager,
+    unread_stats,
+)
 from roundoff.numerics.formats import Format, Overflow, format_of_dtype, get_format
 from roundoff.numerics.ulps import _check_pair, _rounded, bits_of_error, ordinal, ulp_distance
 
@@ -267,6 +272,35 @@ class ErrorAccumulator:
             nonfinite_mismatches=n["nonfinite"], zero_reference=n["zero_ref"],
             rmse=math.sqrt(s["noise"] / fin) if fin else 0.0,
         )
+
+
+def compare_finite_many(pairs: Sequence[tuple[torch.Tensor, torch.Tensor, Format]]) -> list[ErrorStats | None]:
+    """``compare(a, r, f)`` for each pair whose elements are all finite, with one host read for all
+    pairs (each pass runs where its values are; on CUDA that is one sync, not one per pair); None
+    for a pair with a NaN/inf element, with more elements than one `update` takes
+    (`elements_per_update`), or in a format whose rounding makes NaN (fp8 e4m3fn): `compare` those.
+    Figures as `compare`'s: counts and maxima exact, sums to fp64 summation order."""
+    out: list[ErrorStats | None] = [None] * len(pairs)
+    pending: list[tuple[int, torch.Tensor | list[list[float]]]] = []
+    for i, (a, r, f) in enumerate(pairs):
+        _check_pair(a, r)
+        a1, r1 = _flat(a), _flat(r)
+        if not r1.numel() or f.overflow is Overflow.NAN or r1.numel() > elements_per_update((a1,), r1, f):
+            continue
+        pending.append((i, unread_stats((a1,), r1, f)))
+    tensors = [rows for _, rows in pending if isinstance(rows, torch.Tensor)]
+    by_device: dict[torch.device, list[torch.Tensor]] = {}
+    for t in tensors:
+        by_device.setdefault(t.device, []).append(t)
+    read = {d: iter(torch.cat(ts).tolist()) for d, ts in by_device.items()}  # the one read (per device)
+    for i, rows in pending:
+        row = next(read[rows.device]) if isinstance(rows, torch.Tensor) else rows[0]
+        if math.isfinite(row[0]):
+            n = pairs[i][1].numel()
+            acc = ErrorAccumulator(pairs[i][2])
+            acc._add_finite(row, n, n)
+            out[i] = acc.result()
+    return out
 
 
 def compare(

@@ -1,0 +1,177 @@
+"""`check`'s verdict on each float output of a run (`OutputVerdict`), its figures read from the device at once.
+
+What a verdict means is `roundoff.analyze.verdict`'s. This module computes the figures every output's
+verdict needs in two batched passes (flags and counts of every output in one host read, then the metric
+passes of every output in another: `measure_many`), not a dozen host syncs per output: a transformers
+model's step returns one output per parameter gradient. The per-output rule (``same``, ``allclose``,
+``bitwise``) runs only where the figures do not already decide it (`implied_pass`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from roundoff.analyze.culprits import ancestors
+from roundoff.analyze.metrics import Metrics, exact_metrics, measure_many
+from roundoff.analyze.observe import implied_pass, rmse
+from roundoff.analyze.result import OutputVerdict
+from roundoff.analyze.verdict import (
+    Rule,
+    judge,
+    lucky_rounding_floor,
+    oracle_output_passes,
+    path_dtypes,
+    widen_fp8,
+)
+from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.formats import is_float
+from roundoff.execute.node_numerics import round_value
+from roundoff.numerics import get_format, round_to, same_bits_mask
+
+
+@dataclass
+class _Output:
+    """One float output's values and its flags as read: NaN/inf lost where fp64 is finite, NaN, the
+    reference's bits equal to the result's, and the reference's own NaN/inf where fp64 is finite."""
+
+    index: int
+    res: torch.Tensor
+    oracle: torch.Tensor
+    ref: torch.Tensor
+    judged: torch.dtype
+    any_lost: bool = False
+    any_nan: bool = False
+    agree: bool = False
+    reference_nonfinite: int = 0
+
+
+def output_verdicts(
+    program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None, by_values: bool = False,
+    shown_nodes: set[str] | None = None, floors: dict[int, float] | None = None,
+) -> tuple[OutputVerdict, ...]:
+    """One `OutputVerdict` per float output. Against the oracle with `Rule.SAME`: NaN/inf where fp64 is
+    finite fails; else, where a node on its path diverges, is not finite or amplifies an error
+    (`failing_nodes`, `shown_nodes`), or always with `by_values` (the screen), its values decide
+    (`verdict.oracle_output_passes`, with its operand floor from `floors`, as blame judges it): a
+    defect whose effect stays within the limit at an output is a finding, not a failing output."""
+    res_all, oracle_all = outs[0], outs[1]
+    ref_all = outs[2] if len(outs) > 2 else None
+    res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
+    oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
+    args = program.output_args()
+    paths = path_dtypes(program.graph) if ref_all is None and rule is Rule.SAME else {}
+    found = []
+    for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
+        if not is_float(res):
+            continue
+        node = args[i]
+        # against the oracle (`same`), the best the narrowest format on the output's path can hold: what
+        # the verdict judges by (an fp32 loss of a bf16 model is held to bf16's rounding)
+        judged = paths.get(node, res.dtype) if isinstance(node, torch.fx.Node) else res.dtype
+        ref = ref_all[i] if ref_all is not None else round_value(oracle, judged).to(res.dtype)
+        found.append(_Output(i, res, oracle, ref, judged))
+    if not found:
+        raise ValueError(
+            f"program {program.name!r} has no floating-point outputs: nothing to check; "
+            "return the float tensors whose accuracy you care about"
+        )
+    _read_flags(found, ref_all is not None)
+    figures = _figures(found, ref_all is not None)
+    oracle_rule = rule is Rule.SAME and ref_all is None and (failing_nodes is not None or by_values)
+    return tuple(_verdict(program, o, fig, rule, tol, oracle_rule, failing_nodes, shown_nodes, by_values, floors,
+                          ref_all is None) for o, fig in zip(found, figures))
+
+
+def _read_flags(found: list[_Output], has_reference: bool) -> None:
+    """Fill each output's flags, all outputs' in one host read."""
+    flags = []
+    device = found[0].res.device
+    for o in found:
+        wide, finite = widen_fp8(o.res), o.oracle.isfinite()
+        bits = (o.ref.dtype == o.res.dtype and o.ref.shape == o.res.shape) and has_reference
+        none = torch.zeros((), dtype=torch.int64, device=finite.device)
+        flags.append(torch.stack([
+            (~wide.isfinite() & finite).any().long(), wide.isnan().any().long(),
+            same_bits_mask(o.ref, o.res).all().long() if bits else none,
+            (~widen_fp8(o.ref).isfinite() & finite).sum() if has_reference else none,
+        ]).to(device))
+    for o, (lost, nan, same, ref_bad) in zip(found, torch.stack(flags).tolist()):  # the one read
+        o.any_lost, o.any_nan, o.agree = bool(lost), bool(nan), bool(same) and not nan
+        o.reference_nonfinite = int(ref_bad) if not o.agree else 0
+
+
+def _figures(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
+    """Per output: (result vs fp64, result vs the reference, the reference in the result's dtype vs fp64),
+    the last two None where the run agrees with its reference bit for bit or there is none."""
+    triples, where = [], []
+    for o in found:
+        where.append(len(triples))
+        triples.append((o.res, o.oracle, o.res.dtype))
+        if has_reference and not o.agree:
+            triples += [(o.res, o.ref.to(torch.float64), o.res.dtype), (o.ref.to(o.res.dtype), o.oracle, o.res.dtype)]
+    measured = measure_many(triples)
+    return [(measured[k], *(measured[k + 1 : k + 3] if has_reference and not o.agree else (None, None)))
+            for o, k in zip(found, where)]
+
+
+def _finite_rmse(m: Metrics) -> float | None:
+    """`rmse` from `m` where every element of both sides is finite (the same sum, another order), else None."""
+    return m.rmse if m.nonfinite + m.ref_nan + m.ref_inf == 0 else None
+
+
+def _verdict(
+    program: Program, o: _Output, fig: tuple[Metrics, Metrics | None, Metrics | None], rule: Rule, tol: float,
+    oracle_rule: bool, failing_nodes: set[str] | None, shown_nodes: set[str] | None, by_values: bool,
+    floors: dict[int, float] | None, vs_oracle: bool,
+) -> OutputVerdict:
+    res, oracle, ref, i = o.res, o.oracle, o.ref, o.index
+    vs_fp64, vs_ref, ref_fp64 = fig
+    node = program.output_args()[i]
+    nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
+    rmse_res = r if (r := _finite_rmse(vs_fp64)) is not None else rmse(res, oracle)
+    floor = (floors or {}).get(i, 0.0)
+    if oracle_rule:
+        path = set() if by_values else ancestors(program, {nid})
+        flagged = by_values or bool(((failing_nodes or set()) | (shown_nodes or set())) & path)
+        passes = not o.any_lost and (oracle_output_passes(res, oracle, o.judged, floor) if flagged else True)
+    elif o.agree:
+        passes = not o.any_lost
+    elif rule is Rule.SAME and ref_fp64 is not None and implied_pass(vs_fp64, ref_fp64):
+        passes = True  # what `same` must return, from the two values' figures against fp64
+    else:
+        passes = judge(rule, ref.to(res.dtype), res, oracle, tol)
+    if o.agree:
+        rmse_ref = rmse_res
+    else:
+        own = _finite_rmse(ref_fp64) if ref_fp64 is not None and ref.dtype == res.dtype else None
+        rmse_ref = max((own if own is not None else rmse(ref, oracle),
+                        *_limit_base(oracle, oracle.isfinite(), o.judged, floor, vs_oracle)))
+    lost = (~widen_fp8(res).isfinite() & oracle.isfinite()) if o.any_lost else None
+    best = round_to(oracle, get_format(res.dtype)) if lost is not None and res.dtype != torch.float64 else oracle
+    return OutputVerdict(
+        name=program.output_labels()[i], node_id=nid, passes=passes, rmse_result=rmse_res, rmse_reference=rmse_ref,
+        vs_oracle=vs_fp64,
+        vs_reference=None if vs_oracle else exact_metrics(widen_fp8(res)) if o.agree else vs_ref,
+        rule=rule.value, nonfinite=int(lost.sum()) if lost is not None else 0,
+        unrepresentable=int((lost & ~best.isfinite()).sum()) if lost is not None else 0,
+        nan_in_fp64=int((oracle.isnan() & widen_fp8(res).isnan()).sum()) if o.any_nan else 0,
+        dtype=str(res.dtype).removeprefix("torch."), judged_dtype=str(o.judged).removeprefix("torch."),
+        reference_nonfinite=o.reference_nonfinite,
+    )
+
+
+def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype, floor: float,
+                vs_oracle: bool) -> tuple[float, ...]:
+    """Against the oracle, the RMS errors besides fp64's rounding that the output's limit is 16x of
+    (`verdict.excess_within`): its operand floor, and a quarter of the unit roundoff of its judged
+    format, so that a scalar loss fp64 rounds luckily is not held to that luck. Nothing against a
+    reference."""
+    if not vs_oracle:
+        return ()
+    n = max(int(finite.sum()), 1)
+    lucky = lucky_rounding_floor(judged) if judged.is_floating_point else 0.0
+    scale = float(oracle[finite].double().norm()) if bool(finite.any()) else 0.0
+    return floor / math.sqrt(n), scale * lucky / math.sqrt(n)
