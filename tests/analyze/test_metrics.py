@@ -180,7 +180,8 @@ def test_measure_many_matches_measure_with_one_read_for_the_finite_pairs(monkeyp
                (fin_act.to(torch.float8_e4m3fn).float(), fin_ref, torch.float8_e4m3fn), (fin_ref, fin_ref, torch.float32)]
     apart: list[torch.Tensor] = []
     monkeypatch.setattr(metrics, "measure", lambda *args, calls=apart: calls.append(args[0]) or measure(*args))
-    got = metrics.measure_many(triples)
+    got, read = metrics.measure_many(triples, extra=(torch.tensor([3, 4]), torch.tensor(0.5, dtype=torch.float64)))
+    assert read == [3.0, 4.0, 0.5]  # read in the same read, in order
     assert apart and apart[0] is act and all(a is not t[0] for a in apart for t in triples[2:5]), \
         "the NaN/inf pair is measured apart, the finite fp32/bf16 pairs in the batch"
     for i, ((a, r, dtype), m) in enumerate(zip(triples, got)):

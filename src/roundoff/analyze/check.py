@@ -224,12 +224,13 @@ def _screen(
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
         fallback = (f"the {how} screen failed ({type(e).__name__}: {first}); screened with the interpreter.",)
         s = screen(plan_a, sides, inputs, every=every, recompute=recompute)
-    figures = s.read()  # the screen's one host read
+    oracle_values = vs_oracle and rule is Rule.SAME
+    # against the oracle, by the outputs' values: one that fails sends every node to be examined. Judged
+    # before the probes are read: on CUDA the outputs' figures are launched while the runs still execute
+    outputs = output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
+    figures = s.read()
     if bad := [nid for (nid, _side), n in s.nonfinite_counts(figures).items() if n]:
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."
-    oracle_values = vs_oracle and rule is Rule.SAME
-    # against the oracle, by the outputs' values: one that fails sends every node to be examined
-    outputs = output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
     if failing := [o.name for o in outputs if not o.passes]:
         how = "is beyond the limit by its values against fp64" if oracle_values else f"fails the {rule.value} rule"
         return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "

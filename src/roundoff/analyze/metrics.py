@@ -178,14 +178,17 @@ def _check_tensors(actual: torch.Tensor, reference: torch.Tensor) -> None:
         )
 
 
-def measure_many(triples: Sequence[tuple[torch.Tensor, torch.Tensor, torch.dtype]]) -> list[Metrics]:
-    """``measure(actual, reference, dtype)`` for each triple: the all-finite ones from one host read
-    for all (`numerics.metrics.compare_finite_many`), the others by `measure` one by one. The same
-    figures as `measure` (counts and maxima exactly, sums to fp64 summation order)."""
+def measure_many(
+    triples: Sequence[tuple[torch.Tensor, torch.Tensor, torch.dtype]], extra: Sequence[torch.Tensor] = (),
+) -> tuple[list[Metrics], list[float]]:
+    """``measure(actual, reference, dtype)`` for each triple: the all-finite ones from one host read for
+    all, every pass launched first (`numerics.metrics.compare_finite_many`), the others by `measure` one
+    by one; and the elements of `extra` (device scalars/vectors) from the same read. The same figures
+    as `measure` (counts and maxima exactly, sums to fp64 summation order)."""
     for a, r, _ in triples:
         _check_tensors(a, r)
-    found = compare_finite_many([(a, r, _ulp_format(dtype)) for a, r, dtype in triples])
-    return [from_stats(s) if s is not None else measure(a, r, dtype) for s, (a, r, dtype) in zip(found, triples)]
+    found, values = compare_finite_many([(a, r, _ulp_format(dtype)) for a, r, dtype in triples], extra)
+    return [from_stats(s) if s is not None else measure(a, r, dtype) for s, (a, r, dtype) in zip(found, triples)], values
 
 
 def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:

@@ -1,9 +1,9 @@
 """`check`'s verdict on each float output of a run (`OutputVerdict`), its figures read from the device at once.
 
-What a verdict means is `roundoff.analyze.verdict`'s. This module computes the figures every output's
-verdict needs in two batched passes (flags and counts of every output in one host read, then the metric
-passes of every output in another: `measure_many`), not a dozen host syncs per output: a transformers
-model's step returns one output per parameter gradient. The per-output rule (``same``, ``allclose``,
+What a verdict means is `roundoff.analyze.verdict`'s. This module launches every figure of every output's
+verdict (flags, counts and metric passes: `measure_many`) before one host read for all of them, not
+a dozen host syncs per output: a transformers model's step returns one output per parameter gradient,
+and on CUDA the launches queue behind the run still executing. The per-output rule (``same``, ``allclose``,
 ``bitwise``) runs only where the figures do not already decide it (`implied_pass`).
 """
 
@@ -78,17 +78,18 @@ def output_verdicts(
             f"program {program.name!r} has no floating-point outputs: nothing to check; "
             "return the float tensors whose accuracy you care about"
         )
-    _read_flags(found, ref_all is not None)
-    figures = _figures(found, ref_all is not None)
+    figures = _measure(found, ref_all is not None)
     oracle_rule = rule is Rule.SAME and ref_all is None and (failing_nodes is not None or by_values)
     return tuple(_verdict(program, o, fig, rule, tol, oracle_rule, failing_nodes, shown_nodes, by_values, floors,
                           ref_all is None) for o, fig in zip(found, figures))
 
 
-def _read_flags(found: list[_Output], has_reference: bool) -> None:
-    """Fill each output's flags, all outputs' in one host read."""
-    flags = []
-    device = found[0].res.device
+def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
+    """Fill each output's flags and return its figures: (result vs fp64, result vs the reference, the
+    reference in the result's dtype vs fp64; the last two None where the run agrees with its reference
+    bit for bit or there is none). Every pass of every output is launched before the one host read (the
+    reference's passes too, where the flags will say it agrees: launching costs less than a read)."""
+    flags, triples = [], []
     for o in found:
         wide, finite = widen_fp8(o.res), o.oracle.isfinite()
         bits = (o.ref.dtype == o.res.dtype and o.ref.shape == o.res.shape) and has_reference
@@ -97,24 +98,20 @@ def _read_flags(found: list[_Output], has_reference: bool) -> None:
             (~wide.isfinite() & finite).any().long(), wide.isnan().any().long(),
             same_bits_mask(o.ref, o.res).all().long() if bits else none,
             (~widen_fp8(o.ref).isfinite() & finite).sum() if has_reference else none,
-        ]).to(device))
-    for o, (lost, nan, same, ref_bad) in zip(found, torch.stack(flags).tolist()):  # the one read
+        ]))
+        triples.append((o.res, o.oracle, o.res.dtype))
+        if has_reference:  # (the reference as it is: converted to fp64 inside each pass, one output at a time)
+            triples += [(o.res, o.ref, o.res.dtype), (o.ref.to(o.res.dtype), o.oracle, o.res.dtype)]
+    measured, read = measure_many(triples, flags)  # the one read
+    per = 3 if has_reference else 1
+    figures = []
+    for k, o in enumerate(found):
+        lost, nan, same, ref_bad = read[4 * k : 4 * k + 4]
         o.any_lost, o.any_nan, o.agree = bool(lost), bool(nan), bool(same) and not nan
         o.reference_nonfinite = int(ref_bad) if not o.agree else 0
-
-
-def _figures(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
-    """Per output: (result vs fp64, result vs the reference, the reference in the result's dtype vs fp64),
-    the last two None where the run agrees with its reference bit for bit or there is none."""
-    triples, where = [], []
-    for o in found:
-        where.append(len(triples))
-        triples.append((o.res, o.oracle, o.res.dtype))
-        if has_reference and not o.agree:
-            triples += [(o.res, o.ref.to(torch.float64), o.res.dtype), (o.ref.to(o.res.dtype), o.oracle, o.res.dtype)]
-    measured = measure_many(triples)
-    return [(measured[k], *(measured[k + 1 : k + 3] if has_reference and not o.agree else (None, None)))
-            for o, k in zip(found, where)]
+        mine = measured[per * k : per * k + per]
+        figures.append((mine[0], *(mine[1:] if has_reference and not o.agree else (None, None))))
+    return figures
 
 
 def _finite_rmse(m: Metrics) -> float | None:

@@ -117,6 +117,8 @@ class Program:
     # the example inputs' in-place version counters at capture (a parameter changed since then no
     # longer holds the values a specialized graph was captured with)
     example_versions: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    # id -> node, rebuilt when a lookup misses or finds a node no longer in the graph under that id
+    _by_id: dict[str, torch.fx.Node] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def graph(self) -> torch.fx.Graph:
@@ -136,11 +138,16 @@ class Program:
         return [self.output_names[i] if i < len(self.output_names) else f"output{i}" for i in range(n)]
 
     def node(self, roundoff_id: str) -> torch.fx.Node:
-        """The node with stable id `roundoff_id`; KeyError naming the id if absent."""
-        for n in self.graph.nodes:
-            if n.meta.get(NODE_ID) == roundoff_id:
-                return n
-        raise KeyError(f"no node with id {roundoff_id!r} in program {self.name!r}")
+        """The node with stable id `roundoff_id` (the first in graph order); KeyError naming the id if absent."""
+        n = self._by_id.get(roundoff_id)
+        if n is None or n._erased or n.graph is not self.graph or n.meta.get(NODE_ID) != roundoff_id:
+            self._by_id.clear()
+            for m in self.graph.nodes:
+                self._by_id.setdefault(m.meta.get(NODE_ID), m)
+            n = self._by_id.get(roundoff_id)
+        if n is None:
+            raise KeyError(f"no node with id {roundoff_id!r} in program {self.name!r}")
+        return n
 
     def check_inputs(self, inputs: Sequence[Any]) -> None:
         """ValueError if the program was specialized to its capture inputs (an ``.item()``, a branch

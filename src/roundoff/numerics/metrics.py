@@ -274,11 +274,14 @@ class ErrorAccumulator:
         )
 
 
-def compare_finite_many(pairs: Sequence[tuple[torch.Tensor, torch.Tensor, Format]]) -> list[ErrorStats | None]:
-    """``compare(a, r, f)`` for each pair whose elements are all finite, with one host read for all
-    pairs (each pass runs where its values are; on CUDA that is one sync, not one per pair); None
-    for a pair with a NaN/inf element, with more elements than one `update` takes
-    (`elements_per_update`), or in a format whose rounding makes NaN (fp8 e4m3fn): `compare` those.
+def compare_finite_many(
+    pairs: Sequence[tuple[torch.Tensor, torch.Tensor, Format]], extra: Sequence[torch.Tensor] = (),
+) -> tuple[list[ErrorStats | None], list[float]]:
+    """``compare(a, r, f)`` for each pair whose elements are all finite, every pass launched before one
+    host read for all of them (on CUDA: one sync, not one per pair, and the passes queue behind work
+    already running); None for a pair with a NaN/inf element, with more elements than one `update`
+    takes (`elements_per_update`), or in a format whose rounding makes NaN (fp8 e4m3fn): `compare`
+    those. `extra`: more device scalars (any dtype) read in the same read, returned as floats.
     Figures as `compare`'s: counts and maxima exact, sums to fp64 summation order."""
     out: list[ErrorStats | None] = [None] * len(pairs)
     pending: list[tuple[int, torch.Tensor | list[list[float]]]] = []
@@ -288,18 +291,31 @@ def compare_finite_many(pairs: Sequence[tuple[torch.Tensor, torch.Tensor, Format
         if not r1.numel() or f.overflow is Overflow.NAN or r1.numel() > elements_per_update((a1,), r1, f):
             continue
         pending.append((i, unread_stats((a1,), r1, f)))
-    tensors = [rows for _, rows in pending if isinstance(rows, torch.Tensor)]
-    by_device: dict[torch.device, list[torch.Tensor]] = {}
-    for t in tensors:
-        by_device.setdefault(t.device, []).append(t)
-    read = {d: iter(torch.cat(ts).tolist()) for d, ts in by_device.items()}  # the one read (per device)
+    unread = [rows.reshape(-1) for _, rows in pending if isinstance(rows, torch.Tensor)]
+    values = _read_together([*unread, *(t.reshape(-1) for t in extra)])
+    rows_read, extras = values[: len(unread)], [v for t in values[len(unread):] for v in t]
+    read = iter(rows_read)
     for i, rows in pending:
-        row = next(read[rows.device]) if isinstance(rows, torch.Tensor) else rows[0]
+        row = next(read) if isinstance(rows, torch.Tensor) else rows[0]
         if math.isfinite(row[0]):
             n = pairs[i][1].numel()
             acc = ErrorAccumulator(pairs[i][2])
             acc._add_finite(row, n, n)
             out[i] = acc.result()
+    return out, extras
+
+
+def _read_together(tensors: Sequence[torch.Tensor]) -> list[list[float]]:
+    """Each 1-D tensor's elements as floats, from one host read per device."""
+    by_device: dict[torch.device, list[int]] = {}
+    for k, t in enumerate(tensors):
+        by_device.setdefault(t.device, []).append(k)
+    out: list[list[float]] = [[] for _ in tensors]
+    for ks in by_device.values():
+        flat = torch.cat([tensors[k].to(torch.float64) for k in ks]).tolist()
+        at = 0
+        for k in ks:
+            out[k], at = flat[at : at + tensors[k].numel()], at + tensors[k].numel()
     return out
 
 
