@@ -59,3 +59,22 @@ def test_no_float_outputs_is_a_clear_error() -> None:
     x = torch.arange(8)
     with pytest.raises((ValueError, TypeError), match="float"):
         check(lambda t: t * 2, (x,), "eager")
+
+
+@pytest.mark.parametrize("name, policy, against", [("softmax-backward", "inductor-gpu", "eager"),
+                                                    ("bf16-chain", "inductor-cpu", "eager"),
+                                                    ("fma-cancel-vector", "inductor-gpu", "oracle")])
+def test_outputs_judged_with_every_pass_launched_first_equal_the_flags_first(
+    monkeypatch: pytest.MonkeyPatch, name: str, policy: str, against: str,
+) -> None:
+    """The CUDA way of reading the outputs' figures (every pass launched before one read) gives the
+    verdicts and figures the CPU way does (flags read first, the passes they leave run)."""
+    from roundoff.analyze import output_verdicts
+
+    w = get_workload(name)
+    xs = w.make_inputs()
+    prog = capture(w.build(), *xs, backward=w.backward)
+    flags_first = check(prog, xs, policy, against=against, nodes="all").to_dict()["outputs"]
+    monkeypatch.setattr(output_verdicts, "launch_ahead", lambda value: True)
+    launched = check(prog, xs, policy, against=against, nodes="all").to_dict()["outputs"]
+    assert json.dumps(launched, sort_keys=True) == json.dumps(flags_first, sort_keys=True)

@@ -1,9 +1,9 @@
 """`check`'s verdict on each float output of a run (`OutputVerdict`), its figures read from the device at once.
 
-What a verdict means is `roundoff.analyze.verdict`'s. This module launches every figure of every output's
-verdict (flags, counts and metric passes: `measure_many`) before one host read for all of them, not
-a dozen host syncs per output: a transformers model's step returns one output per parameter gradient,
-and on CUDA the launches queue behind the run still executing. The per-output rule (``same``, ``allclose``,
+What a verdict means is `roundoff.analyze.verdict`'s. This module reads every output's figures
+(flags, counts and metric passes: `measure_many`) together, not with a dozen host syncs per output
+(a transformers model's step returns one output per parameter gradient): on CUDA in one read, every
+pass launched first; on CPU the flags first, so no pass runs that they make unneeded. The per-output rule (``same``, ``allclose``,
 ``bitwise``) runs only where the figures do not already decide it (`implied_pass`).
 """
 
@@ -87,9 +87,10 @@ def output_verdicts(
 def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
     """Fill each output's flags and return its figures: (result vs fp64, result vs the reference, the
     reference in the result's dtype vs fp64; the last two None where the run agrees with its reference
-    bit for bit or there is none). Every pass of every output is launched before the one host read (the
-    reference's passes too, where the flags will say it agrees: launching costs less than a read)."""
-    flags, triples = [], []
+    bit for bit or there is none). On CUDA every pass of every output is launched before one host read
+    (the reference's passes too, where the flags will say it agrees: they queue behind the run still
+    executing); elsewhere the flags are read first and only the passes they leave are run."""
+    flags = []
     for o in found:
         wide, finite = widen_fp8(o.res), o.oracle.isfinite()
         bits = (o.ref.dtype == o.res.dtype and o.ref.shape == o.res.shape) and has_reference
@@ -99,19 +100,29 @@ def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, M
             same_bits_mask(o.ref, o.res).all().long() if bits else none,
             (~widen_fp8(o.ref).isfinite() & finite).sum() if has_reference else none,
         ]))
-        triples.append((o.res, o.oracle, o.res.dtype))
-        if has_reference:  # (the reference as it is: converted to fp64 inside each pass, one output at a time)
-            triples += [(o.res, o.ref, o.res.dtype), (o.ref.to(o.res.dtype), o.oracle, o.res.dtype)]
-    measured, read = measure_many(triples, flags)  # the one read
-    per = 3 if has_reference else 1
-    figures = []
+    ahead = launch_ahead(found[0].res)
+    read = [] if ahead else measure_many((), flags)[1]
+    triples, at = [], []
     for k, o in enumerate(found):
+        at.append(len(triples))
+        triples.append((o.res, o.oracle, o.res.dtype))
+        agrees = not ahead and bool(read[4 * k + 2]) and not read[4 * k + 1]
+        if has_reference and not agrees:  # (the reference as it is: converted to fp64 inside each pass)
+            triples += [(o.res, o.ref, o.res.dtype), (o.ref.to(o.res.dtype), o.oracle, o.res.dtype)]
+    measured, flags_read = measure_many(triples, flags if ahead else ())
+    read = flags_read if ahead else read
+    figures = []
+    for k, (o, i) in enumerate(zip(found, at)):
         lost, nan, same, ref_bad = read[4 * k : 4 * k + 4]
         o.any_lost, o.any_nan, o.agree = bool(lost), bool(nan), bool(same) and not nan
         o.reference_nonfinite = int(ref_bad) if not o.agree else 0
-        mine = measured[per * k : per * k + per]
-        figures.append((mine[0], *(mine[1:] if has_reference and not o.agree else (None, None))))
+        figures.append((measured[i], *(measured[i + 1 : i + 3] if has_reference and not o.agree else (None, None))))
     return figures
+
+
+def launch_ahead(value: torch.Tensor) -> bool:
+    """Whether `_measure` launches every pass before reading (where kernels run asynchronously: CUDA)."""
+    return value.is_cuda
 
 
 def _finite_rmse(m: Metrics) -> float | None:
