@@ -50,6 +50,34 @@ def test_erf_kernel_is_flagged_first_and_emulation_does_not_predict_it():
     assert not emulated.diverges  # the emulation of inductor-cpu does not predict it
 
 
+def test_against_eager_the_outputs_are_judged_by_the_rule_against_real_eager():
+    """Oracle: torch's own ``same`` on real eager's and real torch.compile's outputs, fp64 as reference."""
+    from torch._dynamo.utils import same
+
+    x = small_x()
+    exact, eager, compiled = torch.erf(x.double()), torch.erf(x), torch.compile(erf_only)(x)
+    tol = 1e-7  # erf(x) ~ 1e-2 here: the default 1e-4 is an absolute tolerance larger than Inductor's error
+    if same(eager, compiled, fp64_ref=exact, tol=tol, log_error=lambda *a: None):
+        pytest.skip("this torch's compiled erf passes `same` against eager here")
+    result = observe_compiled(capture(erf_only, x), against="eager", tol=tol)
+    (failing,) = result.failing_outputs
+    assert torch.equal(result.outputs[0], compiled)
+    assert failing.rmse == pytest.approx(float(((compiled.double() - exact) ** 2).mean().sqrt()), rel=1e-9)
+    assert failing.reference_rmse == pytest.approx(float(((eager.double() - exact) ** 2).mean().sqrt()), rel=1e-9)
+    assert not observe_compiled(capture(erf_only, x), against="eager").failing_outputs  # same passes at 1e-4
+    assert same(eager, compiled, fp64_ref=exact, tol=1e-4, log_error=lambda *a: None)
+
+    from rich.console import Console
+
+    from roundoff.report.observed import observe_document, observe_report
+
+    doc = {**observe_document(result), "first_divergent": None}  # the headline where only outputs fail
+    console = Console(record=True, width=200)
+    console.print(observe_report(doc))
+    text = " ".join(console.export_text().split())
+    assert "outputs `out` (RMSE" in text and "fail the `same` rule against eager's outputs" in text
+
+
 def fused(x, w):
     y = torch.softmax(x @ w, dim=-1)
     return y * torch.erf(x * 0.5).sum(-1, keepdim=True) + torch.tanh(y)

@@ -22,7 +22,14 @@ import torch
 
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict, oracle_output_passes, path_dtypes
+from roundoff.analyze.verdict import (
+    EXCESS_LIMIT,
+    Rule,
+    Verdict,
+    judge,
+    oracle_output_passes,
+    path_dtypes,
+)
 from roundoff.capture import capture
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.interpreter import Lockstep
@@ -55,13 +62,15 @@ REPEATS = 3  # default timed runs of the compiled and of the tapped step (the fa
 
 @dataclass(frozen=True)
 class OutputFailure:
-    """A compiled output against the fp64 run of the whole program, by `check`'s output rule
-    (`verdict.oracle_output_passes`: NaN/inf where fp64 is finite, or an error over `EXCESS_LIMIT` times
-    fp64 correctly rounded to the narrowest format on its path or its operand floor)."""
+    """A compiled output that fails: against the oracle, by `check`'s output rule against the fp64 run of
+    the whole program (`verdict.oracle_output_passes`: NaN/inf where fp64 is finite, or an error over
+    `EXCESS_LIMIT` times fp64 correctly rounded to the narrowest format on its path or its operand
+    floor); against eager, by the chosen rule (`verdict.judge`) against real eager's output of the
+    same program, fp64 of the whole program as the reference's reference."""
 
     name: str
     rmse: float  # against fp64 of the whole program, over elements finite on both sides (NaN: none is)
-    reference_rmse: float  # fp64 correctly rounded to the judged format
+    reference_rmse: float  # the reference's against fp64: fp64 correctly rounded to the judged format, or eager's
     nonfinite: int  # elements NaN/inf where fp64 is finite
 
 
@@ -266,7 +275,11 @@ def observe_compiled(
     start = time.perf_counter()
     reports, judged_outputs = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals,
                                        rule)
-    failing = judged_outputs(outs) if REFERENCES[against] == "oracle" and rule is Rule.SAME else ()
+    if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
+        with torch.no_grad():
+            failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
+    else:
+        failing = judged_outputs(outs) if rule is Rule.SAME else ()
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
@@ -320,7 +333,9 @@ def _compare(
             exact.extend(outs[GLOBAL] if isinstance(outs[GLOBAL], (tuple, list)) else (outs[GLOBAL],))
         return {r.node_id: r for r in observer.reports}
 
-    def judge_outputs(compiled: tuple) -> tuple[OutputFailure, ...]:
+    def judge_outputs(compiled: tuple, eager_outs: tuple | None = None) -> tuple[OutputFailure, ...]:
+        """The failing compiled outputs: by check's output rule against fp64, or with `eager_outs` (real
+        eager's outputs of the same program) by `rule` against them, fp64 as the reference's reference."""
         failures = []
         for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
                                                        compiled, exact)):
@@ -328,14 +343,19 @@ def _compare(
                 continue
             res, fp64 = res.detach().to(fp64.device), fp64.detach()
             work = judged.get(arg, res.dtype) if isinstance(arg, torch.fx.Node) else res.dtype
-            if oracle_output_passes(res, fp64, work, floors.floors.get(i, 0.0)):
-                continue
-            both = res.isfinite() & fp64.isfinite()
+            if eager_outs is None:
+                if oracle_output_passes(res, fp64, work, floors.floors.get(i, 0.0)):
+                    continue
+                ref = round_to(fp64, get_format(work)).double()
+            else:
+                ref = eager_outs[i].detach().to(res.device)
+                if judge(rule, ref.to(res.dtype), res, fp64.to(res.device), tol):
+                    continue
+            both = res.isfinite() & fp64.isfinite() & (ref.isfinite() if eager_outs is not None else True)
             lost = int((~res.isfinite() & fp64.isfinite()).sum())
-            rounded = round_to(fp64[both], get_format(work)).double()
             some = bool(both.any())  # else no element to take an RMSE over: NaN (JSON null), not a perfect 0
             failures.append(OutputFailure(name, rmse(res[both], fp64[both]) if some else math.nan,
-                                          rmse(rounded, fp64[both]) if some else math.nan, lost))
+                                          rmse(ref[both], fp64[both]) if some else math.nan, lost))
         return tuple(failures)
 
     reports = run(record=True)

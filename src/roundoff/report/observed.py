@@ -131,7 +131,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     else:
         head = Text(
             f"{doc['program']}: first diverging kernel against {doc['against']}: {first['kernel']} "
-            f"({first['buffer']}, {first['kind']}: {' -> '.join(first['fused_ops']) or first['op']}) "
+            f"({first['buffer']}, {first['kind']}: {_chain(first['fused_ops']) or first['op']}) "
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
             + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s)){_made_at(first)}"
                if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded")
@@ -180,10 +180,18 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
 
     named = ", ".join(said(o) for o in failing[:3])
     more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+    if doc["against"] == "eager":
+        rule = doc.get("rule", "same")
+        return Text(
+            f"{doc['program']}: no kernel of {doc['backend']} fails against eager's kernel from its own operands, "
+            f"but the compiled program's outputs {named}{more} fail the `{rule}` rule against eager's outputs "
+            "(RMSE against fp64 of the whole program; its reference: eager's): an error carried between kernels "
+            f"and grown later. `roundoff observe --against oracle` shows where it first shows; `roundoff check "
+            f"--against eager --policy {doc['policy']}` names the node that makes it.", style="bold red")
     amp = doc.get("amplified_at")
     shows = "" if amp is None else (
         f" It first shows in {amp['kernel']} ({amp['buffer']}, {amp['kind']}: "
-        f"{' -> '.join(amp['fused_ops']) or amp['op']}) at {amp['source'] or 'an unknown line'}, node {amp['node']} "
+        f"{_chain(amp['fused_ops']) or amp['op']}) at {amp['source'] or 'an unknown line'}, node {amp['node']} "
         f"{amp['op']}: {fmt_num(amp['total_excess'], 3)}x fp64 correctly rounded away from fp64 of the whole "
         f"program, though within tolerance of fp64 of its own operands: an operand it reads carries the error"
         f"{_carriers(doc, amp)}.")
@@ -194,6 +202,13 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
         f"correctly rounded 16-bit mean subtracted from values close to it.{shows} `roundoff check --against "
         f"oracle --policy {doc['policy']}` (with --backward for a training step) names the node that makes it.",
         style="bold red")
+
+
+def _chain(ops: list[str], most: int = 8) -> str:
+    """A kernel's fused ops in order, the first `most` of a longer chain and a count of the rest (--json lists all)."""
+    if len(ops) <= most:
+        return " -> ".join(ops)
+    return " -> ".join(ops[:most]) + f" -> ... ({len(ops) - most} more ops: --json's fused_ops)"
 
 
 def _carriers(doc: dict[str, Any], k: dict[str, Any]) -> str:
