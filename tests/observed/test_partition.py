@@ -97,3 +97,37 @@ def test_a_step_closing_over_a_plain_tensor_compiles_partitioned():
     loss, grad = result.outputs
     assert torch.equal(loss.view(torch.int32), real_loss.detach().view(torch.int32))
     assert torch.equal(grad.view(torch.int16), real_x.grad.view(torch.int16))
+
+
+class _ConvBlock(torch.nn.Module):
+    """GroupNorm, SiLU, 3x3 convolutions and a residual, fp16: Inductor lays the convolutions' outputs
+    out channels-last, so saved activations reach the backward with other strides than traced."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.norm, self.conv1, self.conv2 = torch.nn.GroupNorm(4, 16), torch.nn.Conv2d(16, 16, 3, padding=1), \
+            torch.nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.conv1(torch.nn.functional.silu(self.norm(x)))
+        return (x + self.conv2(torch.nn.functional.silu(h))).float().pow(2).mean()
+
+
+def test_a_convolution_step_whose_saved_activations_are_channels_last_compiles_partitioned():
+    """Trial 35: the compiled backward asserted the saved activations' traced strides where the
+    compiled forward had laid them out channels-last (exit 3 on every convolution model). The backward
+    is compiled for the strides the forward gives them, as AOTAutograd does. Oracle: real
+    torch.compile's loss and gradients, bit for bit."""
+    x = torch.randn(2, 16, 6, 6, generator=torch.Generator().manual_seed(1)).half()
+    real = _ConvBlock().half()
+    real_loss = torch.compile(real)(x)
+    real_loss.backward()
+    block = _ConvBlock().half()
+    result = observe_compiled(block, x, backward=True, partitioned=True, repeats=1)
+    loss, *grads = result.outputs
+    assert torch.equal(loss.view(torch.int32), real_loss.detach().view(torch.int32))
+    expected = [p.grad for p in real.parameters()]
+    assert len(grads) == len(expected)
+    for got, want in zip(grads, expected):
+        assert torch.equal(got.view(torch.int16), want.view(torch.int16))

@@ -198,14 +198,30 @@ def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: 
             def backward_compiler(gm: torch.fx.GraphModule, xs: list) -> Callable[..., Any]:
                 return _boxed(inductor.compile_fx_backward(gm, xs, compiler_config_extra=extra))
 
-            forward = compile_graph(fw_gm, _values(fw_gm, "placeholder"), f"{program.name} (forward)", forward_compiler)
-            backward = compile_graph(bw_gm, _values(bw_gm, "placeholder"), f"{program.name} (backward)", backward_compiler)
+            with TracingContext.report_output_strides() as strides:
+                forward = compile_graph(fw_gm, _values(fw_gm, "placeholder"), f"{program.name} (forward)",
+                                        forward_compiler)
+            backward = compile_graph(bw_gm, _restrided(bw_gm, saved, strides[nfo:]), f"{program.name} (backward)",
+                                     backward_compiler)
     except ObserveError:
         raise
     except Exception as exc:  # private torch APIs: say what failed, in one line (--debug: the cause)
         raise ObserveError(f"program {program.name!r}: splitting its training step as torch.compile does failed: "
                            f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
     return Staged((Stage("forward", forward), Stage("backward", backward)), nfo, saved, backward_inputs, tangent)
+
+
+def _restrided(bw_gm: torch.fx.GraphModule, saved: tuple[str, ...], strides: list) -> list:
+    """The backward's example inputs, each saved activation with the strides the compiled forward gives
+    it (Inductor may lay a convolution's output out channels-last), as AOTAutograd compiles a backward;
+    the compiled backward asserts them."""
+    values = _values(bw_gm, "placeholder")
+    by_name = dict(zip(saved, strides))
+    for i, node in enumerate(bw_gm.graph.find_nodes(op="placeholder")):
+        real = by_name.get(node.name)
+        if real is not None and isinstance(values[i], torch.Tensor) and tuple(values[i].stride()) != tuple(real):
+            values[i] = values[i].as_strided(values[i].size(), real)
+    return values
 
 
 def _outputs(gm: torch.fx.GraphModule) -> list[str]:
