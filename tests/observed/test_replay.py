@@ -91,3 +91,28 @@ def test_a_partitioned_steps_forward_buffers_survive_the_backward_reusing_their_
     assert kept and set(kept) <= set(scanned)
     for name, value in kept.items():
         assert torch.equal(_bits(value), _bits(scanned[name])), name
+
+
+def test_a_buffer_made_in_a_returned_results_memory_is_credited_to_the_kernel_that_writes_it():
+    """Trial 35: ``buf20 = buf7; del buf7  # reuse`` (buf7 a convolution's result, never read under its
+    own name) made observe keep the convolution's output as buf20, the SiLU a later kernel writes into
+    that memory: a false "diverging silu, excess 3.5e3". Oracle: eager's SiLU of the same layers (the
+    compiled one is an fp16 rounding of fp32 arithmetic: within a few fp16 units of eager's)."""
+    import torch.nn.functional as F
+
+    from roundoff.analyze.verdict import Verdict
+    from roundoff.observed import observe_compiled
+    from tests.observed.test_partition import _ConvBlock
+
+    class Temb(_ConvBlock):  # the trial's shape: a per-channel add between two convolutions
+        def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            h = self.conv1(F.silu(self.norm(x))) + t[:, :, None, None]
+            return (x + self.conv2(F.silu(self.norm(h)))).float().pow(2).mean()
+
+    g = torch.Generator().manual_seed(2)
+    x, t = torch.randn(2, 16, 6, 6, generator=g).half(), torch.randn(2, 16, generator=g).half()
+    block = Temb().half()
+    result = observe_compiled(block, x, t, repeats=1)
+    assert all(k.verdict is Verdict.OK for k in result.kernels), result.first_divergent
+    for k in result.kernels:  # what extern convolution returns is a convolution's value, nothing else
+        assert k.kernel != "extern_kernels.convolution" or k.op == "convolution", (k.buffer, k.kernel, k.op)

@@ -189,7 +189,8 @@ def learn_taps(compiled: CompiledProgram, inputs: Sequence[Any]) -> tuple[TapPla
 def learning_run(compiled: CompiledProgram, inputs: Sequence[Any]) -> tuple[_Learner, Any]:
     """One scanning run of `compiled`: what it learned (``.plan()`` is `plan_taps`) and its outputs."""
     learner = _Learner(compiled)
-    with tapped(compiled.module, learner.sink, wrap=lambda tap: _Recording(tap, learner)), torch.no_grad():
+    with tapped(compiled.module, learner.sink, wrap=lambda tap: _Recording(tap, learner), source=compiled.source), \
+            torch.no_grad():
         outs = compiled.run(*inputs)
     if any(value.is_cuda for _, value, _, _ in learner.found):
         torch.cuda.synchronize()

@@ -44,6 +44,9 @@ from roundoff.ops.classify import classify
 
 CUSTOM_KEY = "roundoff_id"
 _BUF = re.compile(r"buf\d+$")
+#: ``buf20 = buf7; del buf7  # reuse``, ``buf37 = reinterpret_tensor(buf28, ...); del buf28  # reuse``: a
+#: buffer made in the memory of a dead one (its own name, not a returned result's)
+_REUSE = re.compile(r"^\s*(buf\d+) = [^\n]*; del buf\d+\s+# reuse", re.MULTILINE)
 _KERNEL = re.compile(r"(cpp_fused|triton_|cpp_|cuda_fused)\w*$")
 
 
@@ -289,10 +292,10 @@ class _Tap:
 
     def __init__(
         self, kernel: Any, name: str, sink: Sink, seen: set[str], launches: list[int],
-        returned: dict[int, tuple[str, int]],
+        returned: dict[int, tuple[str, int]], reused: frozenset[str] = frozenset(),
     ) -> None:
         self.kernel, self.name, self.sink, self.seen, self.launches = kernel, name, sink, seen, launches
-        self.returned = returned
+        self.returned, self.reused = returned, reused
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.kernel(*args, **kwargs)
@@ -324,7 +327,8 @@ class _Tap:
                 passed = {_storage(a) for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)}
             if _BUF.match(local) and (key := _storage(value)) in passed:
                 self.seen.add(local)
-                name, at = self.returned.pop(key, (self.name, launch))  # a returned result: its kernel's
+                # a returned result: its kernel's; a buffer made in its memory later (`reused`): this one's
+                name, at = (self.name, launch) if local in self.reused else self.returned.pop(key, (self.name, launch))
                 self.sink(name, at, local, value)
         return launch
 
@@ -340,18 +344,22 @@ class _ExternTaps:
 
 
 @contextlib.contextmanager
-def tapped(module: types.ModuleType, sink: Sink, wrap: Callable[[_Tap], Any] | None = None) -> Iterator[list[int]]:
+def tapped(module: types.ModuleType, sink: Sink, wrap: Callable[[_Tap], Any] | None = None,
+           source: str = "") -> Iterator[list[int]]:
     """For the duration, every kernel the wrapper `module` calls reports the buffers it wrote to
     ``sink(kernel_name, launch, buffer_name, tensor)`` right after it ran (`launch` counts kernel
     calls from 0; the tensor is the live buffer: copy what you keep). Yields ``[launches so far]``.
     `wrap`, if given, wraps each tap (`roundoff.observed.replay` records the calls through it).
+    `source`: the wrapper's code, whose ``# reuse`` lines name the buffers made in a dead one's memory
+    (credited to the kernel that writes them, not to the one that returned that memory).
     The module's globals are restored on exit."""
     seen: set[str] = set()
     launches = [0]
     returned: dict[int, tuple[str, int]] = {}
+    reused = frozenset(m.group(1) for m in _REUSE.finditer(source))
 
     def make(kernel: Any, name: str) -> Any:
-        tap = _Tap(kernel, name, sink, seen, launches, returned)
+        tap = _Tap(kernel, name, sink, seen, launches, returned, reused)
         return wrap(tap) if wrap is not None else tap
 
     saved = {name: value for name, value in vars(module).items()
