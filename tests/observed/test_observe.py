@@ -160,6 +160,21 @@ def test_softmax_backward_nan_kernel_on_cpu_agrees_with_check():
     emulated = check(program, inputs, "inductor-cpu", "oracle", backward=True)
     assert emulated.nan_origin in made[0].fused_ids  # the emulation's NaN origin is fused into it
 
+    # trial 35: where an accuracy loss in an earlier kernel heads the report, the NaN is still said
+    from rich.console import Console
+
+    from roundoff.report.observed import observe_document, observe_report
+
+    doc = observe_document(result)
+    earlier = next(i for i, k in enumerate(doc["kernels"]) if k["verdict"] == "ok")
+    assert earlier < [k["verdict"] for k in doc["kernels"]].index("nonfinite")
+    doc["kernels"][earlier] = {**doc["kernels"][earlier], "verdict": "diverges"}
+    doc["first_divergent"] = doc["kernels"][earlier]
+    console = Console(record=True, width=400)
+    console.print(observe_report(doc, top=0))
+    text = " ".join(console.export_text().split())
+    assert f"Later, 1 kernel buffer(s) are NaN/inf where fp64 is finite, first {made[0].kernel} ({made[0].buffer}" in text
+
 
 def test_bad_input_is_one_line():
     x = small_x()

@@ -95,6 +95,19 @@ def _made_at(k: dict[str, Any]) -> str:
     return f", made first inside the kernel by {made['op']} ({made['node']}) at {made['source'] or 'an unknown line'}"
 
 
+def _later_nonfinite(doc: dict[str, Any], first: dict[str, Any]) -> str:
+    """Where the first diverging kernel makes no NaN/inf but later ones do: how many, and the first of
+    them (a NaN matters more than an accuracy loss before it); else ""."""
+    if first["verdict"] == "nonfinite":
+        return ""
+    bad = [k for k in doc["kernels"] if k["verdict"] == "nonfinite"]
+    if not bad:
+        return ""
+    k = bad[0]
+    return (f". Later, {len(bad)} kernel buffer(s) are NaN/inf where fp64 is finite, first {k['kernel']} ({k['buffer']}: "
+            f"{_made_nonfinite(k)} element(s)) at {k['source'] or 'an unknown line'}, node {k['node']} {k['op']}{_made_at(k)}")
+
+
 def _emulation(k: dict[str, Any]) -> str:
     return "identical" if k["emulated_identical"] else f"{k['emulated_mismatch']} differ ({k['emulation_cause']})"
 
@@ -135,7 +148,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
             + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s)){_made_at(first)}"
                if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded")
-            + f"; emulated {doc['policy']}: {_emulation(first)}", style="bold red")
+            + f"; emulated {doc['policy']}: {_emulation(first)}{_later_nonfinite(doc, first)}", style="bold red")
     title = (f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches "
              f"(compiled as {doc.get('compiled_as', 'one graph')})")
     table = Table(title=title, title_justify="left")
