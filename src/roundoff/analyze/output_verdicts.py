@@ -30,6 +30,7 @@ from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.node_numerics import round_value
 from roundoff.numerics import get_format, round_to, same_bits_mask
+from roundoff.numerics.metrics import read_together
 
 
 @dataclass
@@ -101,7 +102,7 @@ def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, M
             (~widen_fp8(o.ref).isfinite() & finite).sum() if has_reference else none,
         ]))
     ahead = launch_ahead(found[0].res)
-    read = [] if ahead else measure_many((), flags)[1]
+    read = [] if ahead else [v for t in read_together(flags) for v in t]  # the flags' one read
     triples, at = [], []
     for k, o in enumerate(found):
         at.append(len(triples))

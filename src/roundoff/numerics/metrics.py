@@ -292,7 +292,7 @@ def compare_finite_many(
             continue
         pending.append((i, unread_stats((a1,), r1, f)))
     unread = [rows.reshape(-1) for _, rows in pending if isinstance(rows, torch.Tensor)]
-    values = _read_together([*unread, *(t.reshape(-1) for t in extra)])
+    values = read_together([*unread, *(t.reshape(-1) for t in extra)])
     rows_read, extras = values[: len(unread)], [v for t in values[len(unread):] for v in t]
     read = iter(rows_read)
     for i, rows in pending:
@@ -305,7 +305,7 @@ def compare_finite_many(
     return out, extras
 
 
-def _read_together(tensors: Sequence[torch.Tensor]) -> list[list[float]]:
+def read_together(tensors: Sequence[torch.Tensor]) -> list[list[float]]:
     """Each 1-D tensor's elements as floats, from one host read per device."""
     by_device: dict[torch.device, list[int]] = {}
     for k, t in enumerate(tensors):
