@@ -52,6 +52,30 @@ def test_bad_usage_exits_2_with_one_line(tmp_path):
         assert cuda.exit_code == 2 and "CUDA is not available" in cuda.output, cuda.output
 
 
+NO_FAKE = (
+    "import torch\n"
+    "@torch.library.custom_op('roundoff_observe_test::no_fake', mutates_args=())\n"
+    "def no_fake(x: torch.Tensor) -> torch.Tensor:\n    return x * 1.5\n"
+    "def f(x):\n    return no_fake(x * 2).sum()\n"
+    "def f_inputs():\n    return (torch.rand(8),)\n"
+)
+
+
+def test_a_custom_op_torch_compile_cannot_compile_is_the_programs_fault(tmp_path):
+    """A custom op without a fake impl: torch.compile itself fails on the function, so observe says
+    which op and what to do (exit 2, one line), not 'internal error, a roundoff bug' (trial 35)."""
+    script = tmp_path / "no_fake.py"
+    script.write_text(NO_FAKE)
+    out = run("observe", f"{script}:f")
+    assert out.exit_code == 2, out.output
+    assert "roundoff_observe_test::no_fake" in out.output and "fake" in out.output
+    assert len(out.output.strip().splitlines()) == 1 and "roundoff bug" not in out.output
+    namespace: dict = {}
+    exec(compile(NO_FAKE.replace("no_fake'", "no_fake2'"), "no_fake2.py", "exec"), namespace)
+    with pytest.raises(Exception, match="fake"):  # the oracle: real torch.compile fails on it too
+        torch.compile(namespace["f"], backend="inductor", fullgraph=True)(*namespace["f_inputs"]())
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run on the H200)")
 def test_observe_on_cuda_runs(tmp_path):
     script = tmp_path / "erf_small.py"

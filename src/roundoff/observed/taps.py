@@ -95,6 +95,20 @@ def _compiler_error(exc: BaseException) -> str:
     compiler = next((ln for ln in lines if "error:" in ln), None)
     return (compiler or (lines[0] if lines else type(exc).__name__))[:300]
 
+
+_TORCH_NAMESPACES = frozenset({"aten", "prims", "quantized", "_c10d_functional", "c10d_functional", "inductor"})
+
+
+def _custom_ops(gm: torch.fx.GraphModule) -> list[str]:
+    """The names of the operators `gm` calls from libraries other than torch's own (custom ops)."""
+    names = {
+        n.target.name().split(".")[0] for n in gm.graph.nodes
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+        and n.target.namespace not in _TORCH_NAMESPACES
+    }
+    return sorted(names)
+
+
 def _kind(buf: Any, node: torch.fx.Node | None = None) -> str:
     """The buffer's kind as observe reports it: Inductor's IR kind, except that the value of a
     reduction op (a mean: Inductor's sum, then a pointwise division in the same kernel) is a reduction."""
@@ -262,6 +276,12 @@ def compile_graph(
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = (compiler or compile_fx)(gm, list(inputs))
     except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
+        if custom := _custom_ops(gm):  # the user's own op: torch.compile fails on it just the same
+            raise ObserveError(
+                f"Inductor could not compile program {name!r}, which calls the custom op(s) "
+                f"{', '.join(custom)}: {type(exc).__name__}: {_compiler_error(exc)} (torch.compile of "
+                "your function fails the same way: make the op compilable, e.g. register its fake impl)"
+            ) from exc
         raise CompileError(
             f"Inductor could not compile roundoff's captured aten graph of program {name!r}: "
             f"{type(exc).__name__}: {_compiler_error(exc)} (where torch.compile compiles your function, this "
