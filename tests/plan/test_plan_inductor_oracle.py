@@ -16,6 +16,7 @@ from roundoff.execute import run_plan
 from roundoff.numerics import bits_differ
 from roundoff.plan import Plan, plan
 from roundoff.policy import OpOverride, get_policy
+from roundoff.policy.model import FusionModel
 from roundoff.zoo import get_workload
 
 BF16 = torch.bfloat16
@@ -88,3 +89,27 @@ def test_user_softmax_backward_nan_predicted_like_torch_compile() -> None:
         f"{grad_cpu} vs {yr.grad}; {REPRO}"
     )
     assert torch.isnan(yr.grad).any() and not torch.isnan(grad_eager).any()
+
+
+def _reused_heavy(x: torch.Tensor) -> tuple[torch.Tensor, ...]:  # fp16: e, t, l each read by two kernels
+    e = x.exp()  # a softmax without its max: exp overflows fp16 from x > 11.09 on
+    t = torch.tanh(x * 0.5)
+    s = torch.sigmoid(x) * 2.0  # the heavy op inlined into a multi-use mul
+    return e / e.sum(-1, keepdim=True), t / t.sum(-1, keepdim=True), s - s.amax(-1, keepdim=True)
+
+
+def test_cpp_backend_stores_a_reused_exp_tanh_sigmoid_like_torch_compile() -> None:
+    """Inductor's C++ realize-on-reuse rule: a multi-use value computing exp/tanh/sigmoid is stored in
+    fp16 and the later loop nests read it rounded (trial 35: a softmax without max was predicted
+    finite where torch.compile gives NaN). The POINTWISE model (recompute unrounded) must differ."""
+    g = torch.Generator().manual_seed(1)
+    shift = torch.tensor([0.0, 6.0, 10.5, 12.0, 30.0, 95.0])[:, None]
+    x = (torch.randn(6, 96, generator=g) + shift).to(torch.float16)
+    torch._dynamo.reset()
+    real = torch.compile(_reused_heavy, dynamic=False, fullgraph=True)(x)
+    prog = capture(_reused_heavy, x)
+    emulated = run_plan(plan(prog, "inductor-cpu"), (x,))
+    assert [bits_differ(e, r) for e, r in zip(emulated, real)] == [0, 0, 0], f"repro: {REPRO}"
+    assert torch.isnan(real[0]).any()  # the finding itself: inf / inf
+    recomputed = dataclasses.replace(get_policy("inductor-cpu"), fusion=FusionModel.POINTWISE)
+    assert all(bits_differ(e, r) > 0 for e, r in zip(run_plan(plan(prog, recomputed), (x,)), real))

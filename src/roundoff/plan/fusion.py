@@ -25,6 +25,15 @@ does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the 
   kernel (Inductor's vertical/horizontal fusion) unless that would make a cycle through another
   kernel. Inside a merged kernel a stored root is read as computed (Inductor's store cache).
 
+``FusionModel.POINTWISE_CPP`` (Inductor's C++ backend) adds the CPU branch of Inductor's
+realize-on-reuse heuristic (``StorageBox.should_realize_on_reuse``, torch 2.9-2.13): a fusible node
+with more than one user whose computation, its unstored fusible ancestors inlined, calls one of
+`HEAVY_OPS` is stored ("realized"). Its consumers in other kernels read it rounded: a C++ kernel
+that also holds them loads it from memory in a later loop nest (measured, torch 2.13: fp16
+``e = x.exp(); e / e.sum(-1, keepdim=True)`` stores ``e`` in fp16, so ``inf / inf`` is NaN where
+eager's fp16 ``exp`` overflows). Values computed in fp32 (an upcast softmax) are stored in fp32:
+no rounding.
+
 Where the real scheduler's heuristics can choose otherwise (realizing a multi-use pointwise node;
 a persistent reduction fused with its pointwise epilogue), `Fusion.notes` says so.
 """
@@ -37,6 +46,10 @@ from dataclasses import dataclass, field
 
 from roundoff.plan.model import FusionGroup
 from roundoff.policy.model import FusionModel
+
+
+#: Inductor's C++ "heavy ops" (``should_realize_on_reuse``): a reused value computing one is stored
+HEAVY_OPS = frozenset({"exp", "log", "log10", "log1p", "log2", "sigmoid", "tanh"})
 
 
 class Kind(enum.Enum):
@@ -58,6 +71,7 @@ class FusionNode:
     kind: Kind
     inputs: tuple[str, ...]  # producer ids, in argument order (duplicates allowed)
     is_output: bool = False  # a graph output (stored)
+    op: str = ""  # the op's base name ("exp", "add"): `HEAVY_OPS` decides C++ realization by it
 
 
 @dataclass(frozen=True)
@@ -84,8 +98,8 @@ def fuse(nodes: Sequence[FusionNode], model: FusionModel) -> Fusion:
     """Group `nodes` (in topological order) into kernels under `model` (see the module docstring)."""
     if model is FusionModel.NONE:
         return _fuse_none(nodes)
-    if model is FusionModel.POINTWISE:
-        return _fuse_pointwise(nodes)
+    if model in (FusionModel.POINTWISE, FusionModel.POINTWISE_CPP):
+        return _fuse_pointwise(nodes, heavy_reuse=model is FusionModel.POINTWISE_CPP)
     raise ValueError(
         f"unknown fusion model {model!r}; known: {', '.join(m.value for m in FusionModel)}"
     )
@@ -114,9 +128,9 @@ def _users(nodes: Sequence[FusionNode]) -> dict[str, list[FusionNode]]:
 
 
 def _stored(
-    nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]]
+    nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]], heavy_reuse: bool = False
 ) -> tuple[set[str], set[str]]:
-    """(stored ids, alias ids) in one topological pass."""
+    """(stored ids, alias ids) in one topological pass; `heavy_reuse`: the C++ realize-on-reuse rule."""
     by_id = {n.id: n for n in nodes}
     stored: set[str] = set()
     alias: set[str] = set()
@@ -130,13 +144,19 @@ def _stored(
                     alias.add(n.id)
         else:
             us = users[n.id]
-            realized = n.is_output or not us or any(u.kind is Kind.EXTERN for u in us)
+            realized = n.is_output or not us or any(u.kind is Kind.EXTERN for u in us) or (
+                heavy_reuse and n.kind is Kind.FUSIBLE and len(us) > 1 and _calls_heavy(n, by_id, stored))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
             elif realized:
                 stored.add(n.id)
     return stored, alias
+
+
+def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: set[str]) -> bool:
+    """Whether `n`'s computation, with its unstored ancestors inlined, calls one of `HEAVY_OPS`."""
+    return n.op in HEAVY_OPS or any(by_id[p].op in HEAVY_OPS for p in _inline(n, by_id, stored))
 
 
 def _inline(root: FusionNode, by_id: dict[str, FusionNode], stored: set[str]) -> set[str]:
@@ -185,10 +205,10 @@ class _Reach:
         return True
 
 
-def _fuse_pointwise(nodes: Sequence[FusionNode]) -> Fusion:
+def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> Fusion:
     by_id = {n.id: n for n in nodes}
     users = _users(nodes)
-    stored, alias = _stored(nodes, users)
+    stored, alias = _stored(nodes, users, heavy_reuse)
     kernels: list[tuple[str, str, set[str]]] = []  # (kind, root, members)
     for n in nodes:
         if n.kind is Kind.INPUT or n.id in alias or n.id not in stored:

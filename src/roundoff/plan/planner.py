@@ -252,10 +252,17 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base]) -> list[FusionNode]
             _kind(n, bases[node_id(n)]),
             tuple(node_id(p) for p in n.all_input_nodes),
             node_id(n) in outputs,
+            _packet(bases[node_id(n)].op),
         )
         for n in program.nodes()
         if n.op != "output"
     ]
+
+
+def _packet(name: str) -> str:
+    """An op's name without namespace and overload: ``aten.exp.default`` -> ``exp``."""
+    parts = name.split(".")
+    return parts[1] if len(parts) == 3 else name
 
 
 def _needs_rounding(base: _Base) -> bool:

@@ -38,6 +38,9 @@ class FusionModel(enum.Enum):
 
     NONE = "none"  # one kernel per op (eager)
     POINTWISE = "pointwise"  # pointwise chains and reduction prologues fuse; extern ops stand alone
+    # as POINTWISE, plus the C++ backend's realize-on-reuse rule: a multi-use pointwise value whose
+    # fused computation calls exp/log/sigmoid/tanh (Inductor's "heavy ops") is stored
+    POINTWISE_CPP = "pointwise_cpp"
 
 
 class FmaContraction(enum.Enum):

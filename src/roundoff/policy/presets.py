@@ -22,6 +22,9 @@ Modelling decisions that the sources leave open are written next to the entry, w
   vanish: FUSION_BOUNDARY. A 16-bit mean/var/var_mean is lowered as an fp32 reduction and a fused
   cast, so its consumers read it unrounded (``roundoff.capture.reduction_lowerings``). Triton/ptxas contracts ``a*b + c`` (even a multi-use product: the
   ``tmp4 - tmp4`` of pytorch FMA thread); the C++ backend is built with ``-ffp-contract=off``.
+  The C++ backend also stores a multi-use value whose fused computation calls exp/log/sigmoid/tanh
+  (Inductor's CPU realize-on-reuse heuristic), which its other loop nests then read rounded:
+  inductor-cpu's fusion is POINTWISE_CPP (``roundoff.plan.fusion``; measured, torch 2.13).
   Division: Triton lowers fp32 ``a / b`` to PTX ``div.full.f32`` (a multiply by ``MUFU.RCP(b)``),
   so inductor-gpu computes it as RECIPROCAL_MULTIPLY (measured on an H200, torch 2.11 / Triton 3.6:
   bench/results/gpu_div_contraction.txt); Inductor C++ ``/`` is IEEE.
@@ -126,7 +129,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "description": "torch.compile on CPU: fused fp32 intermediates, no FMA contraction",
         "source": "torch 2.13 Inductor C++ backend, -ffp-contract=off "
                   "(TORCHINDUCTOR_CPP_ENABLE_FLOATING_POINT_CONTRACT_FLAG unset)",
-        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise_cpp",
         "fma": "never", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
     },
     {
