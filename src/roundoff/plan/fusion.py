@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 from roundoff.plan.model import FusionGroup
 from roundoff.policy.model import FusionModel
 
-
 #: Inductor's C++ "heavy ops" (``should_realize_on_reuse``): a reused value computing one is stored
 HEAVY_OPS = frozenset({"exp", "log", "log10", "log1p", "log2", "sigmoid", "tanh"})
 
