@@ -187,3 +187,24 @@ def test_training_graph_reads_its_saved_16_bit_mean_rounded_as_torch_compile_doe
     emulated_training = rmse(run_plan(plan(program, "inductor-cpu"), program.example_inputs)[0])
     assert 0.5 < emulated_training / trained < 2, (emulated_training, trained)
     assert 0.5 < rmse(_emulated(fn, (x,), "inductor-cpu")) / inferred < 2
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_training_graph_computes_a_naive_variance_from_its_unrounded_means(dtype: torch.dtype) -> None:
+    """In a training step too, the forward computes a variance of the means' shape in the kernel that
+    computes the means, from their unrounded values, and saves the means and the rsqrt rounded for the
+    full-width kernel and the backward (trial 35: `check -p inductor-cpu` predicted a negative variance
+    and NaN where torch.compile is finite). Oracle: real torch.compile of the training step, on inputs
+    whose sums are exact in any order: the same forward bits, and finite gradients alike."""
+    x = _exact_sum_rows(3, dtype, "cpu")
+    torch._dynamo.reset()
+    xr = x.clone().requires_grad_()
+    real = torch.compile(_fresh(_moment_normalize), dynamic=False)(xr)
+    real.sum().backward()
+    program = capture(_moment_normalize, x.clone().requires_grad_(), backward=True)
+    out, grad = run_plan(plan(program, "inductor-cpu"), program.example_inputs)
+    assert bool(real.isfinite().all()) and bool(xr.grad.isfinite().all())
+    assert same_bits(out, real), f"{n_differ(out, real)} of {real.numel()} differ"
+    assert bool(grad.isfinite().all())
+    mu = x.mean(-1, keepdim=True)  # each mean rounded, as the old plan read them: a negative variance
+    assert bool(((x * x).float().mean(-1, keepdim=True).to(dtype).float() - mu.float() ** 2 < 0).any())

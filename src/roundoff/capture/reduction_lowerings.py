@@ -14,16 +14,13 @@ These decompositions give the plan that structure (an fp32 reduction, then a cas
 policy drops inside a kernel and rounds where the value is stored). Other dtypes are left whole
 (NotImplemented: the tracer keeps the op).
 
-They apply to inference graphs only (`roundoff.capture.rewrite.decompose`). In a training step
-torch.compile's partitioner saves such a mean for the backward; Inductor stores it rounded and the
-forward's full-width kernels read the stored value (measured, CPU, torch 2.13: a bf16 LayerNorm of
-values near 64 is 10% off compiled for training, 0.2% under ``no_grad``). So in a program captured
-with its backward the op stays whole, a reduction stored rounded. Not modelled there: consumers of
-the mean's own shape that Inductor fuses into the reduction's kernel read it unrounded, so for a
-naive variance ``mean(x*x) - mean(x)**2`` the plan can predict a negative variance, and for an fp16
-RMSNorm of squares beyond 65504 an inf mean, that the compiled training step does not have (trial 31;
-the plan's notes say so). Modelling it needs the fusion model to tell kernels of the reduction's
-shape from full-width ones.
+In a training step torch.compile's partitioner saves such a mean for the backward; Inductor stores
+it rounded and the forward's full-width kernels read the stored value (measured, CPU, torch 2.13: a
+bf16 LayerNorm of values near 64 is 10% off compiled for training, 0.2% under ``no_grad``), while
+its consumers of the mean's own shape, in the kernel that computes it, read it unrounded (a naive
+variance is not negative there). The plan models both: in a training graph a saved value of a
+reduction's shape is stored (`roundoff.plan.planner`), and kernels of different shapes do not
+merge (`roundoff.plan.fusion`).
 """
 
 from __future__ import annotations

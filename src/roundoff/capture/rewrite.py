@@ -28,8 +28,8 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
     get ``"n7.0"``, ``"n7.1"``, ... and n7's source line. Inputs, outputs and their order are unchanged.
     Decompositions may compute differently (e.g. a softmax written as exp/sum/div, or with an fp32
     upcast inside), so values can change in the last bits; with no names the program is returned as is.
-    ``"inductor"`` on a program without a backward also lowers 16-bit means and variances as Inductor
-    does (`roundoff.capture.reduction_lowerings`).
+    ``"inductor"`` also lowers 16-bit means and variances as Inductor does
+    (`roundoff.capture.reduction_lowerings`).
     """
     table = decomposition_table(names)
     if "inductor" in names and any("max_pool" in str(n.target) for n in program.graph.nodes):
@@ -37,8 +37,8 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
         # (``should_fallback_max_pool_with_indices``) without importing it; importing it costs ~0.7 s, so
         # only a program that pools pays it (else tracing fails unless the user happened to import it)
         import torch._inductor.lowering  # noqa: F401
-    if "inductor" in names and not program.backward:
-        table.update(REDUCTION_LOWERINGS)  # an inference graph's means stay fp32 (see there); a training graph saves them rounded
+    if "inductor" in names:
+        table.update(REDUCTION_LOWERINGS)
     table = _keep_pairs_consistent(table, program.graph)
     if not table:
         return program

@@ -23,7 +23,8 @@ does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the 
   reads it rounded.
 * Pointwise kernels that share computation or read each other's stored roots merge into one
   kernel (Inductor's vertical/horizontal fusion) unless that would make a cycle through another
-  kernel. Inside a merged kernel a stored root is read as computed (Inductor's store cache).
+  kernel, or their roots differ in element count (a value of a reduction's shape read by a
+  full-width kernel is loaded from memory: another loop nest, or another kernel). Inside a merged kernel a stored root is read as computed (Inductor's store cache).
 
 ``FusionModel.POINTWISE_CPP`` (Inductor's C++ backend) adds the CPU branch of Inductor's
 realize-on-reuse heuristic (``StorageBox.should_realize_on_reuse``, torch 2.9-2.13): a fusible node
@@ -71,6 +72,8 @@ class FusionNode:
     inputs: tuple[str, ...]  # producer ids, in argument order (duplicates allowed)
     is_output: bool = False  # a graph output (stored)
     op: str = ""  # the op's base name ("exp", "add"): `HEAVY_OPS` decides C++ realization by it
+    numel: int = 0  # its element count (0: unknown); pointwise kernels of different counts never merge
+    saved: bool = False  # a training step's forward stores it for the backward (`roundoff.plan.saved`)
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ def _stored(
                     alias.add(n.id)
         else:
             us = users[n.id]
-            realized = n.is_output or not us or any(u.kind is Kind.EXTERN for u in us) or (
+            realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
                 heavy_reuse and n.kind is Kind.FUSIBLE and len(us) > 1 and _calls_heavy(n, by_id, stored))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
@@ -238,7 +241,8 @@ def _merge_pointwise(
         current = (kind, root, set(members))
         keep: list[tuple[str, str, set[str]]] = []
         for other in merged:
-            related = other[0] == "pointwise" and (
+            same_shape = not by_id[other[1]].numel or by_id[other[1]].numel == by_id[current[1]].numel
+            related = other[0] == "pointwise" and same_shape and (
                 other[2] & current[2]
                 or any(p in other[2] for m in current[2] for p in by_id[m].inputs)
             )

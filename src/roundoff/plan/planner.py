@@ -41,6 +41,7 @@ from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
 from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
+from roundoff.plan.saved import numel, saved_at_reduction_shape
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
@@ -246,17 +247,20 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base]) -> list[FusionNode]
     for n in program.nodes():
         if n.op == "output":
             outputs.update(node_id(p) for p in n.all_input_nodes)
-    return [
+    nodes = [
         FusionNode(
             node_id(n),
             _kind(n, bases[node_id(n)]),
             tuple(node_id(p) for p in n.all_input_nodes),
             node_id(n) in outputs,
             _packet(bases[node_id(n)].op),
+            numel(n),
         )
         for n in program.nodes()
         if n.op != "output"
     ]
+    saved = saved_at_reduction_shape(program, nodes)
+    return [dataclasses.replace(n, saved=True) if n.id in saved else n for n in nodes]
 
 
 def _packet(name: str) -> str:

@@ -10,12 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import torch
-
 from roundoff import capture
-from roundoff.capture.program import Program, node_id
-from roundoff.capture.reduction_lowerings import REDUCTION_LOWERINGS
-from roundoff.ops import short_name
+from roundoff.capture.program import Program
 from roundoff.policy.model import Policy
 
 
@@ -53,7 +49,8 @@ def rewrite(program: Program, policy: Policy) -> Rewritten:
 
 def training_step_notes(program: Program, policy: Policy) -> list[str]:
     """Under Inductor's decompositions, what planning a training step as one graph leaves unmodelled:
-    torch.compile compiles forward and backward apart (`_saved_means_note` for the 16-bit means)."""
+    torch.compile compiles forward and backward apart (what it saves at a reduction's shape is
+    modelled: `roundoff.plan.saved`)."""
     if "inductor" not in policy.decompositions or not program.backward:
         return []
     one_graph = (
@@ -61,25 +58,4 @@ def training_step_notes(program: Program, policy: Policy) -> list[str]:
         "the compiled step's (`roundoff observe --backward --partitioned` runs the real step): forward and "
         "backward are planned as one graph, where torch.compile compiles a training step as two (the backward "
         "reads the activations the forward saved as stored, or recomputes them in its own kernels)")
-    return [one_graph, *_saved_means_note(program)]
-
-
-def _saved_means_note(program: Program) -> list[str]:
-    """In a training graph under Inductor's decompositions, 16-bit means and variances stay whole and
-    stored rounded, as torch.compile saves them for the backward (`roundoff.capture.reduction_lowerings`):
-    a note naming them and what that leaves unmodelled (`program`: the rewritten program)."""
-    means = [
-        f"{node_id(n)} ({short_name(n.target)})" for n in program.nodes()
-        if n.op == "call_function" and n.target in REDUCTION_LOWERINGS
-        and getattr(n.args[0].meta.get("val"), "dtype", None) in (torch.bfloat16, torch.float16)
-    ]
-    if not means:
-        return []
-    return [
-        "NaN/inf at or after the 16-bit means/variances " + ", ".join(means) + " may not happen in the compiled "
-        "step (`roundoff observe --backward --partitioned` shows its values): they are planned stored rounded, "
-        "as a compiled training step saves them for the backward and its full-width kernels read them so, but "
-        "Inductor computes their consumers of the mean's own shape in the reduction's kernel from the fp32 sum, "
-        "which is not modelled (a naive variance mean(x*x) - mean(x)**2 is not negative there; an fp16 "
-        "RMSNorm's rsqrt(mean(x*x)) of squares beyond 65504 is finite there)"
-    ]
+    return [one_graph]

@@ -1,0 +1,84 @@
+"""Which forward values a compiled training step saves for its backward, as the fusion model sees them.
+
+roundoff plans a training step as one graph (forward and backward), where torch.compile partitions
+it and compiles two programs: the forward stores each activation its backward reads. What that
+changes numerically is a value of a reduction's shape computed in the forward's pointwise code, a
+16-bit mean (``sum`` in fp32, then a division and a cast: `roundoff.capture.reduction_lowerings`) or
+what is computed from it at its shape (a variance, its ``rsqrt``): the partitioner saves it (it is
+small, and a reduction is not recomputed), so Inductor stores it rounded, and the forward's
+full-width kernels read the stored value while the kernel that computes it reads it unrounded
+(measured, CPU, torch 2.13: a bf16 ``mean(x*x) - mean(x)**2`` before an ``rsqrt``). Full-width
+pointwise values the backward reads are left to the fusion model (the min-cut partitioner mostly
+recomputes them in the backward from what it saved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch.fx
+
+from roundoff.capture.program import Program, node_id
+from roundoff.plan.fusion import FusionNode, Kind
+
+
+def numel(node: torch.fx.Node) -> int:
+    """The node's element count from its traced value; 0 where unknown (multi-output, symbolic)."""
+    val = node.meta.get("val")
+    try:
+        return int(val.numel()) if isinstance(val, torch.Tensor) else 0
+    except (TypeError, RuntimeError):  # a symbolic size
+        return 0
+
+
+def saved_at_reduction_shape(program: Program, nodes: Sequence[FusionNode]) -> set[str]:
+    """The ids of the fusible forward nodes of a training `program` that its compiled forward saves at a
+    reduction's shape: computed, through fusible nodes only, from a reduction of their own element
+    count, and read by the backward or on the way (through fusible nodes) to a value it reads, which
+    the partitioner then recomputes from them (a LayerNorm's ``x - mean``)."""
+    if not program.backward:
+        return set()
+    forward = _forward(program)
+    by_id = {n.id: n for n in nodes}
+    todo = [p for n in nodes if n.id not in forward for p in n.inputs if p in forward]
+    saved: set[str] = set()
+    seen: set[str] = set()
+    while todo:
+        n = by_id[todo.pop()]
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.kind is Kind.FUSIBLE and _of_reduction_shape(n, by_id):
+            saved.add(n.id)  # the partitioner keeps this small value, not what it is computed from
+        elif n.kind in (Kind.FUSIBLE, Kind.VIEW):
+            todo.extend(p for p in n.inputs if p in forward)
+    return saved
+
+
+def _forward(program: Program) -> set[str]:
+    """The ids of the nodes the forward outputs are computed from (themselves included)."""
+    todo = [a for a in program.output_args()[: program.num_forward_outputs] if isinstance(a, torch.fx.Node)]
+    seen: set[str] = set()
+    while todo:
+        n = todo.pop()
+        if (nid := node_id(n)) not in seen:
+            seen.add(nid)
+            todo.extend(n.all_input_nodes)
+    return seen
+
+
+def _of_reduction_shape(node: FusionNode, by_id: dict[str, FusionNode]) -> bool:
+    """Whether a reduction (or an item of one) of `node`'s element count feeds it through fusible nodes."""
+    todo, seen = list(node.inputs), set()
+    while todo:
+        p = by_id[todo.pop()]
+        if p.id in seen:
+            continue
+        seen.add(p.id)
+        reduced = p.kind is Kind.REDUCTION or (
+            p.kind is Kind.ITEM and any(by_id[q].kind is Kind.REDUCTION for q in p.inputs))
+        if reduced and p.numel and p.numel == node.numel:
+            return True
+        if p.kind in (Kind.FUSIBLE, Kind.VIEW):
+            todo.extend(p.inputs)
+    return False
