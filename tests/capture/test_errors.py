@@ -57,6 +57,34 @@ def test_error_names_construct_and_line(fn: object, construct: str, text: str) -
     assert isinstance(err, ValueError)
 
 
+def steps_itself(x: torch.Tensor) -> torch.Tensor:
+    loss = (x * x).sum()
+    loss.backward()
+    return loss
+
+
+def steps_through_autograd(x: torch.Tensor) -> torch.Tensor:
+    loss = (x * x).sum()
+    torch.autograd.backward(loss)
+    return loss
+
+
+@pytest.mark.parametrize("fn,text", [(steps_itself, "loss.backward()"),
+                                     (steps_through_autograd, "torch.autograd.backward")])
+@pytest.mark.parametrize("backward", [False, True])
+def test_a_function_running_its_own_backward_is_told_to_return_the_loss(
+    fn: object, text: str, backward: bool
+) -> None:
+    """Unguarded, the first call fails inside autograd ("does not require grad") and the second,
+    under backward=True, with torch's "backward through the graph a second time" at <string>:1."""
+    with pytest.raises(CaptureError) as info:
+        capture(fn, torch.randn(8, requires_grad=backward), backward=backward)  # type: ignore[arg-type]
+    err = info.value
+    assert err.construct == "backward inside the function", err
+    assert err.source == _line_of(fn, text), err
+    assert "return the loss" in str(err) and "--backward" in str(err)
+
+
 def test_in_place_on_intermediate_is_functionalized() -> None:
     """In-place ops on values the program made are fine: the graph holds their functional form and
     gives eager's bits."""
