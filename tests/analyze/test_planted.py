@@ -253,3 +253,30 @@ def test_values_below_fp16s_normal_range_are_said_so_not_amplified() -> None:
     said = [e for e in r.explanations if e.startswith("`mul`") and "below float16's normal range" in e]
     assert len(said) == 1, r.explanations
     assert not any(e.startswith("`exp`") and "amplifies" in e for e in r.explanations), r.explanations
+
+
+def naive_norm_tiny_eps(x: torch.Tensor) -> torch.Tensor:
+    mu = x.mean(-1, keepdim=True)
+    var = (x * x).mean(-1, keepdim=True) - mu * mu
+    return (x - mu) / torch.sqrt(var + 1e-12)
+
+
+def test_zeros_an_epsilon_cannot_rescue_are_traced_to_the_cancellation_that_makes_them() -> None:
+    """Trial 37: a naive fp16 variance plus eps=1e-12 (0 in fp16) was reported at the `add` of the
+    epsilon, "computed from `sub`" with no line, and the epsilon fix alone leaves the NaN. The add's
+    sentence names the `sub` at its line as where the zeros come from. Oracle: eager fp16 (its
+    variance is <= 0 where fp64's is positive, with eps 1e-5 too) and fp64."""
+    g = torch.Generator().manual_seed(1)
+    x = (0.95 + 0.003 * torch.randn(64, 48, generator=g)).half()
+    wide = x.double()
+    var64 = (wide * wide).mean(-1) - wide.mean(-1) ** 2
+    var16 = (x * x).mean(-1) - x.mean(-1) * x.mean(-1)
+    assert bool((var64 > 0).all()) and bool((var16 <= 0).any())  # an epsilon fp16 holds does not help:
+    assert not bool(torch.isfinite((x - x.mean(-1, keepdim=True)) / torch.sqrt(var16[:, None] + 1e-5)).all())
+    program = capture(naive_norm_tiny_eps, x)
+    r = check(program, (x,), "eager", against="oracle")
+    sub = next(n for n in program.graph.nodes if n.target is torch.ops.aten.sub.Tensor
+               and n.args[0].target is torch.ops.aten.mean.dim)
+    line = f"{sub.meta['roundoff_id']} at {sub.meta['roundoff_source']}"
+    add = next(e for e in r.explanations if e.startswith("`add` ("))
+    assert f"the zeros come from `sub` ({line})" in add and "an epsilon alone does not fix it" in add, add

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 import torch.fx
 
-from roundoff.analyze.culprits import amplifier, ancestors, path_cause, upstream
+from roundoff.analyze.culprits import amplifier, ancestors, error_source, path_cause, upstream
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
@@ -84,7 +84,7 @@ def _output_sentences(result: CheckResult) -> list[str]:
     return lines
 
 
-def _cause_sentence(r: NodeReport, plan: Plan) -> str:
+def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | None = None) -> str:
     own = r.local if r.local is not None else r.vs_oracle
     d = plan.decisions.get(r.node_id)
     if d is not None and d.fma is not None and fma_can_err(plan, d) and not own.new_nonfinite:
@@ -102,11 +102,12 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
             f"it is up to {own.max_abs:.2g} away."
         )
     if r.own_excess <= EXCESS_LIMIT:  # a culprit only by a zero a later node divides by or takes the log of
+        source = error_source(plan.program, r, by_id) if by_id else None
         return (
             f"{_at(r)} is 0 where fp64 is not (elsewhere its error is {r.own_excess:.3g} times the rounding of "
-            f"{r.working_dtype or r.dtype}): the zeros come from a value it reads that lost what fp64 has there "
-            "(an epsilon absorbed upstream) or from values below the format's range, and a later node divides by "
-            "it or takes its log."
+            f"{r.working_dtype or r.dtype}) and a later node divides by it or takes its log: "
+            + (_cancelled_sentence(source) if source is not None else "the zeros come from a value it reads that "
+               "lost what fp64 has there (an epsilon absorbed upstream) or from values below the format's range.")
         )
     judged = r.working_dtype or r.dtype
     held = f"; the narrowest format its value meets, it computes in {r.dtype}" if judged != r.dtype else ""
@@ -114,6 +115,18 @@ def _cause_sentence(r: NodeReport, plan: Plan) -> str:
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them, its error is "
         f"{r.own_excess:.3g} times the rounding of {judged} (its own normwise relative error {own.norm_rel:.2g}{held})"
         + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".") + _narrow_reads(r, plan)
+    )
+
+
+def _cancelled_sentence(source: NodeReport) -> str:
+    """Where a zero-making value's error was created (`error_source`): a node far from fp64 though about
+    correct from what it reads, a cancellation of rounded operands (``E[x*x] - E[x]**2``)."""
+    return (
+        f"the zeros come from {_at(source)}, {source.vs_oracle.norm_rel:.2g} away from fp64 (normwise relative) "
+        f"though within {max(source.own_excess, 1):.3g}x its format's rounding of what it reads: it subtracts values "
+        "that agree in almost every bit, so their rounding decides it (0, or of the wrong sign, where fp64 is small; "
+        "a variance as mean(x*x) - mean(x)**2 is one). Compute it without the cancellation (mean((x - mean)**2)) "
+        "or in a wider format: an epsilon alone does not fix it."
     )
 
 
@@ -220,7 +233,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
                 and _overflowing(plan.program.node(nid), by_id, overflow)):
             lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         else:
-            lines.append(_cause_sentence(by_id[nid], plan))
+            lines.append(_cause_sentence(by_id[nid], plan, by_id))
         named.add(nid)
     if origin is not None and origin not in named:
         lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
@@ -351,7 +364,8 @@ def _origin_sentence(
         )
     if zeros:
         z = plan.program.node(zeros[0])
-        made_by = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in z.all_input_nodes)
+        made_by = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)}{' at ' + s if (s := node_source(a)) else ''})"
+                            for a in z.all_input_nodes)
         return (
             f"{_at(r)} makes {_kind(r)} from finite inputs: its operand `{_op(z)}` "
             f"({zeros[0]}) is 0 where fp64 is not (computed from {made_by})."
