@@ -26,6 +26,11 @@ def node_id(node: torch.fx.Node) -> str:
     return node.meta[NODE_ID]
 
 
+def base_id(nid: str) -> str:
+    """The captured node a planned node was made from (``n7.1`` and ``n7@k2`` -> ``n7``)."""
+    return nid.split("@")[0].split(".")[0]
+
+
 _aten = torch.ops.aten
 #: Ops whose result depends on their tensor operand's shape, dtype and device only, not its values:
 #: the backward's ``ones_like(loss)`` does not make every gradient depend on the loss's value.

@@ -9,8 +9,8 @@ from dataclasses import replace
 import torch
 import torch.fx
 
-from roundoff.capture.program import NODE_ID, Program
-from roundoff.observed.buffers import Observed, base_id, narrow_float
+from roundoff.capture.program import NODE_ID, Program, base_id
+from roundoff.observed.buffers import Observed, narrow_float
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan

@@ -35,8 +35,7 @@ from roundoff.observed.taps import (
     compile_program,
     labelled_graph,
 )
-
-TANGENT = "tangents_1"  # AOTAutograd's name for the first tangent input: its partitioner keys on it
+from roundoff.plan.partitioner import TANGENT, PartitionError, decomposed, fake_values, with_tangent
 
 
 @dataclass(frozen=True)
@@ -77,59 +76,15 @@ class Staged:
         return "\n".join(f"# ===== {s.label} (Inductor wrapper module) =====\n{s.compiled.source}" for s in self.stages)
 
 
-def _seed(gm: torch.fx.GraphModule, program: Program) -> torch.fx.Node:
-    """The ``ones_like(loss)`` node autograd seeded the backward with (capture's backward without
-    cotangents differentiates the sum of the outputs)."""
-    seeds = [n for n in gm.graph.nodes if n.op == "call_function" and n.target == torch.ops.aten.ones_like.default
-             and getattr(n.meta.get("val"), "dim", lambda: -1)() == 0]
-    if len(seeds) != 1:
-        raise ObserveError(
-            f"program {program.name!r}: partitioned observe needs a backward seeded by one scalar loss "
-            f"(found {len(seeds)} scalar ones_like seeds; capture without cotangents, or observe unpartitioned)")
-    return seeds[0]
-
-
 def _joint(program: Program, device: torch.device) -> torch.fx.GraphModule:
     """The labelled joint graph of `program` with its gradient seed as the last input, `TANGENT`."""
     if not program.backward:
         raise ObserveError(f"program {program.name!r} has no backward: capture it with backward=True to "
                            "observe forward and backward partitioned")
-    gm = labelled_graph(program, device)
-    seed = _seed(gm, program)
-    first = next(n for n in gm.graph.nodes if n.op != "placeholder")
-    with gm.graph.inserting_before(first):
-        tangent = gm.graph.placeholder(TANGENT)
-    tangent.meta["val"] = seed.meta["val"]
-    seed.replace_all_uses_with(tangent)
-    gm.graph.erase_node(seed)
-    gm.recompile()
-    return gm
-
-
-def _decomposed(joint: torch.fx.GraphModule, inputs: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
-    """`joint` retraced through Inductor's decomposition table, as AOTAutograd traces a training
-    step for torch.compile: fake values in ``meta["val"]``, each node keeping the roundoff id of the
-    node it was made from (``meta["custom"]``), the inputs keeping their names."""
-    import torch.fx.traceback as fx_traceback
-    from torch._inductor.decomposition import select_decomp_table
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    names = [n.name for n in joint.graph.find_nodes(op="placeholder")]
-    with fx_traceback.preserve_node_meta():
-        gm = make_fx(torch.fx.Interpreter(joint).run, decomposition_table=select_decomp_table(),
-                     tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)  # (constants: real tensors)
-    for node, name in zip(gm.graph.find_nodes(op="placeholder"), names):
-        node.name = node.target = name
-    gm.recompile()
-    return gm
-
-
-def _values(gm: torch.fx.GraphModule, op: str) -> list[Any]:
-    """The fake values of `gm`'s inputs (``op="placeholder"``) or outputs (``op="output"``)."""
-    if op == "placeholder":
-        return [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
-    out = next(reversed(gm.graph.find_nodes(op="output"))).args[0]
-    return [n.meta.get("val") if isinstance(n, torch.fx.Node) else None for n in out]
+    try:
+        return with_tangent(labelled_graph(program, device), program.name)
+    except PartitionError as exc:
+        raise ObserveError(f"{exc}, or observe unpartitioned") from None
 
 
 def _donated(forward: torch.fx.GraphModule, backward: torch.fx.GraphModule, num_forward_outputs: int) -> list[int]:
@@ -137,9 +92,9 @@ def _donated(forward: torch.fx.GraphModule, backward: torch.fx.GraphModule, num_
     values that alias no forward input, program output or gradient), as torch.compile marks them."""
     from torch._functorch._aot_autograd.graph_compile import collect_fw_donated_buffer_idxs
 
-    outs = _values(forward, "output")
-    return collect_fw_donated_buffer_idxs(_values(forward, "placeholder"), outs[:num_forward_outputs],
-                                          _values(backward, "output"), outs[num_forward_outputs:])
+    outs = fake_values(forward, "output")
+    return collect_fw_donated_buffer_idxs(fake_values(forward, "placeholder"), outs[:num_forward_outputs],
+                                          fake_values(backward, "output"), outs[num_forward_outputs:])
 
 
 def _boxed(code: Callable[[list], Any]) -> Callable[..., Any]:
@@ -178,18 +133,18 @@ def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: 
     tangent = torch.ones((), dtype=seed.dtype, device=device)
     joint_inputs = [*inputs, tangent]
     try:
-        decomposed = _decomposed(joint, joint_inputs)
-        fake_mode = _values(decomposed, "placeholder")[0].fake_mode
+        retraced = decomposed(joint, joint_inputs)
+        fake_mode = fake_values(retraced, "placeholder")[0].fake_mode
         nfo = program.num_forward_outputs
         with V.set_fake_mode(fake_mode), tracing(TracingContext(fake_mode)):
-            fw_gm, bw_gm = inductor.partition_fn(decomposed, joint_inputs, num_fwd_outputs=nfo)
+            fw_gm, bw_gm = inductor.partition_fn(retraced, joint_inputs, num_fwd_outputs=nfo)
             # named before compiling: Inductor's post-grad passes rewrite the graphs in place
             saved = tuple(_outputs(fw_gm)[nfo:])
             backward_inputs = tuple(n.name for n in bw_gm.graph.find_nodes(op="placeholder"))
             TracingContext.get().fw_metadata = types.SimpleNamespace(  # what Inductor reads of AOTAutograd's
                 bw_donated_idxs=_donated(fw_gm, bw_gm, nfo), num_mutated_inp_runtime_indices=0,
                 static_input_indices=[])
-            extra = _config_extra(inductor, decomposed)
+            extra = _config_extra(inductor, retraced)
 
             def forward_compiler(gm: torch.fx.GraphModule, xs: list) -> Callable[..., Any]:
                 return _boxed(inductor.compile_fx_forward(gm, xs, num_orig_model_outputs=nfo, num_example_inputs=len(xs),
@@ -199,7 +154,7 @@ def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: 
                 return _boxed(inductor.compile_fx_backward(gm, xs, compiler_config_extra=extra))
 
             with TracingContext.report_output_strides() as strides:
-                forward = compile_graph(fw_gm, _values(fw_gm, "placeholder"), f"{program.name} (forward)",
+                forward = compile_graph(fw_gm, fake_values(fw_gm, "placeholder"), f"{program.name} (forward)",
                                         forward_compiler)
             backward = compile_graph(bw_gm, _restrided(bw_gm, saved, strides[nfo:]), f"{program.name} (backward)",
                                      backward_compiler)
@@ -215,7 +170,7 @@ def _restrided(bw_gm: torch.fx.GraphModule, saved: tuple[str, ...], strides: lis
     """The backward's example inputs, each saved activation with the strides the compiled forward gives
     it (Inductor may lay a convolution's output out channels-last), as AOTAutograd compiles a backward;
     the compiled backward asserts them."""
-    values = _values(bw_gm, "placeholder")
+    values = fake_values(bw_gm, "placeholder")
     by_name = dict(zip(saved, strides))
     for i, node in enumerate(bw_gm.graph.find_nodes(op="placeholder")):
         real = by_name.get(node.name)

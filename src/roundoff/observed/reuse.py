@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping
 import torch
 import torch.fx
 
-from roundoff.capture.program import NODE_ID, Program
-from roundoff.observed.buffers import Observed, base_id, narrow_float
+from roundoff.capture.program import NODE_ID, Program, base_id
+from roundoff.observed.buffers import Observed, narrow_float
 from roundoff.observed.causes import local_region
 from roundoff.observed.compare import substitution_nodes
 

@@ -40,11 +40,13 @@ from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
+from roundoff.plan.partitioner import saved_values
 from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
 from roundoff.plan.saved import numel, saved_at_reduction_shape
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
+    FusionModel,
     OpOverride,
     Policy,
     RoundingPoint,
@@ -94,13 +96,14 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     notes: list[str] = []
     if rewritten is None or not rewritten.fits(program, policy):
         rewritten = rewrite(program, policy)
+    partitioned = saved_values(program) if program.backward and policy.fusion is not FusionModel.NONE else None
     program, cse = rewritten.program, rewritten.cse
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
     for _ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
         bases = {node_id(n): _base(n, policy, promote, copies) for n in nodes}
-        fusion_nodes = _fusion_nodes(program, bases)
+        fusion_nodes = _fusion_nodes(program, bases, partitioned)
         fusion = fuse(fusion_nodes, policy.fusion)
         split = remat.differing_copies(fusion_nodes, fusion)
         if not split:
@@ -242,7 +245,7 @@ def _kind(node: torch.fx.Node, base: _Base) -> Kind:
     return Kind.FUSIBLE
 
 
-def _fusion_nodes(program: Program, bases: dict[str, _Base]) -> list[FusionNode]:
+def _fusion_nodes(program: Program, bases: dict[str, _Base], partitioned: frozenset[str] | None) -> list[FusionNode]:
     outputs: set[str] = set()
     for n in program.nodes():
         if n.op == "output":
@@ -259,7 +262,7 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base]) -> list[FusionNode]
         for n in program.nodes()
         if n.op != "output"
     ]
-    saved = saved_at_reduction_shape(program, nodes)
+    saved = saved_at_reduction_shape(program, nodes, partitioned)
     return [dataclasses.replace(n, saved=True) if n.id in saved else n for n in nodes]
 
 

@@ -7,9 +7,11 @@ changes numerically is a value of a reduction's shape computed in the forward's 
 what is computed from it at its shape (a variance, its ``rsqrt``): the partitioner saves it (it is
 small, and a reduction is not recomputed), so Inductor stores it rounded, and the forward's
 full-width kernels read the stored value while the kernel that computes it reads it unrounded
-(measured, CPU, torch 2.13: a bf16 ``mean(x*x) - mean(x)**2`` before an ``rsqrt``). Full-width
-pointwise values the backward reads are left to the fusion model (the min-cut partitioner mostly
-recomputes them in the backward from what it saved).
+(measured, CPU, torch 2.13: a bf16 ``mean(x*x) - mean(x)**2`` before an ``rsqrt``), where the
+partitioner saves it: it may save the full-width values computed from it instead (a LayerNorm on an
+``unfold``'s output saves the normalized values, and its mean stays fp32 in the kernel), so the
+partitioner is asked (`roundoff.plan.partitioner`). Full-width pointwise values are left to the
+fusion model (the forward's kernel that stores one also hands it unrounded to its other readers).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 
 import torch.fx
 
-from roundoff.capture.program import Program, node_id
+from roundoff.capture.program import Program, base_id, node_id
 from roundoff.plan.fusion import FusionNode, Kind
 
 
@@ -31,15 +33,23 @@ def numel(node: torch.fx.Node) -> int:
         return 0
 
 
-def saved_at_reduction_shape(program: Program, nodes: Sequence[FusionNode]) -> set[str]:
+def saved_at_reduction_shape(program: Program, nodes: Sequence[FusionNode],
+                             partitioned: frozenset[str] | None = None) -> set[str]:
     """The ids of the fusible forward nodes of a training `program` that its compiled forward saves at a
-    reduction's shape: computed, through fusible nodes only, from a reduction of their own element
-    count, and read by the backward or on the way (through fusible nodes) to a value it reads, which
-    the partitioner then recomputes from them (a LayerNorm's ``x - mean``)."""
+    reduction's shape (computed, through fusible nodes only, from a reduction of their own element
+    count). With `partitioned`, the captured nodes torch.compile's partitioner saves
+    (`roundoff.plan.partitioner.saved_values`), those of them at a reduction's shape, each at the node
+    that holds its value in the rewritten program; without, an approximation of it: those read by the
+    backward or on the way (through fusible nodes) to a value it reads, which the partitioner then
+    recomputes from them (a LayerNorm's ``x - mean``)."""
     if not program.backward:
         return set()
-    forward = _forward(program)
     by_id = {n.id: n for n in nodes}
+    if partitioned is not None:
+        holder = {base_id(n.id): n.id for n in nodes}  # the last node made from each captured node
+        return {n.id for n in nodes if n.kind is Kind.FUSIBLE and base_id(n.id) in partitioned
+                and holder[base_id(n.id)] == n.id and _of_reduction_shape(n, by_id)}
+    forward = _forward(program)
     todo = [p for n in nodes if n.id not in forward for p in n.inputs if p in forward]
     saved: set[str] = set()
     seen: set[str] = set()
