@@ -20,10 +20,10 @@ from typing import Any
 
 import torch
 
+from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.verdict import (
-    EXCESS_LIMIT,
     Rule,
     Verdict,
     judge,
@@ -31,7 +31,7 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture import capture
-from roundoff.capture.program import NODE_ID, Program
+from roundoff.capture.program import NODE_ID, Program, base_id
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics
@@ -69,6 +69,7 @@ class OutputFailure:
     same program, fp64 of the whole program as the reference's reference."""
 
     name: str
+    node_id: str  # the program node the output is ("" for a constant)
     rmse: float  # against fp64 of the whole program, over elements finite on both sides (NaN: none is)
     reference_rmse: float  # the reference's against fp64: fp64 correctly rounded to the judged format, or eager's
     nonfinite: int  # elements NaN/inf where fp64 is finite
@@ -106,8 +107,13 @@ class ObserveResult:
     outputs: tuple[torch.Tensor, ...] = field(default=(), repr=False)  # the tapped run's, on host
     untapped: tuple[str, ...] = ()  # buffers an op observe does not tap finished (`TapPlan.untapped`): not judged
     #: Against the oracle: the compiled program's outputs that fail check's output rule against the fp64
-    #: run of the whole program (`OutputFailure`), whether or not a kernel diverges.
+    #: run of the whole program (`OutputFailure`: NaN/inf where fp64 is finite, or over the limit with a
+    #: flagged kernel on their path); against eager, those that fail the rule against real eager's.
     failing_outputs: tuple[OutputFailure, ...] = ()
+    #: Against the oracle: outputs over the limit by value alone whose path has no flagged kernel (none
+    #: diverges, is NaN/inf or amplifies an error it reads): ill-conditioned in their format, not
+    #: computed wrongly, so they pass, as `check` passes them (a fp16 BatchNorm net's gradients, 200x)
+    unflagged_outputs: tuple[OutputFailure, ...] = ()
     unmapped_detail: tuple[UnmappedBuffer, ...] = ()  # `unmapped`, each with its kernel and what it is part of
 
     @property
@@ -116,12 +122,13 @@ class ObserveResult:
 
     @property
     def amplified_at(self) -> KernelReport | None:
-        """Where outputs fail but no kernel diverges: the first kernel whose buffer is more than
-        `EXCESS_LIMIT` times fp64 correctly rounded away from fp64 of the whole program
-        (`KernelReport.total_excess`), where an error its operands carry has grown past the limit."""
+        """Where outputs fail but no kernel diverges: the first kernel that computes a node which
+        amplifies an error it reads beyond its format (`KernelReport.amplifying`: more than
+        `EXCESS_LIMIT` times its format's rounding away from fp64 of the whole program, and more than
+        `EXCESS_LIMIT` times the error of what it reads), where a carried error grows past the limit."""
         if not self.failing_outputs or self.first_divergent is not None:
             return None
-        return next((k for k in self.kernels if k.total_excess > EXCESS_LIMIT), None)
+        return next((k for k in self.kernels if k.amplifying), None)
 
     @property
     def diverges(self) -> bool:
@@ -278,8 +285,9 @@ def observe_compiled(
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
             failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
+        unflagged: tuple[OutputFailure, ...] = ()
     else:
-        failing = judged_outputs(outs) if rule is Rule.SAME else ()
+        failing, unflagged = _flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports)
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
@@ -290,8 +298,22 @@ def observe_compiled(
         compare_seconds=time.perf_counter() - start, outputs_identical=identical, source=staged.source,
         stages=tuple(st.label for st in staged.stages), rule=rule.value,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
-        failing_outputs=failing, unmapped_detail=_unmapped_detail(program, staged, plans),
+        failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
     )
+
+
+def _flagged_on_path(program: Program, failures: tuple[OutputFailure, ...], reports: list[KernelReport]
+                     ) -> tuple[tuple[OutputFailure, ...], tuple[OutputFailure, ...]]:
+    """`failures` split as `check` judges outputs against fp64 (`roundoff.analyze.verdict`): those NaN/inf
+    where fp64 is finite, or with a flagged node on their path (a buffer that diverges or is NaN/inf, or a
+    node computed in a kernel that amplifies an error it reads, `KernelReport.amplifying`), fail; the rest,
+    over the limit by value alone, pass."""
+    flagged = {k.node_id for k in reports if k.verdict is not Verdict.OK} | {i for k in reports for i in k.amplifying}
+    fail, passing = [], []
+    for f in failures:
+        path = ancestors(program, {base_id(f.node_id)}) if f.node_id else set()  # (a planned node's id: n7.2)
+        (fail if f.nonfinite or math.isnan(f.rmse) or path & flagged else passing).append(f)
+    return tuple(fail), tuple(passing)
 
 
 def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]) -> tuple[UnmappedBuffer, ...]:
@@ -354,7 +376,8 @@ def _compare(
             both = res.isfinite() & fp64.isfinite() & (ref.isfinite() if eager_outs is not None else True)
             lost = int((~res.isfinite() & fp64.isfinite()).sum())
             some = bool(both.any())  # else no element to take an RMSE over: NaN (JSON null), not a perfect 0
-            failures.append(OutputFailure(name, rmse(res[both], fp64[both]) if some else math.nan,
+            failures.append(OutputFailure(name, arg.meta.get(NODE_ID, "") if isinstance(arg, torch.fx.Node) else "",
+                                          rmse(res[both], fp64[both]) if some else math.nan,
                                           rmse(ref[both], fp64[both]) if some else math.nan, lost))
         return tuple(failures)
 

@@ -27,10 +27,5 @@ def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
     return int((differ & ~(a.isnan() & b.isnan())).sum())
 
 
-def base_id(nid: str) -> str:
-    """The captured node a planned node was made from (``n7.1`` and ``n7@k2`` -> ``n7``)."""
-    return nid.split("@")[0].split(".")[0]
-
-
 def narrow_float(dtype: Any) -> bool:
     return isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype.itemsize < 4

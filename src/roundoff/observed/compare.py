@@ -39,10 +39,10 @@ from roundoff.analyze.verdict import (
     unit_roundoff,
     working_dtype,
 )
-from roundoff.capture.program import NODE_ID, Program, node_source
+from roundoff.capture.program import NODE_ID, Program, base_id, node_source
 from roundoff.execute.interpreter import Lockstep
 from roundoff.numerics import get_format, round_to
-from roundoff.observed.buffers import Observed, base_id, bit_mismatch, narrow_float
+from roundoff.observed.buffers import Observed, bit_mismatch, narrow_float
 from roundoff.observed.causes import emulation_cause, local_region
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
@@ -55,6 +55,7 @@ _SUMS = {  # sum/mean ops -> is a mean
 }
 _MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)  # ops that only move or convert a value
 _CANCELLING = frozenset({_aten.add.Tensor, _aten.sub.Tensor})  # where a value 0 by structure is made
+_POINTWISE = (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL)
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,30 @@ class KernelReport:
     #: The observed nodes the kernel reads (its computation's operands from other buffers) that the
     #: program stores in 16 bits or fewer: what may carry an error it amplifies (`total_excess`)
     reads_narrow: tuple[str, ...] = ()
+    #: Every observed node the kernel reads (its operands from other buffers), in kernel order
+    reads: tuple[str, ...] = ()
+    #: The pointwise nodes computed for this buffer (its own or fused into its kernel) that `amplify`
+    #: an error they read beyond their format, as `check` flags a node: what fails an output by value
+    amplifying: tuple[str, ...] = ()
 
     @property
     def emulated_identical(self) -> bool:
         return self.emulated_mismatch == 0
+
+
+def amplifies(node: torch.fx.Node, value: torch.Tensor, whole: torch.Tensor, fmt: torch.dtype,
+              read_errors: list[float]) -> float | None:
+    """The normwise relative error of `value` against fp64 of the whole program (`whole`) where pointwise
+    `node` amplifies an error it reads beyond its format, as `check` flags a node
+    (`roundoff.analyze.culprits.amplifies`): that error more than `EXCESS_LIMIT` times `fmt`'s rounding
+    of `whole` and more than `EXCESS_LIMIT` times the largest of `read_errors` (its operands'); else
+    None (not pointwise, or NaN/inf fp64 does not have: the NaN rules judge those)."""
+    if classify(node.target).op_class not in _POINTWISE or new_nonfinite(value, whole):
+        return None
+    err, floor = norm_rels((value, round_to(whole, get_format(fmt))), whole)
+    if err > EXCESS_LIMIT * floor and err > EXCESS_LIMIT * max(read_errors, default=0.0):
+        return err
+    return None
 
 
 def better(a: KernelReport, b: KernelReport) -> KernelReport:
@@ -142,6 +163,11 @@ class KernelObserver:
         # ids of nodes no buffer holds whose emulated value (from the kernel's operands) turned NaN/inf
         # where fp64 of the whole program is finite: where inside a kernel a NaN was made
         self.made_nonfinite: set[str] = set()
+        # each float node's normwise relative error against fp64 of the whole program (the observed
+        # value where a buffer holds it, else the emulation's from the kernel's operands), and the base
+        # ids of the pointwise nodes that amplify what they read (`amplifies`)
+        self.total_rel: dict[torch.fx.Node, float] = {}
+        self.amplifying: set[str] = set()
         self._calls = {i: n for i, n in self.originals.items() if n.op == "call_function"}
         self._regions: dict[str, tuple[str, ...]] = {}  # `_region`'s walks
 
@@ -153,9 +179,12 @@ class KernelObserver:
         nid = self.targets.get(node)
         if nid is None:
             self._note_nonfinite(node, vals)
+            self._track(node, vals[EMULATED], vals[GLOBAL])
             return None
         obs = self.observed[nid]
         value = obs.value.to(vals[ORACLE].device)
+        if value.numel() == getattr(vals[GLOBAL], "numel", lambda: -1)():
+            self._track(node, value.reshape(vals[GLOBAL].shape), vals[GLOBAL])
         if (not isinstance(vals[ORACLE], torch.Tensor) or value.numel() != vals[ORACLE].numel()
                 or not value.is_floating_point() or not vals[ORACLE].is_floating_point()):
             # integer buffers and nodes (indices, masks: max's indices beside its float values) are not judged
@@ -171,6 +200,21 @@ class KernelObserver:
             for i, v in enumerate(vals)
         )
 
+    def _track(self, node: torch.fx.Node, value: object, whole: object) -> None:
+        """Record `node`'s error against fp64 of the whole program, and whether it `amplifies`."""
+        if not (isinstance(value, torch.Tensor) and isinstance(whole, torch.Tensor) and value.is_floating_point()
+                and value.numel() and node.op == "call_function"):
+            return
+        reads = [self.total_rel.get(p, 0.0) for p in node.all_input_nodes]
+        original = self.originals.get(base_id(str(node.meta.get(NODE_ID))))
+        fmt = getattr(original.meta.get("val") if original is not None else None, "dtype", value.dtype)
+        amplified = amplifies(node, value, whole, fmt if fmt.is_floating_point else value.dtype, reads)
+        if amplified is not None:
+            self.amplifying.add(base_id(str(node.meta.get(NODE_ID))))
+            self.total_rel[node] = amplified
+        else:
+            self.total_rel[node] = norm_rels((value,), whole)[0]
+
     def _note_nonfinite(self, node: torch.fx.Node, vals: tuple) -> None:
         """Record a node inside a kernel (no buffer holds it) whose emulated value, computed from the
         kernel's operands, is NaN/inf where fp64 of the whole program is finite (`made_nonfinite`)."""
@@ -185,13 +229,11 @@ class KernelObserver:
             self._regions[nid] = local_region(self.program, nid, obs, self.observed, self._calls)
         return self._regions[nid]
 
-    def _reads_narrow(self, nid: str, obs: Observed) -> tuple[str, ...]:
-        """The observed 16-bit values the kernel computing `obs` reads (see `KernelReport.reads_narrow`)."""
+    def _reads(self, nid: str, obs: Observed) -> tuple[str, ...]:
+        """The observed values the kernel computing `obs` reads, in kernel order (`KernelReport.reads`)."""
         region = set(self._region(nid, obs))
         operands = {p.meta.get(NODE_ID) for i in region if i in self.originals for p in self.originals[i].all_input_nodes}
-        found = self._kernel_operands(operands - region)
-        return tuple(sorted((i for i in found if narrow_float(self.observed[i].value.dtype)),
-                            key=lambda i: self.observed[i].order))
+        return tuple(sorted(self._kernel_operands(operands - region), key=lambda i: self.observed[i].order))
 
     def _made_at(self, nid: str, obs: Observed) -> tuple[str, str, str | None] | None:
         """The first node fused into `obs` (in program order) that made NaN/inf (see `made_nonfinite`)."""
@@ -300,6 +342,7 @@ class KernelObserver:
             total = replace(total, new_nonfinite=new_nonfinite(value, vals[GLOBAL]))
         total_floor = norm_rels((round_to(vals[GLOBAL], get_format(work)),), vals[GLOBAL])[0]
         original = self.originals.get(nid, node)
+        reads = self._reads(nid, obs)
         fused_ops = tuple(
             short_name(self.originals[i].target) for i in obs.fused
             if i in self.originals and self.originals[i].op == "call_function"
@@ -312,7 +355,8 @@ class KernelObserver:
             vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=excess(total, total_floor, work, terms),
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
             emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
-            reads_narrow=self._reads_narrow(nid, obs),
+            reads_narrow=tuple(i for i in reads if narrow_float(self.observed[i].value.dtype)),
+            reads=reads, amplifying=tuple(i for i in dict.fromkeys((*obs.fused, nid)) if i in self.amplifying),
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))
             if mismatch else None,
         )

@@ -37,12 +37,16 @@ from typing import Any
 import torch
 import torch.fx
 
-from roundoff.capture.program import NODE_ID, Program
+from roundoff.capture.program import Program
 from roundoff.execute.node_numerics import stride_free
 from roundoff.ops.classes import OpClass
 from roundoff.ops.classify import classify
+from roundoff.plan.partitioner import custom_id, label
 
-CUSTOM_KEY = "roundoff_id"
+#: Set on the nodes of a Program node with several outputs (``native_batch_norm_backward``'s three
+#: gradients): no one buffer holds its value, and Inductor's last node made from it is one of the
+#: outputs (or an intermediate) of a decomposition whose order is Inductor's own
+MULTI_OUTPUT_KEY = "roundoff_multi_output"
 _BUF = re.compile(r"buf\d+$")
 #: ``buf20 = buf7; del buf7  # reuse``, ``buf37 = reinterpret_tensor(buf28, ...); del buf28  # reuse``: a
 #: buffer made in the memory of a dead one (its own name, not a returned result's)
@@ -126,11 +130,6 @@ def _kind(buf: Any, node: torch.fx.Node | None = None) -> str:
     return "reduction" if isinstance(data, ir.Reduction) else "pointwise"
 
 
-def _roundoff_id(node: Any) -> str | None:
-    custom = getattr(node, "meta", {}).get("custom") or {}
-    return custom.get(CUSTOM_KEY)
-
-
 def _held_buffer(value: Any) -> Any:
     """The buffer a lowered FX node's result is stored in, if it is realized as its own buffer (not a
     view, not an input, not inlined into its users)."""
@@ -161,12 +160,12 @@ def _mean_sums(buffers: list[Any], graph: torch.fx.Graph, table: dict[str, Buffe
         if name in table or not isinstance(getattr(buf, "data", None), ir.Reduction):
             continue
         origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
-        means = [n for n in origins if n.target in _MEANS and _roundoff_id(n) not in held]
+        means = [n for n in origins if n.target in _MEANS and custom_id(n) not in held]
         val, src = (means[-1].meta.get("val"), means[-1].args[0].meta.get("val")) if means else (None, None)
         if not means or not isinstance(val, torch.Tensor) or not isinstance(src, torch.Tensor) or not val.numel():
             continue
-        fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
-        found[name] = BufferInfo(name, _roundoff_id(means[-1]), "reduction", fused, divisor=src.numel() // val.numel())
+        fused = tuple(dict.fromkeys(i for n in origins if (i := custom_id(n)) is not None))
+        found[name] = BufferInfo(name, custom_id(means[-1]), "reduction", fused, divisor=src.numel() // val.numel())
     return found
 
 
@@ -178,19 +177,19 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
     a fused QKV's gradient in a partitioned backward)."""
     nodes = list(graph.nodes)
     order = {n: i for i, n in enumerate(nodes)}
-    last = {nid: n for n in nodes if (nid := _roundoff_id(n)) is not None}
+    last = {nid: n for n in nodes if (nid := custom_id(n)) is not None}
     table = {}
     from torch._inductor import ir
 
     for node, value in lowered:
-        nid = _roundoff_id(node)
+        nid = custom_id(node)
         buf = _held_buffer(value)
-        if nid is None or buf is None or last.get(nid) is not node:
+        if nid is None or buf is None or last.get(nid) is not node or (node.meta.get("custom") or {}).get(MULTI_OUTPUT_KEY):
             continue
         if isinstance(buf, ir.ConcatKernel):  # several kernels write its slices: no one call completes it
             continue
         origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
-        fused = tuple(dict.fromkeys(i for n in origins if (i := _roundoff_id(n)) is not None))
+        fused = tuple(dict.fromkeys(i for n in origins if (i := custom_id(n)) is not None))
         table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused)
     return table
 
@@ -200,7 +199,7 @@ def _partials(buffers: list[Any], table: dict[str, BufferInfo], graph: torch.fx.
     order = {n: i for i, n in enumerate(graph.nodes)}
     return {b.get_name(): tuple(dict.fromkeys(
                 i for n in sorted(getattr(b, "origins", ()) or (), key=lambda n: order.get(n, -1))
-                if (i := _roundoff_id(n)) is not None))
+                if (i := custom_id(n)) is not None))
             for b in buffers if b.get_name() not in table}
 
 
@@ -238,8 +237,10 @@ def labelled_graph(program: Program, device: torch.device) -> torch.fx.GraphModu
     constants and factory ops' ``device=`` on `device`, and ``aten.view`` as ``aten.reshape`` (what a
     user's ``reshape`` is before tracing: Inductor lowers it to the same view where the layout allows)."""
     gm = copy.deepcopy(program.graph_module).to(device)
+    label(gm)
     for n in gm.graph.nodes:
-        n.meta["custom"] = {**(n.meta.get("custom") or {}), CUSTOM_KEY: n.meta[NODE_ID]}
+        if isinstance(n.meta.get("val"), (tuple, list)):
+            n.meta["custom"][MULTI_OUTPUT_KEY] = True
         if n.op == "call_function":  # a view traced on eager's layout, where Inductor's retrace may hold another
             n.target = stride_free(n.target)  # (Phi3's GQA expand): reshape, the same view where one exists
         if isinstance(n.kwargs.get("device"), torch.device) and n.kwargs["device"] != device:
