@@ -200,7 +200,7 @@ def test_outputs_table_shows_each_error_as_a_multiple_of_its_reference_and_the_l
     assert o.passes and ratio > 16, ratio  # precondition: beyond the limit, passing (nothing flagged)
     doc = document_from_checks("t", "oracle", [run_from_check(r)])
     text = " ".join(_render(outputs_table(doc["runs"][0]), tty=False).split())
-    assert "x reference (limit 16)" in text and f"{ratio:.3g}" in text, text
+    assert "x reference (limit 16 with a flagged node on its path)" in text and f"{ratio:.3g}" in text, text
     assert "ok (no flagged node on its path)" in text, text
 
 
