@@ -113,3 +113,26 @@ def test_cpp_backend_stores_a_reused_exp_tanh_sigmoid_like_torch_compile() -> No
     assert torch.isnan(real[0]).any()  # the finding itself: inf / inf
     recomputed = dataclasses.replace(get_policy("inductor-cpu"), fusion=FusionModel.POINTWISE)
     assert all(bits_differ(e, r) > 0 for e, r in zip(run_plan(plan(prog, recomputed), (x,)), real))
+
+
+def _clamped_swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """gpt-oss's expert activation: the sigmoid is read once in the forward, again by the backward."""
+    gate, up = gate.clamp(max=7.0), up.clamp(min=-7.0, max=7.0)
+    return (up + 1) * (gate * torch.sigmoid(gate * 1.702))
+
+
+def test_cpp_reuse_counts_only_the_users_compiled_with_the_value() -> None:
+    """torch.compile compiles a training step's backward apart, so the backward reading a forward
+    sigmoid is no reuse in the forward's kernel: it keeps the sigmoid unrounded (gpt-oss's experts:
+    the plan stored it rounded, 2223 elements differed from torch.compile, and the MoE router's tie
+    that torch.compile flips on CPU was predicted not to flip). Oracle: real torch.compile's training
+    forward, bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    gate, up = (torch.randn(64, 128, generator=g) * 3).bfloat16(), torch.randn(64, 128, generator=g).bfloat16()
+    torch._dynamo.reset()
+    real = torch.compile(_clamped_swiglu, dynamic=False)(gate.clone().requires_grad_(), up.clone().requires_grad_())
+    prog = capture(_clamped_swiglu, gate.clone().requires_grad_(), up.clone().requires_grad_(), backward=True)
+    emulated = run_plan(plan(prog, "inductor-cpu"), prog.example_inputs)[0]
+    sigmoid = next(n for n in prog.graph.nodes if n.target is torch.ops.aten.sigmoid.default)
+    assert len(sigmoid.users) > 1  # read again by the backward: one graph's reuse would store it rounded
+    assert bits_differ(emulated, real) == 0, f"repro: {REPRO}"

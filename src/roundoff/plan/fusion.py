@@ -74,6 +74,9 @@ class FusionNode:
     op: str = ""  # the op's base name ("exp", "add"): `HEAVY_OPS` decides C++ realization by it
     numel: int = 0  # its element count (0: unknown); pointwise kernels of different counts never merge
     saved: bool = False  # a training step's forward stores it for the backward (`roundoff.plan.saved`)
+    #: computed for a training step's backward only: torch.compile compiles the backward apart, so its
+    #: reads of a forward value are no reuse in the forward's kernels (the C++ realize-on-reuse rule)
+    backward: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,9 @@ def _stored(
                     alias.add(n.id)
         else:
             us = users[n.id]
+            same_pass = [u for u in us if u.backward == n.backward]  # the users compiled with it
             realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
-                heavy_reuse and n.kind is Kind.FUSIBLE and len(us) > 1 and _calls_heavy(n, by_id, stored))
+                heavy_reuse and n.kind is Kind.FUSIBLE and len(same_pass) > 1 and _calls_heavy(n, by_id, stored))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)

@@ -42,7 +42,7 @@ from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
 from roundoff.plan.partitioner import saved_values
 from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
-from roundoff.plan.saved import numel, saved_at_reduction_shape
+from roundoff.plan.saved import forward_ids, numel, saved_at_reduction_shape
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
@@ -263,7 +263,9 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base], partitioned: frozen
         if n.op != "output"
     ]
     saved = saved_at_reduction_shape(program, nodes, partitioned)
-    return [dataclasses.replace(n, saved=True) if n.id in saved else n for n in nodes]
+    forward = forward_ids(program) if program.backward else None
+    return [dataclasses.replace(n, saved=n.id in saved, backward=forward is not None and n.id not in forward)
+            for n in nodes]
 
 
 def _packet(name: str) -> str:

@@ -49,7 +49,7 @@ def saved_at_reduction_shape(program: Program, nodes: Sequence[FusionNode],
         holder = {base_id(n.id): n.id for n in nodes}  # the last node made from each captured node
         return {n.id for n in nodes if n.kind is Kind.FUSIBLE and base_id(n.id) in partitioned
                 and holder[base_id(n.id)] == n.id and _of_reduction_shape(n, by_id)}
-    forward = _forward(program)
+    forward = forward_ids(program)
     todo = [p for n in nodes if n.id not in forward for p in n.inputs if p in forward]
     saved: set[str] = set()
     seen: set[str] = set()
@@ -65,7 +65,7 @@ def saved_at_reduction_shape(program: Program, nodes: Sequence[FusionNode],
     return saved
 
 
-def _forward(program: Program) -> set[str]:
+def forward_ids(program: Program) -> set[str]:
     """The ids of the nodes the forward outputs are computed from (themselves included)."""
     todo = [a for a in program.output_args()[: program.num_forward_outputs] if isinstance(a, torch.fx.Node)]
     seen: set[str] = set()
