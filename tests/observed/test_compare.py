@@ -133,3 +133,19 @@ def test_a_lookup_stored_and_read_by_the_same_kernel_is_not_named_kept_unrounded
                    torch.empty(1, 4, dtype=torch.bfloat16), 1, 0)
     cause = emulation_cause(program, summed, obs, plan(program, "inductor-cpu"), {**same_launch, summed: obs})
     assert "embedding" not in cause and cause == "summation order"
+
+
+def test_a_convolution_kernel_differs_by_summation_order_not_a_gemm_epilogue():
+    """Trial 38: a bias-free convolution, nothing fused, was said to be "unmodelled decision: Inductor
+    computes convolution inside the GEMM". A convolution's own value differs by summation order; an
+    add a GEMM computes before its one rounding (``addmm`` for ``mm + add``) is still named."""
+    w = torch.randn(4, 3, 3, 3).bfloat16()
+    program = capture(lambda x: torch.nn.functional.conv2d(x, w), torch.randn(2, 3, 8, 8).bfloat16())
+    conv = next(n.meta[NODE_ID] for n in program.nodes() if n.target is torch.ops.aten.convolution.default)
+    obs = Observed("extern_kernels.convolution", "buf0", "extern", (conv,), torch.empty(2, 4, 6, 6), 0, 0)
+    assert emulation_cause(program, conv, obs) == "summation order"
+    b = torch.randn(4).bfloat16()
+    program = capture(lambda x, y: x @ y + b, torch.randn(3, 5).bfloat16(), torch.randn(5, 4).bfloat16())
+    add = next(n.meta[NODE_ID] for n in program.nodes() if n.target is torch.ops.aten.add.Tensor)
+    obs = Observed("extern_kernels.addmm", "buf0", "matmul", (add,), torch.empty(3, 4), 0, 0)
+    assert emulation_cause(program, add, obs).startswith("unmodelled decision: Inductor computes add")

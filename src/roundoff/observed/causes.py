@@ -81,6 +81,10 @@ def local_region(
     return tuple(region)
 
 
+#: what a GEMM or convolution kernel computes as its own value: differences there are summation order
+_GEMM_OWN = (OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION)
+
+
 def emulation_cause(
     program: Program, nid: str, obs: Observed, the_plan: Plan | None = None,
     observed: Mapping[str, Observed] | None = None, region: tuple[str, ...] | None = None,
@@ -91,15 +95,15 @@ def emulation_cause(
     reduction, matmul or normalisation, ``"transcendental implementation"`` for exp/erf/sin/...
     (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
     (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
-    matmul (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before the one rounding) is an
-    unmodelled decision; an extern kernel's own cause is never a transcendental (its origins list
-    the ops that made its operands). `region`: `local_region` of the buffer, where the caller has it."""
+    matmul, convolution or attention (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before
+    the one rounding) is an unmodelled decision; an extern kernel's own cause is never a
+    transcendental (its origins list the ops that made its operands). `region`: `local_region` of the buffer, where the caller has it."""
     nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
     extern = obs.kind in ("matmul", "extern", "template")
     if observed is not None and not extern:  # judge what the emulation computes for this buffer
         obs = replace(obs, fused=region if region is not None else local_region(program, nid, obs, observed, nodes))
     classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
-    if extern and nid in nodes and classify(nodes[nid].target).op_class is not OpClass.MATMUL:
+    if extern and nid in nodes and classify(nodes[nid].target).op_class not in _GEMM_OWN:
         op = short_name(nodes[nid].target)
         return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
     ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)

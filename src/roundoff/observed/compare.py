@@ -100,6 +100,12 @@ class KernelReport:
         return self.emulated_mismatch == 0
 
 
+def _may_be_float(node: torch.fx.Node) -> bool:
+    """Whether `node`'s value may be floating point (not known to be an index or mask tensor)."""
+    val = node.meta.get("val")
+    return not (isinstance(val, torch.Tensor) and not val.is_floating_point())
+
+
 def amplifies(node: torch.fx.Node, value: torch.Tensor, whole: torch.Tensor, fmt: torch.dtype,
               read_errors: list[float]) -> float | None:
     """The normwise relative error of `value` against fp64 of the whole program (`whole`) where pointwise
@@ -205,9 +211,15 @@ class KernelObserver:
         if not (isinstance(value, torch.Tensor) and isinstance(whole, torch.Tensor) and value.is_floating_point()
                 and value.numel() and node.op == "call_function"):
             return
-        reads = [self.total_rel.get(p, 0.0) for p in node.all_input_nodes]
-        original = self.originals.get(base_id(str(node.meta.get(NODE_ID))))
-        fmt = getattr(original.meta.get("val") if original is not None else None, "dtype", value.dtype)
+        reads = []
+        for p in node.all_input_nodes:
+            if p in self.total_rel:
+                reads.append(self.total_rel[p])
+            elif p.op not in ("placeholder", "get_attr") and _may_be_float(p):  # (a tuple's item: unknown)
+                self.total_rel[node] = norm_rels((value,), whole)[0]
+                return  # what it reads carries an error not measured here: no amplification judged
+        decision = self.emulated.decisions.get(str(node.meta.get(NODE_ID))) if self.emulated is not None else None
+        fmt = getattr(decision, "storage_dtype", None) or value.dtype  # the format the plan stores it in
         amplified = amplifies(node, value, whole, fmt if fmt.is_floating_point else value.dtype, reads)
         if amplified is not None:
             self.amplifying.add(base_id(str(node.meta.get(NODE_ID))))

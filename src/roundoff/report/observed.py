@@ -145,8 +145,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     if first is None and doc.get("failing_outputs"):
         head = _outputs_only(doc)
     elif first is None:
-        head = Text(f"{doc['program']}: every kernel of {doc['backend']} on {doc['device']} is within "
-                    f"tolerance against {doc['against']}{_eager_nonfinite(doc)}", style="bold green")
+        head = Text(f"{doc['program']}: every judged kernel buffer of {doc['backend']} on {doc['device']} is within "
+                    f"tolerance against {doc['against']}{_coverage(doc)}{_eager_nonfinite(doc)}", style="bold green")
     else:
         head = Text(
             f"{doc['program']}: first diverging kernel against {doc['against']}: {first['kernel']} "
@@ -251,6 +251,15 @@ def _carriers(doc: dict[str, Any], k: dict[str, Any]) -> str:
     named = [f"{o['op']} ({i}) at {o['source'] or 'an unknown line'}, stored in {o['dtype']}"
              for i in k.get("reads_narrow", ()) if (o := by_node.get(i)) is not None]
     return f"; of those stored in 16 bits it reads {'; '.join(named[:3])}" if named else ""
+
+
+def _coverage(doc: dict[str, Any]) -> str:
+    """`` (N of M buffers judged ...)`` where some buffers written were not judged, else ""."""
+    skipped = len(doc.get("unmapped") or []) + len(doc.get("untapped") or [])
+    if not skipped:
+        return ""
+    return (f" ({doc['buffers']} of {doc['buffers'] + skipped} buffers written judged; the rest, named below, "
+            "only through the outputs)")
 
 
 def _not_judged(doc: dict[str, Any]) -> list[Text]:
