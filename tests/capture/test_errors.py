@@ -127,3 +127,23 @@ def test_bad_arguments(args: tuple[object, ...], kwargs: dict[str, object], cons
 def test_not_callable() -> None:
     with pytest.raises(CaptureError, match="pass a function or torch.nn.Module"):
         capture(42, torch.randn(2))  # type: ignore[arg-type]
+
+
+def penalized(x: torch.Tensor) -> torch.Tensor:
+    y = (x * x).tanh().sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    return y + g.pow(2).sum()
+
+
+def test_autograd_grad_inside_the_function_asks_for_the_backward() -> None:
+    """Trial 38: torch.autograd.grad in a function captured without its backward failed inside autograd
+    ("element 0 of tensors does not require grad") with no advice. It is refused at its line with the
+    advice; with the backward the same function (a gradient penalty) is captured, and its value is
+    eager's (oracle: the function run by eager)."""
+    x = torch.randn(8, requires_grad=True)
+    with pytest.raises(CaptureError) as info:
+        capture(penalized, x)
+    assert info.value.construct == "gradients inside the function"
+    assert info.value.source == _line_of(penalized, "torch.autograd.grad") and "--backward" in str(info.value)
+    program = capture(penalized, x, backward=True)
+    assert torch.equal(program.graph_module(x.detach())[0], penalized(x).detach())

@@ -102,9 +102,10 @@ def collect_inputs(
     if backward and not any(wants):
         raise CaptureError(
             "backward=True but no floating-point input requires grad; call .requires_grad_() on the "
-            "inputs to differentiate (parameters of the modules it uses count automatically; a plain tensor "
-            "it closes over is a constant even with requires_grad=True: pass it as an argument or make it an "
-            "nn.Parameter of a module)",
+            "inputs to differentiate (parameters of the modules it uses count automatically, where the modules "
+            "exist before the call: a module built inside the function, or on its first call, is found only "
+            "after it; build it at import time. A plain tensor it closes over is a constant even with "
+            "requires_grad=True: pass it as an argument or make it an nn.Parameter of a module)",
             construct="nothing to differentiate",
         )
     cots = _cotangent_list(cotangents, backward)

@@ -156,6 +156,14 @@ class SourceRecorder(TorchFunctionMode):
                 construct="backward inside the function",
                 source=source,
             )
+        if func is torch.autograd.grad and not torch.is_grad_enabled():  # captured without its backward
+            raise CaptureError(
+                "the function computes gradients (torch.autograd.grad), which needs the program captured "
+                "with its backward: pass `--backward` (`backward=True` in the library); to check the "
+                "gradients of a loss, return the loss and let roundoff differentiate it",
+                construct="gradients inside the function",
+                source=source,
+            )
         start = len(graph.nodes)
         out = func(*args, **(kwargs or {}))
         new = label_new_nodes(graph, start, NODE_SOURCE, source)
