@@ -142,7 +142,7 @@ def _narrow_reads(r: NodeReport, plan: Plan) -> str:
         return ""
     names = ", ".join(f"`{_op(p)}` ({p.meta.get(NODE_ID)}{' at ' + s if (s := node_source(p)) else ''})" for p in reads[:2])
     return (f" It reads {names} in {str(plan.decisions[reads[0].meta[NODE_ID]].storage_dtype).removeprefix('torch.')}: "
-            "if it amplifies that rounding, keep what it reads in a wider format (blame --against oracle tries it).")
+            "if it amplifies that rounding, keep what it reads in a wider format (blame --against oracle tries such placements where the policy makes them).")
 
 
 def _amplification(source: NodeReport, amp: NodeReport) -> float:
@@ -176,7 +176,10 @@ def _below_normal_sentence(r: NodeReport) -> str:
         f"{_at(r)} computes values below {fmt}'s normal range: even fp64 correctly rounded to {fmt} is off by "
         f"{r.format_loss:.2g} (normwise) there, as subnormals hold fewer bits, and its result is off by "
         f"{r.vs_oracle.norm_rel:.2g}. Scale the values up (in a backward pass, the loss: torch.amp.GradScaler) "
-        "or compute it in bf16/fp32."
+        "or compute it in bf16/fp32." + (
+            f" A `{r.op}` this small may be a cancellation of values that are not (a variance as mean(x*x) - "
+            "mean(x)**2): then compute it without one (mean((x - mean)**2)), as a wider format alone may "
+            "leave it wrong." if r.op in ("sub", "add", "rsub") else "")
     )
 
 
