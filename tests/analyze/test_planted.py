@@ -12,6 +12,7 @@ from roundoff.analyze import check
 from roundoff.capture import capture
 from tests.analyze.planted import PLANTED, Planted
 
+
 def _planted_id(program, case: Planted) -> str:
     return [n for n in program.graph.nodes if n.target is case.op][case.occurrence].meta["roundoff_id"]
 
@@ -192,7 +193,7 @@ def test_an_op_amplifying_its_bf16_operand_names_that_operand() -> None:
     for product, within in (((a * b).bfloat16().double(), False), (a * b, True)):  # independent of roundoff
         value = (torch.exp(product) * 1e-30).bfloat16().double()
         rel = float((value - exact).norm() / exact.norm())
-        floor = float(((exact.bfloat16().double() - exact).norm() / exact.norm()))
+        floor = float((exact.bfloat16().double() - exact).norm() / exact.norm())
         assert (rel <= 16 * floor) == within, (rel, floor)
     program = capture(case.fn, *xs)
     r = check(program, xs, case.policy, against=case.against)
@@ -280,3 +281,26 @@ def test_zeros_an_epsilon_cannot_rescue_are_traced_to_the_cancellation_that_make
     line = f"{sub.meta['roundoff_id']} at {sub.meta['roundoff_source']}"
     add = next(e for e in r.explanations if e.startswith("`add` ("))
     assert f"the zeros come from `sub` ({line})" in add and "an epsilon alone does not fix it" in add, add
+
+
+def naive_variance_norm(x: torch.Tensor) -> torch.Tensor:
+    mu = x.mean(-1, keepdim=True)
+    var = (x * x).mean(-1, keepdim=True) - mu * mu
+    return (x - mu) / torch.sqrt(var + 1e-5)
+
+
+def test_a_subnormal_difference_of_normal_values_is_called_a_possible_cancellation() -> None:
+    """Trial 38: a naive fp16 variance of near-constant rows (about 1e-6, subnormal in fp16) was told
+    "GradScaler or compute it in bf16/fp32"; bf16 left it 168-676x off. Its sentence says it may be a
+    cancellation of values that are not small. Oracle: fp64 (the variance is below fp16's normal
+    range, the means it subtracts are not)."""
+    g = torch.Generator().manual_seed(2)
+    level = 0.9 + 0.1 * torch.rand(64, 1, generator=g)
+    x = (level + 1e-3 * torch.randn(64, 48, generator=g)).half()
+    wide = x.double()
+    var = (wide * wide).mean(-1) - wide.mean(-1) ** 2
+    tiny = torch.finfo(torch.float16).tiny
+    assert bool((var < tiny).all()) and bool(((wide * wide).mean(-1) > tiny).all())
+    r = check(capture(naive_variance_norm, x), (x,), "eager", against="oracle")
+    said = [e for e in r.explanations if "below float16's" in e and e.startswith("`sub`")]
+    assert said and "may be a cancellation" in said[0], r.explanations

@@ -176,11 +176,17 @@ def _below_normal_sentence(r: NodeReport) -> str:
         f"{_at(r)} computes values below {fmt}'s normal range: even fp64 correctly rounded to {fmt} is off by "
         f"{r.format_loss:.2g} (normwise) there, as subnormals hold fewer bits, and its result is off by "
         f"{r.vs_oracle.norm_rel:.2g}. Scale the values up (in a backward pass, the loss: torch.amp.GradScaler) "
-        "or compute it in bf16/fp32." + (
-            f" A `{r.op}` this small may be a cancellation of values that are not (a variance as mean(x*x) - "
-            "mean(x)**2): then compute it without one (mean((x - mean)**2)), as a wider format alone may "
-            "leave it wrong." if r.op in ("sub", "add", "rsub") else "")
+        "or compute it in bf16/fp32." + _cancellation_hint(r)
     )
+
+
+def _cancellation_hint(r: NodeReport) -> str:
+    """For a sub/add whose values are too small for its format: it may be a cancellation, said so."""
+    if r.op not in ("sub", "add", "rsub"):
+        return ""
+    return (f" A `{r.op}` this small may be a cancellation of values that are not (a variance as mean(x*x) - "
+            "mean(x)**2): then compute it without one (mean((x - mean)**2)), as a wider format alone may "
+            "leave it wrong.")
 
 
 def _range_words(r: NodeReport, own) -> str:
@@ -190,7 +196,7 @@ def _range_words(r: NodeReport, own) -> str:
         return f"; {fmt} cannot hold its values (overflow)."
     return (
         f"; its values are below {fmt}'s range and round to 0 (underflow; in a backward pass, scale the loss, "
-        "e.g. torch.amp.GradScaler, or compute in bf16/fp32)."
+        "e.g. torch.amp.GradScaler, or compute in bf16/fp32)." + _cancellation_hint(r)
     )
 
 
