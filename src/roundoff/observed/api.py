@@ -111,8 +111,8 @@ class ObserveResult:
     #: flagged kernel on their path); against eager, those that fail the rule against real eager's.
     failing_outputs: tuple[OutputFailure, ...] = ()
     #: Against the oracle: outputs over the limit by value alone whose path has no flagged kernel (none
-    #: diverges, is NaN/inf or amplifies an error it reads): ill-conditioned in their format, not
-    #: computed wrongly, so they pass, as `check` passes them (a fp16 BatchNorm net's gradients, 200x)
+    #: diverges, is NaN/inf or amplifies an error it reads): an error grown over many roundings, none
+    #: beyond the limit, so they pass, as `check` passes them (a fp16 BatchNorm net's gradients, 200x)
     unflagged_outputs: tuple[OutputFailure, ...] = ()
     unmapped_detail: tuple[UnmappedBuffer, ...] = ()  # `unmapped`, each with its kernel and what it is part of
 
