@@ -106,19 +106,13 @@ def _may_be_float(node: torch.fx.Node) -> bool:
     return not (isinstance(val, torch.Tensor) and not val.is_floating_point())
 
 
-def amplifies(node: torch.fx.Node, value: torch.Tensor, whole: torch.Tensor, fmt: torch.dtype,
-              read_errors: list[float]) -> float | None:
-    """The normwise relative error of `value` against fp64 of the whole program (`whole`) where pointwise
-    `node` amplifies an error it reads beyond its format, as `check` flags a node
-    (`roundoff.analyze.culprits.amplifies`): that error more than `EXCESS_LIMIT` times `fmt`'s rounding
-    of `whole` and more than `EXCESS_LIMIT` times the largest of `read_errors` (its operands'); else
-    None (not pointwise, or NaN/inf fp64 does not have: the NaN rules judge those)."""
-    if classify(node.target).op_class not in _POINTWISE or new_nonfinite(value, whole):
-        return None
-    err, floor = norm_rels((value, round_to(whole, get_format(fmt))), whole)
-    if err > EXCESS_LIMIT * floor and err > EXCESS_LIMIT * max(read_errors, default=0.0):
-        return err
-    return None
+def amplifies(node: torch.fx.Node, err: float, floor: float, read_errors: list[float]) -> bool:
+    """Whether pointwise `node` amplifies an error it reads beyond its format, as `check` flags a node
+    (`roundoff.analyze.culprits.amplifies`): its normwise relative error against fp64 of the whole
+    program (`err`) more than `EXCESS_LIMIT` times its format's rounding of that (`floor`) and more than
+    `EXCESS_LIMIT` times the largest of `read_errors` (its operands')."""
+    return (classify(node.target).op_class in _POINTWISE and err > EXCESS_LIMIT * floor
+            and err > EXCESS_LIMIT * max(read_errors, default=0.0))
 
 
 def better(a: KernelReport, b: KernelReport) -> KernelReport:
@@ -211,21 +205,22 @@ class KernelObserver:
         if not (isinstance(value, torch.Tensor) and isinstance(whole, torch.Tensor) and value.is_floating_point()
                 and value.numel() and node.op == "call_function"):
             return
-        reads = []
+        reads: list[float] | None = []
         for p in node.all_input_nodes:
             if p in self.total_rel:
                 reads.append(self.total_rel[p])
             elif p.op not in ("placeholder", "get_attr") and _may_be_float(p):  # (a tuple's item: unknown)
-                self.total_rel[node] = norm_rels((value,), whole)[0]
-                return  # what it reads carries an error not measured here: no amplification judged
+                reads = None  # what it reads carries an error not measured here: no amplification judged
+                break
         decision = self.emulated.decisions.get(str(node.meta.get(NODE_ID))) if self.emulated is not None else None
         fmt = getattr(decision, "storage_dtype", None) or value.dtype  # the format the plan stores it in
-        amplified = amplifies(node, value, whole, fmt if fmt.is_floating_point else value.dtype, reads)
-        if amplified is not None:
+        judged = reads is not None and classify(node.target).op_class in _POINTWISE and not new_nonfinite(value, whole)
+        # (NaN/inf fp64 does not have: the NaN rules judge that node)
+        err, *floor = norm_rels((value, round_to(whole, get_format(fmt if fmt.is_floating_point else value.dtype)))
+                                if judged else (value,), whole)
+        self.total_rel[node] = err
+        if judged and amplifies(node, err, floor[0], reads):
             self.amplifying.add(base_id(str(node.meta.get(NODE_ID))))
-            self.total_rel[node] = amplified
-        else:
-            self.total_rel[node] = norm_rels((value,), whole)[0]
 
     def _note_nonfinite(self, node: torch.fx.Node, vals: tuple) -> None:
         """Record a node inside a kernel (no buffer holds it) whose emulated value, computed from the
