@@ -570,3 +570,23 @@ def test_against_eager_says_where_eager_itself_is_not_finite():
     console = Console(width=400, record=True)
     console.print(observe_report(observe_document(result)))
     assert "but eager's own kernel is NaN/inf where fp64 is finite" in console.export_text()
+
+
+def test_code_inductor_cannot_build_is_named_a_torch_compile_bug():
+    """Trial 39: on bf16 GPTNeoX/Phi training steps Inductor wrote C++ its compiler rejects
+    ("conflicting declaration ... tmp_acc0_vec"), plain torch.compile failed the same way, and observe
+    said "internal error ... a roundoff bug" (exit 3). A rejected generated source is torch's bug: an
+    ObserveError naming the compiler's error line. Oracle: Inductor's own exception type for it."""
+    from torch._inductor.exc import CppCompileError
+
+    from roundoff.observed.taps import CompileError, compile_graph, labelled_graph
+
+    program = capture(erf_only, small_x())
+
+    def rejected(gm, xs):
+        raise CppCompileError(["g++", "kernel.cpp"], "kernel.cpp:7: error: conflicting declaration 'auto tmp0'")
+
+    with pytest.raises(ObserveError) as info:
+        compile_graph(labelled_graph(program, torch.device("cpu")), list(program.example_inputs), "f", rejected)
+    assert not isinstance(info.value, CompileError)
+    assert "torch.compile bug" in str(info.value) and "conflicting declaration" in str(info.value)

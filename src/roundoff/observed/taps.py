@@ -39,6 +39,7 @@ import torch.fx
 
 from roundoff.capture.program import Program
 from roundoff.execute.node_numerics import stride_free
+from roundoff.observed.compile_errors import codegen_failed, compiler_error, custom_ops
 from roundoff.ops.classes import OpClass
 from roundoff.ops.classify import classify
 from roundoff.plan.partitioner import custom_id, label
@@ -89,28 +90,6 @@ class CompiledProgram:
         """The generated wrapper's Python source (kernels included, as Inductor wrote it)."""
         with open(self.module.__file__) as f:
             return f.read()
-
-
-def _compiler_error(exc: BaseException) -> str:
-    """The line of an Inductor error that says what failed: the C++/Triton compiler's own ``error:``
-    line when there is one (Inductor's first line only names the exception), else the first line."""
-    text = str(exc).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    compiler = next((ln for ln in lines if "error:" in ln), None)
-    return (compiler or (lines[0] if lines else type(exc).__name__))[:300]
-
-
-_TORCH_NAMESPACES = frozenset({"aten", "prims", "quantized", "_c10d_functional", "c10d_functional", "inductor"})
-
-
-def _custom_ops(gm: torch.fx.GraphModule) -> list[str]:
-    """The names of the operators `gm` calls from libraries other than torch's own (custom ops)."""
-    names = {
-        n.target.name().split(".")[0] for n in gm.graph.nodes
-        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
-        and n.target.namespace not in _TORCH_NAMESPACES
-    }
-    return sorted(names)
 
 
 def _kind(buf: Any, node: torch.fx.Node | None = None) -> str:
@@ -277,15 +256,22 @@ def compile_graph(
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = (compiler or compile_fx)(gm, list(inputs))
     except Exception as exc:  # Inductor's errors are long: one line naming the program and cause
-        if custom := _custom_ops(gm):  # the user's own op: torch.compile fails on it just the same
+        if custom := custom_ops(gm):  # the user's own op: torch.compile fails on it just the same
             raise ObserveError(
                 f"Inductor could not compile program {name!r}, which calls the custom op(s) "
-                f"{', '.join(custom)}: {type(exc).__name__}: {_compiler_error(exc)} (torch.compile of "
+                f"{', '.join(custom)}: {type(exc).__name__}: {compiler_error(exc)} (torch.compile of "
                 "your function fails the same way: make the op compilable, e.g. register its fake impl)"
+            ) from exc
+        if codegen_failed(exc):  # Inductor wrote code its own C++/Triton compiler rejects: torch's bug
+            raise ObserveError(
+                f"Inductor generated code for program {name!r} that its C++/Triton compiler rejects: "
+                f"{compiler_error(exc)} (a torch.compile bug, not your program's nor roundoff's: "
+                "torch.compile of your function most likely fails the same way; check that, and report it to "
+                "PyTorch; observe needs a program Inductor can build)"
             ) from exc
         raise CompileError(
             f"Inductor could not compile roundoff's captured aten graph of program {name!r}: "
-            f"{type(exc).__name__}: {_compiler_error(exc)} (where torch.compile compiles your function, this "
+            f"{type(exc).__name__}: {compiler_error(exc)} (where torch.compile compiles your function, this "
             "is a roundoff bug: report it with --debug's traceback; else a torch bug or an unsupported op)"
         ) from exc
     if len(found) != 1:
