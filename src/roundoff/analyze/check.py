@@ -29,7 +29,7 @@ from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.output_verdicts import output_verdicts
+from roundoff.analyze.output_verdicts import OutputJudge, output_verdicts
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.verdict import (
@@ -39,7 +39,7 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture.program import Program
-from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.interpreter import Lockstep, chained
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.ops.classes import OpClass
@@ -154,7 +154,8 @@ def check(
     why_all = (screened,) if nodes == "screen" else ()
     floors = OutputFloors(plan_a.program, path_dtypes(plan_a.program.graph)) if vs_oracle and rule is Rule.SAME else None
     observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
-    ls = Lockstep(plan_a.program, sides, on_node=observer, keep=not stream,
+    judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle, floors=floors) if stream else None
+    ls = Lockstep(plan_a.program, sides, on_node=chained(observer, judge), keep=not stream,
                   recompute=range(len(sides)) if recompute else ())
     with torch.inference_mode():  # no autograd bookkeeping per op: ~15% of a small model's per-node check on CPU
         outs = ls.run_inputs(inputs)
@@ -168,7 +169,8 @@ def check(
                        if r.verdict is Verdict.NONFINITE or amplifies(plan_a.program, r, by_id)}
         shown_nodes |= {h.node_id for h in hazards if h.kind in ACCUMULATION_HAZARDS}
     outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
-                              floors=floors.floors if floors is not None else None)
+                              floors=floors.floors if floors is not None else None,
+                              settled=judge.settled if judge is not None else None)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
@@ -216,18 +218,21 @@ def _screen(
     if how == "compiled":  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
         run_sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
     fallback: tuple[str, ...] = ()
+    judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)  # (the interpreter's run only)
     try:
-        s = screen(plan_a, run_sides, inputs, every=every, how=how, key=key, recompute=recompute)
+        s = screen(plan_a, run_sides, inputs, every=every, how=how, key=key, recompute=recompute, on_output=judge)
     except Exception as e:  # lowering or compiling failed (an op make_fx or Inductor cannot take)
         if how == "interpreter":
             raise
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
         fallback = (f"the {how} screen failed ({type(e).__name__}: {first}); screened with the interpreter.",)
-        s = screen(plan_a, sides, inputs, every=every, recompute=recompute)
+        judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)
+        s = screen(plan_a, sides, inputs, every=every, recompute=recompute, on_output=judge)
     oracle_values = vs_oracle and rule is Rule.SAME
     # against the oracle, by the outputs' values: one that fails sends every node to be examined. Judged
     # before the probes are read: on CUDA the outputs' figures are launched while the runs still execute
-    outputs = output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values)
+    outputs = output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values,
+                              settled=judge.settled)
     figures = s.read()
     if bad := [nid for (nid, _side), n in s.nonfinite_counts(figures).items() if n]:
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."

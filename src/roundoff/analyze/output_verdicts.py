@@ -10,13 +10,14 @@ pass launched first; on CPU the flags first, so no pass runs that they make unne
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure_many
 from roundoff.analyze.observe import implied_pass, rmse
+from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.result import OutputVerdict
 from roundoff.analyze.verdict import (
     Rule,
@@ -28,6 +29,7 @@ from roundoff.analyze.verdict import (
 )
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
+from roundoff.execute.interpreter import RELEASED, Lockstep
 from roundoff.execute.node_numerics import round_value
 from roundoff.numerics import get_format, round_to, same_bits_mask
 from roundoff.numerics.metrics import read_together
@@ -52,37 +54,87 @@ class _Output:
 def output_verdicts(
     program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None, by_values: bool = False,
     shown_nodes: set[str] | None = None, floors: dict[int, float] | None = None,
+    settled: dict[int, Settled] | None = None,
 ) -> tuple[OutputVerdict, ...]:
     """One `OutputVerdict` per float output. Against the oracle with `Rule.SAME`: NaN/inf where fp64 is
     finite fails; else, where a node on its path diverges, is not finite or amplifies an error
     (`failing_nodes`, `shown_nodes`), or always with `by_values` (the screen), its values decide
     (`verdict.oracle_output_passes`, with its operand floor from `floors`, as blame judges it): a
-    defect whose effect stays within the limit at an output is a finding, not a failing output."""
+    defect whose effect stays within the limit at an output is a finding, not a failing output.
+    `settled`: outputs an `OutputJudge` settled as the run made them (their oracle values released)."""
+    settled = dict(settled or {})
     res_all, oracle_all = outs[0], outs[1]
     ref_all = outs[2] if len(outs) > 2 else None
     res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
     oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
-    args = program.output_args()
     paths = path_dtypes(program.graph) if ref_all is None and rule is Rule.SAME else {}
-    found = []
-    for i, (res, oracle) in enumerate(zip(res_all, oracle_all)):
-        if not is_float(res):
-            continue
-        node = args[i]
-        # against the oracle (`same`), the best the narrowest format on the output's path can hold: what
-        # the verdict judges by (an fp32 loss of a bf16 model is held to bf16's rounding)
-        judged = paths.get(node, res.dtype) if isinstance(node, torch.fx.Node) else res.dtype
-        ref = ref_all[i] if ref_all is not None else round_value(oracle, judged).to(res.dtype)
-        found.append(_Output(i, res, oracle, ref, judged))
-    if not found:
+    oracle_rule = rule is Rule.SAME and ref_all is None and (failing_nodes is not None or by_values)
+    found = [_output(program, i, res, oracle, ref_all[i] if ref_all is not None else None, paths)
+             for i, (res, oracle) in enumerate(zip(res_all, oracle_all)) if is_float(res) and i not in settled]
+    if not found and not settled:
         raise ValueError(
             f"program {program.name!r} has no floating-point outputs: nothing to check; "
             "return the float tensors whose accuracy you care about"
         )
-    figures = _measure(found, ref_all is not None)
-    oracle_rule = rule is Rule.SAME and ref_all is None and (failing_nodes is not None or by_values)
-    return tuple(_verdict(program, o, fig, rule, tol, oracle_rule, failing_nodes, shown_nodes, by_values, floors,
-                          ref_all is None) for o, fig in zip(found, figures))
+    flagged = {i: not oracle_rule or _flagged(program, i, failing_nodes, shown_nodes, by_values)
+               for i in range(len(res_all))}
+    if found:
+        for o, fig in zip(found, _measure(found, ref_all is not None)):
+            settled[o.index] = _settle(o, fig, rule, tol, (floors or {}).get(o.index, 0.0), ref_all is None,
+                                       by_values=oracle_rule and flagged[o.index])
+    return tuple(_verdict(program, settled[i], oracle_rule, flagged[i]) for i in sorted(settled))
+
+
+def _output(program: Program, i: int, res: torch.Tensor, oracle: torch.Tensor, ref: torch.Tensor | None,
+            paths: dict[torch.fx.Node, torch.dtype]) -> _Output:
+    """Output `i`'s values; against the oracle (`ref` None), its reference is fp64 rounded to the
+    narrowest format on its path (`paths`, empty for another rule: the output's own): what the
+    verdict judges by (an fp32 loss of a bf16 model is held to bf16's rounding)."""
+    node = program.output_args()[i]
+    judged = paths.get(node, res.dtype) if isinstance(node, torch.fx.Node) else res.dtype
+    return _Output(i, res, oracle, ref if ref is not None else round_value(oracle, judged).to(res.dtype), judged)
+
+
+def _flagged(program: Program, i: int, failing_nodes: set[str] | None, shown_nodes: set[str] | None,
+             by_values: bool) -> bool:
+    """Whether output `i`'s values decide its verdict under the oracle rule (`output_verdicts`)."""
+    if by_values:
+        return True
+    node = program.output_args()[i]
+    nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
+    return bool(((failing_nodes or set()) | (shown_nodes or set())) & ancestors(program, {nid}))
+
+
+class OutputJudge:
+    """A `Lockstep` `on_node` (policy, oracle[, reference] sides, as `check` runs them) that settles each
+    float output whose only reader is the output node as soon as the run makes it, then releases the
+    oracle's value (`interpreter.RELEASED`): a training step's fp64 gradients, 4x the bytes of bf16
+    ones, are never all held to the end. Pass `settled` to `output_verdicts`: the same verdicts as
+    judging the outputs at the end (every figure is taken from the same values)."""
+
+    def __init__(self, program: Program, rule: Rule, tol: float, has_reference: bool,
+                 floors: OutputFloors | None = None) -> None:
+        """`floors`: the outputs' operand floors, recorded (by another observer) before the producer runs."""
+        self.program, self.rule, self.tol, self.has_reference, self.floors = program, rule, tol, has_reference, floors
+        self.paths = path_dtypes(program.graph) if not has_reference and rule is Rule.SAME else {}
+        self.at: dict[torch.fx.Node, list[int]] = {}
+        for i, arg in enumerate(program.output_args()):
+            if isinstance(arg, torch.fx.Node) and len(arg.users) == 1 and is_float(arg.meta.get("val")):
+                self.at.setdefault(arg, []).append(i)
+        self.settled: dict[int, Settled] = {}
+
+    def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        indices = self.at.get(node)
+        if not indices or not all(is_float(v) for v in vals):
+            return None
+        res, oracle, *ref = (side.finish_output(node, v) for side, v in zip(ls.sides, vals))  # as the output node makes them
+        ref = ref[0] if self.has_reference else None
+        found = [_output(self.program, i, res, oracle, ref, self.paths) for i in indices]
+        floors = self.floors.floors if self.floors is not None else {}
+        for o, fig in zip(found, _measure(found, self.has_reference)):
+            self.settled[o.index] = _settle(o, fig, self.rule, self.tol, floors.get(o.index, 0.0),
+                                            not self.has_reference, by_values=not self.has_reference and self.rule is Rule.SAME)
+        return tuple(RELEASED if k == 1 else v for k, v in enumerate(vals))
 
 
 def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
@@ -131,27 +183,34 @@ def _finite_rmse(m: Metrics) -> float | None:
     return m.rmse if m.nonfinite + m.ref_nan + m.ref_inf == 0 else None
 
 
-def _verdict(
-    program: Program, o: _Output, fig: tuple[Metrics, Metrics | None, Metrics | None], rule: Rule, tol: float,
-    oracle_rule: bool, failing_nodes: set[str] | None, shown_nodes: set[str] | None, by_values: bool,
-    floors: dict[int, float] | None, vs_oracle: bool,
-) -> OutputVerdict:
+@dataclass(frozen=True)
+class Settled:
+    """One float output's figures and every part of its verdict that reads its values (`_settle`): what
+    is left to decide needs only which nodes are flagged (`_verdict`)."""
+
+    index: int
+    by_values: bool | None  # no NaN/inf lost and `oracle_output_passes` (None: not needed, not computed)
+    by_rule: bool | None  # the rule against the reference (None under the oracle rule)
+    any_lost: bool
+    verdict: OutputVerdict  # its `passes` still to be decided
+
+
+def _settle(o: _Output, fig: tuple[Metrics, Metrics | None, Metrics | None], rule: Rule, tol: float, floor: float,
+            vs_oracle: bool, by_values: bool) -> Settled:
+    """Everything output `o`'s verdict reads from its values; `by_values`: also whether its values pass
+    the oracle rule (`verdict.oracle_output_passes`, with its operand `floor`)."""
     res, oracle, ref, i = o.res, o.oracle, o.ref, o.index
     vs_fp64, vs_ref, ref_fp64 = fig
-    node = program.output_args()[i]
-    nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
     rmse_res = r if (r := _finite_rmse(vs_fp64)) is not None else rmse(res, oracle)
-    floor = (floors or {}).get(i, 0.0)
-    if oracle_rule:
-        path = set() if by_values else ancestors(program, {nid})
-        flagged = by_values or bool(((failing_nodes or set()) | (shown_nodes or set())) & path)
-        passes = not o.any_lost and (oracle_output_passes(res, oracle, o.judged, floor) if flagged else True)
-    elif o.agree:
-        passes = not o.any_lost
-    elif rule is Rule.SAME and ref_fp64 is not None and implied_pass(vs_fp64, ref_fp64):
-        passes = True  # what `same` must return, from the two values' figures against fp64
-    else:
-        passes = judge(rule, ref.to(res.dtype), res, oracle, tol)
+    values = (not o.any_lost and oracle_output_passes(res, oracle, o.judged, floor)) if by_values else None
+    by_rule = None
+    if not (vs_oracle and rule is Rule.SAME):
+        if o.agree:
+            by_rule = not o.any_lost
+        elif rule is Rule.SAME and ref_fp64 is not None and implied_pass(vs_fp64, ref_fp64):
+            by_rule = True  # what `same` must return, from the two values' figures against fp64
+        else:
+            by_rule = judge(rule, ref.to(res.dtype), res, oracle, tol)
     if o.agree:
         rmse_ref = rmse_res
     else:
@@ -160,9 +219,8 @@ def _verdict(
                         *_limit_base(oracle, oracle.isfinite(), o.judged, floor, vs_oracle)))
     lost = (~widen_fp8(res).isfinite() & oracle.isfinite()) if o.any_lost else None
     best = round_to(oracle, get_format(res.dtype)) if lost is not None and res.dtype != torch.float64 else oracle
-    return OutputVerdict(
-        name=program.output_labels()[i], node_id=nid, passes=passes, rmse_result=rmse_res, rmse_reference=rmse_ref,
-        vs_oracle=vs_fp64,
+    verdict = OutputVerdict(
+        name="", node_id="", passes=False, rmse_result=rmse_res, rmse_reference=rmse_ref, vs_oracle=vs_fp64,
         vs_reference=None if vs_oracle else exact_metrics(widen_fp8(res)) if o.agree else vs_ref,
         rule=rule.value, nonfinite=int(lost.sum()) if lost is not None else 0,
         unrepresentable=int((lost & ~best.isfinite()).sum()) if lost is not None else 0,
@@ -170,6 +228,19 @@ def _verdict(
         dtype=str(res.dtype).removeprefix("torch."), judged_dtype=str(o.judged).removeprefix("torch."),
         reference_nonfinite=o.reference_nonfinite,
     )
+    return Settled(i, values, by_rule, o.any_lost, verdict)
+
+
+def _verdict(program: Program, s: Settled, oracle_rule: bool, flagged: bool) -> OutputVerdict:
+    """Output `s`'s verdict: under the oracle rule, by its values where `flagged` (else it passes unless
+    it lost NaN/inf), else by the rule against the reference."""
+    if oracle_rule:
+        passes = not s.any_lost and (bool(s.by_values) if flagged else True)
+    else:
+        passes = bool(s.by_rule)
+    node = program.output_args()[s.index]
+    nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(s.index)
+    return replace(s.verdict, name=program.output_labels()[s.index], node_id=nid, passes=passes)
 
 
 def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype, floor: float,

@@ -43,7 +43,7 @@ from roundoff.analyze.hazards import Ranges, ranged_ids
 from roundoff.analyze.verdict import widen_fp8
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
-from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.interpreter import Lockstep, OnNode, chained
 from roundoff.execute.run import complete_inputs
 
 __all__ = ["HOWS", "Screened", "checkpoints", "probe_figures", "range_nodes", "screen"]
@@ -174,11 +174,14 @@ def _lowered_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Calla
 
 def screen(
     plan: Any, sides: Sequence[Any], inputs: Sequence[Any], *, every: int = 16, how: str = "interpreter",
-    key: tuple = (), recompute: bool = True,
+    key: tuple = (), recompute: bool = True, on_output: OnNode | None = None,
 ) -> Screened:
     """Run `sides` over `plan`'s program on `inputs`, outputs and probes only (module doc).
 
-    `key` names what the sides compute (policies, reference, transcendentals) for the graph cache."""
+    `key` names what the sides compute (policies, reference, transcendentals) for the graph cache.
+    `on_output`: with ``how="interpreter"``, also called at every node (an `OutputJudge`, which may
+    release the oracle's value of an output it settled: `Screened.outputs` then holds
+    `interpreter.RELEASED` there)."""
     if how not in HOWS:
         raise ValueError(f"screen how={how!r}: choose one of {', '.join(HOWS)}")
     program = plan.program
@@ -198,7 +201,8 @@ def screen(
         def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
             found.extend(probe(node, vals))
 
-        ls = Lockstep(program, sides, on_node=on_node,
+        judged = on_output if how == "interpreter" else None  # (graphed: captured, no host reads)
+        ls = Lockstep(program, sides, on_node=chained(on_node, judged),
                       recompute=range(len(sides)) if recompute else ())
         with torch.inference_mode():  # (graphed: captured under it too)
             outs = ls.run_inputs(xs)

@@ -46,6 +46,25 @@ _SCHEDULES: GraphCache[tuple] = GraphCache()
 OnNode = Callable[[torch.fx.Node, tuple, "Lockstep"], "tuple | None"]
 #: The placeholder for a value `Lockstep` dropped and will recompute (`recompute=`).
 DROPPED = object()
+#: The placeholder an `on_node` observer returns for a value it has consumed and no later node reads
+#: but the output node (an output it judged as it was made): the run neither holds nor recomputes it,
+#: and the output tuple carries the placeholder in its place.
+RELEASED = object()
+
+
+def chained(*observers: OnNode | None) -> OnNode:
+    """One `on_node` calling each of `observers` in turn, each seeing the values the previous returned."""
+    present = [o for o in observers if o is not None]
+
+    def on_node(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        replaced = None
+        for observe in present:
+            got = observe(node, vals, ls)
+            if got is not None:
+                vals = replaced = got
+        return replaced
+
+    return on_node
 
 
 def is_random(node: torch.fx.Node) -> bool:
@@ -206,7 +225,7 @@ class Lockstep(torch.fx.Interpreter):
         for drops, gone in ((plan.drop_after, sides), (self._release_after, set(range(len(vals))) - sides)):
             for v in drops.get(n, ()):
                 e = vals if v is n else self.env[v]
-                e = tuple(DROPPED if i in gone else x for i, x in enumerate(e))
+                e = tuple(DROPPED if i in gone and x is not RELEASED else x for i, x in enumerate(e))
                 if v is n:
                     vals = e
                 else:

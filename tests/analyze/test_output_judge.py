@@ -1,0 +1,64 @@
+"""Outputs judged as the run makes them (`OutputJudge`): the same verdicts, without holding fp64 outputs.
+
+The oracle is the verdict of the same outputs judged at the end of a run that keeps every value
+(``stream=False``, or the lowered screen, which judges what its graph returns), computed in the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from roundoff.analyze import check
+from roundoff.analyze.check import _plan
+from roundoff.analyze.output_verdicts import OutputJudge, output_verdicts
+from roundoff.analyze.screen import screen
+from roundoff.analyze.verdict import Rule
+from roundoff.capture import capture
+from roundoff.execute import plan_numerics
+from roundoff.execute.interpreter import RELEASED
+from roundoff.execute.node_numerics import OracleNumerics
+from roundoff.zoo import get_workload
+
+
+def _mlp_step() -> tuple:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).to(torch.bfloat16)
+    x = torch.randn(16, 32, dtype=torch.bfloat16)
+    prog = capture(lambda a: model(a).float().pow(2).mean(), x, backward=True)
+    return prog, prog.example_inputs
+
+
+def _zoo(name: str) -> tuple:
+    w = get_workload(name)
+    xs = w.make_inputs()
+    return capture(w.build(), *xs, backward=w.backward), xs
+
+
+@pytest.mark.parametrize("case", ["mlp", "softmax-backward", "bf16-chain", "fma-cancel-vector"])
+def test_outputs_judged_as_made_equal_outputs_judged_at_the_end(case: str) -> None:
+    prog, xs = _mlp_step() if case == "mlp" else _zoo(case)
+    for policy in ("inductor-gpu", "eager"):
+        for against in ("eager", "oracle"):
+            what = f"check({case}, {policy!r}, against={against!r})"
+            kept = check(prog, xs, policy, against=against, nodes="all", stream=False)  # judged at the end
+            # (repr: a NaN figure equals itself)
+            assert repr(check(prog, xs, policy, against=against, nodes="all").outputs) == repr(kept.outputs), what
+            screened = check(prog, xs, policy, against=against)
+            lowered = check(prog, xs, policy, against=against, screen_with="lowered")  # judged at the end
+            assert repr(screened.outputs) == repr(lowered.outputs), what
+    verdicts = check(prog, xs, "inductor-gpu", against="oracle", nodes="all").outputs
+    if case == "softmax-backward":  # (the cases cover failing outputs too)
+        assert not all(o.passes for o in verdicts)
+
+
+def test_judged_outputs_are_not_held_in_fp64_to_the_end() -> None:
+    prog, xs = _mlp_step()
+    plan_a = _plan(prog, "inductor-gpu")
+    judge = OutputJudge(plan_a.program, Rule.SAME, 1e-4, has_reference=False)
+    s = screen(plan_a, [plan_numerics(plan_a), OracleNumerics()], xs, on_output=judge)
+    grads = [i for i, arg in enumerate(plan_a.program.output_args()) if i > 0]
+    assert grads and all(s.outputs[1][i] is RELEASED for i in grads)  # every parameter gradient: released
+    assert all(isinstance(v, torch.Tensor) for v in s.outputs[0])  # the policy's values are returned
+    ends = output_verdicts(plan_a.program, s.outputs, 1e-4, Rule.SAME, None, by_values=True, settled=judge.settled)
+    assert len(ends) == len(plan_a.program.output_args())
