@@ -21,10 +21,11 @@ from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.zoo import get_workload
 
 
-def _mlp_step() -> tuple:
+def _mlp_step(device: str = "cpu") -> tuple:
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).to(torch.bfloat16)
-    x = torch.randn(16, 32, dtype=torch.bfloat16)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8))
+    model = model.to(torch.bfloat16).to(device)
+    x = torch.randn(16, 32, dtype=torch.bfloat16).to(device)
     prog = capture(lambda a: model(a).float().pow(2).mean(), x, backward=True)
     return prog, prog.example_inputs
 
@@ -62,3 +63,14 @@ def test_judged_outputs_are_not_held_in_fp64_to_the_end() -> None:
     assert all(isinstance(v, torch.Tensor) for v in s.outputs[0])  # the policy's values are returned
     ends = output_verdicts(plan_a.program, s.outputs, 1e-4, Rule.SAME, None, by_values=True, settled=judge.settled)
     assert len(ends) == len(plan_a.program.output_args())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_outputs_judged_as_made_on_cuda_equal_outputs_judged_at_the_end() -> None:
+    prog, xs = _mlp_step("cuda")
+    for against in ("eager", "oracle"):
+        kept = check(prog, xs, "inductor-gpu", against=against, nodes="all", stream=False)
+        assert repr(check(prog, xs, "inductor-gpu", against=against, nodes="all").outputs) == repr(kept.outputs)
+        interpreted = check(prog, xs, "inductor-gpu", against=against, screen_with="interpreter")
+        graphed = check(prog, xs, "inductor-gpu", against=against, screen_with="graphed")  # judged at the end
+        assert repr(interpreted.outputs) == repr(graphed.outputs)

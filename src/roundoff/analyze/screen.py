@@ -57,7 +57,9 @@ class Screened:
     tensor (not read until `read`), labelled by `probed`: ``(node id, "nonfinite", side)``: the count
     of that side's elements NaN/inf where fp64 is finite, at a checkpoint; ``(node id, "min"|"max",
     1)``: the oracle's smallest / largest finite element (NaN when it has none), at a node whose
-    range a hazard rule reads. `how`: ``"interpreter"``, ``"lowered"`` or ``"compiled"``."""
+    range a hazard rule reads. `how`: ``"interpreter"``, ``"lowered"``, ``"compiled"`` or ``"graphed"``
+    (whose `outputs` and `figures` are the CUDA graph's own: the next graphed screen of the program
+    overwrites them)."""
 
     outputs: tuple
     figures: torch.Tensor
@@ -219,7 +221,7 @@ def screen(
         if full not in cache:
             for old in [k for k in cache if "graphed" in k]:  # one captured run per program: its pool
                 del cache[old]  # holds the run's peak memory
-            cache[full] = CudaGraphed(interpreted, inputs)
+            cache[full] = CudaGraphed(interpreted, inputs, clone_outputs=False)  # judged before the next replay
         *outs, figures = cache[full](*inputs)
     else:
         *outs, figures = interpreted(*inputs)

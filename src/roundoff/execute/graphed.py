@@ -2,7 +2,8 @@
 
 `CudaGraphed(fn, inputs)` runs `fn` once to warm up (on a side stream, as ``torch.cuda.graph``
 requires), captures a second run, and then on each call copies the new inputs into the captured
-ones, replays the graph and returns clones of its outputs. The values are those of running `fn`
+ones, replays the graph and returns clones of its outputs (or, with ``clone_outputs=False``, the
+graph's own, valid until the next replay). The values are those of running `fn`
 (the same kernels on the same data; cuBLAS is asked for the same algorithms), so a replay changes
 what a run costs, not what it computes: an emulated run on a GPU is dominated by the launches of
 its many small kernels and the Python between them, which a replay removes.
@@ -29,7 +30,10 @@ class CudaGraphed:
     """`fn` captured on `inputs` (CUDA tensors; other arguments are baked in): call it with
     arguments of the same signature to replay (module doc)."""
 
-    def __init__(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], inputs: Sequence[Any], clone_outputs: bool = True) -> None:
+        """`clone_outputs=False`: a call returns the graph's own output tensors, which the next replay
+        overwrites (for a caller that is done with them by then: no copy of every output per call)."""
+        self._clone = clone_outputs
         self._static = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -47,4 +51,6 @@ class CudaGraphed:
             if isinstance(static, torch.Tensor) and x is not static:
                 static.copy_(x)
         self._graph.replay()
+        if not self._clone:
+            return self._out
         return tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, self._out)
