@@ -6,15 +6,18 @@ fp64 erf, and `check`'s emulation of the same policy.
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
 import torch
+from rich.console import Console
 from torch._inductor.utils import run_and_get_code
 
 from roundoff.analyze import check
 from roundoff.analyze.verdict import Verdict
 from roundoff.capture import capture
+from roundoff.capture.program import base_id
 from roundoff.observed import ObserveError, observe_compiled
 
 
@@ -462,6 +465,15 @@ def test_outputs_wrong_by_an_amplified_rounding_fail_though_no_kernel_diverges()
     assert means & set(amp.reads_narrow)  # the stored bf16 mean it reads: named as a carrier
     checked = check(centred_loss, (x, w), "inductor-cpu", against="oracle", backward=True)
     assert checked.first_divergent in amp.fused_ids
+    # named inside the fused kernel, at its own line (not the stored buffer's): check's diverging node
+    div = next(r for r in checked.nodes if r.node_id == checked.first_divergent)
+    assert (base_id(div.node_id), div.source) in {(i, src) for i, _op, src in amp.amplifying}, amp.amplifying
+    from roundoff.report.observed import observe_document, observe_report
+
+    console = Console(width=10_000, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    headline = console.export_text()
+    assert f"({base_id(div.node_id)} at {div.source}) amplifies it" in headline, headline
     assert all(k.total_excess <= 16 for k in result.kernels[: result.kernels.index(amp)])
 
 
@@ -563,8 +575,6 @@ def test_against_eager_says_where_eager_itself_is_not_finite():
     assert root_mean_square(x).isinf().all() and torch.compile(root_mean_square)(x).isfinite().all()
     result = observe_compiled(root_mean_square, x, against="eager")
     assert result.first_divergent is None
-    from rich.console import Console
-
     from roundoff.report.observed import observe_document, observe_report
 
     console = Console(width=400, record=True)

@@ -308,7 +308,7 @@ def _flagged_on_path(program: Program, failures: tuple[OutputFailure, ...], repo
     where fp64 is finite, or with a flagged node on their path (a buffer that diverges or is NaN/inf, or a
     node computed in a kernel that amplifies an error it reads, `KernelReport.amplifying`), fail; the rest,
     over the limit by value alone, pass."""
-    flagged = {k.node_id for k in reports if k.verdict is not Verdict.OK} | {i for k in reports for i in k.amplifying}
+    flagged = {k.node_id for k in reports if k.verdict is not Verdict.OK} | {i for k in reports for i, _op, _src in k.amplifying}
     fail, passing = [], []
     for f in failures:
         path = ancestors(program, {base_id(f.node_id)}) if f.node_id else set()  # (a planned node's id: n7.2)

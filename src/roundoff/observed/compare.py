@@ -92,8 +92,9 @@ class KernelReport:
     #: Every observed node the kernel reads (its operands from other buffers), in kernel order
     reads: tuple[str, ...] = ()
     #: The pointwise nodes computed for this buffer (its own or fused into its kernel) that `amplify`
-    #: an error they read beyond their format, as `check` flags a node: what fails an output by value
-    amplifying: tuple[str, ...] = ()
+    #: an error they read beyond their format, as `check` flags a node: what fails an output by value;
+    #: each (node id, op, source line), in kernel order (where inside a fused kernel accuracy is lost)
+    amplifying: tuple[tuple[str, str, str | None], ...] = ()
 
     @property
     def emulated_identical(self) -> bool:
@@ -242,14 +243,20 @@ class KernelObserver:
         operands = {p.meta.get(NODE_ID) for i in region if i in self.originals for p in self.originals[i].all_input_nodes}
         return tuple(sorted(self._kernel_operands(operands - region), key=lambda i: self.observed[i].order))
 
+    def _named(self, nid: str) -> tuple[str, str, str | None]:
+        """(id, op, source line) of Program node `nid`."""
+        node = self.originals.get(nid)
+        if node is None:
+            return nid, nid, None
+        return nid, short_name(node.target) if node.op == "call_function" else node.name, node_source(node)
+
     def _made_at(self, nid: str, obs: Observed) -> tuple[str, str, str | None] | None:
         """The first node fused into `obs` (in program order) that made NaN/inf (see `made_nonfinite`)."""
         order = {i: k for k, i in enumerate(self.originals)}
         made = sorted((i for i in obs.fused if i in self.made_nonfinite and i != nid), key=lambda i: order.get(i, -1))
         if not made:
             return None
-        node = self.originals[made[0]]
-        return made[0], short_name(node.target) if node.op == "call_function" else node.name, node_source(node)
+        return self._named(made[0])
 
     def _source(self, node: torch.fx.Node, obs: Observed) -> str | None:
         """The user's line of what the buffer computes: `node`'s, or where `node` only moves or casts a
@@ -363,7 +370,7 @@ class KernelObserver:
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
             emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
             reads_narrow=tuple(i for i in reads if narrow_float(self.observed[i].value.dtype)),
-            reads=reads, amplifying=tuple(i for i in dict.fromkeys((*obs.fused, nid)) if i in self.amplifying),
+            reads=reads, amplifying=tuple(self._named(i) for i in dict.fromkeys((*obs.fused, nid)) if i in self.amplifying),
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))
             if mismatch else None,
         )

@@ -28,6 +28,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
         "emulation_cause": k.cause,
         "total_excess": k.total_excess if math.isfinite(k.total_excess) else str(k.total_excess),
         "made_at": dict(zip(("node", "op", "source"), k.made_at)) if k.made_at else None,
+        "amplifying": [dict(zip(("node", "op", "source"), a)) for a in k.amplifying],
         "reads_narrow": list(k.reads_narrow),
     }
 
@@ -228,7 +229,7 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
         f"{_chain(amp['fused_ops']) or amp['op']}) at {amp['source'] or 'an unknown line'}, node {amp['node']} "
         f"{amp['op']}: {fmt_num(amp['total_excess'], 3)}x fp64 correctly rounded away from fp64 of the whole "
         f"program, though within tolerance of fp64 of its own operands: an operand it reads carries the error"
-        f"{_carriers(doc, amp)}.")
+        f"{_carriers(doc, amp)}{_amplifiers(amp)}.")
     return Text(
         f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands, but the compiled "
         f"program's outputs {named}{more} diverge from fp64 of the whole program (over {EXCESS_LIMIT:g}x their "
@@ -251,6 +252,17 @@ def _carriers(doc: dict[str, Any], k: dict[str, Any]) -> str:
     named = [f"{o['op']} ({i}) at {o['source'] or 'an unknown line'}, stored in {o['dtype']}"
              for i in k.get("reads_narrow", ()) if (o := by_node.get(i)) is not None]
     return f"; of those stored in 16 bits it reads {'; '.join(named[:3])}" if named else ""
+
+
+def _amplifiers(k: dict[str, Any]) -> str:
+    """Where in kernel `k` the carried error grows: the nodes it computes that amplify what they read."""
+    found = [a for a in k.get("amplifying") or () if a["node"] != k["node"]]
+    named = "; ".join(f"`{a['op']}` ({a['node']} at {a['source'] or 'an unknown line'})" for a in found[:3])
+    if not found:
+        return "; the buffer's own op amplifies it beyond its format"
+    return (f"; inside the kernel, {named} amplif{'ies' if len(found) == 1 else 'y'} it beyond {'its' if len(found) == 1 else 'their'} "
+            "format (computed there and not stored: more than "
+            f"{EXCESS_LIMIT:g}x its rounding away from fp64 of the whole program, and {EXCESS_LIMIT:g}x the error of what it reads)")
 
 
 def _coverage(doc: dict[str, Any]) -> str:
