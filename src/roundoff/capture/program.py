@@ -9,6 +9,7 @@ Node metadata contract (other layers rely on these keys):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -122,12 +123,25 @@ class Program:
     # the example inputs' in-place version counters at capture (a parameter changed since then no
     # longer holds the values a specialized graph was captured with)
     example_versions: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    #: the graph as `capture` made it, where a plan has rewritten this one (decompositions, CSE,
+    #: rematerialised copies: `rewritten`); None where this is that graph
+    as_captured: torch.fx.GraphModule | None = field(default=None, repr=False, compare=False)
     # id -> node, rebuilt when a lookup misses or finds a node no longer in the graph under that id
     _by_id: dict[str, torch.fx.Node] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def graph(self) -> torch.fx.Graph:
         return self.graph_module.graph
+
+    def rewritten(self, gm: torch.fx.GraphModule) -> Program:
+        """This program with graph `gm`, a rewrite of this one (the same inputs, outputs and node ids)."""
+        captured = self.graph_module if self.as_captured is None else self.as_captured
+        return dataclasses.replace(self, graph_module=gm, as_captured=captured)
+
+    def captured(self) -> Program:
+        """This program with the graph `capture` made (itself where no plan has rewritten it)."""
+        return self if self.as_captured is None else dataclasses.replace(self, graph_module=self.as_captured,
+                                                                        as_captured=None)
 
     def nodes(self) -> Iterator[torch.fx.Node]:
         return iter(self.graph.nodes)

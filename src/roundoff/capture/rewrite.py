@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -54,7 +53,7 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
     gm.graph.eliminate_dead_code()  # first: dead scratch nodes of a decomposition must not take ids
     assign_rewritten_ids(gm)
     gm.recompile()
-    return dataclasses.replace(program, graph_module=gm)
+    return program.rewritten(gm)
 
 
 def _keep_pairs_consistent(table: dict[Any, Any], graph: torch.fx.Graph) -> dict[Any, Any]:
@@ -120,7 +119,8 @@ def eliminate_common_subexpressions(program: Program) -> tuple[Program, dict[str
                 mapped = torch.fx.map_arg(
                     (n.args, n.kwargs), lambda a: env[a]
                 )  # inputs after merging
-                key = (n.target, _freeze(mapped))
+                # (a kernel's copy of a node, ``n7@k2``, is kept apart from the node: a plan made it)
+                key = (n.target, _freeze(mapped), str(n.meta.get(NODE_ID, "")).partition("@")[2])
             except TypeError:
                 key = None
             if key is not None and key in seen:
@@ -133,4 +133,4 @@ def eliminate_common_subexpressions(program: Program) -> tuple[Program, dict[str
         else:
             env[n] = graph.node_copy(n, lambda a: env[a])
     gm = torch.fx.GraphModule(program.graph_module, graph)
-    return dataclasses.replace(program, graph_module=gm), removed
+    return program.rewritten(gm), removed

@@ -42,7 +42,7 @@ from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
 from roundoff.plan.partitioner import saved_values
 from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
-from roundoff.plan.saved import forward_ids, numel, saved_at_reduction_shape
+from roundoff.plan.saved import forward_ids, numel, saved_values_stored
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
@@ -96,7 +96,7 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     notes: list[str] = []
     if rewritten is None or not rewritten.fits(program, policy):
         rewritten = rewrite(program, policy)
-    partitioned = saved_values(program) if program.backward and policy.fusion is not FusionModel.NONE else None
+    partitioned = saved_values(program.captured()) if program.backward and policy.fusion is not FusionModel.NONE else None
     program, cse = rewritten.program, rewritten.cse
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
@@ -262,7 +262,7 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base], partitioned: frozen
         for n in program.nodes()
         if n.op != "output"
     ]
-    saved = saved_at_reduction_shape(program, nodes, partitioned)
+    saved = saved_values_stored(program, nodes, partitioned)
     forward = forward_ids(program) if program.backward else None
     return [dataclasses.replace(n, saved=n.id in saved, backward=forward is not None and n.id not in forward)
             for n in nodes]

@@ -11,7 +11,6 @@ computes the same op on that kernel's reads, so the one-value-per-node model hol
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import torch
@@ -67,4 +66,4 @@ def split(
                 clone[k][n] = c
                 made[c.meta[NODE_ID]] = nid
     gm = torch.fx.GraphModule(program.graph_module, graph)
-    return dataclasses.replace(program, graph_module=gm), made
+    return program.rewritten(gm), made
