@@ -600,3 +600,35 @@ def test_code_inductor_cannot_build_is_named_a_torch_compile_bug():
         compile_graph(labelled_graph(program, torch.device("cpu")), list(program.example_inputs), "f", rejected)
     assert not isinstance(info.value, CompileError)
     assert "torch.compile bug" in str(info.value) and "conflicting declaration" in str(info.value)
+
+
+def fp32_norm_loss(x, w):
+    """A LayerNorm computed in fp32 by moments from bf16 values near 64 (its fp32 variance cancels 12
+    bits), cast back to bf16 before use; weighted, squared and averaged."""
+    xf = x.float()
+    mu = xf.mean(-1, keepdim=True)
+    var = (xf * xf).mean(-1, keepdim=True) - mu**2
+    return (((xf - mu) / torch.sqrt(var + 1e-5)).to(x.dtype) * w).float().square().mean()
+
+
+def test_a_buffer_is_judged_in_the_format_its_value_is_kept_in_downstream():
+    """Trial 40: a training step saves an fp32 sqrt of a variance by moments (relative error 2e-4 from
+    its own operands) whose every use is cast to bf16; observe called it the first diverging kernel,
+    2146x fp32's rounding, where check (which holds a node to the format its value is kept in) passes
+    and the compiled step's gradient is as good as bf16 allows. Oracle: real torch.compile's gradient
+    against an fp64 run, within 2x fp64 correctly rounded to bf16."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(16, 64, generator=g) + 64).to(torch.bfloat16)
+    w = (1 + 0.1 * torch.randn(64, generator=g)).to(torch.bfloat16).requires_grad_()
+    torch._dynamo.reset()
+    torch.compile(fp32_norm_loss)(x, w).backward()
+    real, w.grad = w.grad.double(), None
+    w64 = w.detach().double().requires_grad_()
+    fp32_norm_loss(x.double(), w64).backward()
+    err = float((real - w64.grad).pow(2).mean().sqrt())
+    assert err < 2 * float((w64.grad.bfloat16().double() - w64.grad).pow(2).mean().sqrt())
+    result = observe_compiled(fp32_norm_loss, x, w, backward=True, partitioned=True, repeats=1)
+    assert not result.diverges, (result.first_divergent, result.failing_outputs)
+    (sqrt,) = [k for k in result.kernels if k.op == "sqrt"]
+    assert sqrt.judged_in == "bfloat16" and sqrt.verdict is Verdict.OK
+    assert not check(fp32_norm_loss, (x, w), "inductor-cpu", against="oracle", backward=True).diverges

@@ -31,8 +31,10 @@ from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
     Verdict,
+    demanded_dtypes,
     excess,
     judge,
+    narrower,
     new_nonfinite,
     nonfinite_counts,
     reduction_floor,
@@ -171,6 +173,9 @@ class KernelObserver:
         self.amplifying: set[str] = set()
         self._calls = {i: n for i, n in self.originals.items() if n.op == "call_function"}
         self._regions: dict[str, tuple[str, ...]] = {}  # `_region`'s walks
+        # the format each node's value is kept in downstream (`verdict.demanded_dtypes`): an error below
+        # what every later rounding throws away cannot reach an output, as `check` judges a node
+        self.demand = demanded_dtypes(program.graph, lambda n: getattr(n.meta.get("val"), "dtype", None))
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
         if self.floors is not None and node in self.floors.sites:
@@ -215,6 +220,8 @@ class KernelObserver:
                 break
         decision = self.emulated.decisions.get(str(node.meta.get(NODE_ID))) if self.emulated is not None else None
         fmt = getattr(decision, "storage_dtype", None) or value.dtype  # the format the plan stores it in
+        kept = self.demand.get(self.originals.get(base_id(str(node.meta.get(NODE_ID)))))  # (`_judged_format`)
+        fmt = narrower(fmt, kept) if kept is not None and fmt.is_floating_point else fmt
         judged = reads is not None and classify(node.target).op_class in _POINTWISE and not new_nonfinite(value, whole)
         # (NaN/inf fp64 does not have: the NaN rules judge that node)
         err, *floor = norm_rels((value, round_to(whole, get_format(fmt if fmt.is_floating_point else value.dtype)))
@@ -289,14 +296,18 @@ class KernelObserver:
         its own format and its operands': the narrowest of the buffer's, of every value the program
         stores in 16 bits or fewer among the nodes the kernel computes it through (a bf16 program's
         variance Inductor keeps in fp32), and of the buffers the same kernel call stored that it is
-        computed from (it may read them unrounded where its fp64 reference reads them as stored)."""
+        computed from (it may read them unrounded where its fp64 reference reads them as stored); and
+        no wider than the format its value is kept in downstream (an fp32 variance whose every use is
+        cast to bf16 is held to bf16's rounding, as `check` holds it)."""
         nodes = self.originals
         region = [nodes[i] for i in self._region(nid, obs) if i in nodes]
         narrow = [d for n in region if narrow_float(d := getattr(n.meta.get("val"), "dtype", None))]
         operands = {pid for n in region for p in n.all_input_nodes if (pid := p.meta.get(NODE_ID)) in self.observed}
         narrow += [o.value.dtype for pid in operands if (o := self.observed[pid]).launch == obs.launch
                    and pid != nid and narrow_float(o.value.dtype)]
-        return working_dtype(dtype, narrow)
+        work = working_dtype(dtype, narrow)
+        node = nodes.get(nid)
+        return narrower(work, self.demand[node]) if node is not None and node in self.demand else work
 
     def _kernel_operands(self, ids: set[str]) -> set[str]:
         """The observed nodes `ids` are, or are computed from through nodes no kernel stored (views)."""
