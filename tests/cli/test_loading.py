@@ -40,7 +40,7 @@ def test_inputs_option_picks_another_factory(scripts):
         ("good.py:f", "good.py:one_input", r"good.py:f\(a, b\) cannot take the 1 tensor\(s\) .*missing a required"),
         ("good.py:ints", "good.py:other_inputs", r"good.py:ints\(a\) cannot take the 2 tensor\(s\) .*too many"),
         ("good.py:compare", None, r"no floating-point outputs \(outputs are bool\)"),
-        ("nowhere.py:f", None, r"does not exist"),
+        ("nowhere.py:f", None, r"does not exist$"),  # (an absolute path: no folder it was looked in)
         ("good.txt:f", None, r"not a .py file"),
         ("good.py", None, r"not of the form SCRIPT:NAME"),
         # the option's form is checked before the (broken) script is imported; no zoo:NAME offered

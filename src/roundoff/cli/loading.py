@@ -97,7 +97,8 @@ def import_script(path_text: str) -> ModuleType:
     if path.suffix != ".py":
         raise UsageError(f"script {path_text!r} is not a .py file; pass SCRIPT.py:FUNCTION")
     if not path.is_file():
-        raise UsageError(f"script {path_text!r} does not exist (looked in {Path.cwd()})")
+        where = "" if path.is_absolute() else f" (looked in {Path.cwd()})"  # (a relative path's folder)
+        raise UsageError(f"script {path_text!r} does not exist{where}")
     path = path.resolve()
     if path in _MODULE_CACHE:
         return _MODULE_CACHE[path]
