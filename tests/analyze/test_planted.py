@@ -5,6 +5,8 @@ node written the careful way (its `fixed` form below) is accurate."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 
@@ -304,3 +306,33 @@ def test_a_subnormal_difference_of_normal_values_is_called_a_possible_cancellati
     r = check(capture(naive_variance_norm, x), (x,), "eager", against="oracle")
     said = [e for e in r.explanations if "below float16's" in e and e.startswith("`sub`")]
     assert said and "may be a cancellation" in said[0], r.explanations
+
+
+class _ResidualBlock(torch.nn.Module):
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(d, 2 * d), torch.nn.Linear(2 * d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.layer_norm(x.float(), (x.shape[-1],)).type_as(x)  # the user's fp32 LayerNorm
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(y)))  # RESIDUAL: stored in bf16, near 64
+
+
+def test_a_cast_that_only_reads_a_stored_value_names_the_node_that_made_it() -> None:
+    """Trial 41: a bf16 residual stream near 64 is stored by one block and read by the next block's
+    ``x.float()``; the finding named that cast ("correctly rounded in bfloat16" at the LayerNorm's line,
+    where nothing rounds) instead of the residual add that made the value. Oracle: the add's own line."""
+    torch.manual_seed(0)
+    inp = torch.nn.Linear(32, 32).bfloat16()
+    blocks = torch.nn.Sequential(_ResidualBlock(32), _ResidualBlock(32)).bfloat16()
+
+    def step(x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return ((blocks(inp(x) + 64.0).float() - 64.0 - target) ** 2).mean()
+
+    g = torch.Generator().manual_seed(1)
+    x, target = torch.randn(16, 32, generator=g).bfloat16(), torch.randn(16, 32, generator=g) * 0.5
+    result = check(step, (x, target), "inductor-cpu", against="oracle", backward=True)
+    lines, start = inspect.getsourcelines(_ResidualBlock.forward)
+    residual = start + next(i for i, text in enumerate(lines) if "RESIDUAL" in text)
+    first = result.explanations[0]
+    assert first.startswith("`add` (") and f"test_planted.py:{residual}), read in bfloat16 by `convert_element_type`" in first, first

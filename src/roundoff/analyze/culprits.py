@@ -17,6 +17,7 @@ from roundoff.analyze.result import NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, Verdict
 from roundoff.capture.program import NODE_ID, Program, value_inputs
 from roundoff.ops.classes import OpClass
+from roundoff.ops.classify import classify
 
 
 def upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
@@ -266,3 +267,16 @@ def _first_amplifiers(reports: tuple[NodeReport, ...], program: Program, outputs
         if first is not None:
             out.append(first)
     return out
+
+
+def value_maker(program: Program, node_id: str) -> torch.fx.Node | None:
+    """The node that made the value node `node_id` only casts or views (through casts and views: a user's
+    ``x.float()`` of a stored bf16 sum), or None where `node_id` computes (or is not in `program`)."""
+    try:
+        node = start = program.node(node_id)
+    except KeyError:
+        return None
+    while (node.op == "call_function" and node.args and isinstance(node.args[0], torch.fx.Node)
+           and classify(node.target).op_class in (OpClass.CAST, OpClass.DATA_MOVEMENT)):
+        node = node.args[0]
+    return None if node is start else node

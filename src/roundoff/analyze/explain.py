@@ -8,7 +8,14 @@ from collections.abc import Callable
 import torch
 import torch.fx
 
-from roundoff.analyze.culprits import amplifier, ancestors, error_source, path_cause, upstream
+from roundoff.analyze.culprits import (
+    amplifier,
+    ancestors,
+    error_source,
+    path_cause,
+    upstream,
+    value_maker,
+)
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_words
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
@@ -150,15 +157,29 @@ def _amplification(source: NodeReport, amp: NodeReport) -> float:
     return amp.vs_oracle.norm_rel / max(source.vs_oracle.norm_rel, 1e-300)
 
 
-def _source_sentence(r: NodeReport, amp: NodeReport) -> str:
-    """Why a node whose own error may be small is named: a later node amplifies the error it passes on."""
+def _source_sentence(r: NodeReport, amp: NodeReport, plan: Plan) -> str:
+    """Why a node whose own error may be small is named: a later node amplifies the error it passes on.
+    A cast or view only reads a value: the node that made the value is named, read through it."""
     fmt = r.working_dtype or r.dtype
     how = "is correctly rounded" if r.own_excess <= EXCESS_LIMIT else f"loses {r.own_excess:.3g} times its rounding"
+    made = _made_by(r, plan)
+    subject = _at(r) if made is None else f"{made}, read in {fmt} by {_at(r)},"
     return (
-        f"{_at(r)} {how} in {fmt} (its value's normwise relative error {r.vs_oracle.norm_rel:.2g}), but "
+        f"{subject} {how} in {fmt} (its value's normwise relative error {r.vs_oracle.norm_rel:.2g}), but "
         f"{_at(amp)} amplifies that error about {_amplification(r, amp):.3g}x (to {amp.vs_oracle.norm_rel:.2g}): "
         f"{fmt} is too narrow for this value; keep it in a wider format."
     )
+
+
+def _made_by(r: NodeReport, plan: Plan) -> str | None:
+    """Where `r` (a cast or view, such as a user's ``x.float()``) only reads a value another node made,
+    that node, named (`culprits.value_maker`); else None."""
+    node = value_maker(plan.program, r.node_id)
+    if node is None:
+        return None
+    if node.op != "call_function":
+        return f"input `{node.name}`"
+    return f"`{_op(node)}` ({node.meta.get(NODE_ID)}{' at ' + s if (s := node_source(node)) else ''})"
 
 
 def _below_normal(r: NodeReport) -> bool:
@@ -228,7 +249,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         elif amp is not None and _amplification(by_id[nid], amp) >= 2:
             lines.append(_below_normal_sentence(by_id[nid]) + f" {_at(amp)} amplifies that error about "
                          f"{_amplification(by_id[nid], amp):.3g}x." if _below_normal(by_id[nid])
-                         else _source_sentence(by_id[nid], amp))
+                         else _source_sentence(by_id[nid], amp, plan))
             sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
                             and a != nid})
             if (amp.own_excess <= EXCESS_LIMIT or amp.amplifies_read) and not (amp.local or amp.vs_oracle).new_nonfinite:
