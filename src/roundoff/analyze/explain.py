@@ -17,7 +17,8 @@ from roundoff.analyze.culprits import (
     value_maker,
 )
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_words
-from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
+from roundoff.analyze.output_sentences import output_sentences
+from roundoff.analyze.result import CheckResult, NodeReport
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.plan.model import Plan
@@ -25,6 +26,11 @@ from roundoff.plan.model import Plan
 
 def _at(r: NodeReport) -> str:
     return f"`{r.op}` ({r.node_id}{' at ' + r.source if r.source else ''})"
+
+
+def _node_at(n: torch.fx.Node) -> str:
+    """A graph node as the findings name it: `` `op` (id at file:line)``."""
+    return f"`{_op(n)}` ({n.meta.get(NODE_ID, n.name)}{' at ' + s if (s := node_source(n)) else ''})"
 
 
 def _op(n: torch.fx.Node) -> str:
@@ -36,59 +42,6 @@ def _kind(r: NodeReport) -> str:
     """What the node makes where fp64 is finite: NaN, inf, or both (counts beyond fp64's own)."""
     m = r.vs_oracle
     return nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
-
-
-def _output_sentence(o: OutputVerdict, against: str) -> str | None:
-    """Why output `o` fails, worded for its case (NaN vs inf, format too narrow, rule)."""
-    if o.passes:
-        return None
-    if o.nonfinite:
-        m = o.vs_oracle
-        what = nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
-        head = f"output `{o.name}` has {o.nonfinite} {what} element(s) where fp64 is finite"
-        if o.unrepresentable:
-            return (
-                f"{head}; at {o.unrepresentable} of them even fp64 correctly rounded to {o.dtype} overflows: "
-                f"{o.dtype} cannot hold the result (scale the values or compute it in a wider format)."
-            )
-        return f"{head}: fp64 rounded to {o.dtype} is finite there, so the program loses it, not the format."
-    if o.rule != "same":
-        return f"output `{o.name}` differs from {against} by the `{o.rule}` rule."
-    if against == "oracle":
-        return (
-            f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g}, its reference {o.rmse_reference:.3g} "
-            f"(fp64 correctly rounded to {o.judged_dtype or o.dtype}{_narrowest(o)}, or its last op's operands' "
-            "rounding where larger)."
-        )
-    if o.reference_nonfinite:  # the reference broke, not (only) the policy: said with the reference's failure
-        return (f"output `{o.name}` differs from {against}, which is NaN/inf there (below); against fp64 its "
-                f"RMSE is {o.rmse_result:.3g}.")
-    return (
-        f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
-        f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
-    )
-
-
-def _narrowest(o: OutputVerdict) -> str:
-    return ", the narrowest format on its path" if o.judged_dtype and o.judged_dtype != o.dtype else ""
-
-
-#: Failing outputs worded one by one; beyond this many, the rest are counted in one sentence.
-_OUTPUT_SENTENCES = 3
-
-
-def _output_sentences(result: CheckResult) -> list[str]:
-    """One sentence per failing output, the first `_OUTPUT_SENTENCES` of them; then one for the rest."""
-    failing = [(o, t) for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
-    lines = [t for _, t in failing[:_OUTPUT_SENTENCES]]
-    rest = [o for o, _ in failing[_OUTPUT_SENTENCES:]]
-    if rest:
-        nonfinite = sum(1 for o in rest if o.nonfinite)
-        lines.append(
-            f"{len(rest)} more output(s) fail ({nonfinite} with NaN/inf where fp64 is finite): "
-            f"{', '.join(f'`{o.name}`' for o in rest[:4])}{', ...' if len(rest) > 4 else ''} (the outputs table has them all)."
-        )
-    return lines
 
 
 def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | None = None) -> str:
@@ -147,7 +100,7 @@ def _narrow_reads(r: NodeReport, plan: Plan) -> str:
     ]
     if not reads:
         return ""
-    names = ", ".join(f"`{_op(p)}` ({p.meta.get(NODE_ID)}{' at ' + s if (s := node_source(p)) else ''})" for p in reads[:2])
+    names = ", ".join(_node_at(p) for p in reads[:2])
     return (f" It reads {names} in {str(plan.decisions[reads[0].meta[NODE_ID]].storage_dtype).removeprefix('torch.')}: "
             "if it amplifies that rounding, keep what it reads in a wider format (blame --against oracle tries such placements where the policy makes them).")
 
@@ -179,7 +132,7 @@ def _made_by(r: NodeReport, plan: Plan) -> str | None:
         return None
     if node.op != "call_function":
         return f"input `{node.name}`"
-    return f"`{_op(node)}` ({node.meta.get(NODE_ID)}{' at ' + s if (s := node_source(node)) else ''})"
+    return _node_at(node)
 
 
 def _below_normal(r: NodeReport) -> bool:
@@ -273,7 +226,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         h.kind in ACCUMULATION_HAZARDS for h in result.hazards) else set()
     accumulating = [h for h in result.hazards if h.kind in ACCUMULATION_HAZARDS and h.node_id in on_path]
     lines.extend(dict.fromkeys(h.message for h in accumulating))  # a cause as much as a node's own error
-    lines.extend(_output_sentences(result))
+    lines.extend(output_sentences(result))
     if result.culprits and not result.diverges:
         lines.append(
             f"No output fails: the outputs the error named above reaches are within {EXCESS_LIMIT:g}x their reference "
@@ -336,8 +289,7 @@ def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) ->
 def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: bool = False) -> str:
     """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision (or,
     `after_cause`, a consequence of an error a cause named before it put in the scores)."""
-    src = node_source(n)
-    where = f"`{_op(n)}` ({n.meta.get(NODE_ID)}{' at ' + src if src else ''}) selects differently from fp64 at "
+    where = f"{_node_at(n)} selects differently from fp64 at "
     if after_cause:
         return (where + f"{differing} of {of} positions, downstream of the cause(s) above: the scores it ranks "
                 "carry their error. Fix those first.")
@@ -350,9 +302,7 @@ def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: bool =
 
 def _decision_sentence(n: torch.fx.Node, result: CheckResult, by_id: dict[str, NodeReport]) -> str:
     """Why a non-float node (a comparison) is a cause: a NaN/inf-making node divides by what it decides."""
-    nid = n.meta.get(NODE_ID, n.name)
-    src = node_source(n)
-    where = f"`{_op(n)}` ({nid}{' at ' + src if src else ''})"
+    where = _node_at(n)
     ops = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)})" for a in n.all_input_nodes)
     origin = next((m for m in n.graph.nodes if m.meta.get(NODE_ID) == result.nan_origin), None)
     return (
@@ -394,8 +344,7 @@ def _origin_sentence(
         )
     if zeros:
         z = plan.program.node(zeros[0])
-        made_by = ", ".join(f"`{_op(a)}` ({a.meta.get(NODE_ID)}{' at ' + s if (s := node_source(a)) else ''})"
-                            for a in z.all_input_nodes)
+        made_by = ", ".join(_node_at(a) for a in z.all_input_nodes)
         return (
             f"{_at(r)} makes {_kind(r)} from finite inputs: its operand `{_op(z)}` "
             f"({zeros[0]}) is 0 where fp64 is not (computed from {made_by})."

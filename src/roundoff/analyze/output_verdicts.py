@@ -77,7 +77,7 @@ def output_verdicts(
             "return the float tensors whose accuracy you care about"
         )
     flagged = {i: not oracle_rule or _flagged(program, i, failing_nodes, shown_nodes, by_values)
-               for i in range(len(res_all))}
+               for i in (*settled, *(o.index for o in found))}
     if found:
         for o, fig in zip(found, _measure(found, ref_all is not None)):
             settled[o.index] = _settle(o, fig, rule, tol, (floors or {}).get(o.index, 0.0), ref_all is None,

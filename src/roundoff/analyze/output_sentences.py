@@ -1,0 +1,61 @@
+"""Why each failing output of a `CheckResult` fails, in words (the findings after the causes)."""
+
+from __future__ import annotations
+
+from roundoff.analyze.result import CheckResult, OutputVerdict
+from roundoff.analyze.verdict import nan_or_inf
+
+__all__ = ["output_sentences"]
+
+
+def _output_sentence(o: OutputVerdict, against: str) -> str | None:
+    """Why output `o` fails, worded for its case (NaN vs inf, format too narrow, rule)."""
+    if o.passes:
+        return None
+    if o.nonfinite:
+        m = o.vs_oracle
+        what = nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
+        head = f"output `{o.name}` has {o.nonfinite} {what} element(s) where fp64 is finite"
+        if o.unrepresentable:
+            return (
+                f"{head}; at {o.unrepresentable} of them even fp64 correctly rounded to {o.dtype} overflows: "
+                f"{o.dtype} cannot hold the result (scale the values or compute it in a wider format)."
+            )
+        return f"{head}: fp64 rounded to {o.dtype} is finite there, so the program loses it, not the format."
+    if o.rule != "same":
+        return f"output `{o.name}` differs from {against} by the `{o.rule}` rule."
+    if against == "oracle":
+        return (
+            f"output `{o.name}` diverges from fp64: RMSE {o.rmse_result:.3g}, its reference {o.rmse_reference:.3g} "
+            f"(fp64 correctly rounded to {o.judged_dtype or o.dtype}{_narrowest(o)}, or its last op's operands' "
+            "rounding where larger)."
+        )
+    if o.reference_nonfinite:  # the reference broke, not (only) the policy: said with the reference's failure
+        return (f"output `{o.name}` differs from {against}, which is NaN/inf there (below); against fp64 its "
+                f"RMSE is {o.rmse_result:.3g}.")
+    return (
+        f"output `{o.name}` diverges from {against}: RMSE against fp64 is {o.rmse_result:.3g}, "
+        f"the reference's is {o.rmse_reference:.3g} (PyTorch's `same` rule allows a small multiple)."
+    )
+
+
+def _narrowest(o: OutputVerdict) -> str:
+    return ", the narrowest format on its path" if o.judged_dtype and o.judged_dtype != o.dtype else ""
+
+
+#: Failing outputs worded one by one; beyond this many, the rest are counted in one sentence.
+_OUTPUT_SENTENCES = 3
+
+
+def output_sentences(result: CheckResult) -> list[str]:
+    """One sentence per failing output, the first `_OUTPUT_SENTENCES` of them; then one for the rest."""
+    failing = [(o, t) for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
+    lines = [t for _, t in failing[:_OUTPUT_SENTENCES]]
+    rest = [o for o, _ in failing[_OUTPUT_SENTENCES:]]
+    if rest:
+        nonfinite = sum(1 for o in rest if o.nonfinite)
+        lines.append(
+            f"{len(rest)} more output(s) fail ({nonfinite} with NaN/inf where fp64 is finite): "
+            f"{', '.join(f'`{o.name}`' for o in rest[:4])}{', ...' if len(rest) > 4 else ''} (the outputs table has them all)."
+        )
+    return lines
