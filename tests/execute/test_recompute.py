@@ -107,6 +107,39 @@ def test_check_reports_are_the_same_with_and_without_recomputation(monkeypatch, 
         assert streamed.hazards == kept.hazards
 
 
+def test_a_substituted_value_recomputes_as_substituted() -> None:
+    """An observer replaces forward values on every side (as `observe` puts a real kernel's buffer in
+    place of a node) and pins them: a side that drops one and reads it again in the backward must read
+    the substitute, not its own evaluation of the node. Oracle: the same run with nothing dropped."""
+    prog, inputs = _stack(2)
+    swapped = set()
+
+    def run(recompute: tuple[int, ...], pin: bool) -> tuple:
+        def substitute(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+            if node.target is not torch.ops.aten.mul.Tensor or not isinstance(vals[0], torch.Tensor) or not vals[0].is_floating_point():
+                return None
+            swapped.add(node)
+            new = vals[0].mul(3).to(torch.bfloat16)  # not the value any side computes
+            if pin:
+                ls.pin(node, {i: (lambda v=v: new.to(v.dtype)) for i, v in enumerate(vals)})
+            return tuple(new.to(v.dtype) for v in vals)
+
+        p = plan(prog, "inductor-gpu")
+        sides = [plan_numerics(p), OracleNumerics(), plan_numerics(plan(p.program, "eager"))]
+        ls = Lockstep(p.program, sides, on_node=substitute, recompute=recompute, recompute_min_numel=0)
+        with torch.no_grad():
+            outs = ls.run_inputs(inputs)
+        assert not recompute or ls.recomputed > 0
+        return outs
+
+    kept = run((), pin=False)
+    assert swapped
+    for side_kept, side_redone in zip(kept, run((0, 1, 2), pin=True)):
+        assert all(same_bits(a, b) for a, b in zip(side_kept, side_redone))
+    unpinned = run((0, 1, 2), pin=False)  # the test's own check: a recomputation does read a substituted value
+    assert not all(same_bits(a, b) for sk, su in zip(kept, unpinned) for a, b in zip(sk, su))
+
+
 def test_fma_sites_recompute_their_multiplys_operands() -> None:
     """Under inductor-gpu an FMA node reads its multiply's operands too; those must be recomputable."""
     w = get_workload("softmax-backward")

@@ -11,13 +11,16 @@ replacement tuple to store (e.g. one tensor shared by two sides whose values are
 are dropped and recomputed when a far use reads them (`roundoff.execute.recompute`, checkpoints within
 `recompute_budget` of the graph's cost): a forward+backward graph then holds about one segment of
 forward activations per side, not all of them.
+An observer that substitutes a node's values (`on_node` returning a replacement) and lets a recompute
+side drop them says so with `pin`: a recomputation then takes the substituted value, never the side's
+own evaluation of that node.
 With ``keep=True`` nothing is freed and `env` can seed a later partial run (``run(..., initial_env=...)``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import torch
@@ -126,6 +129,7 @@ class Lockstep(torch.fx.Interpreter):
         self._device: torch.device | None = None  # where the inputs are; constants follow them
         self._reads: dict[torch.fx.Node, tuple[torch.fx.Node, ...]] = {}  # operands + FMA operands
         self._release_after: dict[torch.fx.Node, list[torch.fx.Node]] = {}
+        self._pinned: dict[torch.fx.Node, Mapping[int, Callable[[], Any]]] = {}  # `pin`
         if self.recompute_sides and not self.recompute_sides <= set(range(len(self.sides))):
             raise ValueError(f"recompute={tuple(recompute)}: there are only {len(self.sides)} sides")
         if not keep:
@@ -193,6 +197,12 @@ class Lockstep(torch.fx.Interpreter):
         for n, user in last.items():
             self.user_to_last_uses.setdefault(user, []).append(n)
         return extra
+
+    def pin(self, node: torch.fx.Node, values: Mapping[int, Callable[[], Any]]) -> None:
+        """Side i's value of `node` is ``values[i]()`` for each side given, when a recomputation reads it after
+        the run dropped it: an observer's substitution survives recomputation (the other sides recompute
+        their own). Each function is called per read: it may convert a held tensor rather than hold a copy."""
+        self._pinned[node] = values
 
     def run_inputs(self, inputs: Sequence[Any], initial_env: dict | None = None) -> tuple:
         """Run on flat `inputs`; returns one output tuple per side."""
@@ -277,13 +287,17 @@ class Lockstep(torch.fx.Interpreter):
         def available(p: torch.fx.Node) -> bool:
             return p in cache or (p in env and env[p][side] is not DROPPED)
 
+        def pinned(p: torch.fx.Node) -> bool:
+            return side in self._pinned.get(p, ())
+
         todo: set[torch.fx.Node] = set()
         stack = [target]
         while stack:
             p = stack.pop()
             if p not in todo and not available(p):
                 todo.add(p)
-                stack.extend(self._reads[p])
+                if not pinned(p):  # a pinned value reads nothing
+                    stack.extend(self._reads[p])
         if not todo:
             return cache[target] if target in cache else env[target][side]
         seq = sorted(todo, key=plan.order.__getitem__)
@@ -294,7 +308,9 @@ class Lockstep(torch.fx.Interpreter):
             return local[q] if q in local else cache[q] if q in cache else env[q][side]
 
         for p in seq:
-            if p.op == "placeholder":
+            if pinned(p):
+                local[p] = self._pinned[p][side]()
+            elif p.op == "placeholder":
                 local[p] = numerics.load_input(p, self._raw[p])
             elif p.op == "get_attr":
                 local[p] = numerics.load_input(p, self.constant(p))

@@ -19,7 +19,7 @@ differs from 0.0; NaN equals NaN whatever its payload).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import torch
@@ -127,6 +127,11 @@ def better(a: KernelReport, b: KernelReport) -> KernelReport:
     return replace(best, emulated_mismatch=closest.emulated_mismatch, cause=closest.cause)
 
 
+def _as(value: torch.Tensor, dtype: torch.dtype | None) -> Callable[[], torch.Tensor]:
+    """A function giving `value` in `dtype` (as held where None): made when read, not held."""
+    return (lambda: value) if dtype is None else (lambda: value.to(dtype))
+
+
 def substitution_nodes(graph: torch.fx.Graph, ids: set[str]) -> dict[torch.fx.Node, str]:
     """{node of `graph`: observed id} for each id: the node with that id, or, where a plan rewrote it
     (``n7`` became ``n7.0``, ``n7.1``, ...), the last node made from it (the one holding its value)."""
@@ -200,11 +205,12 @@ class KernelObserver:
         self.reports.append(self._report(node, nid, obs, value, vals, ls))
         if nonfinite_counts(value, vals[GLOBAL])[1]:
             self.forced[nid] = len(self.reports) - 1
-        # the oracle side holds it as stored (`NarrowHeldOracle`: no fp64 copy of every buffer while it lives)
-        return tuple(
-            value.to(v.dtype) if isinstance(v, torch.Tensor) and i not in (ORACLE, GLOBAL) else value if i == ORACLE else v
-            for i, v in enumerate(vals)
-        )
+        # the oracle side holds it as stored (`NarrowHeldOracle`: no fp64 copy of every buffer while it lives);
+        # a side that drops it and reads it again takes the observed value again (`Lockstep.pin`)
+        substituted = {i: _as(value, v.dtype if i != ORACLE else None) for i, v in enumerate(vals)
+                       if i != GLOBAL and (i == ORACLE or isinstance(v, torch.Tensor))}
+        ls.pin(node, substituted)
+        return tuple(substituted[i]() if i in substituted else v for i, v in enumerate(vals))
 
     def _track(self, node: torch.fx.Node, value: object, whole: object) -> None:
         """Record `node`'s error against fp64 of the whole program, and whether it `amplifies`."""
