@@ -148,3 +148,38 @@ def test_kept_rounding_bit_trick_matches_torch_cast_on_every_bf16_pattern() -> N
     assert bad.numel() == 0, (
         f"first bad: x={x[bad[0]].item()!r} y={y[bad[0]].item()!r}; repro: this test"
     )
+
+
+def _offset(x: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    h = x + 64.0  # near 64 in bf16 (an ulp of 0.5); Inductor stores it for the matmul: a kernel boundary
+    return (h @ w) * c
+
+
+def _offset_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(5)
+    return (torch.randn(32, 64, generator=g).bfloat16(), (torch.randn(64, 64, generator=g) / 8).bfloat16(),
+            torch.randn(64, generator=g).bfloat16())
+
+
+@pytest.mark.parametrize("policy", ["inductor-cpu", "eager"])
+def test_kept_fp32_at_a_kernel_boundary_is_stored_in_fp32(policy: str) -> None:
+    """Trial 41: under fusion-boundary rounding ``round_result=False`` changed nothing where a kernel
+    boundary stores the value, so no policy could say "keep this value in fp32 in your code"; and a
+    matmul reading a kept value got two dtypes. Oracle: eager torch with that cast written by hand
+    (the matmul in fp32, its result and the output bf16), the same under per-op rounding."""
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+    from roundoff.policy import get_policy
+
+    x, w, c = xs = _offset_inputs()
+    prog = capture(_offset, *xs)
+    nid = next(n.meta["roundoff_id"] for n in prog.graph.nodes if n.target is torch.ops.aten.add.Tensor)
+    kept = with_overrides(get_policy(policy), "keep-h", node={nid: KEEP})
+    y = ((_f(x) + 64.0) @ _f(w)).bfloat16()
+    oracle = (_f(y) * _f(c)).bfloat16()
+    out = roundoff.compile(_offset, policy=kept)(*xs)
+    repro = f"repro: roundoff.compile(_offset, {policy} + {{{nid!r}: round_result=False}})"
+    assert differing(roundoff.compile(_offset, policy=policy)(*xs), _offset(*xs)) == 0.0, repro
+    assert differing(out, oracle) == 0.0, repro
+    assert differing(out, _offset(*xs)) > 0.1, "override had no effect; " + repro
+    assert differing(run_plan(plan(prog, kept), xs)[0], out) == 0.0, "the emulation predicts another value; " + repro

@@ -6,8 +6,9 @@ A change names one node of a Plan and the `OpOverride` that flips one of its pre
   the change computes it in opmath fp32 instead, as eager PyTorch does.
 - ``ROUND``: the node keeps its result in the compute dtype for consumers in the same kernel; the
   change rounds it to the storage dtype as it is produced (eager's per-op rounding).
-- ``KEEP_FP32``: the node's result is rounded to the storage dtype; the change keeps it in the
-  compute dtype instead (more precision than eager; offered only when the reference is the oracle).
+- ``KEEP_FP32``: the node's result is rounded to the storage dtype, by the node itself or where a
+  kernel boundary stores it for another kernel; the change keeps it in the compute dtype for every
+  consumer instead (more precision than eager; offered only when the reference is the oracle).
 - ``NO_FMA``: the add/sub is contracted with a multiply into one FMA; the change computes the
   product rounded and then the add/sub, as eager does.
 - ``NO_DOWNCAST``: a matmul-like node reads its operands rounded to a format other than their
@@ -108,8 +109,11 @@ def _downcasts(d: NodeDecision) -> bool:
 
 
 def _changes_for(
-    index: int, d: NodeDecision, reference: Reference, outputs: set[str]
+    index: int, d: NodeDecision, reference: Reference, outputs: set[str], read_rounded: set[str]
 ) -> list[Change]:
+    """The changes of `d`; `read_rounded`: ids of the values some consumer reads rounded (a kernel
+    boundary stores them)."""
+    rounded = d.rounds_result or d.node_id in read_rounded
     found: list[ChangeKind] = []
     if d.fma is not None and d.fma.contracted:
         found.append(ChangeKind.NO_FMA)  # FMA contraction matters in fp32 programs too
@@ -117,7 +121,7 @@ def _changes_for(
         found.append(ChangeKind.NO_DOWNCAST)
     if reference is Reference.ORACLE and d.scalar_format is not None and is_low_precision(d.storage_dtype):
         found.append(ChangeKind.SCALAR_FP32)
-    if is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and d.rounds_result:
+    if is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and rounded:
         if reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
             found.append(ChangeKind.KEEP_FP32)
     elif is_low_precision(d.storage_dtype) and (
@@ -129,7 +133,7 @@ def _changes_for(
         elif d.compute_dtype is not None:
             if reference is Reference.EAGER and not d.rounds_result:
                 found.append(ChangeKind.ROUND)
-            if reference is Reference.ORACLE and d.rounds_result and d.node_id not in outputs:
+            if reference is Reference.ORACLE and rounded and d.node_id not in outputs:
                 found.append(ChangeKind.KEEP_FP32)
     return [Change(index, d.node_id, k, d.op, d.source) for k in found]
 
@@ -149,18 +153,20 @@ def candidate_changes(
     """Every decision of `plan` that can be flipped toward `reference`, in graph (topological) order.
 
     Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
-    Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate -> kept fp32), SCALAR_FP32, NO_FMA.
+    Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate, or one a kernel boundary stores rounded
+    -> kept fp32), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Toward the oracle, selects (where, masked_fill, clamp) offer KEEP_FP32 like computing ops: they store
     what they pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
     """
     ref = Reference.parse(reference)
     outputs = output_ids(plan.program)
+    read_rounded = {p for d in plan.decisions.values() for p in d.rounded_inputs}
     changes: list[Change] = []
     for index, n in enumerate(plan.program.nodes()):
         d = plan.decisions.get(node_id(n))
         if d is not None:
-            changes.extend(_changes_for(index, d, ref, outputs))
+            changes.extend(_changes_for(index, d, ref, outputs, read_rounded))
     return tuple(changes)
 
 

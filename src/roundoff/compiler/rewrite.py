@@ -11,11 +11,13 @@ merged it), raises ``RoundoffPlacementError``: an override is never placed on a 
 
 Rewrites (which one an override needs depends on the policy's rounding, see ``check_override``):
 
-- ``keep_unrounded`` (``round_result=False`` under per-op rounding): the node computes from operands
-  upcast to fp32 and returns fp32, so its direct consumers read the unrounded opmath value; each
-  floating-point consumer's result is cast back to the dtype it had, and a graph output is rounded
-  to its original dtype. Under ``emulate_precision_casts`` Inductor honours exactly these casts.
-  Under fusion-boundary rounding nothing is needed (fused intermediates stay fp32 already).
+- ``keep_unrounded`` (``round_result=False``): the node computes from operands upcast to fp32 and
+  returns fp32, so its direct consumers read the unrounded opmath value, in its kernel and in every
+  other (under fusion-boundary rounding a kernel boundary then stores it in fp32); each consumer reads
+  its other 16-bit float operands upcast too (a matmul takes one dtype) and its floating-point result
+  is cast back to the dtype it had, and a graph output is rounded to its original dtype. Under
+  ``emulate_precision_casts`` Inductor honours exactly these casts; under fusion-boundary rounding a
+  consumer with a buffer of its own (a matmul, a reduction) is rounded back as ``keep_rounded`` does.
 - ``keep_rounded`` (``round_result=True`` or ``compute=STORAGE`` under fusion-boundary rounding,
   bf16 only): the in-kernel fp32 value is rounded to bf16 by integer RNE on its bit pattern, which
   Inductor cannot elide the way it elides a ``.to(bf16).to(fp32)`` pair. Under per-op rounding
@@ -40,6 +42,8 @@ import torch.fx
 
 from roundoff.compiler.errors import RoundoffPlacementError
 from roundoff.numerics import is_low_precision
+from roundoff.ops import classify
+from roundoff.ops.classes import OpClass
 from roundoff.policy.model import ComputePrecision, OpOverride
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -137,8 +141,20 @@ def _cast(graph: torch.fx.Graph, value: torch.fx.Node, dtype: torch.dtype) -> to
     return node
 
 
-def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
-    """Rewrite `node` to compute and return fp32; consumers' results are cast back (see module)."""
+#: Consumers Inductor computes into a buffer of their own (an extern kernel, a reduction's result): a cast
+#: back after one is a pointwise op of the next kernel, where fusion-boundary rounding would drop it.
+_OWN_BUFFER = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.REDUCTION,
+                         OpClass.NORMALIZATION})
+
+
+def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, boundaries_round: bool = False,
+                   kept: Iterable[torch.fx.Node] = ()) -> None:
+    """Rewrite `node` to compute and return fp32; consumers' results are cast back (see module), except
+    those of consumers in `kept`, which are kept unrounded themselves (their own rewrite casts their users).
+
+    `boundaries_round` (fusion-boundary rounding, casts not emulated): a consumer with a buffer of its
+    own (`_OWN_BUFFER`) has its cast back written as `keep_rounded`'s integer rounding, which no kernel
+    drops, so its result is stored rounded as before (the plan's model: a kernel boundary)."""
     dtype = _float_dtype(node)
     if not is_low_precision(dtype):
         return
@@ -161,9 +177,17 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         user_dtype = _float_dtype(user)
         if user_dtype is None:
             continue
+        if user in kept:
+            continue  # (its operands are upcast by its own rewrite)
+        with graph.inserting_before(user):  # its other 16-bit operands upcast too: one dtype for a matmul
+            user.args = tuple(
+                _cast(graph, a, torch.float32) if isinstance(a, torch.fx.Node) and a is not node
+                and is_low_precision(_float_dtype(a)) else a for a in user.args)
         with graph.inserting_after(user):
             back = _cast(graph, user, user_dtype)
         user.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
+        if boundaries_round and classify(user.target).op_class in _OWN_BUFFER:
+            keep_rounded(graph, back)
 
 
 def sign_flip_negations(gm: torch.fx.GraphModule) -> int:
@@ -259,8 +283,8 @@ def check_override(
             f"the whole compilation to forbid one FMA, on GPU only per-op rounding turns it off); "
             f"drop it or change the policy's fma"
         )
-    if override.round_result is False:
-        return "keep_unrounded" if emulates_casts else None  # fused intermediates stay fp32 already
+    if override.round_result is False:  # (fused intermediates stay fp32 already; kernel boundaries do not)
+        return "keep_unrounded"
     if override.round_result is True or override.compute is ComputePrecision.STORAGE:
         return None if emulates_casts else "keep_rounded"
     return None
@@ -291,6 +315,7 @@ class OverridePlacer:
             if (a := needs(f"node {nid!r}", o))
         }
         self.placed: dict[str, str] = {}
+        self.emulates_casts = emulates_casts
 
     @property
     def empty(self) -> bool:
@@ -314,8 +339,12 @@ class OverridePlacer:
             targets.append((nid, by_key[key], action))
         for name, action in self.op_rewrites.items():
             targets += [(f"op {name}", n, action) for n in keys if _matches_op(name, n)]
+        kept = {node for _, node, action in targets if action == "keep_unrounded"}
         for label, node, action in targets:
-            (keep_unrounded if action == "keep_unrounded" else keep_rounded)(gm.graph, node)
+            if action == "keep_unrounded":
+                keep_unrounded(gm.graph, node, boundaries_round=not self.emulates_casts, kept=kept)
+            else:
+                keep_rounded(gm.graph, node)
             self.placed[label] = f"{label} -> {node.name} ({_op_name(node)}, {action})"
         if targets:
             gm.graph.lint()

@@ -315,7 +315,7 @@ def _decide(
         )
         rounds = _rounds_result(n, b, policy)
         floats = [node_id(p) for p in n.all_input_nodes if dt.is_float(bases[node_id(p)].storage)]
-        if _kept_wide(b, policy):
+        if _kept_wide(b):
             wide.add(nid)
         elif b.op_class is OpClass.DATA_MOVEMENT and floats and all(f in wide for f in floats):
             rounds = False  # a view of a kept value moves it unrounded, as the real fp32 tensor would
@@ -337,12 +337,12 @@ def _decide(
     return decisions
 
 
-def _kept_wide(producer: _Base, policy: Policy) -> bool:
-    """Under per-op rounding, a ``round_result=False`` override keeps the producer's value unrounded
-    for its direct consumers, in other kernels too (what ``roundoff.compile``'s ``keep_unrounded``
-    rewrite does: the value is handed over in fp32, as if the user wrote ``.float()``). Under
-    fusion-boundary rounding a kernel boundary still stores it rounded."""
-    return producer.override.round_result is False and policy.rounding is RoundingPoint.EVERY_OP
+def _kept_wide(producer: _Base) -> bool:
+    """A ``round_result=False`` override keeps the producer's value unrounded for its direct consumers,
+    in other kernels too: under per-op rounding, and under fusion-boundary rounding where a kernel
+    boundary would store it (what ``roundoff.compile``'s ``keep_unrounded`` rewrite does: the value is
+    handed over in fp32, as if the user wrote ``.float()``). A graph output is still rounded."""
+    return producer.override.round_result is False
 
 
 def _is_float_neg(n: torch.fx.Node, base: _Base) -> bool:

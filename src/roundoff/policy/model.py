@@ -99,8 +99,8 @@ class OpOverride:
     """Per-op (or per-node) exceptions to a policy; None leaves the policy's choice in force.
 
     `round_result`: True forces the result to be rounded to its storage dtype even inside a fused
-    kernel; False keeps it in the compute dtype for its consumers in the same kernel, and, under
-    per-op rounding (every op its own kernel), for its direct consumers in other kernels too.
+    kernel; False keeps it in the compute dtype for its direct consumers, in its kernel and in every
+    other (a kernel boundary stores it in the compute dtype); a graph output is still rounded.
     `contract_fma`: for an add/sub that is an FMA candidate, force (True) or forbid (False) contraction.
     `scalars`: how this op's Python-scalar operands (and float keyword arguments such as ``alpha``)
     meet a low-precision tensor, replacing ``Policy.scalars`` for it (eager CPU rounds the scalar of
