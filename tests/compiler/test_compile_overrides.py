@@ -155,14 +155,18 @@ def _offset(x: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     return (h @ w) * c
 
 
-def _offset_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _offset_inputs(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(5)
-    return (torch.randn(32, 64, generator=g).bfloat16(), (torch.randn(64, 64, generator=g) / 8).bfloat16(),
-            torch.randn(64, generator=g).bfloat16())
+    xs = (torch.randn(32, 64, generator=g).bfloat16(), (torch.randn(64, 64, generator=g) / 8).bfloat16(),
+          torch.randn(64, generator=g).bfloat16())
+    return tuple(x.to(device) for x in xs)  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize("policy", ["inductor-cpu", "eager"])
-def test_kept_fp32_at_a_kernel_boundary_is_stored_in_fp32(policy: str) -> None:
+@pytest.mark.parametrize(("policy", "device"), [
+    ("inductor-cpu", "cpu"), ("eager", "cpu"),
+    pytest.param("inductor-gpu", "cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")),
+])
+def test_kept_fp32_at_a_kernel_boundary_is_stored_in_fp32(policy: str, device: str) -> None:
     """Trial 41: under fusion-boundary rounding ``round_result=False`` changed nothing where a kernel
     boundary stores the value, so no policy could say "keep this value in fp32 in your code"; and a
     matmul reading a kept value got two dtypes. Oracle: eager torch with that cast written by hand
@@ -171,7 +175,7 @@ def test_kept_fp32_at_a_kernel_boundary_is_stored_in_fp32(policy: str) -> None:
     from roundoff.plan import plan
     from roundoff.policy import get_policy
 
-    x, w, c = xs = _offset_inputs()
+    x, w, c = xs = _offset_inputs(device)
     prog = capture(_offset, *xs)
     nid = next(n.meta["roundoff_id"] for n in prog.graph.nodes if n.target is torch.ops.aten.add.Tensor)
     kept = with_overrides(get_policy(policy), "keep-h", node={nid: KEEP})
