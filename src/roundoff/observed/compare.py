@@ -127,6 +127,11 @@ def better(a: KernelReport, b: KernelReport) -> KernelReport:
     return replace(best, emulated_mismatch=closest.emulated_mismatch, cause=closest.cause)
 
 
+def _dtype(node: torch.fx.Node) -> torch.dtype | None:
+    """The dtype of a node's traced value (None for a tuple or a non-tensor)."""
+    return getattr(node.meta.get("val"), "dtype", None)
+
+
 def _as(value: torch.Tensor, dtype: torch.dtype | None) -> Callable[[], torch.Tensor]:
     """A function giving `value` in `dtype` (as held where None): made when read, not held."""
     return (lambda: value) if dtype is None else (lambda: value.to(dtype))
@@ -180,7 +185,10 @@ class KernelObserver:
         self._regions: dict[str, tuple[str, ...]] = {}  # `_region`'s walks
         # the format each node's value is kept in downstream (`verdict.demanded_dtypes`): an error below
         # what every later rounding throws away cannot reach an output, as `check` judges a node
-        self.demand = demanded_dtypes(program.graph, lambda n: getattr(n.meta.get("val"), "dtype", None))
+        self.demand = demanded_dtypes(program.graph, _dtype)
+        # the same of the graph the comparison runs, whose nodes a plan may have decomposed (a layer norm's
+        # `x - mean`, kept in bf16 downstream where the layer norm's saved statistics are kept in fp32)
+        self.run_demand = demanded_dtypes(emulated.program.graph, _dtype) if emulated is not None else {}
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
         if self.floors is not None and node in self.floors.sites:
@@ -226,7 +234,7 @@ class KernelObserver:
                 break
         decision = self.emulated.decisions.get(str(node.meta.get(NODE_ID))) if self.emulated is not None else None
         fmt = getattr(decision, "storage_dtype", None) or value.dtype  # the format the plan stores it in
-        kept = self.demand.get(self.originals.get(base_id(str(node.meta.get(NODE_ID)))))  # (`_judged_format`)
+        kept = self.run_demand.get(node) or self.demand.get(self.originals.get(base_id(str(node.meta.get(NODE_ID)))))
         fmt = narrower(fmt, kept) if kept is not None and fmt.is_floating_point else fmt
         judged = reads is not None and classify(node.target).op_class in _POINTWISE and not new_nonfinite(value, whole)
         # (NaN/inf fp64 does not have: the NaN rules judge that node)
