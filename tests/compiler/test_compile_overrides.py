@@ -187,3 +187,69 @@ def test_kept_fp32_at_a_kernel_boundary_is_stored_in_fp32(policy: str, device: s
     assert differing(out, oracle) == 0.0, repro
     assert differing(out, _offset(*xs)) > 0.1, "override had no effect; " + repro
     assert differing(run_plan(plan(prog, kept), xs)[0], out) == 0.0, "the emulation predicts another value; " + repro
+
+
+class _OffsetNorm(torch.nn.Module):
+    """Trial 42: a hand-written LayerNorm whose 16-bit mean of values near 100 Inductor stores in bf16."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.g, self.b = torch.nn.Parameter(torch.ones(d)), torch.nn.Parameter(torch.zeros(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mu = x.mean(-1, keepdim=True)
+        xc = x - mu
+        return xc * torch.rsqrt((xc * xc).mean(-1, keepdim=True) + 1e-5) * self.g + self.b
+
+
+class _OffsetNet(torch.nn.Module):
+    def __init__(self, d: int = 64) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.inp, self.norm, self.head = torch.nn.Linear(d, d), _OffsetNorm(d), torch.nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return ((self.head(self.norm(self.inp(x) + 100.0)) - y) ** 2).mean()
+
+
+def test_blames_kept_mean_is_placed_on_a_training_step_and_fixes_the_real_gradients() -> None:
+    """Trial 42: blame's fix keeps the mean's stored value (``n11.3``, the cast that ends the plan's
+    decomposition of the 16-bit mean) in fp32. roundoff.compile refused that id, and the same override
+    on the mean (``n11``) was placed on the partitioned forward only: the backward still read the mean
+    saved in bf16 (62x where the emulation predicted a fix). It is now placed on the mean, on the joint
+    graph before the partitioner, so the forward saves it in fp32. Oracle: an fp64 copy's gradients."""
+    import copy
+
+    from roundoff.blame import blame
+    from roundoff.policy import policy_from_toml
+
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(64, 64, generator=g).bfloat16(), torch.randn(64, 64, generator=g).bfloat16()
+    model = _OffsetNet().bfloat16()
+    ref = copy.deepcopy(model).double()
+    ref(x.double(), y.double()).backward()
+    exact = ref.inp.weight.grad
+
+    def ratio(policy: object) -> float:  # the compiled gradient's error over bf16's rounding of fp64's
+        model.zero_grad(set_to_none=True)
+        torch._dynamo.reset()
+        roundoff.compile(model, policy=policy)(x, y).backward()
+        return float((model.inp.weight.grad.double() - exact).pow(2).mean().sqrt()
+                     / (exact.bfloat16().double() - exact).pow(2).mean().sqrt())
+
+    program = capture(model, x, y, backward=True)
+    result = blame(program, "inductor-cpu", (x, y), against="oracle", repro=False)
+    assert [c.label for c in result.changes] == ["keep_fp32@n11.3"], result.changes
+    # named as the user wrote it, with the edit roundoff.compile makes (trial 42: `.float()` on the whole
+    # norm instead made the real step worse)
+    assert "`mean` (n11;" in result.explanations[0] and ".to(torch.bfloat16)" in result.explanations[0]
+    base, fixed = ratio("inductor-cpu"), ratio(policy_from_toml(result.policy_toml))
+    assert base > 16 and fixed < 4, (base, fixed)
+    # the same override written on the mean itself is the same policy to the emulation (it was a no-op)
+    from roundoff.analyze import check
+    from roundoff.policy import get_policy
+
+    at_mean = with_overrides(get_policy("inductor-cpu"), "keep-mean", node={"n11": KEEP})
+    assert check(program, (x, y), "inductor-cpu", against="oracle").diverges
+    assert not check(program, (x, y), at_mean, against="oracle").diverges
+    assert ratio(at_mean) == fixed

@@ -10,6 +10,7 @@ from roundoff.capture.program import Program, node_id
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
+from roundoff.plan.planner import holders
 
 _DTYPE_NAMES = {
     torch.bfloat16: "bf16",
@@ -114,9 +115,18 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
             f"{where}: use {what} unrounded in fp32 (e.g. `x.float() + eps`) — this op rounds it to "
             f"{d.scalar_format} first, which {'cannot hold it: it becomes 0' if scalars and _rounds_to_zero(scalars[0], d.scalar_format) else 'loses its low bits'}"
         )
+    users = _users(n, plan)
+    base = holders(program).get(change.node_id)
+    if base is not None:  # the cast that ends a decomposition (a 16-bit mean's): name the op the user wrote
+        op = short_name(program.captured().node(base).target)
+        where = (f"`{op}` ({base}; its value is {change.node_id}, the {storage} cast that ends its decomposition) "
+                 f"at {change.source or 'unknown source'}")
     return (
         f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
-        f"here throws away bits its consumer(s) {_users(n, plan)} need to stay close to the fp64 result"
+        f"here throws away bits its consumer(s) {users} need to stay close to the fp64 result. In code: "
+        f"compute it in fp32 and cast what {users} compute{'s' if users.count('`') == 2 else ''} from it back "
+        f"to {storage} (`.to({d.storage_dtype})`), which is what roundoff.compile does with this policy; "
+        f"carrying fp32 further changes other roundings"
     )
 
 

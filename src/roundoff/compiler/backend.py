@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from roundoff.capture.program import Program, node_id
 from roundoff.compiler.checking import Checker
 from roundoff.compiler.emulate_casts import emulated_casts_kept
 from roundoff.compiler.errors import (
@@ -30,9 +31,16 @@ from roundoff.compiler.errors import (
 )
 from roundoff.compiler.reference import Fp64Reference
 from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys, sign_flip_negations
-from roundoff.compiler.settings import _CPP_CONTRACT, InductorSettings, inductor_settings
+from roundoff.compiler.settings import (
+    _CPP_CONTRACT,
+    InductorSettings,
+    has_config,
+    inductor_settings,
+)
+from roundoff.plan import plan
+from roundoff.plan.planner import holders
 from roundoff.policy import get_policy
-from roundoff.policy.model import Negation, Policy
+from roundoff.policy.model import Negation, OpOverride, Policy
 
 BACKEND_NAME = "roundoff"
 
@@ -116,26 +124,37 @@ def make_backend(
         placer = OverridePlacer(
             policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts, fma_off
         )
-        state = {"graphs": 0, "backward_pending": False}
+        state = {"graphs": 0, "backward_pending": False, "joint": False}
         # Triton computes -x as 0.0 - x; a sign-flip policy gets x * -1.0 instead (rewrite module)
         flip = device == "cuda" and policy.negation is Negation.SIGN_FLIP
         no_cache = not placer.empty or flip  # AOTAutograd's cache key is taken before rewrites
+
+        def place(graph: torch.fx.GraphModule | torch.fx.Graph, joint: bool) -> None:
+            placed = placer.apply(graph, joint=joint)
+            if placements is not None:
+                placements.extend(placed)
+
+        def joint_pass(graph: torch.fx.Graph) -> None:
+            # a training step: overrides are placed before the partitioner chooses what the forward saves,
+            # so a value kept in fp32 is saved in fp32 and the backward reads it so (the plan's model)
+            state["joint"] = True
+            place(graph, joint=True)
+            placer.finish()
 
         def inner(graph: torch.fx.GraphModule, inputs: Any, **kwargs: Any) -> Any:
             with _patched(settings, no_cache):
                 if flip:
                     sign_flip_negations(graph)
-                if not placer.empty:
-                    placed = placer.apply(graph)
-                    if placements is not None:
-                        placements.extend(placed)
+                if not placer.empty and not state["joint"]:  # (inference: no joint graph)
+                    place(graph, joint=False)
                     is_bw = bool(kwargs.get("is_backward"))
                     state["backward_pending"] = not is_bw and not kwargs.get("is_inference", True)
                     if not state["backward_pending"]:
                         placer.finish()
                 return compile_fx_inner(graph, inputs, **kwargs)
 
-        with _patched(settings, no_cache):
+        joint = {} if placer.empty or not has_config("joint_custom_pre_pass") else {"joint_custom_pre_pass": joint_pass}
+        with _patched(settings, no_cache), torch._inductor.config.patch(joint):
             return compile_fx(gm, example_inputs, inner_compile=inner)
 
     return backend
@@ -228,6 +247,19 @@ def reference_for(fn: Callable[..., Any], check_reference: str) -> Fp64Reference
     return Fp64Reference(fn, cache=False, split_matmul=split)
 
 
+def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
+    """{override id a plan of `program` made: the captured node it is placed on} for each node override
+    that keeps in fp32 (``round_result=False`` alone) the node holding a decomposed node's value
+    (``n7.3``, the cast that ends a 16-bit mean's decomposition: blame's fix for the mean): keeping
+    that value is keeping ``n7``'s, what ``keep_unrounded`` does to ``n7``."""
+    present = {node_id(n) for n in program.nodes()}
+    if all(i in present for i in policy.node_overrides):
+        return {}
+    holder_of = holders(plan(program, policy).program)
+    return {i: holder_of[i] for i, o in policy.node_overrides.items()
+            if i not in present and i in holder_of and o == OpOverride(round_result=False)}
+
+
 class _Compiled:
     """State behind a roundoff.compile wrapper: lazy capture for node keys, then a Checker."""
 
@@ -265,7 +297,7 @@ class _Compiled:
                     "node overrides need positional tensor inputs to capture the callable"
                 )
             program = capture(self.fn, *args)
-            self.keys = program_keys(program, self.policy.node_overrides)
+            self.keys = program_keys(program, self.policy.node_overrides, kept_aliases(program, self.policy))
         try:
             return self.checker(*args, **kwargs)
         except Exception as err:  # dynamo wraps backend errors; surface roundoff's own

@@ -101,12 +101,15 @@ def group_sizes(keys: Iterable[NodeKey]) -> dict[tuple[str, str | None], int]:
     return sizes
 
 
-def program_keys(program, node_ids: Iterable[str]) -> dict[str, tuple[NodeKey, int]]:
-    """Key of each id in `node_ids` within a roundoff Program, with the size of its key group."""
+def program_keys(program, node_ids: Iterable[str], aliases: Mapping[str, str] | None = None
+                 ) -> dict[str, tuple[NodeKey, int]]:
+    """Key of each id in `node_ids` within a roundoff Program, with the size of its key group.
+    `aliases`: {id a plan made (``n7.3``): the captured node placed for it (``n7``)}."""
     from roundoff.capture.program import NODE_ID, NODE_SOURCE
 
     keys = keys_by_node(program.graph.nodes, lambda n: _normalize_source(n.meta.get(NODE_SOURCE)))
     by_id = {node.meta.get(NODE_ID): key for node, key in keys.items()}
+    by_id.update({made: by_id[base] for made, base in (aliases or {}).items() if base in by_id})
     sizes = group_sizes(keys.values())
     out = {}
     for nid in node_ids:
@@ -115,7 +118,9 @@ def program_keys(program, node_ids: Iterable[str]) -> dict[str, tuple[NodeKey, i
             raise RoundoffPlacementError(
                 f"node override {nid!r} names no computing node of the forward capture of your "
                 f"callable (ids look like {known}, ...); run `roundoff trace` to see the ids. Ids of "
-                f"backward-only nodes or of decomposed nodes (n7.0) cannot be placed by roundoff.compile"
+                f"backward-only nodes cannot be placed by roundoff.compile, nor ids of the steps a "
+                f"decomposition made (n7.0), but for round_result=false at the last step, the value of n7 "
+                f"(placed as n7)"
             )
         key = by_id[nid]
         if key.source is None:
@@ -183,6 +188,9 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, boundaries_round:
             user.args = tuple(
                 _cast(graph, a, torch.float32) if isinstance(a, torch.fx.Node) and a is not node
                 and is_low_precision(_float_dtype(a)) else a for a in user.args)
+        if is_low_precision(user_dtype) and classify(user.target).op_class is not OpClass.CAST:
+            # it computes in fp32 now: so says its traced value, or a pass would take the cast back for a no-op
+            user.meta["val"] = user.meta["val"].to(torch.float32)
         with graph.inserting_after(user):
             back = _cast(graph, user, user_dtype)
         user.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
@@ -259,6 +267,15 @@ def keep_rounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         user.replace_input_with(node, out)
 
 
+def forward_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
+    """The nodes of a joint forward+backward graph that read no ``tangents`` input (the forward's), in order."""
+    backward: set[torch.fx.Node] = set()
+    for n in graph.nodes:
+        if (n.op == "placeholder" and n.name.startswith("tangents")) or any(p in backward for p in n.all_input_nodes):
+            backward.add(n)
+    return [n for n in graph.nodes if n not in backward]
+
+
 def _matches_op(name: str, node: torch.fx.Node) -> bool:
     full = _op_name(node)
     return full == name or full.rsplit(".", 1)[0] == name
@@ -321,9 +338,12 @@ class OverridePlacer:
     def empty(self) -> bool:
         return not self.op_rewrites and not self.node_rewrites
 
-    def apply(self, gm: torch.fx.GraphModule) -> list[str]:
-        """Rewrite `gm` in place; return a line per placed override."""
-        keys = keys_by_node(gm.graph.nodes, stack_source)
+    def apply(self, gm: torch.fx.GraphModule | torch.fx.Graph, joint: bool = False) -> list[str]:
+        """Rewrite `gm` in place; return a line per placed override. `joint`: `gm` is AOTAutograd's joint
+        forward+backward graph, before the partitioner splits it (its forward nodes are keyed; a kept
+        value's backward readers read it in fp32 too, and the forward saves it so)."""
+        graph = gm if isinstance(gm, torch.fx.Graph) else gm.graph
+        keys = keys_by_node(forward_nodes(graph) if joint else graph.nodes, stack_source)
         sizes = group_sizes(keys.values())
         by_key = {key: node for node, key in keys.items()}
         targets: list[tuple[str, torch.fx.Node, str]] = []
@@ -337,18 +357,19 @@ class OverridePlacer:
                     f"{key.occurrence} is ambiguous; split the line or use an op override"
                 )
             targets.append((nid, by_key[key], action))
-        for name, action in self.op_rewrites.items():
-            targets += [(f"op {name}", n, action) for n in keys if _matches_op(name, n)]
+        for name, action in self.op_rewrites.items():  # (every node of the graph, backward ones too)
+            targets += [(f"op {name}", n, action) for n in graph.nodes if n.op == "call_function" and _matches_op(name, n)]
         kept = {node for _, node, action in targets if action == "keep_unrounded"}
         for label, node, action in targets:
             if action == "keep_unrounded":
-                keep_unrounded(gm.graph, node, boundaries_round=not self.emulates_casts, kept=kept)
+                keep_unrounded(graph, node, boundaries_round=not self.emulates_casts, kept=kept)
             else:
-                keep_rounded(gm.graph, node)
+                keep_rounded(graph, node)
             self.placed[label] = f"{label} -> {node.name} ({_op_name(node)}, {action})"
         if targets:
-            gm.graph.lint()
-            gm.recompile()
+            graph.lint()
+            if isinstance(gm, torch.fx.GraphModule):
+                gm.recompile()
         return [self.placed[label] for label, _, _ in targets]
 
     def finish(self) -> None:

@@ -32,7 +32,7 @@ import torch.fx
 
 from roundoff import ops
 from roundoff import policy as policies
-from roundoff.capture.program import Program, node_id, node_source
+from roundoff.capture.program import Program, base_id, node_id, node_source
 from roundoff.numerics import get_format, opmath_dtype
 from roundoff.ops.classes import OpClass
 from roundoff.plan import _dtypes as dt
@@ -100,9 +100,10 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     program, cse = rewritten.program, rewritten.cse
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
+    holder_of = holders(program)
     for _ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
-        bases = {node_id(n): _base(n, policy, promote, copies) for n in nodes}
+        bases = {node_id(n): _base(n, policy, promote, copies, holder_of) for n in nodes}
         fusion_nodes = _fusion_nodes(program, bases, partitioned)
         fusion = fuse(fusion_nodes, policy.fusion)
         split = remat.differing_copies(fusion_nodes, fusion)
@@ -129,6 +130,16 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
         cse=dict(cse),
         copies=copies,
     )
+
+
+def holders(program: Program) -> dict[str, str]:
+    """{id of the node holding a decomposed node's value: that node's id}: where a plan's decomposition
+    replaced captured node ``n7`` by ``n7.0``, ``n7.1``, ..., the last of them (``n7.3``, a 16-bit mean's
+    cast after its fp32 sum and division). An override of ``n7`` applies there: it is ``n7``'s value."""
+    ids = [node_id(n) for n in program.nodes() if n.op != "output"]
+    present = set(ids)
+    last = {base_id(i): i for i in ids if "." in i and base_id(i) not in present}
+    return {holder: base for base, holder in last.items()}
 
 
 def _replace(d: NodeDecision, **changes: object) -> NodeDecision:
@@ -186,7 +197,8 @@ def _input_format(
 
 
 def _base(
-    node: torch.fx.Node, policy: Policy, promote: torch.dtype | None, copies: dict[str, str]
+    node: torch.fx.Node, policy: Policy, promote: torch.dtype | None, copies: dict[str, str],
+    holder_of: dict[str, str],
 ) -> _Base:
     storage = _storage(node, promote)
     if node.op in STORED_INPUT_OPS:
@@ -197,6 +209,8 @@ def _base(
     nid = node_id(node)
     if nid not in policy.node_overrides:  # a kernel's copy follows its original's overrides
         nid = copies.get(nid, nid)
+    if nid not in policy.node_overrides:  # the node holding a decomposed node's value follows that node's
+        nid = holder_of.get(nid, nid)
     override = policies.override_for(policy, info.name, nid)
     cls = info.op_class
     # multi-output nodes are rounded through their getitem users; their own storage stays None
