@@ -18,7 +18,8 @@ def resolve_policy(name_or_path: str) -> Policy:
         return get_policy(name_or_path)
     except (KeyError, ValueError, OSError) as exc:
         if name_or_path.endswith(".toml"):
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            reason = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+            reason = reason.removeprefix(f"{name_or_path}: ")  # (the loader names the file too)
             raise UsageError(f"policy file {name_or_path!r}: {reason}") from exc
         names = ", ".join(p if isinstance(p, str) else p.name for p in list_policies())
         raise UsageError(
