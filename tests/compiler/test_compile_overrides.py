@@ -253,3 +253,30 @@ def test_blames_kept_mean_is_placed_on_a_training_step_and_fixes_the_real_gradie
     assert check(program, (x, y), "inductor-cpu", against="oracle").diverges
     assert not check(program, (x, y), at_mean, against="oracle").diverges
     assert ratio(at_mean) == fixed
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_kept_mean_on_a_cuda_training_step_is_saved_in_fp32() -> None:
+    """The joint-graph placement on Triton: the 16-bit mean kept in fp32 on a training step. Oracle: an
+    fp64 copy's gradients, over bf16's rounding of them."""
+    import copy
+
+    from roundoff.policy import get_policy
+
+    g = torch.Generator().manual_seed(1)
+    x, y = (torch.randn(64, 64, generator=g).bfloat16().cuda() for _ in range(2))
+    model = _OffsetNet().bfloat16().cuda()
+    ref = copy.deepcopy(model).double()
+    ref(x.double(), y.double()).backward()
+    exact = ref.inp.weight.grad
+
+    def ratio(policy: object) -> float:
+        model.zero_grad(set_to_none=True)
+        torch._dynamo.reset()
+        roundoff.compile(model, policy=policy)(x, y).backward()
+        return float((model.inp.weight.grad.double() - exact).pow(2).mean().sqrt()
+                     / (exact.bfloat16().double() - exact).pow(2).mean().sqrt())
+
+    kept = with_overrides(get_policy("inductor-gpu"), "keep-mean", node={"n11": KEEP})
+    base, fixed = ratio("inductor-gpu"), ratio(kept)
+    assert base > 16 and fixed < 4, (base, fixed)
