@@ -279,4 +279,4 @@ def test_a_kept_mean_on_a_cuda_training_step_is_saved_in_fp32() -> None:
 
     kept = with_overrides(get_policy("inductor-gpu"), "keep-mean", node={"n11": KEEP})
     base, fixed = ratio("inductor-gpu"), ratio(kept)
-    assert base > 16 and fixed < 4, (base, fixed)
+    assert base > 8 and fixed < min(4, base / 3), (base, fixed)  # (H200: 11.9x -> 2.5x; CPU: 52x -> 2.9x)
