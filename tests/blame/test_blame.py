@@ -349,3 +349,20 @@ def test_a_value_a_kernel_boundary_stores_rounded_can_be_kept_in_fp32():
     fixed = roundoff.compile(offset, policy=policy_from_toml(result.policy_toml))(*xs).double()
     err_base, err_fixed = (base - fp64).abs().max().item(), (fixed - fp64).abs().max().item()
     assert err_fixed < err_base / 50, (err_base, err_fixed)
+
+
+def test_blame_without_the_toml_writer_still_returns_its_fix(monkeypatch):
+    """Trial 42 (on the H200 machine, which has no tomli-w): `blame()` ran its whole search, then raised
+    ImportError writing the fix as TOML, though the core needs only torch. The fix comes back as a
+    `Policy` (`fixed_policy`), its TOML None. Oracle: check under that policy against fp64."""
+    import sys
+
+    from roundoff.analyze import check
+
+    monkeypatch.setitem(sys.modules, "tomli_w", None)  # `import tomli_w` raises ImportError
+    program = _program("fma-cancel")
+    inputs = get_workload("fma-cancel").make_inputs()
+    result = blame(program, "inductor-gpu", inputs, repro=False)
+    assert result.status is BlameStatus.FIXED and result.policy_toml is None
+    assert set(result.fixed_policy.node_overrides) == {c.node_id for c in result.changes}
+    assert check(program, inputs, "inductor-gpu").diverges and not check(program, inputs, result.fixed_policy).diverges

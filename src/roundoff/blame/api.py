@@ -33,9 +33,13 @@ SEARCHES = ("ddmin", "prefix", "prefix-linear")
 
 
 def _policy_toml(policy: Policy) -> str | None:
+    """`policy` as TOML, or None without the optional `tomli-w` (the search needs only torch)."""
     from roundoff.policy import policy_to_toml
 
-    return policy_to_toml(policy)
+    try:
+        return policy_to_toml(policy)
+    except ImportError:
+        return None
 
 
 def _search(name: str, changes: Sequence[Change], ev: Evaluator) -> SearchOutcome[Change]:
@@ -172,6 +176,7 @@ def blame(
         ok_before=outcome.none_fix,
         ok_after=status is not BlameStatus.NO_FIX,
         policy_toml=_policy_toml(fixed_policy),
+        fixed_policy=fixed_policy,
         repro=repro_text,
         notes=tuple(notes),
         affects=affected_nodes(ev.base_plan, ev.plan_for(found)) if status is BlameStatus.FIXED else (),

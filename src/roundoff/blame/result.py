@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roundoff.blame.changes import Change
+from roundoff.policy.model import Policy
 
 SCHEMA_VERSION = 1
 
@@ -25,7 +26,8 @@ class BlameResult:
 
     `changes` are in graph order, each with its plain-words explanation (same order);
     `policy_toml` is a complete policy (the base policy plus `[node_overrides]`) that ``--policy``
-    accepts; `repro` is a standalone script (None when not requested or when status is not FIXED).
+    accepts (None without the optional `tomli-w`), `fixed_policy` the same as a `Policy` (for
+    ``roundoff.compile(fn, policy=result.fixed_policy)`` or `check`); `repro` is a standalone script (None when not requested or when status is not FIXED).
     `evaluations` counts distinct change sets run; `nodes_recomputed` / `nodes_full` is the work the
     node-value cache left versus re-running every node for every evaluation. `affects`: the nodes whose
     computation the fix changes (`roundoff.blame.changes.affected_nodes`: the changed nodes and those
@@ -46,6 +48,7 @@ class BlameResult:
     ok_before: bool
     ok_after: bool
     policy_toml: str | None = None
+    fixed_policy: Policy | None = field(default=None, repr=False)
     repro: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     affects: tuple[str, ...] = field(default_factory=tuple)
