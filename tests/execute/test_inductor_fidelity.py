@@ -19,6 +19,7 @@ import contextlib
 import copy
 import functools
 import itertools
+import math
 import types
 from collections.abc import Callable
 
@@ -305,3 +306,19 @@ def test_training_graph_reads_a_saved_16_bit_output_rounded_in_the_backward() ->
     floor = float((exact.ln1.w.grad.bfloat16().double() - exact.ln1.w.grad).pow(2).mean().sqrt())
     assert real > 16 * floor, (real, floor)  # the inputs still show the defect
     assert 0.7 < predicted / real < 1.4, (predicted, real, floor)
+
+
+def _timestep_embedding(t: torch.Tensor) -> torch.Tensor:
+    """A diffusion model's sinusoidal embedding in bf16 (trial 43): `args` has two users and computes an
+    `exp`, so Inductor's C++ backend stores it (realize on reuse), then fuses its kernel with the `cat`'s:
+    a ConcatKernel computes each operand into its slice, a loop of `args`' count, so `cos`/`sin` read the
+    stored `args` as computed. The plan split them (the `cat` counts twice the elements), read `args` in
+    bf16 and predicted gradients 60x worse than torch.compile's."""
+    freqs = torch.exp(-math.log(10000) * torch.arange(32, dtype=torch.float32) / 32).to(t.dtype)
+    args = t[:, None] * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+
+def test_a_concatenation_computed_in_slices_fuses_with_its_operands_kernel() -> None:
+    t = torch.linspace(0, 999, 64).bfloat16()
+    assert same_bits(_emulated(_timestep_embedding, (t,), "inductor-cpu"), _compiled(_timestep_embedding, (t,), emulate=False))
