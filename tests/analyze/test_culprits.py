@@ -86,3 +86,19 @@ def test_a_nan_from_finite_inputs_names_the_largest_own_error_on_its_path():
     assert worst.own_excess == max(r.own_excess for r in reported.values() if r.node_id != result.nan_origin)
     assert result.culprits[0] == worst.node_id
     assert f"`sub` ({worst.node_id}" in _sentence(result, result.nan_origin)
+
+
+def _centred(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    mu = x.mean(-1, keepdim=True)  # a 16-bit mean of values near 100: Inductor stores it in bf16
+    xc = x - mu
+    return ((xc * torch.rsqrt((xc * xc).mean(-1, keepdim=True) + 1e-5) * w).float() ** 2).mean()
+
+
+def test_a_value_a_decomposition_made_is_named_as_the_op_the_user_wrote():
+    """Trial 43: the finding read "It reads `convert_element_type` (n10.3 at model_a.py:19)": the cast
+    that ends the plan's decomposition of the user's `x.mean(...)`, an op the user never wrote."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(16, 64, generator=g) + 100).bfloat16()
+    w = (1 + 0.1 * torch.randn(64, generator=g)).bfloat16().requires_grad_()
+    result = check(_centred, (x, w), "inductor-cpu", against="oracle", backward=True)
+    assert result.diverges and "the value of `mean` n2," in result.explanations[0], result.explanations

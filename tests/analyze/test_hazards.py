@@ -50,6 +50,16 @@ def test_softmax_backward_traps_only_under_fusion() -> None:
     assert not {h.kind for h in lint(plan(prog, "eager"))}
 
 
+def test_exp_of_a_mixed_precision_difference_says_a_fix_the_policy_can_take() -> None:
+    """Trial 43: under inductor-cpu (no FMA contraction: -ffp-contract=off) the advice for a softmax's
+    `exp(s - max)` read at two precisions was "round both operands the same way or forbid the FMA"."""
+    w = get_workload("softmax-backward")
+    prog = capture(w.build(), *w.make_inputs(), backward=True)
+    (h,) = [h for h in lint(plan(prog, "inductor-cpu")) if h.kind == "exp-of-difference"]
+    assert "one rounded to storage, one not" in h.message and "FMA" not in h.message
+    assert "keep the rounded one in fp32" in h.message
+
+
 def test_fma_hazard_only_where_contracted() -> None:
     w = get_workload("fma-cancel")
     prog = capture(w.build(), *w.make_inputs())

@@ -20,7 +20,7 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_
 from roundoff.analyze.output_sentences import output_sentences
 from roundoff.analyze.result import CheckResult, NodeReport
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
-from roundoff.capture.program import NODE_ID, node_source
+from roundoff.capture.program import MADE_FROM, NODE_ID, base_id, node_source
 from roundoff.plan.model import Plan
 
 
@@ -29,8 +29,20 @@ def _at(r: NodeReport) -> str:
 
 
 def _node_at(n: torch.fx.Node) -> str:
-    """A graph node as the findings name it: `` `op` (id at file:line)``."""
-    return f"`{_op(n)}` ({n.meta.get(NODE_ID, n.name)}{' at ' + s if (s := node_source(n)) else ''})"
+    """A graph node as the findings name it: `` `op` (id at file:line)``; a node a decomposition made
+    names the op the user wrote (`` `convert_element_type` (n10.3, the value of `mean` n10, at ...)``)."""
+    nid = str(n.meta.get(NODE_ID, n.name))
+    return f"`{_op(n)}` ({nid}{_made_from(n, nid)}{' at ' + s if (s := node_source(n)) else ''})"
+
+
+def _made_from(n: torch.fx.Node, nid: str) -> str:
+    """``, the value of `mean` n10`` (the last node its decomposition made) or ``, part of ...``; else ""."""
+    made = n.meta.get(MADE_FROM)
+    if made is None:
+        return ""
+    base = base_id(nid)
+    last = next((m for m in reversed(n.graph.nodes) if base_id(str(m.meta.get(NODE_ID, ""))) == base), n)
+    return f", {'the value' if last is n else 'part'} of `{made}` {base},"
 
 
 def _op(n: torch.fx.Node) -> str:

@@ -20,6 +20,8 @@ import torch.fx
 
 NODE_ID = "roundoff_id"
 NODE_SOURCE = "roundoff_source"
+#: On the nodes a decomposition made of one captured node (``n7.0``, ``n7.1``, ...): that node's op name.
+MADE_FROM = "roundoff_made_from"
 
 
 def node_id(node: torch.fx.Node) -> str:

@@ -17,7 +17,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from roundoff.capture.errors import CaptureError
-from roundoff.capture.program import NODE_ID, NODE_SOURCE
+from roundoff.capture.program import MADE_FROM, NODE_ID, NODE_SOURCE
 from roundoff.capture.sources import _current_graph, label_new_nodes
 
 ORIGIN = "roundoff_origin"  # transient: the old node a new node was made from
@@ -172,8 +172,10 @@ def assign_rewritten_ids(gm: torch.fx.GraphModule) -> None:
         ):
             nodes[0].meta[NODE_ID] = old_id
         else:
+            made_from = getattr(getattr(origin.target, "overloadpacket", origin.target), "__name__", str(origin.target))
             for k, n in enumerate(nodes):
                 n.meta[NODE_ID] = f"{old_id}.{k}"
+                n.meta[MADE_FROM] = made_from
 
 
 def _inductor_table() -> Mapping[Any, Any]:
