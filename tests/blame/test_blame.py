@@ -366,3 +366,37 @@ def test_blame_without_the_toml_writer_still_returns_its_fix(monkeypatch):
     assert result.status is BlameStatus.FIXED and result.policy_toml is None
     assert set(result.fixed_policy.node_overrides) == {c.node_id for c in result.changes}
     assert check(program, inputs, "inductor-gpu").diverges and not check(program, inputs, result.fixed_policy).diverges
+
+
+class _SensorNorm(torch.nn.Module):
+    """Trial 43's hand-written batch norm (batch statistics) over raw readings near 50-500."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.weight, self.bias = torch.nn.Parameter(torch.ones(d)), torch.nn.Parameter(torch.zeros(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mean, var = x.mean(0), x.var(0, unbiased=False)
+        return (x - mean) / torch.sqrt(var + 1e-5) * self.weight + self.bias
+
+
+def test_by_values_keeps_what_check_passes_without_and_every_output_is_within_by_value():
+    """Trial 43: blame's fix left 2 gradients at 20.7x and 29.5x fp64's rounding, passed by check's path
+    rule (no flagged node on their path), with no way to keep the changes the search needed for them
+    (real torch.compile under that fix: 70x worst; with them: 8x). `trim=False` (--by-values) keeps them.
+    Oracle: the screen, which holds every output to its values against fp64 (mode "screen" when all pass)."""
+    from roundoff.analyze import check
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(_SensorNorm(16), torch.nn.Linear(16, 64), torch.nn.ReLU(), _SensorNorm(64),
+                              torch.nn.Linear(64, 4)).bfloat16()
+    g = torch.Generator().manual_seed(1)
+    x = (torch.linspace(50, 500, 16) + 2.0 * torch.randn(32, 16, generator=g)).bfloat16()
+    y = torch.randn(32, 4, generator=g).bfloat16()
+    program = capture(lambda x, y: ((net(x) - y) ** 2).mean(), x, y, backward=True)
+    trimmed = blame(program, "inductor-cpu", (x, y), against="oracle", repro=False)
+    kept = blame(program, "inductor-cpu", (x, y), against="oracle", repro=False, trim=False)
+    assert trimmed.fixed and kept.fixed and set(trimmed.changes) < set(kept.changes), (trimmed.changes, kept.changes)
+    assert any("--by-values" in n for n in trimmed.notes), trimmed.notes
+    assert check(program, (x, y), kept.fixed_policy, against="oracle").mode == "screen"
+    assert check(program, (x, y), trimmed.fixed_policy, against="oracle").mode == "every-node"

@@ -64,10 +64,12 @@ def blame(
     repro: bool = True,
     on_evaluation: Callable[[int, int], None] | None = None,
     whole_lines: bool = True,
+    trim: bool = True,
 ) -> BlameResult:
     """Find a small set of per-node decision changes that brings `program` within tolerance: 1-minimal
     for the search's rule, then widened to whole lines where an op repeats (`whole_lines`) and, against
-    the oracle, without the lines `check` passes without (`_lines_check_needs`).
+    the oracle, without the lines `check` passes without (`_lines_check_needs`; ``trim=False`` keeps
+    them: every output within the limit by its values, not only by check's path rule).
 
     Runs `program` emulated under `policy` (preset name or Policy) on `inputs` (default: the
     program's example inputs); the verdict is PyTorch's `same` rule against `against` ("eager": the
@@ -120,14 +122,15 @@ def blame(
         notes.append(
             f"check lists {len(checked.culprits)} cause(s) and {len(checked.hazards)} hazard(s) whose effect stays "
             "within the limit at every output (see `roundoff check --every-node`): blame changes only what fails")
-    if status is BlameStatus.FIXED and checked is not None:
+    if status is BlameStatus.FIXED and checked is not None and trim:
         found_before = found
         found, dropped = _lines_check_needs(program, pol, args, found, checked, transcendentals)
         if dropped:
             notes.append(
                 f"{len(found_before) - len(found)} more change(s) the search kept on {', '.join(dropped)} are left out: `check` passes "
                 "without them (the search holds an output to its values; check passes it once no node on its "
-                "path is flagged)")
+                "path is flagged); to keep every output within the limit by its values, blame with --by-values "
+                "(trim=False)")
     fixed_policy = replace(
         apply_changes(pol, found),
         name=f"{pol.name}+blame",

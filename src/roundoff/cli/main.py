@@ -248,6 +248,11 @@ def blame_command(
     repro: Annotated[
         Path | None, typer.Option(metavar="FILE.py", help="Write a standalone repro.py here.")
     ] = None,
+    by_values: Annotated[
+        bool, typer.Option("--by-values", help=(
+            "Against the oracle, keep every change the search needs to bring each output within the "
+            "limit by its values (by default the changes check passes without are left out)."))
+    ] = False,
     backward: BackwardOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -267,7 +272,7 @@ def blame_command(
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
         loaded = load_target(target, inputs, backward)
-        found, program = run_blame(loaded, chosen, against, search, repro is not None, policy)
+        found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values)
         blame_output(found, loaded.label, save_policy, repro, program)
     raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
 
