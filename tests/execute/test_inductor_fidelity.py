@@ -322,3 +322,15 @@ def _timestep_embedding(t: torch.Tensor) -> torch.Tensor:
 def test_a_concatenation_computed_in_slices_fuses_with_its_operands_kernel() -> None:
     t = torch.linspace(0, 999, 64).bfloat16()
     assert same_bits(_emulated(_timestep_embedding, (t,), "inductor-cpu"), _compiled(_timestep_embedding, (t,), emulate=False))
+
+
+def _positions(inv: torch.Tensor) -> torch.Tensor:
+    """Rotary angles at large positions, the positions cast to bf16 (trial 44): Inductor converts the
+    integers to bf16 inside its kernel (there is no fp32 value to keep), so they are rounded (8193 -> 8192)."""
+    t = torch.arange(8192, 8224).type_as(inv)
+    return torch.outer(t, inv).cos()
+
+
+def test_an_integer_cast_to_16_bits_is_rounded_inside_a_kernel() -> None:
+    inv = (1.0 / (10000 ** (torch.arange(0, 16, 2).float() / 16))).bfloat16()
+    assert same_bits(_emulated(_positions, (inv,), "inductor-cpu"), _compiled(_positions, (inv,), emulate=False))
