@@ -280,3 +280,43 @@ def test_a_kept_mean_on_a_cuda_training_step_is_saved_in_fp32() -> None:
     kept = with_overrides(get_policy("inductor-gpu"), "keep-mean", node={"n11": KEEP})
     base, fixed = ratio("inductor-gpu"), ratio(kept)
     assert base > 8 and fixed < min(4, base / 3), (base, fixed)  # (H200: 11.9x -> 2.5x; CPU: 52x -> 2.9x)
+
+
+def test_a_training_steps_override_names_the_node_check_backward_names() -> None:
+    """Trial 44: blame (--backward) kept `sum` n218 of a hand-written fp16 log-sum-exp in fp32, and
+    roundoff.compile placed the override on n218 of its forward-only capture, an integer `unsqueeze`:
+    nothing changed, silently (loss inf). roundoff.compile now keys a training step's overrides on the
+    capture with its backward, as check and blame number it. Oracle: the loss of an fp64 copy."""
+    import copy
+
+    transformers = pytest.importorskip("transformers")
+
+    class _LM(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            torch.manual_seed(0)
+            cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                           num_attention_heads=4, num_key_value_heads=2, vocab_size=256)
+            self.backbone, self.head = transformers.LlamaModel(cfg), torch.nn.Linear(64, 256, bias=False)
+            torch.nn.init.normal_(self.head.weight, std=0.19)
+
+        def forward(self, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+            logits = self.head(self.backbone(input_ids=ids).last_hidden_state) * 2.0
+            lse = torch.exp(logits).sum(-1).log()  # no max subtracted: the fp16 sum overflows
+            return (lse - logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)).mean()
+
+    model = _LM().half().train()
+    ids = torch.randint(0, 256, (2, 16), generator=torch.Generator().manual_seed(1))
+    targets = torch.roll(ids, -1, 1)
+    exact = float(copy.deepcopy(model).double()(ids, targets))
+    program = capture(model, ids, targets, backward=True)
+    (nid,) = [n.meta["roundoff_id"] for n in program.graph.nodes if n.target is torch.ops.aten.sum.dim_IntList
+              and str(n.meta.get("roundoff_source", "")).endswith(f":{_LM.forward.__code__.co_firstlineno + 2}")]
+    assert capture(model, ids, targets).node(nid).target is not torch.ops.aten.sum.dim_IntList  # numbered apart
+    from roundoff.policy import get_policy
+
+    torch._dynamo.reset()
+    loss = roundoff.compile(model, policy=with_overrides(get_policy("inductor-cpu"), "keep", node={nid: KEEP}))(ids, targets)
+    loss.backward()
+    assert abs(float(loss) - exact) < 0.01 * exact, (float(loss), exact)
+    assert all(bool(p.grad.isfinite().all()) for p in model.parameters())

@@ -260,6 +260,20 @@ def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
             if i not in present and i in holder_of and o == OpOverride(round_result=False)}
 
 
+def _capture_as_checked(fn: Callable, args: tuple) -> Program:
+    """The capture whose node ids a policy for `fn` names: with its backward (``check --backward``, blame's
+    training-step fixes) where gradients are taken, else the forward alone. The two number nodes apart
+    (trial 44: ``n218`` was a ``sum`` in the one and an ``unsqueeze`` in the other)."""
+    from roundoff.capture import CaptureError, capture
+
+    if torch.is_grad_enabled():
+        try:
+            return capture(fn, *args, backward=True)
+        except CaptureError:  # nothing requires grad: an inference step
+            pass
+    return capture(fn, *args)
+
+
 class _Compiled:
     """State behind a roundoff.compile wrapper: lazy capture for node keys, then a Checker."""
 
@@ -290,13 +304,12 @@ class _Compiled:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.keys is None and self.policy.node_overrides:
-            from roundoff.capture import capture
 
             if kwargs:
                 raise RoundoffPlacementError(
                     "node overrides need positional tensor inputs to capture the callable"
                 )
-            program = capture(self.fn, *args)
+            program = _capture_as_checked(self.fn, args)
             self.keys = program_keys(program, self.policy.node_overrides, kept_aliases(program, self.policy))
         try:
             return self.checker(*args, **kwargs)

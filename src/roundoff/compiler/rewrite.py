@@ -107,7 +107,13 @@ def program_keys(program, node_ids: Iterable[str], aliases: Mapping[str, str] | 
     `aliases`: {id a plan made (``n7.3``): the captured node placed for it (``n7``)}."""
     from roundoff.capture.program import NODE_ID, NODE_SOURCE
 
-    keys = keys_by_node(program.graph.nodes, lambda n: _normalize_source(n.meta.get(NODE_SOURCE)))
+    nodes = program.graph.nodes
+    if program.backward:  # the forward's nodes: the compiled graphs are keyed on theirs
+        from roundoff.plan.saved import forward_ids
+
+        forward = forward_ids(program)
+        nodes = [n for n in nodes if n.meta.get(NODE_ID) in forward]
+    keys = keys_by_node(nodes, lambda n: _normalize_source(n.meta.get(NODE_SOURCE)))
     by_id = {node.meta.get(NODE_ID): key for node, key in keys.items()}
     by_id.update({made: by_id[base] for made, base in (aliases or {}).items() if base in by_id})
     sizes = group_sizes(keys.values())
