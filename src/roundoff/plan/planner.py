@@ -303,16 +303,19 @@ def _rounds_result(node: torch.fx.Node, base: _Base, policy: Policy) -> bool:
     if policy.rounding is RoundingPoint.EVERY_OP:
         return _needs_rounding(base)
     if base.op_class is OpClass.CAST and (
-        policy.rounding is RoundingPoint.FUSION_BOUNDARY_HONOR_CASTS or _from_integer(node)
+        policy.rounding is RoundingPoint.FUSION_BOUNDARY_HONOR_CASTS
+        or (policy.fusion is FusionModel.POINTWISE_CPP and _from_integer(node))
     ):
         return _needs_rounding(base)
     return False
 
 
 def _from_integer(node: torch.fx.Node) -> bool:
-    """A cast of an integer or bool value: a fused kernel converts it to the target format itself (no
-    fp32 value exists to keep), so it is rounded there (measured, torch 2.13 C++:
-    ``torch.arange(8192, 8224).to(bf16)`` then fp32 math, compiled bit for bit as eager)."""
+    """A cast of an integer or bool value: Inductor's C++ kernel converts it to the target format itself
+    (no fp32 value exists to keep), so it is rounded there (measured, torch 2.13:
+    ``torch.arange(8192, 8224).to(bf16)`` then fp32 math, compiled bit for bit as eager). Triton's
+    codegen is not measured (`bench/gpu/int_cast_cuda.py` measures it): the GPU model keeps the rule
+    for float casts."""
     src = node.args[0] if node.args else None
     dtype = getattr(src.meta.get("val"), "dtype", None) if isinstance(src, torch.fx.Node) else None
     return dtype is not None and not dtype.is_floating_point and not dtype.is_complex
