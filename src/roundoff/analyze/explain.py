@@ -20,7 +20,7 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_
 from roundoff.analyze.output_sentences import output_sentences
 from roundoff.analyze.result import CheckResult, NodeReport
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
-from roundoff.capture.program import MADE_FROM, NODE_ID, base_id, node_source
+from roundoff.capture.program import MADE_FROM, NODE_ID, base_id, node_source, value_holders
 from roundoff.plan.model import Plan
 
 
@@ -40,9 +40,8 @@ def _made_from(n: torch.fx.Node, nid: str) -> str:
     made = n.meta.get(MADE_FROM)
     if made is None:
         return ""
-    base = base_id(nid)
-    last = next((m for m in reversed(n.graph.nodes) if base_id(str(m.meta.get(NODE_ID, ""))) == base), n)
-    return f", {'the value' if last is n else 'part'} of `{made}` {base},"
+    holds = nid in value_holders(n.graph)
+    return f", {'the value' if holds else 'part'} of `{made}` {base_id(nid)},"
 
 
 def _op(n: torch.fx.Node) -> str:

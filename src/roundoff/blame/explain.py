@@ -6,11 +6,10 @@ import torch
 import torch.fx
 
 from roundoff.blame.changes import Change, ChangeKind
-from roundoff.capture.program import Program, node_id
+from roundoff.capture.program import Program, node_id, value_holders
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
-from roundoff.plan.planner import holders
 
 _DTYPE_NAMES = {
     torch.bfloat16: "bf16",
@@ -116,7 +115,7 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
             f"{d.scalar_format} first, which {'cannot hold it: it becomes 0' if scalars and _rounds_to_zero(scalars[0], d.scalar_format) else 'loses its low bits'}"
         )
     users = _users(n, plan)
-    base = holders(program).get(change.node_id)
+    base = value_holders(program.graph).get(change.node_id)
     if base is not None:  # the cast that ends a decomposition (a 16-bit mean's): name the op the user wrote
         op = short_name(program.captured().node(base).target)
         where = (f"`{op}` ({base}; its value is {change.node_id}, the {storage} cast that ends its decomposition) "

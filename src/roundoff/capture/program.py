@@ -34,6 +34,16 @@ def base_id(nid: str) -> str:
     return nid.split("@")[0].split(".")[0]
 
 
+def value_holders(graph: torch.fx.Graph) -> dict[str, str]:
+    """{id of the node holding a decomposed node's value: that node's id}: where a plan's decomposition
+    replaced captured node ``n7`` by ``n7.0``, ``n7.1``, ..., the last of them (``n7.3``, a 16-bit mean's
+    cast after its fp32 sum and division). An override of ``n7`` applies there: it is ``n7``'s value."""
+    ids = [str(n.meta.get(NODE_ID)) for n in graph.nodes if n.op != "output" and NODE_ID in n.meta]
+    present = set(ids)
+    last = {base_id(i): i for i in ids if "." in i and base_id(i) not in present}
+    return {holder: base for base, holder in last.items()}
+
+
 _aten = torch.ops.aten
 #: Ops whose result depends on their tensor operand's shape, dtype and device only, not its values:
 #: the backward's ``ones_like(loss)`` does not make every gradient depend on the loss's value.

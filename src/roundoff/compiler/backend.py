@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from roundoff.capture.program import Program, node_id
+from roundoff.capture.program import Program, node_id, value_holders
 from roundoff.compiler.checking import Checker
 from roundoff.compiler.emulate_casts import emulated_casts_kept
 from roundoff.compiler.errors import (
@@ -38,7 +38,6 @@ from roundoff.compiler.settings import (
     inductor_settings,
 )
 from roundoff.plan import plan
-from roundoff.plan.planner import holders
 from roundoff.policy import get_policy
 from roundoff.policy.model import Negation, OpOverride, Policy
 
@@ -255,7 +254,7 @@ def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
     present = {node_id(n) for n in program.nodes()}
     if all(i in present for i in policy.node_overrides):
         return {}
-    holder_of = holders(plan(program, policy).program)
+    holder_of = value_holders(plan(program, policy).program.graph)
     return {i: holder_of[i] for i, o in policy.node_overrides.items()
             if i not in present and i in holder_of and o == OpOverride(round_result=False)}
 

@@ -32,7 +32,7 @@ import torch.fx
 
 from roundoff import ops
 from roundoff import policy as policies
-from roundoff.capture.program import Program, base_id, node_id, node_source
+from roundoff.capture.program import Program, node_id, node_source, value_holders
 from roundoff.numerics import get_format, opmath_dtype
 from roundoff.ops.classes import OpClass
 from roundoff.plan import _dtypes as dt
@@ -100,7 +100,7 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     program, cse = rewritten.program, rewritten.cse
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
-    holder_of = holders(program)
+    holder_of = value_holders(program.graph)
     for _ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
         bases = {node_id(n): _base(n, policy, promote, copies, holder_of) for n in nodes}
@@ -131,15 +131,6 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
         copies=copies,
     )
 
-
-def holders(program: Program) -> dict[str, str]:
-    """{id of the node holding a decomposed node's value: that node's id}: where a plan's decomposition
-    replaced captured node ``n7`` by ``n7.0``, ``n7.1``, ..., the last of them (``n7.3``, a 16-bit mean's
-    cast after its fp32 sum and division). An override of ``n7`` applies there: it is ``n7``'s value."""
-    ids = [node_id(n) for n in program.nodes() if n.op != "output"]
-    present = set(ids)
-    last = {base_id(i): i for i in ids if "." in i and base_id(i) not in present}
-    return {holder: base for base, holder in last.items()}
 
 
 def _replace(d: NodeDecision, **changes: object) -> NodeDecision:
