@@ -151,3 +151,22 @@ def test_cuda_warn_is_asynchronous_by_default_and_agrees_with_synchronous() -> N
         assert pending == (check_async is None), "repro: roundoff.compile(..., check='warn') on CUDA"
         verdicts.append(f.roundoff_state.checker.history)
     assert verdicts[0] == verdicts[1]
+
+
+def test_overflow_eager_also_makes_is_reported_once_and_never_raised() -> None:
+    """An fp16 exp that overflows in eager and compiled alike, finite in fp64 (trial 44: silent)."""
+    from roundoff.compiler import RoundoffOverflowWarning
+
+    x = torch.linspace(0.0, 14.0, 64).to(torch.float16)  # exp(x) > 65504 for x > 11.09
+    expected = int((~torch.exp(x.double()).to(torch.float16).isfinite()).sum())  # torch's own cast
+    assert expected > 0 and torch.exp(x.double()).isfinite().all()
+    f = roundoff.compile(torch.exp, policy=eager(), check="raise", sample_every=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            out = f(x)
+    assert not torch.isfinite(out).all()
+    overflow = [w for w in caught if issubclass(w.category, RoundoffOverflowWarning)]
+    assert len(overflow) == 1 and f"{expected} NaN/inf element(s)" in str(overflow[0].message)
+    checks = [c for _, cs in f.roundoff_state.checker.history for c in cs]
+    assert [c.overflow for c in checks] == [expected, expected] and all(c.passed for c in checks)

@@ -7,6 +7,7 @@ from roundoff.compiler.errors import (
     RoundoffDivergenceError,
     RoundoffDivergenceWarning,
     RoundoffEnforcementWarning,
+    RoundoffOverflowWarning,
     RoundoffPlacementError,
 )
 from roundoff.compiler.reference import Fp64Reference
@@ -24,6 +25,7 @@ __all__ = [
     "RoundoffDivergenceError",
     "RoundoffDivergenceWarning",
     "RoundoffEnforcementWarning",
+    "RoundoffOverflowWarning",
     "RoundoffPlacementError",
     "compare_outputs",
     "compile",

@@ -7,8 +7,10 @@ how it is kept cheap: a cached fp64 shadow module refreshed in place, optionally
 verdict per floating-point output is the analysis layer's, PyTorch's own accuracy rule
 ``same(eager, compiled, fp64_ref)``: RMSE of the compiled output against fp64 within a multiplier
 of eager's RMSE (NaN/inf must match eager's). The fp64 run is made only when an output is not
-allclose to eager (``same``'s own first test), so a bit-faithful policy's samples cost one eager
-call. Between samples a call costs one counter increment and a modulo (and, while an asynchronous
+allclose to eager (``same``'s own first test) or is NaN/inf in both, so a bit-faithful policy's
+samples of a finite program cost one eager call. An output NaN/inf in both where the fp64 run is
+finite passes (the compiler agrees with eager) and is reported once per output with a
+`RoundoffOverflowWarning`: the program overflows its format, whoever runs it. Between samples a call costs one counter increment and a modulo (and, while an asynchronous
 sample is pending, one CUDA event query). `Checker.sample_seconds` records the host wall time of
 each sampled call's checking work: for a synchronous check that includes waiting for all GPU work
 queued before it; for an asynchronous one, only the time to queue it."""
@@ -26,7 +28,11 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from roundoff.compiler.errors import RoundoffDivergenceError, RoundoffDivergenceWarning
+from roundoff.compiler.errors import (
+    RoundoffDivergenceError,
+    RoundoffDivergenceWarning,
+    RoundoffOverflowWarning,
+)
 from roundoff.compiler.reference import Fp64Reference, run_fp64
 
 __all__ = ["CHECK_MODES", "Checker", "OutputCheck", "compare_outputs", "run_fp64"]
@@ -40,7 +46,8 @@ class OutputCheck:
 
     RMSEs are against the fp64 run (NaN: not computed, the output was allclose to eager, so the
     fp64 run was skipped); `mismatch_fraction` counts elements whose bits differ from eager
-    (NaN == NaN); `nonfinite` is (compiled, eager) counts of NaN/inf elements.
+    (NaN == NaN); `nonfinite` is (compiled, eager) counts of NaN/inf elements; `overflow` counts
+    the elements NaN/inf in both where the fp64 run is finite (0 when it was not run).
     """
 
     name: str
@@ -50,6 +57,7 @@ class OutputCheck:
     mismatch_fraction: float
     max_abs_diff: float
     nonfinite: tuple[int, int]
+    overflow: int = 0
 
     def describe(self) -> str:
         return (
@@ -121,6 +129,9 @@ def _output_check(
     close = bool(figures[_CLOSE])
     if not close and ref64 is None:
         raise RuntimeError(f"internal: {name} is not allclose to eager and has no fp64 reference")
+    overflow = 0
+    if ref64 is not None and _needs_fp64(figures) and ref64.shape == c.shape:
+        overflow = int((~c.isfinite() & ~e.isfinite() & ref64.to(c.device).isfinite()).sum())
     return OutputCheck(
         name=name,
         passed=close or _same(e, c, ref64),
@@ -129,7 +140,13 @@ def _output_check(
         mismatch_fraction=figures[_MISMATCH],
         max_abs_diff=figures[_MAX_ABS],
         nonfinite=(int(figures[_NONFINITE_C]), int(figures[_NONFINITE_E])),
+        overflow=overflow,
     )
+
+
+def _needs_fp64(row: list[float]) -> bool:
+    """The fp64 run is needed for an output not allclose to eager, or NaN/inf in both (module doc)."""
+    return not row[_CLOSE] or bool(row[_NONFINITE_C] and row[_NONFINITE_E])
 
 
 def _all_figures(pairs: list[tuple[str, torch.Tensor, torch.Tensor, int]]) -> torch.Tensor:
@@ -147,11 +164,12 @@ def compare_outputs(
 
     `fp64` may be a zero-argument callable: it is then run only if some output is not allclose to
     eager (tol 1e-4, NaN == NaN), which is ``same``'s own first test, so the verdict is unchanged; the
-    RMSE fields of outputs decided by that test are NaN (not computed)."""
+    RMSE fields of outputs decided by that test are NaN (not computed). It is also run where an output
+    is NaN/inf in both, to count the elements fp64 has finite (`OutputCheck.overflow`)."""
     pairs = _float_pairs(compiled, eager)
     figures = _all_figures(pairs).tolist()
     ref64: list[Any] | None = None
-    if any(not row[_CLOSE] for row in figures):
+    if any(_needs_fp64(row) for row in figures):
         ref64 = pytree.tree_flatten(fp64() if callable(fp64) else fp64)[0]
     return tuple(
         _output_check(name, c, e, row, None if ref64 is None else ref64[i].detach())
@@ -237,6 +255,7 @@ class Checker:
         self.history: list[tuple[int, tuple[OutputCheck, ...]]] = []
         self._pending: _Pending | None = None
         self._stream: Any = None
+        self._overflow_reported: set[str] = set()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
@@ -311,7 +330,7 @@ class Checker:
                     return
                 p.ready.synchronize()
             figures = p.host.tolist()
-            if p.ref64 is not None or all(row[_CLOSE] for row in figures):
+            if p.ref64 is not None or not any(_needs_fp64(row) for row in figures):
                 break
             with stream:  # stage 2: the fp64 run
                 p.ref64 = pytree.tree_flatten(p.run_fp64())[0]
@@ -328,6 +347,16 @@ class Checker:
 
     def _deliver(self, call: int, checks: tuple[OutputCheck, ...]) -> None:
         self.history.append((call, checks))
+        overflowing = [c for c in checks if c.passed and c.overflow and c.name not in self._overflow_reported]
+        if overflowing:
+            self._overflow_reported.update(c.name for c in overflowing)
+            warnings.warn(RoundoffOverflowWarning(
+                f"roundoff.compile: call {call}: " + "; ".join(
+                    f"{c.name} has {c.overflow} NaN/inf element(s) in eager and compiled alike where the fp64 run is "
+                    "finite" for c in overflowing)
+                + ": the program overflows its format whoever runs it (not a compiler difference; reported once "
+                "per output). `roundoff check SCRIPT:FUNCTION --against oracle` names the node where it begins."),
+                stacklevel=4)
         failed = [c for c in checks if not c.passed]
         if not failed:
             return

@@ -19,6 +19,12 @@ class RoundoffDivergenceWarning(UserWarning):
     """Checking mode: a sampled call's compiled output fails PyTorch's accuracy rule."""
 
 
+class RoundoffOverflowWarning(UserWarning):
+    """Checking mode: a sampled call's output is NaN/inf in eager and in the compiled program where
+    the fp64 run is finite. The compiler agrees with eager (no divergence, never raised), but the
+    program overflows its format."""
+
+
 class RoundoffDivergenceError(RuntimeError):
     """Checking mode with ``check="raise"``: a sampled call's compiled output diverged.
 
