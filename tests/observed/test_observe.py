@@ -699,3 +699,52 @@ def test_the_amplification_headline_names_the_stored_value_that_matters():
     result = observe_compiled(program, backward=True, partitioned=True, repeats=1)
     assert result.failing_outputs and result.amplified_at is not None
     assert result.amplified_at.reads_narrow == (stream,), (result.amplified_at, stream)
+
+
+def offset_matmul(a, b):
+    return (a + 1000).bfloat16() @ b
+
+
+def test_a_matmul_amplifying_its_operands_rounding_fails_the_output_as_check_does():
+    """Trial 45: observe passed an fp16 step's gradients 2e4x off fp64 ("no kernel on their path
+    diverges") while check failed them at a matmul whose local error, from fp64's operands rounded as
+    it reads them, is over 16x. From the compiled program's own operands such a matmul is exact. Here
+    every bf16 operand rounds the same way where the matmul cancels. Oracles: real torch.compile
+    against fp64, and check's verdict on the same program."""
+    k = 2048
+    a = torch.tensor([1.5, 3.0]).repeat(4, k // 2)  # 1001.5 -> 1000, 1003 -> 1004 in bf16
+    b = torch.tensor([1.0, -1.0]).repeat(k // 2).reshape(k, 1).expand(k, 4).bfloat16().contiguous()
+    real = torch.compile(offset_matmul)(a, b).double()
+    exact = (a.double() + 1000) @ b.double()
+    assert float((real - exact).norm() / exact.norm()) > 1  # (-4096 where fp64 is -1536)
+    checked = check(offset_matmul, (a, b), "inductor-cpu", against="oracle", nodes="all")
+    assert not checked.outputs[0].passes and checked.first_divergent == "n4", checked.first_divergent
+    result = observe_compiled(offset_matmul, a, b)
+    assert [o.name for o in result.failing_outputs] == ["out"] and not result.unflagged_outputs
+    mm = next(k for k in result.kernels if k.op == "mm")
+    assert mm.excess <= 1 and mm.verdict is Verdict.OK  # exact from the operands it was given
+    assert result.amplified_at is mm and [i for i, _op, _src in mm.amplifying] == ["n4"]
+
+
+def scaled_tiny_product(x, w):
+    return (x @ w).float() * 1e4
+
+
+def test_a_buffer_whose_values_its_format_cannot_hold_diverges_as_check_says():
+    """An fp16 matmul whose results lie below fp16's normal range (subnormals: fp64 correctly rounded to
+    fp16 is itself off by more than 16x its rounding) is flagged as check flags it (`own_excess`'s
+    format-range rule); observe passed its 3%-wrong fp32 output as unflagged. Oracles: torch's own fp16
+    cast of fp64's product, real torch.compile against fp64, check's verdict."""
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(16, 32, generator=g) * 1e-4).half()
+    w = (torch.randn(32, 16, generator=g) * 1e-3).half()
+    exact = x.double() @ w.double()
+    held = float((exact.half().double() - exact).norm() / exact.norm())
+    assert held > 16 * 2.0**-11  # fp16 cannot hold the product's values
+    real = torch.compile(scaled_tiny_product)(x, w).double()
+    assert float((real - exact * 1e4).norm() / (exact * 1e4).norm()) > 16 * 2.0**-24
+    checked = check(scaled_tiny_product, (x, w), "inductor-cpu", against="oracle", nodes="all")
+    assert checked.diverges and not checked.outputs[0].passes
+    result = observe_compiled(scaled_tiny_product, x, w)
+    assert [o.name for o in result.failing_outputs] == ["out"] and not result.unflagged_outputs
+    assert result.first_divergent is not None and result.first_divergent.op == "mm"

@@ -12,7 +12,8 @@ Verdicts reuse `roundoff.analyze.verdict`: NaN/inf where fp64 (from the kernel's
 the whole program with no other kernel's output already non-finite there) is finite is
 `Verdict.NONFINITE`; against the oracle, an excess over fp64 correctly rounded to the buffer's dtype above
 `EXCESS_LIMIT` is `Verdict.DIVERGES` (a sum/mean is also allowed its terms' rounding:
-`reduction_floor`); against eager, the chosen `Rule` (default `Rule.SAME`, ``torch._dynamo.utils.same``) between eager's and
+`reduction_floor`; a buffer whose values its format cannot hold and that loses them too is scored as
+`check` scores a node, `verdict.own_excess`); against eager, the chosen `Rule` (default `Rule.SAME`, ``torch._dynamo.utils.same``) between eager's and
 the observed value with the fp64 value as reference. Emulation agreement is bit for bit (-0.0
 differs from 0.0; NaN equals NaN whatever its payload).
 """
@@ -34,9 +35,11 @@ from roundoff.analyze.verdict import (
     demanded_dtypes,
     excess,
     judge,
+    matmul_floor,
     narrower,
     new_nonfinite,
     nonfinite_counts,
+    own_excess,
     reduction_floor,
     unit_roundoff,
     working_dtype,
@@ -56,6 +59,9 @@ _SUMS = {  # sum/mean ops -> is a mean
     _aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True,
 }
 _MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)  # ops that only move or convert a value
+#: Matmuls and their operand positions (a @ b), for `matmul_floor`
+_MATMULS = {_aten.mm.default: (0, 1), _aten.bmm.default: (0, 1), _aten.addmm.default: (1, 2),
+            _aten.baddbmm.default: (1, 2)}
 _CANCELLING = frozenset({_aten.add.Tensor, _aten.sub.Tensor})  # where a value 0 by structure is made
 _POINTWISE = (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL)
 
@@ -94,8 +100,9 @@ class KernelReport:
     #: Every observed node the kernel reads (its operands from other buffers), in kernel order
     reads: tuple[str, ...] = ()
     #: The pointwise nodes computed for this buffer (its own or fused into its kernel) that `amplify`
-    #: an error they read beyond their format, as `check` flags a node: what fails an output by value;
-    #: each (node id, op, source line), in kernel order (where inside a fused kernel accuracy is lost)
+    #: an error they read beyond their format, as `check` flags a node, and the buffer's own node where
+    #: it is not pointwise (a matmul) and `amplifies_rounding`: what fails an output by value; each
+    #: (node id, op, source line), in kernel order (where inside a fused kernel accuracy is lost)
     amplifying: tuple[tuple[str, str, str | None], ...] = ()
 
     @property
@@ -354,6 +361,32 @@ class KernelObserver:
             self.reports[i] = replace(self.reports[i], verdict=Verdict.NONFINITE)
         return not (operands - fused) & self.bad and not harmed
 
+    def _amplifies_rounding(self, node: torch.fx.Node, ls: Lockstep, whole: torch.Tensor, work: torch.dtype,
+                            floor: float) -> bool:
+        """Whether a node that is not pointwise (a matmul, a reduction) makes an error over `EXCESS_LIMIT`
+        times its format's rounding from fp64 of the whole program's operands, rounded as the emulated
+        policy reads them: `check`'s local error and score (`verdict.own_excess`, a matmul's or sum's
+        terms' rounding allowed). From the compiled program's own operands it may be exact (its
+        `excess` 1) while it amplifies the rounding those operands carry beyond its format; `check`
+        flags such a node, so an output over the limit that it feeds fails here too (trial 45: an fp16
+        step's embedding gradient 2.4e4x off fp64, passed)."""
+        read = ls.reader(GLOBAL)
+        local = ls.sides[EMULATED].evaluate(node, read, fresh=True)
+        if not (isinstance(local, torch.Tensor) and local.is_floating_point() and local.shape == whole.shape):
+            return False
+        terms = 0.0
+        operands = [a if isinstance(a := node.args[i] if i < len(node.args) else None, torch.fx.Node) else None
+                    for i in _MATMULS.get(node.target, ())]
+        if node.target in _MATMULS and all(a is not None and a in ls.env for a in operands):
+            terms = matmul_floor(read(operands[0]), read(operands[1]), whole.numel(), work)
+        elif node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
+            terms = reduction_floor(read(node.args[0]), whole.numel(), work, _SUMS[node.target])
+        m = measure(local, whole, work)
+        if m.nonfinite:
+            return False  # (NaN/inf fp64 does not have: the NaN rules judge that)
+        m = replace(m, excess=excess(m, floor, work, terms))
+        return own_excess(m, floor, work, terms) > EXCESS_LIMIT
+
     def _report(
         self, node: torch.fx.Node, nid: str, obs: Observed, value: torch.Tensor, vals: tuple, ls: Lockstep,
     ) -> KernelReport:
@@ -370,8 +403,10 @@ class KernelObserver:
             exc = excess(vs_oracle, floor, work, zero)  # it carries a value 0 by structure: its operands' rounding
         if new_nonfinite(value, oracle) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL]):
             verdict = Verdict.NONFINITE
-        elif self.against == "oracle" and self.rule is Rule.SAME:
-            verdict = Verdict.DIVERGES if exc > EXCESS_LIMIT else Verdict.OK
+        elif self.against == "oracle" and self.rule is Rule.SAME:  # (check's score: a format that cannot hold
+            # the values, underflow or overflow, and a buffer that loses them too, diverges)
+            score = own_excess(replace(vs_oracle, excess=exc), floor.norm_rel, work, terms)
+            verdict = Verdict.DIVERGES if score > EXCESS_LIMIT else Verdict.OK
         else:
             ref = eager if self.against == "eager" else round_to(oracle, get_format(dtype)).to(dtype)
             verdict = Verdict.OK if judge(self.rule, ref, value, oracle, self.tol) else Verdict.DIVERGES
@@ -380,6 +415,11 @@ class KernelObserver:
         if total.nonfinite:
             total = replace(total, new_nonfinite=new_nonfinite(value, vals[GLOBAL]))
         total_floor = norm_rels((round_to(vals[GLOBAL], get_format(work)),), vals[GLOBAL])[0]
+        total_exc = excess(total, total_floor, work, terms)
+        if (self.against == "oracle" and total_exc > EXCESS_LIMIT and not total.new_nonfinite
+                and classify(node.target).op_class not in (*_POINTWISE, *_MOVES)
+                and self._amplifies_rounding(node, ls, vals[GLOBAL], work, total_floor)):
+            self.amplifying.add(nid)
         original = self.originals.get(nid, node)
         reads = self._reads(nid, obs)
         fused_ops = tuple(
@@ -391,7 +431,7 @@ class KernelObserver:
             op=short_name(original.target) if original.op == "call_function" else original.name,
             source=self._source(original, obs), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
-            vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=excess(total, total_floor, work, terms),
+            vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=total_exc,
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
             emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
             reads_narrow=tuple(i for i in reads if narrow_float(self.observed[i].value.dtype)),
