@@ -104,6 +104,10 @@ class KernelReport:
     #: it is not pointwise (a matmul) and `amplifies_rounding`: what fails an output by value; each
     #: (node id, op, source line), in kernel order (where inside a fused kernel accuracy is lost)
     amplifying: tuple[tuple[str, str, str | None], ...] = ()
+    #: Normwise relative error of fp64 (from the kernel's operands) correctly rounded to the judged
+    #: format: above `EXCESS_LIMIT` times its unit roundoff, the format cannot hold the values (below or
+    #: above its range), and a buffer that loses them too diverges at an excess of 1 (`verdict.own_excess`)
+    format_loss: float = 0.0
 
     @property
     def emulated_identical(self) -> bool:
@@ -433,7 +437,7 @@ class KernelObserver:
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
             vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=total_exc,
             judged_in="" if work == dtype else str(work).removeprefix("torch."),
-            emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
+            format_loss=floor.norm_rel, emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
             reads_narrow=tuple(i for i in reads if narrow_float(self.observed[i].value.dtype)),
             reads=reads, amplifying=tuple(self._named(i) for i in dict.fromkeys((*obs.fused, nid)) if i in self.amplifying),
             cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))

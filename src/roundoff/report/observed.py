@@ -27,6 +27,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
         "emulated_identical": k.emulated_identical, "emulated_mismatch": k.emulated_mismatch,
         "emulation_cause": k.cause,
         "total_excess": k.total_excess if math.isfinite(k.total_excess) else str(k.total_excess),
+        "format_loss": k.format_loss,
         "made_at": dict(zip(("node", "op", "source"), k.made_at)) if k.made_at else None,
         "amplifying": [dict(zip(("node", "op", "source"), a)) for a in k.amplifying],
         "reads_narrow": list(k.reads_narrow),
@@ -115,6 +116,15 @@ def _later_nonfinite(doc: dict[str, Any], first: dict[str, Any]) -> str:
             f"{_made_nonfinite(k)} element(s)) at {k['source'] or 'an unknown line'}, node {k['node']} {k['op']}{_made_at(k)}")
 
 
+def _out_of_range(k: dict[str, Any]) -> str:
+    """Why a buffer at an excess within the limit diverges: its format cannot hold its values."""
+    if k["verdict"] != "diverges" or k["excess"] == "inf" or float(k["excess"]) > EXCESS_LIMIT:
+        return ""
+    return (f", but its values lie outside {k.get('judged_in') or k['dtype']}'s range (fp64 correctly rounded to it is "
+            f"itself {fmt_num(k['format_loss'], 3)} off, normwise) and the buffer loses them too: scale them (in a "
+            "backward pass, the loss: torch.amp.GradScaler) or compute in bf16/fp32")
+
+
 def _emulation(k: dict[str, Any]) -> str:
     return "identical" if k["emulated_identical"] else f"{k['emulated_mismatch']} differ ({k['emulation_cause']})"
 
@@ -154,7 +164,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"({first['buffer']}, {first['kind']}: {_chain(first['fused_ops']) or first['op']}) "
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
             + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s)){_made_at(first)}"
-               if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded")
+               if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded"
+               + _out_of_range(first))
             + f"; emulated {doc['policy']}: {_emulation(first)}{_later_nonfinite(doc, first)}", style="bold red")
     title = (f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches "
              f"(compiled as {doc.get('compiled_as', 'one graph')})")
@@ -300,7 +311,9 @@ def _legend(doc: dict[str, Any]) -> str:
         rule = (f"it is judged by the `{by}` rule against "
                 + ("eager's kernel" if doc["against"] == "eager" else "fp64 correctly rounded to its format"))
     elif doc["against"] in ("oracle", "fp64"):
-        rule = f"it diverges when its excess is above {EXCESS_LIMIT:g}"
+        rule = (f"it diverges when its excess is above {EXCESS_LIMIT:g}, or when its format cannot hold its values "
+                "(fp64 correctly rounded to it is itself over that many roundings off: underflow or overflow) and "
+                "it loses them too")
     else:
         rule = ("it is judged against eager's kernel by PyTorch's `same` rule (RMSE against fp64 within a "
                 "small multiple of eager's, plus an absolute 1e-5), so where values are small a kernel far less "
