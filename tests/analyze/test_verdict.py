@@ -569,3 +569,81 @@ def test_an_fp32_op_amplifying_its_fp32_operands_rounding_is_not_a_cause() -> No
     r = check(program, (feats,), "eager", against="oracle", nodes="all")
     exp = next(n for n in program.graph.nodes if n.target is torch.ops.aten.exp.default).meta["roundoff_id"]
     assert r.node(exp).verdict is Verdict.OK and exp not in r.culprits, (r.node(exp).own_excess, r.culprits)
+
+
+def _near_tie_scores() -> tuple[torch.Tensor, torch.Tensor]:
+    """bf16 activations and weights whose first two score columns differ below bf16's resolution."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(64, 16, generator=g).bfloat16()
+    w = torch.randn(16, 3, generator=g)
+    w[:, 1] = w[:, 0] * (1 + 2.0**-12)
+    return x, w.bfloat16()
+
+
+def test_a_softmax_max_that_flips_is_not_named_its_choice_only_shifts():
+    """Trial 45: a hand-written softmax's `max` chose other indices than fp64 at near-ties and check said
+    "what is computed from the other choice differs from fp64 by more than rounding"; the choice only
+    shifts what the softmax is invariant to. Oracle: fp64 autograd with the max taken at bf16's choice."""
+    x, w = _near_tie_scores()
+
+    def softmax_loss(x, w):
+        s = x @ w
+        e = torch.exp(s - s.max(-1, keepdim=True).values)
+        return (e / e.sum(-1, keepdim=True)).pow(2).sum()
+
+    chosen = (x @ w).max(-1).indices  # torch's own bf16 choice
+    s64 = x.double() @ w.double()
+    assert (chosen != s64.max(-1).indices).any()  # the selection flips
+    grads = []
+    for pick in (s64.max(-1).indices, chosen):
+        xx = x.double().requires_grad_()
+        s = xx @ w.double()
+        m = s.gather(-1, pick[:, None])
+        e = torch.exp(s - m)
+        (e / e.sum(-1, keepdim=True)).pow(2).sum().backward()
+        grads.append(xx.grad)
+    assert float((grads[0] - grads[1]).norm() / grads[0].norm()) < 1e-12  # the choice does not matter
+    r = check(softmax_loss, (x.clone().requires_grad_(), w), "eager", against="oracle", nodes="all", backward=True)
+    assert not r.selection_flips and not any("selects differently" in e for e in r.explanations), r.explanations
+
+
+def test_a_routing_choice_that_flips_is_named():
+    """The same near-ties choosing which value is taken (a router): the flip moves the output, so it is
+    named. Oracle: the output computed in fp64 at bf16's choice, beyond 16x bf16's rounding from fp64's."""
+    x, w = _near_tie_scores()
+    table = torch.tensor([[1.0], [-3.0], [0.5]])
+
+    def route(x, w, table):
+        return table[(x @ w).argmax(-1)].sum(0)
+
+    s64 = x.double() @ w.double()
+    at_bf16, at_fp64 = table.double()[(x @ w).argmax(-1)].sum(0), table.double()[s64.argmax(-1)].sum(0)
+    assert float((at_bf16 - at_fp64).abs().max()) > 16 * 2.0**-9 * float(at_fp64.abs().max())
+    r = check(route, (x, w, table), "eager", against="oracle", nodes="all")
+    assert [f[0] for f in r.selection_flips] and any(e.startswith("`argmax`") for e in r.explanations), r.explanations
+
+
+def test_blame_does_not_name_an_underflow_that_loses_nothing():
+    """Trial 45: blame's no_fix named `exp` in a hand-written log-sum-exp, whose terms below 1e-38 (beside a
+    term of 1) fp32 flushes to 0, and advised fp64, while a router's topk flip was the cause. Oracle: the
+    fp64 output with those terms flushed, equal to fp64's within 1e-30."""
+    from roundoff.blame import blame
+
+    scores = torch.tensor([[1.0, 1.0 + 1e-12, 0.5], [0.2, 0.9, 0.1]], dtype=torch.float64)
+    table = torch.tensor([3.0, -2.0, 7.0])
+
+    def route_lse(s, w):
+        v, i = s.to(torch.bfloat16).topk(1, -1)
+        z = s.float() * 200
+        m = z.max(-1, keepdim=True).values
+        lse = (m + torch.log(torch.exp(z - m).sum(-1, keepdim=True))).squeeze(-1)
+        return w[i.squeeze(-1)] * v.float().squeeze(-1) + 1e-3 * lse
+
+    z = scores * 200
+    terms = torch.exp(z - z.max(-1, keepdim=True).values)
+    assert ((terms < 1e-45) & (terms > 0)).any()  # below fp32's least subnormal: flushed
+    flushed = torch.where(terms < 1e-45, 0.0, terms)
+    assert float((terms.sum(-1).log() - flushed.sum(-1).log()).abs().max()) < 1e-30
+    b = blame(capture(route_lse, scores, table), "eager", against="oracle", repro=False)
+    assert b.status.value == "no_fix"
+    assert not any("cannot hold" in n for n in b.notes) and any(n.startswith("`topk`") for n in b.notes), b.notes

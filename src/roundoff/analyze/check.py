@@ -32,6 +32,7 @@ from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.output_verdicts import OutputJudge, output_verdicts
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.screen import screen
+from roundoff.analyze.selections import flip_matters
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
@@ -172,9 +173,10 @@ def check(
                               floors=floors.floors if floors is not None else None,
                               settled=judge.settled if judge is not None else None)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
+    flips = _consequential(plan_a.program, inputs, observer)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
-        observer.nan_origin, flipped=frozenset(observer.flips),
+        observer.nan_origin, flipped=frozenset(flips),
     )
     if why_all and floors is not None and all(o.passes for o in outputs) and "by its values" in why_all[0]:
         why_all = (why_all[0].replace("so every node was examined.", "so every node was examined: " + _why_it_passes(
@@ -184,9 +186,28 @@ def check(
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
-        selection_flips=tuple((nid, n, of) for nid, (n, of) in observer.flips.items()),
+        selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+#: The most flipped selections whose consequence `_consequential` measures (one fp64 run each)
+MAX_FLIP_REPLAYS = 8
+
+
+def _consequential(program: Program, inputs: tuple, observer: NodeObserver) -> dict[str, tuple[int, int]]:
+    """The selections that chose other indices than fp64 (`observer.flips`) whose choice matters: fp64
+    run again with the policy's choice moves an output beyond the limit (`selections.flip_matters`;
+    past `MAX_FLIP_REPLAYS` flips, the rest are kept unmeasured)."""
+    kept, exact = {}, None
+    for i, (nid, flip) in enumerate(observer.flips.items()):
+        if i >= MAX_FLIP_REPLAYS:
+            kept[nid] = flip
+            continue
+        matters, exact = flip_matters(program, inputs, nid, observer.flip_values[nid], exact)
+        if matters:
+            kept[nid] = flip
+    return kept
 
 
 def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:

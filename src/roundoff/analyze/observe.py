@@ -100,6 +100,7 @@ class NodeObserver:
         self.floors = floors
         # Selections choosing other indices than fp64 (`roundoff.analyze.selections`): {id: (differing, of)}.
         self.flips: dict[str, tuple[int, int]] = {}
+        self.flip_values: dict[str, object] = {}  # the policy's value of each flipped selection
         self.rule = rule
         self.has_reference = has_reference
         self.tol = tol
@@ -142,6 +143,7 @@ class NodeObserver:
         if (node.op == "call_function" and node.target in SELECTIONS
                 and (flip := differing_indices(vals[POLICY], vals[ORACLE])) is not None):
             self.flips[node.meta.get(NODE_ID, node.name)] = flip
+            self.flip_values[node.meta.get(NODE_ID, node.name)] = vals[POLICY]
         if node.op != "call_function" or not is_float(vals[POLICY]):
             return None
         d = self.side.decision(node)

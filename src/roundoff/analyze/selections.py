@@ -2,14 +2,22 @@
 
 `topk`, `sort`, `max`/`min` over a dim and `argmax`/`argmin` pick indices from float scores; where the
 policy rounds those scores (a bf16 router's logits), near-ties can fall the other way than in fp64,
-and everything computed from the other choice differs from fp64 by more than rounding.
+and what is computed from the other choice may differ from fp64 by more than rounding. Whether it does
+is measured, not assumed (`flip_matters`): fp64 is run again with the policy's choice
+(`roundoff.analyze.replay`), and the flip matters where that moves an output beyond the limit. A softmax's max is one that does not: the choice
+only shifts values the softmax is invariant to (trial 45).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
+import torch.fx
+
+from roundoff.analyze.replay import moves_outputs
+from roundoff.capture.program import NODE_ID, Program
 
 _aten = torch.ops.aten
 
@@ -33,3 +41,39 @@ def differing_indices(policy_value: Any, oracle_value: Any) -> tuple[int, int] |
         return None
     differing = int((mine != exact).sum())
     return (differing, mine.numel()) if differing else None
+
+
+def _dim(node: torch.fx.Node) -> int:
+    """The dim a selection chooses along (its default where the call leaves it out)."""
+    default = -1 if node.target in (_aten.topk.default, _aten.sort.default, _aten.sort.stable) else 0
+    if node.target is _aten.topk.default:
+        return node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", default)
+    if node.target is _aten.sort.stable:
+        return node.kwargs.get("dim", default) if node.kwargs.get("dim") is not None else default
+    return node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", default)
+
+
+def _chosen(node: torch.fx.Node, scores: torch.Tensor, exact: Any, indices: torch.Tensor) -> Any:
+    """fp64's value of selection `node` with `indices` chosen: the values taken from fp64's `scores` at
+    those indices (as the selection would return them), in `exact`'s structure."""
+    if not isinstance(exact, (tuple, list)):
+        return indices.to(exact.device)
+    idx = indices.to(scores.device)
+    dim = _dim(node) % max(scores.dim(), 1)
+    kept = idx.dim() == scores.dim()
+    values = scores.gather(dim, idx if kept else idx.unsqueeze(dim))
+    values = values if kept else values.squeeze(dim)
+    return type(exact)(values if isinstance(t, torch.Tensor) and t.is_floating_point() else idx for t in exact)
+
+
+def flip_matters(program: Program, inputs: Sequence[Any], node_id: str, chosen: Any,
+                 exact_outputs: Sequence[Any] | None = None) -> tuple[bool, tuple]:
+    """Whether selection `node_id` choosing as the policy did (`chosen`: the policy's value of it, whose
+    indices are taken) moves an output of fp64's run beyond the limit (`replay.moves_outputs`); with
+    fp64's outputs, for the next call."""
+    indices = _indices(chosen)
+    if indices is None:
+        return True, tuple(exact_outputs or ())
+    target = next(n for n in program.graph.nodes if n.meta.get(NODE_ID, n.name) == node_id)
+    return moves_outputs(program, inputs, node_id,
+                         lambda value, read: _chosen(target, read(target.args[0]), value, indices), exact_outputs)
