@@ -257,3 +257,18 @@ def test_repro_against_the_oracle_judges_as_blame_did(tmp_path: Path) -> None:
         assert ns["excess_within"](res, fp64[0], ns["WORK"][0], ns["round_to"], ns["LIMIT"]) == (
             oracle_output_passes(res, fp64[0], path_dtype(node))
         )
+
+
+def test_a_repro_whose_plan_calls_inductors_fma_runs_with_only_torch(tmp_path: Path) -> None:
+    """Trial 46: a training step's repro under inductor-cpu (its softmax backward decomposed by Inductor's
+    table into ``prims.fma``) failed with "'prims' object has no attribute 'fma'": torch registers that
+    op when Inductor's lowering module is imported. Oracle: the script run in a fresh interpreter."""
+    from roundoff.plan import plan
+
+    x = torch.randn(4, 16, generator=torch.Generator().manual_seed(2)).bfloat16().requires_grad_()
+    prog = capture(lambda x: torch.softmax(x, -1).pow(2).sum(), x, backward=True, name="softmax_step")
+    before = plan(prog, "inductor-cpu")
+    text = repro_script(before.program, before, before, prog.example_inputs, reference="oracle")
+    assert "torch.ops.prims.fma" in text  # the case
+    out = _run(tmp_path, text)
+    assert "VERDICT before:" in out, out

@@ -181,4 +181,8 @@ def repro_script(
         "INPUTS = [\n" + "".join(f"    {tensor_source(t)},\n" for t in inputs) + "]",
         *_classes(program, before, after, inputs),
     ]
-    return "\n\n\n".join(parts) + _MAIN
+    text = "\n\n\n".join(parts) + _MAIN
+    if "torch.ops.prims.fma" in text:  # Inductor's decompositions emit it; torch registers it with Inductor
+        text = text.replace("\nimport torch\n", "\nimport torch\nimport torch._inductor.lowering  # noqa: F401 (registers "
+                            "prims.fma, which Inductor's decompositions in the graphs below call)\n", 1)
+    return text
