@@ -82,6 +82,7 @@ _op_keys = st.sampled_from(
 )
 _node_keys = st.from_regex(r"n[0-9]{1,4}(\.[0-9]{1,2})?", fullmatch=True)
 _formats = st.sampled_from(["fp64", "fp32", "bf16", "fp16", "fp8_e4m3fn", "fp8_e5m2"])
+_accumulations = st.sampled_from(["fp64", "fp32"])  # narrower accumulations are refused (not emulated)
 
 
 @st.composite
@@ -103,8 +104,8 @@ def policies(draw: st.DrawFn) -> Policy:
         negation=draw(st.sampled_from(Negation)),
         storage=draw(st.none() | _formats),
         matmul_input=draw(st.none() | _formats | st.just("tf32")),
-        matmul_accumulate=draw(_formats),
-        reduction_accumulate=draw(_formats),
+        matmul_accumulate=draw(_accumulations),
+        reduction_accumulate=draw(_accumulations),
         decompositions=draw(st.sampled_from([(), ("inductor",)])),
         op_overrides=draw(st.dictionaries(_op_keys, _override, max_size=3)),
         node_overrides=draw(st.dictionaries(_node_keys, _override, max_size=3)),
@@ -151,6 +152,7 @@ BAD = {
     "fma within fusion + no fusion": ({"fma": "within_fusion"}, ["'fma'", "fma = 'never'"]),
     "unknown matmul_input": ({"matmul_input": "bf17"}, ["'matmul_input'", "bf16"]),
     "unknown accumulate": ({"reduction_accumulate": "fp128"}, ["'reduction_accumulate'"]),
+    "narrow accumulate": ({"matmul_accumulate": "bf16"}, ["'matmul_accumulate'", "not emulated", "'fp32'"]),
     "tf32 storage": ({"storage": "tf32"}, ["'storage'", "matmul_input"]),
     "unknown decomposition": ({"decompositions": ["xla"]}, ["'decompositions'", "inductor"]),
     "decompositions not a list": ({"decompositions": "inductor"}, ["'decompositions'", "list"]),
