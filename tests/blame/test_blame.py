@@ -22,7 +22,8 @@ from roundoff.blame import (
     candidate_changes,
 )
 from roundoff.capture import capture
-from roundoff.policy import policy_from_toml
+from roundoff.capture.program import node_id, node_source
+from roundoff.policy import get_policy, policy_from_toml
 from roundoff.zoo import get_workload
 
 
@@ -405,3 +406,29 @@ def test_by_values_keeps_what_check_passes_without_and_every_output_is_within_by
     assert any("--by-values" in n for n in trimmed.notes), trimmed.notes
     assert check(program, (x, y), kept.fixed_policy, against="oracle").mode == "screen"
     assert check(program, (x, y), trimmed.fixed_policy, against="oracle").mode == "every-node"
+
+
+def test_blame_says_which_changes_roundoff_compile_cannot_place():
+    """Trial 46: 47 of blame's 60 changes for a training step were backward-only nodes, which
+    roundoff.compile refuses, and nothing said so. Oracle: roundoff.compile itself, which places the
+    forward change and refuses the backward one."""
+    import roundoff
+    from roundoff.blame.api import _backward_only
+    from roundoff.blame.changes import Change, ChangeKind, apply_changes
+    from roundoff.compiler import RoundoffPlacementError
+
+    model = torch.nn.Linear(8, 8).bfloat16()
+    x = torch.randn(4, 8).bfloat16()
+
+    def step(x):
+        return (model(x) * 3.0).sum()
+
+    program = capture(step, x, backward=True)
+    muls = [n for n in program.nodes() if n.target is torch.ops.aten.mul.Tensor]
+    fwd, bwd = (Change(0, node_id(n), ChangeKind.KEEP_FP32, str(n.target), node_source(n)) for n in (muls[0], muls[-1]))
+    assert fwd.node_id != bwd.node_id
+    assert _backward_only(program, [fwd, bwd]) == [bwd.node_id]
+    policy = get_policy("inductor-cpu")
+    roundoff.compile(step, policy=apply_changes(policy, [fwd]))(x).backward()  # placed
+    with pytest.raises(RoundoffPlacementError, match="backward-only"):
+        roundoff.compile(step, policy=apply_changes(policy, [bwd]))(x).backward()

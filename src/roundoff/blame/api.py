@@ -25,7 +25,7 @@ from roundoff.blame.explain import describe_node, explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
-from roundoff.capture.program import Program, node_id
+from roundoff.capture.program import Program, base_id, node_id
 from roundoff.policy import get_policy
 from roundoff.policy.model import Policy
 
@@ -131,6 +131,13 @@ def blame(
                 "without them (the search holds an output to its values; check passes it once no node on its "
                 "path is flagged); to keep every output within the limit by its values, blame with --by-values "
                 "(trim=False)")
+    if status is BlameStatus.FIXED and (backward_only := _backward_only(ev.base_plan.program, found)):
+        notes.append(
+            f"{len(backward_only)} of the {len(found)} change(s) are at backward-only nodes "
+            f"({', '.join(backward_only[:4])}{', ...' if len(backward_only) > 4 else ''}): check and the repro apply "
+            "them, but roundoff.compile places overrides on forward nodes only and refuses these "
+            "(RoundoffPlacementError); what the forward changes alone do, `roundoff check` with a policy that "
+            "keeps only those tells")
     fixed_policy = replace(
         apply_changes(pol, found),
         name=f"{pol.name}+blame",
@@ -246,6 +253,17 @@ def _lines_check_needs(
             kept = trial
             dropped.append(f"{line} ({len(by_line[line])})")
     return tuple(kept), dropped
+
+
+def _backward_only(program: Program, found: Sequence[Change]) -> list[str]:
+    """Ids of the changes at nodes of a training step's backward that no forward output is computed from
+    (what roundoff.compile cannot place)."""
+    if not program.backward:
+        return []
+    from roundoff.plan.saved import forward_ids
+
+    forward = forward_ids(program)
+    return [c.node_id for c in found if base_id(c.node_id) not in forward and c.node_id not in forward]
 
 
 def _failing_outputs(program: Program, checked: CheckResult) -> set[int]:
