@@ -29,8 +29,13 @@ SELECTIONS = frozenset({
 
 
 def _indices(value: Any) -> torch.Tensor | None:
-    parts = value if isinstance(value, (tuple, list)) else (value,)
-    return next((t for t in parts if isinstance(t, torch.Tensor) and not t.is_floating_point()), None)
+    """The indices a selection chose: its last result ((values, indices) or argmax's indices); None where
+    its values are not float (a sort of integers: no rounding can flip it, only how ties are broken)."""
+    if isinstance(value, (tuple, list)):
+        if not (value and isinstance(value[0], torch.Tensor) and value[0].is_floating_point()):
+            return None
+        value = value[-1]
+    return value if isinstance(value, torch.Tensor) and not value.is_floating_point() else None
 
 
 def differing_indices(policy_value: Any, oracle_value: Any) -> tuple[int, int] | None:
