@@ -647,3 +647,24 @@ def test_blame_does_not_name_an_underflow_that_loses_nothing():
     b = blame(capture(route_lse, scores, table), "eager", against="oracle", repro=False)
     assert b.status.value == "no_fix"
     assert not any("cannot hold" in n for n in b.notes) and any(n.startswith("`topk`") for n in b.notes), b.notes
+
+
+def offset_matmul_plus_tiny(a, b, t):
+    return (a + 1000).half() @ b + (t * 1e-9).sum()
+
+
+def test_an_underflow_that_moves_no_output_is_named_after_the_cause_that_does():
+    """Trial 45: fp16 attention-score gradients flushing to 0 were named first (8.2e3x fp16's rounding by
+    the range rule) while a matmul amplifying its operands' rounding made the failing gradients. Here a
+    sum of values below fp16's range, added to a cancelling fp16 matmul. Oracle: the fp64 output with the
+    tiny values as torch's fp16 cast holds them, within 16x fp16's rounding of fp64's output."""
+    k = 2048
+    a = torch.tensor([0.25, 0.75]).repeat(4, k // 2)  # 1000.25 -> 1000, 1000.75 -> 1001 in fp16: coherent
+    b = torch.tensor([1.0, -1.0]).repeat(k // 2).reshape(k, 1).expand(k, 4).half().contiguous()
+    t = torch.randn(64, generator=torch.Generator().manual_seed(0)).half()
+    exact = (a.double() + 1000) @ b.double() + (t.double() * 1e-9).sum()
+    held = (a.double() + 1000) @ b.double() + (t.double() * 1e-9).half().double().sum()
+    assert float((held - exact).norm()) < 16 * 2.0**-11 * float(exact.norm())  # the underflow moves nothing
+    r = check(offset_matmul_plus_tiny, (a, b, t), "eager", against="oracle", nodes="all")
+    ops = [r.node(n).op for n in r.culprits]
+    assert r.diverges and "mm" in ops and "mul" in ops and ops.index("mm") < ops.index("mul"), ops

@@ -30,7 +30,8 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
 from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.output_verdicts import OutputJudge, output_verdicts
-from roundoff.analyze.result import CheckResult, OutputVerdict
+from roundoff.analyze.replay import moves_outputs
+from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.selections import flip_matters
 from roundoff.analyze.verdict import (
@@ -40,9 +41,11 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture.program import Program
+from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, chained
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
+from roundoff.numerics import get_format, round_to
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.plan.shared import plan_pair
@@ -176,8 +179,11 @@ def check(
     flips = _consequential(plan_a.program, inputs, observer)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
-        observer.nan_origin, flipped=frozenset(flips),
+        observer.nan_origin, flipped=frozenset(flips), limit=len(reports),
     )
+    if vs_oracle and not all(o.passes for o in outputs) and not any(o.nonfinite for o in outputs):
+        ranked = _harmless_range_losses_last(plan_a.program, inputs, ranked, {r.node_id: r for r in reports})
+    ranked = ranked[:CULPRITS_SHOWN]
     if why_all and floors is not None and all(o.passes for o in outputs) and "by its values" in why_all[0]:
         why_all = (why_all[0].replace("so every node was examined.", "so every node was examined: " + _why_it_passes(
             [o for o in outputs if f"`{o.name}`" in why_all[0]])),)
@@ -189,6 +195,33 @@ def check(
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+#: How many causes a result names (`rank_culprits`' order)
+CULPRITS_SHOWN = 5
+
+
+def _harmless_range_losses_last(program: Program, inputs: tuple, ranked: tuple[str, ...],
+                                by_id: dict[str, NodeReport]) -> tuple[str, ...]:
+    """`ranked` with the causes flagged only because their format cannot hold their values (an underflow
+    to subnormals or 0: their own error within the limit over that format's rounding) moved last where
+    that loss moves no output: fp64 run again with their values as the format holds them
+    (`replay.moves_outputs`). Trial 45: attention-score gradients flushing to 0 in fp16 named first, while
+    a matmul amplifying its operands' rounding made the failing gradients. One fp64 run per such cause,
+    among the first `MAX_FLIP_REPLAYS` causes. Only where no output is NaN/inf: the replay runs fp64 after
+    the node, where a later 16-bit op may be what turns its loss into inf (1 / a variance flushed to 0)."""
+    harmless, exact = [], None
+    for nid in ranked[:MAX_FLIP_REPLAYS]:
+        r = by_id.get(nid)
+        own = (r.local or r.vs_oracle) if r is not None else None
+        if own is None or r.verdict is Verdict.NONFINITE or (own.excess or 0.0) > EXCESS_LIMIT:
+            continue
+        fmt = get_format(getattr(torch, r.dtype))
+        matters, exact = moves_outputs(program, inputs, nid, lambda value, _read, fmt=fmt: (
+            round_to(value, fmt).double() if is_float(value) else value), exact)
+        if not matters:
+            harmless.append(nid)
+    return tuple([n for n in ranked if n not in harmless] + harmless)
 
 
 #: The most flipped selections whose consequence `_consequential` measures (one fp64 run each)
