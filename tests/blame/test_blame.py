@@ -432,3 +432,23 @@ def test_blame_says_which_changes_roundoff_compile_cannot_place():
     roundoff.compile(step, policy=apply_changes(policy, [fwd]))(x).backward()  # placed
     with pytest.raises(RoundoffPlacementError, match="backward-only"):
         roundoff.compile(step, policy=apply_changes(policy, [bwd]))(x).backward()
+
+
+def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
+    """Trial 46: blame said of an fp16 node whose values lie below fp16's range "its values are made in
+    float16 by the code itself (e.g. a dtype= argument)": the model was `.half()`ed whole, and check's
+    advice (scale the loss) was the fix. Oracle: torch's fp16 cast of fp64's values, itself far off."""
+    from roundoff.analyze import check
+    from roundoff.blame.api import _unreachable_causes
+
+    def tiny(x):
+        return (x * 1e-6).float() * 1e4
+
+    x = torch.randn(256, generator=torch.Generator().manual_seed(0)).half()
+    exact = x.double() * 1e-6
+    assert float((exact.half().double() - exact).norm() / exact.norm()) > 16 * 2.0**-11  # below fp16's range
+    program = capture(tiny, x)
+    checked = check(program, (x,), "eager", against="oracle", nodes="all")
+    mul = next(n for n in checked.culprits if checked.node(n).op == "mul")
+    (note,) = [n for n in _unreachable_causes(program, checked, ()) if f"({mul}" in n]
+    assert "below float16's range" in note and "GradScaler" in note and "dtype=" not in note, note

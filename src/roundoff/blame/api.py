@@ -11,6 +11,7 @@ import torch
 from roundoff.analyze.culprits import amplifier, ancestors
 from roundoff.analyze.explain import flip_sentences
 from roundoff.analyze.result import CheckResult
+from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.blame.changes import (
     Change,
     Reference,
@@ -285,11 +286,17 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
     for nid in checked.culprits[:3]:
         if nid in changed or nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
             continue
-        dtype = reports[nid].dtype
+        r = reports[nid]
+        dtype = r.dtype
         output = nid in outputs
+        own = r.local if r.local is not None else r.vs_oracle
+        out_of_range = (own.excess or 0.0) <= EXCESS_LIMIT < r.own_excess  # flagged by the format's range alone
         notes.append(
             f"check names {describe_node(program, nid)} as a cause, and no change this policy offers reaches it: "
-            + (f"it is a program output, which keeps its dtype ({dtype}); compute it in float32 in the code"
+            + (f"its values lie {'beyond' if r.overflow else 'below'} {dtype}'s range, so even fp64 correctly rounded "
+               f"to {dtype} loses them; scale them into range (in a backward pass, the loss: torch.amp.GradScaler) "
+               "or compute in bf16/fp32" if out_of_range else
+               f"it is a program output, which keeps its dtype ({dtype}); compute it in float32 in the code"
                if output and dtype in ("bfloat16", "float16") else
                f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
                "float32 in the code" if dtype in ("bfloat16", "float16") else
