@@ -222,3 +222,15 @@ def test_a_named_cause_with_an_ok_verdict_says_it_is_named():
     for n in ok_causes:
         assert any(t.split()[:2] == [n.node_id, n.op] and t.rstrip().endswith("ok (named above)")
                    for t in text.splitlines()), text
+
+
+def test_diverging_nodes_the_table_leaves_out_are_counted(sample_document):
+    """Trial 46: the worst-nodes table showed 2 of 12 diverging nodes and said nothing of the rest."""
+    from roundoff.report.nodes_table import nodes_table
+
+    run = sample_document["runs"][0]
+    beyond = [n["id"] for n in run["nodes"] if n["verdict"] != "ok"]
+    assert len(beyond) >= 2
+    text = _render(nodes_table(run, 1), tty=False)
+    assert f"and {len(beyond) - 1} more node(s) beyond the limit not shown" in text, text
+    assert "more node(s) beyond the limit" not in _render(nodes_table(run, len(run["nodes"])), tty=False)

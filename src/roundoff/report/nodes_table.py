@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -58,7 +58,14 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
     rows = [n for n in worst_nodes(run, top) if _interesting(n)]
     if not rows:
         return Text("")
-    return _NodesTable(run["policy"], rows, frozenset(c["id"] for c in run.get("causes") or []))
+    table = _NodesTable(run["policy"], rows, frozenset(c["id"] for c in run.get("causes") or []))
+    shown = {n["id"] for n in rows}
+    hidden = [n for n in run["nodes"] if n["verdict"] != "ok" and n["id"] not in shown]
+    if not hidden:
+        return table
+    return Group(table, Text(  # (trial 46: 10 of 12 diverging nodes were not in the table, unsaid)
+        f"... and {len(hidden)} more node(s) beyond the limit not shown ({', '.join(n['id'] for n in hidden[:6])}"
+        f"{', ...' if len(hidden) > 6 else ''}): --top {len(rows) + len(hidden)} or --json lists them", style="dim"))
 
 
 _METRIC_COLUMNS = ("own excess", "rel err", "bits", "nan/inf", "verdict")
