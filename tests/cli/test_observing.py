@@ -86,3 +86,33 @@ def test_observe_on_cuda_runs(tmp_path):
     assert out.exit_code in (0, 1), out.output
     doc = json.loads(out.output)
     assert doc["device"].startswith("cuda") and doc["policy"] == "inductor-gpu" and doc["kernels"]
+
+
+def test_inductor_config_is_set_while_observe_compiles(tmp_path, monkeypatch):
+    """Trial 45: torch 2.13's vectorized C++ code for an fp16 backward did not build, and only a wrapper
+    script could set `cpp.simdlen=1`. Oracle: Inductor's own config, read while observe_compiled runs."""
+    import torch._inductor.config as config
+
+    import roundoff.observed
+
+    seen = []
+    original = roundoff.observed.observe_compiled
+
+    def spy(*args, **kwargs):
+        seen.append((config.cpp.simdlen, config.fallback_random))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(roundoff.observed, "observe_compiled", spy)
+    script = tmp_path / "erf_small.py"
+    script.write_text(SCRIPT)
+    out = run("observe", f"{script}:small_erf", "--inductor-config", "cpp.simdlen=1",
+              "--inductor-config", "fallback_random=True")
+    assert seen == [(1, True)], seen
+    # and it took effect: Inductor's scalar C++ erf is accurate near 0 where its vectorized one is not
+    # (test_observe_names_the_erf_kernel_and_exits_1, the same program with the default config)
+    assert out.exit_code == 0, out.output
+    assert config.cpp.simdlen is None  # restored
+    bad = run("observe", f"{script}:small_erf", "--inductor-config", "cpp.simdlenx=1")
+    assert bad.exit_code == 2 and "has no 'cpp.simdlenx'" in bad.output and len(bad.output.strip().splitlines()) == 1
+    form = run("observe", f"{script}:small_erf", "--inductor-config", "cpp.simdlen")
+    assert form.exit_code == 2 and "KEY=VALUE" in form.output

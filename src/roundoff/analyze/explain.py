@@ -159,8 +159,9 @@ def _below_normal_sentence(r: NodeReport) -> str:
     fmt = r.working_dtype or r.dtype
     return (
         f"{_at(r)} computes values below {fmt}'s normal range: even fp64 correctly rounded to {fmt} is off by "
-        f"{r.format_loss:.2g} (normwise) there, as subnormals hold fewer bits, and its result is off by "
-        f"{r.vs_oracle.norm_rel:.2g}. Scale the values up (in a backward pass, the loss: torch.amp.GradScaler) "
+        f"{r.format_loss:.2g} (normwise) there, as subnormals hold fewer bits, and "
+        + ("its own result equals fp64's here" if r.vs_oracle.norm_rel == 0 else  # ("off by 0": trial 45)
+           f"its result is off by {r.vs_oracle.norm_rel:.2g}") + ". Scale the values up (in a backward pass, the loss: torch.amp.GradScaler) "
         "or compute it in bf16/fp32." + _cancellation_hint(r)
     )
 

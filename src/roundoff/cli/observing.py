@@ -45,11 +45,41 @@ rounding amplified later (a stored bf16 mean subtracted from values near it) sho
 )
 
 
+def inductor_options(settings: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` settings as a dict for ``torch._inductor.config.patch`` (a value read as a Python
+    literal where it is one: ``cpp.simdlen=1``, ``fallback_random=True``; else the text); a key Inductor's
+    config does not have, or no ``=``: `UsageError`."""
+    import ast
+
+    from torch._inductor import config
+
+    out: dict[str, Any] = {}
+    for setting in settings or ():
+        key, sep, text = setting.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"--inductor-config {setting!r}: write KEY=VALUE (e.g. cpp.simdlen=1)")
+        node: Any = config
+        for part in key.split("."):
+            if not hasattr(node, part):
+                raise UsageError(f"--inductor-config {setting!r}: torch._inductor.config has no {key!r} in this "
+                                 "torch (see torch._inductor.config)")
+            node = getattr(node, part)
+        try:
+            out[key] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            out[key] = text.strip()
+    return out
+
+
 def run_observe(
     loaded: Loaded, backend: str, device: str | None, against: str, policy: str | None, partitioned: bool = False,
-    rule: str = "same",
+    rule: str = "same", options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Capture `loaded`, observe it compiled; the report document. Bad input: `UsageError`."""
+    """Capture `loaded`, observe it compiled (Inductor's config patched with `options`); the report
+    document. Bad input: `UsageError`."""
+    from torch._inductor import config
+
     from roundoff.observed import ObserveError, observe_compiled
     from roundoff.observed.taps import CompileError
     from roundoff.report.observed import observe_document
@@ -61,8 +91,9 @@ def run_observe(
     chosen = resolve_policy(policy) if policy is not None else None  # a bad name fails before compiling
     program = capture_target(loaded)
     try:
-        result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
-                                  partitioned=partitioned, rule=rule)
+        with config.patch(options or {}):
+            result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
+                                      partitioned=partitioned, rule=rule)
     except CompileError:
         raise  # not the user's input: an internal error (exit 3), its cause kept for --debug
     except ObserveError as exc:
@@ -91,6 +122,12 @@ def observe(
         bool, typer.Option("--partitioned", metavar=FLAG, help="With --backward: compile forward and backward apart, split by "
                            "AOTAutograd's partitioner, as torch.compile compiles a training step.")
     ] = False,
+    inductor_config: Annotated[
+        list[str] | None,
+        typer.Option("--inductor-config", metavar="KEY=VALUE",
+                     help="Set an Inductor config option for the compile (torch._inductor.config; repeatable), "
+                          "e.g. cpp.simdlen=1 where the vectorized C++ code does not build."),
+    ] = None,
     json_out: JsonOpt = False,
     top: Annotated[int, typer.Option(min=0, metavar="N", help="Kernel rows to list.")] = 20,
     debug: DebugOpt = False,
@@ -105,7 +142,8 @@ def observe(
         loaded = load_target(target, inputs, backward)
         if partitioned and not backward:
             raise UsageError("--partitioned splits forward from backward: add --backward")
-        document = run_observe(loaded, backend, device, against, policy, partitioned, rule)
+        options = inductor_options(inductor_config)
+        document = run_observe(loaded, backend, device, against, policy, partitioned, rule, options)
         if json_out:
             typer.echo(dumps(document))
         else:
