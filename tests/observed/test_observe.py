@@ -754,3 +754,37 @@ def test_a_buffer_whose_values_its_format_cannot_hold_diverges_as_check_says():
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
     assert "its values lie outside float16's range" in console.export_text()  # why, at an excess of 1
+
+
+def routed(x, w, table):
+    v, i = (x @ w).float().softmax(-1).topk(1, -1)
+    return (table[i.squeeze(-1)] * v).sum(0)
+
+
+def test_a_router_that_chooses_another_expert_than_fp64_fails_the_outputs_after_it():
+    """Trial 45: observe on a bf16 MoE step got the verdict right but named the loss's mean, and on a
+    plain router it passed an output 13 away from fp64 ("unflagged"): the compiled program's topk, from its
+    rounded scores, picks another index than fp64 at near-ties. Oracles: torch's own topk of the bf16 and
+    fp64 scores, and the output computed in fp64 at each choice."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(64, 16, generator=g).bfloat16()
+    w = torch.randn(16, 3, generator=g)
+    w[:, 1] = w[:, 0] * (1 + 2.0**-12)  # two experts' scores within bf16's rounding of each other
+    w = w.bfloat16()
+    table = torch.tensor([[1.0], [-3.0], [0.5]])
+    p16 = (x @ w).float().softmax(-1)
+    p64 = (x.double() @ w.double()).softmax(-1)
+    flips = int((p16.topk(1, -1).indices != p64.topk(1, -1).indices).sum())
+    assert flips > 0
+    at16, at64 = ((table.double()[i.squeeze(-1)] * p64.gather(-1, i)).sum(0)
+                  for i in (p16.topk(1, -1).indices, p64.topk(1, -1).indices))
+    assert float((at16 - at64).abs().max()) > 16 * 2.0**-24 * float(at64.abs().max())  # the choice matters
+    result = observe_compiled(routed, x, w, table)
+    assert [o.name for o in result.failing_outputs] == ["out"] and not result.unflagged_outputs
+    (flip,) = result.selection_flips
+    assert flip.op == "topk" and flip.differing == flips and flip.of == 64, flip
+    from roundoff.report.observed import observe_document, observe_report
+
+    console = Console(width=10_000, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    assert f"`topk` ({flip.node_id} at test_observe.py" in console.export_text()

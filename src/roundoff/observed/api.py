@@ -20,9 +20,11 @@ from typing import Any
 
 import torch
 
+from roundoff.analyze.check import MAX_FLIP_REPLAYS
 from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
+from roundoff.analyze.selections import flip_matters
 from roundoff.analyze.verdict import (
     Rule,
     Verdict,
@@ -31,7 +33,7 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture import capture
-from roundoff.capture.program import NODE_ID, Program, base_id
+from roundoff.capture.program import NODE_ID, Program, base_id, node_source
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics
@@ -86,6 +88,17 @@ class UnmappedBuffer:
 
 
 @dataclass(frozen=True)
+class SelectionFlip:
+    """A selection of the compiled program that chose other indices than fp64 (see `ObserveResult`)."""
+
+    node_id: str
+    op: str
+    source: str | None
+    differing: int
+    of: int
+
+
+@dataclass(frozen=True)
 class ObserveResult:
     """Every observed kernel buffer of one compiled run, in the order the kernels ran."""
 
@@ -115,6 +128,10 @@ class ObserveResult:
     #: beyond the limit, so they pass, as `check` passes them (a fp16 BatchNorm net's gradients, 200x)
     unflagged_outputs: tuple[OutputFailure, ...] = ()
     unmapped_detail: tuple[UnmappedBuffer, ...] = ()  # `unmapped`, each with its kernel and what it is part of
+    #: Selections (topk, sort, max over a dim, argmax) that, from the operands the compiled program gave
+    #: them, choose other indices than fp64 of the whole program where that choice moves an output
+    #: beyond the limit (a router's expert: `roundoff.analyze.selections`); they flag the outputs after them
+    selection_flips: tuple[SelectionFlip, ...] = ()
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -280,14 +297,15 @@ def observe_compiled(
         seconds = min(seconds, took)
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
-    reports, judged_outputs = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals,
+    reports, judged_outputs, flips = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals,
                                        rule)
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
             failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
         unflagged: tuple[OutputFailure, ...] = ()
     else:
-        failing, unflagged = _flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports)
+        failing, unflagged = _flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports,
+                                              flips)
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
@@ -299,16 +317,19 @@ def observe_compiled(
         stages=tuple(st.label for st in staged.stages), rule=rule.value,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
         failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
+        selection_flips=flips,
     )
 
 
-def _flagged_on_path(program: Program, failures: tuple[OutputFailure, ...], reports: list[KernelReport]
-                     ) -> tuple[tuple[OutputFailure, ...], tuple[OutputFailure, ...]]:
+def _flagged_on_path(program: Program, failures: tuple[OutputFailure, ...], reports: list[KernelReport],
+                     flips: tuple[SelectionFlip, ...] = ()) -> tuple[tuple[OutputFailure, ...], tuple[OutputFailure, ...]]:
     """`failures` split as `check` judges outputs against fp64 (`roundoff.analyze.verdict`): those NaN/inf
     where fp64 is finite, or with a flagged node on their path (a buffer that diverges or is NaN/inf, or a
-    node computed in a kernel that amplifies an error it reads, `KernelReport.amplifying`), fail; the rest,
+    node computed in a kernel that amplifies an error it reads, `KernelReport.amplifying`, or a selection
+    whose choice differs from fp64's and matters, `SelectionFlip`), fail; the rest,
     over the limit by value alone, pass."""
     flagged = {k.node_id for k in reports if k.verdict is not Verdict.OK} | {i for k in reports for i, _op, _src in k.amplifying}
+    flagged |= {base_id(f.node_id) for f in flips}
     fail, passing = [], []
     for f in failures:
         path = ancestors(program, {base_id(f.node_id)}) if f.node_id else set()  # (a planned node's id: n7.2)
@@ -332,9 +353,10 @@ def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]
 def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
     tol: float, transcendentals: str, rule: Rule = Rule.SAME,
-) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]]]:
-    """Each buffer's report, and a function judging the compiled program's outputs against the fp64
-    run of the whole program (`OutputFailure`). Where an operand is stored rounded and may be used
+) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]], tuple[SelectionFlip, ...]]:
+    """Each buffer's report, a function judging the compiled program's outputs against the fp64
+    run of the whole program (`OutputFailure`), and the selections whose choice from the compiled
+    program's operands differs from fp64's and matters (`SelectionFlip`; `selections.flip_matters`). Where an operand is stored rounded and may be used
     unrounded in the same launch (`stored_and_reused`), the run is repeated with those users reading
     the operand computed unrounded from its own operands (`unrounded_reads`), every other user still
     the stored buffer, and the report that explains the kernel better is kept (`better`)."""
@@ -342,6 +364,7 @@ def _compare(
     judged = path_dtypes(emulated.program.graph)
     floors = OutputFloors(emulated.program, judged)
     exact: list[Any] = []
+    flips: dict[str, tuple[tuple[int, int], object]] = {}
 
     def run(record: bool) -> dict[str, KernelReport]:
         # the local oracle holds inputs and substituted buffers as stored; every side's long-lived values
@@ -353,6 +376,7 @@ def _compare(
             outs = Lockstep(emulated.program, sides, on_node=observer, recompute=range(len(sides))).run_inputs(inputs)
         if record:
             exact.extend(outs[GLOBAL] if isinstance(outs[GLOBAL], (tuple, list)) else (outs[GLOBAL],))
+            flips.update(observer.flips)
         return {r.node_id: r for r in observer.reports}
 
     def judge_outputs(compiled: tuple, eager_outs: tuple | None = None) -> tuple[OutputFailure, ...]:
@@ -387,4 +411,9 @@ def _compare(
         with unrounded_reads(emulated.program.graph, reused):
             again = run(record=False)
         reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
-    return list(reports.values()), judge_outputs
+    mattering = []
+    for nid, ((n, of), chosen) in list(flips.items())[:MAX_FLIP_REPLAYS]:  # (one fp64 run each)
+        if flip_matters(emulated.program, inputs, nid, chosen, exact)[0]:
+            node = emulated.program.node(nid)
+            mattering.append(SelectionFlip(nid, short_name(node.target), node_source(node), n, of))
+    return list(reports.values()), judge_outputs, tuple(mattering)

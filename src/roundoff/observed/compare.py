@@ -28,6 +28,7 @@ import torch.fx
 
 from roundoff.analyze.metrics import Metrics, measure, norm_rels
 from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
+from roundoff.analyze.selections import SELECTIONS, differing_indices
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
@@ -192,6 +193,9 @@ class KernelObserver:
         # ids of the pointwise nodes that amplify what they read (`amplifies`)
         self.total_rel: dict[torch.fx.Node, float] = {}
         self.amplifying: set[str] = set()
+        # selections that, from the operands the compiled program gave them, choose other indices than
+        # fp64 of the whole program: {id: ((differing, of), the local oracle's value: the compiled choice)}
+        self.flips: dict[str, tuple[tuple[int, int], object]] = {}
         self._calls = {i: n for i, n in self.originals.items() if n.op == "call_function"}
         self._regions: dict[str, tuple[str, ...]] = {}  # `_region`'s walks
         # the format each node's value is kept in downstream (`verdict.demanded_dtypes`): an error below
@@ -206,6 +210,8 @@ class KernelObserver:
             self.floors.record(node, vals[GLOBAL], ls.reader(GLOBAL))
         if node.target in _CANCELLING and isinstance(vals[GLOBAL], torch.Tensor) and vals[GLOBAL].is_floating_point():
             self._record_small(node, vals[GLOBAL], ls)
+        if node.target in SELECTIONS and (flip := differing_indices(vals[ORACLE], vals[GLOBAL])) is not None:
+            self.flips[str(node.meta.get(NODE_ID, node.name))] = (flip, vals[ORACLE])
         nid = self.targets.get(node)
         if nid is None:
             self._note_nonfinite(node, vals)

@@ -45,6 +45,8 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "amplified_at": _kernel(amp) if (amp := result.amplified_at) is not None else None,
         "failing_outputs": [_output(o) for o in result.failing_outputs],
         "unflagged_outputs": [_output(o) for o in result.unflagged_outputs],
+        "selection_flips": [{"node": f.node_id, "op": f.op, "source": f.source, "differing": f.differing, "of": f.of}
+                            for f in result.selection_flips],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
         "unmapped_detail": [{"buffer": u.buffer, "kernel": u.kernel, "part_of": list(u.part_of)}
@@ -237,6 +239,18 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
             f"and grown later. `roundoff observe --against oracle` shows where it first shows; `roundoff check "
             f"--against eager --policy {doc['policy']}` names the node that makes it.", style="bold red")
     amp = doc.get("amplified_at")
+    flips = doc.get("selection_flips") or []
+    if flips:  # a discrete choice: what follows it is computed from another choice, not amplified
+        named_flips = "; ".join(f"`{f['op']}` ({f['node']} at {f['source'] or 'an unknown line'}) at {f['differing']} "
+                                f"of {f['of']} positions" for f in flips[:3])
+        return Text(
+            f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands, but the compiled "
+            f"program's outputs {named}{more} diverge from fp64 of the whole program: from the operands the compiled "
+            f"program gave {'it' if len(flips) == 1 else 'them'}, {named_flips} "
+            f"choose{'s' if len(flips) == 1 else ''} other indices than fp64 (scores near a tie, rounded, fall the "
+            "other way), and fp64 given that choice moves the outputs beyond the limit: what follows is computed "
+            "from another choice. Computing the scores it ranks in fp32 makes such flips rarer; `roundoff check "
+            f"--against oracle --policy {doc['policy']}` names it too.", style="bold red")
     shows = "" if amp is None else (
         f" It first shows in {amp['kernel']} ({amp['buffer']}, {amp['kind']}: "
         f"{_chain(amp['fused_ops']) or amp['op']}) at {amp['source'] or 'an unknown line'}, node {amp['node']} "
