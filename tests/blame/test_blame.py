@@ -452,3 +452,36 @@ def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
     mul = next(n for n in checked.culprits if checked.node(n).op == "mul")
     (note,) = [n for n in _unreachable_causes(program, checked, ()) if f"({mul}" in n]
     assert "below float16's range" in note and "GradScaler" in note and "dtype=" not in note, note
+
+
+def test_placeable_blame_searches_only_changes_roundoff_compile_can_place(monkeypatch):
+    """`blame(..., placeable=True)` (`--placeable`): on a training step every candidate change is at a
+    forward node. Oracle: roundoff.compile's placement rule (`program_keys`), which refuses the others."""
+    from roundoff.blame import api
+    from roundoff.compiler import RoundoffPlacementError
+    from roundoff.compiler.rewrite import program_keys
+
+    model = torch.nn.Linear(8, 8).bfloat16()
+    x = torch.randn(4, 8).bfloat16()
+    program = capture(lambda x: (model(x) * 3.0).sum(), x, backward=True)
+    searched = []
+    real_search = api._search
+
+    def spy(name, changes, ev):
+        searched.append([c.node_id for c in changes])
+        return real_search(name, changes, ev)
+
+    monkeypatch.setattr(api, "_search", spy)
+
+    def placeable(ids):
+        try:
+            program_keys(program, [i.split(".")[0] for i in ids])
+        except RoundoffPlacementError:
+            return False
+        return True
+
+    blame(program, "inductor-cpu", against="oracle", repro=False)
+    blame(program, "inductor-cpu", against="oracle", repro=False, placeable=True)
+    everything, forward = searched
+    assert set(forward) < set(everything) and not placeable(everything)
+    assert all(placeable([i]) for i in forward)

@@ -66,6 +66,7 @@ def blame(
     on_evaluation: Callable[[int, int], None] | None = None,
     whole_lines: bool = True,
     trim: bool = True,
+    placeable: bool = False,
 ) -> BlameResult:
     """Find a small set of per-node decision changes that brings `program` within tolerance: 1-minimal
     for the search's rule, then widened to whole lines where an op repeats (`whole_lines`) and, against
@@ -81,6 +82,8 @@ def blame(
     `on_evaluation(evaluations so far, candidate changes)` is called after each evaluation (progress).
     `whole_lines` extends a fix to every node of the same op, line and pass where that still fixes it
     (a loop's iterations: `_whole_lines`); False gives the search's set alone (to compare searches).
+    `placeable`: on a training step, search only changes at forward nodes, the ones roundoff.compile
+    can place (by default a fix may change backward-only nodes: a note counts them).
     """
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -99,6 +102,8 @@ def blame(
         transcendentals=transcendentals, incremental=incremental, judged=judged,
     )
     candidates = candidate_changes(ev.base_plan, ref)
+    if placeable and (backward_only := set(_backward_only(ev.base_plan.program, candidates))):
+        candidates = tuple(c for c in candidates if c.node_id not in backward_only)
     if on_evaluation is not None:  # progress: (evaluations so far, candidate changes)
         ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
     outcome = _search(search, candidates, ev)

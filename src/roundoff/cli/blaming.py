@@ -11,7 +11,8 @@ from roundoff.cli.policies import check_node_overrides, stamp_program
 from roundoff.report import terminal
 
 
-def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origin: str, trim: bool = True):
+def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origin: str, trim: bool = True,
+              placeable: bool = False):
     """Blame's result and the program it was found on."""
     from roundoff.blame import blame
 
@@ -33,7 +34,7 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
         program = capture_target(loaded)
         check_node_overrides(program, chosen, loaded.label, origin)
         return blame(program, chosen, against=against, search=search, repro=want_repro,
-                     on_evaluation=evaluated, trim=trim), program
+                     on_evaluation=evaluated, trim=trim, placeable=placeable), program
 
 
 def blame_output(found, label: str, save_policy: Path | None, repro: Path | None,

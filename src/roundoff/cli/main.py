@@ -253,6 +253,11 @@ def blame_command(
             "Against the oracle, keep every change the search needs to bring each output within the "
             "limit by its values (by default the changes check passes without are left out)."))
     ] = False,
+    placeable: Annotated[
+        bool, typer.Option("--placeable", help=(
+            "With --backward: change forward nodes only, the ones roundoff.compile can place on a training "
+            "step (by default a fix may change backward-only nodes, which a note counts)."))
+    ] = False,
     backward: BackwardOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -272,7 +277,8 @@ def blame_command(
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
         loaded = load_target(target, inputs, backward)
-        found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values)
+        found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
+                                   placeable=placeable)
         blame_output(found, loaded.label, save_policy, repro, program)
     raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
 
