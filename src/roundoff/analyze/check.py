@@ -208,10 +208,10 @@ def _harmless_range_losses_last(program: Program, inputs: tuple, ranked: tuple[s
     that loss moves no output: fp64 run again with their values as the format holds them
     (`replay.moves_outputs`). Trial 45: attention-score gradients flushing to 0 in fp16 named first, while
     a matmul amplifying its operands' rounding made the failing gradients. One fp64 run per such cause,
-    among the first `MAX_FLIP_REPLAYS` causes. Only where no output is NaN/inf: the replay runs fp64 after
+    among the first `MAX_REPLAYS` causes. Only where no output is NaN/inf: the replay runs fp64 after
     the node, where a later 16-bit op may be what turns its loss into inf (1 / a variance flushed to 0)."""
     harmless, exact = [], None
-    for nid in ranked[:MAX_FLIP_REPLAYS]:
+    for nid in ranked[:MAX_REPLAYS]:
         r = by_id.get(nid)
         own = (r.local or r.vs_oracle) if r is not None else None
         if own is None or r.verdict is Verdict.NONFINITE or (own.excess or 0.0) > EXCESS_LIMIT:
@@ -224,17 +224,17 @@ def _harmless_range_losses_last(program: Program, inputs: tuple, ranked: tuple[s
     return tuple([n for n in ranked if n not in harmless] + harmless)
 
 
-#: The most flipped selections whose consequence `_consequential` measures (one fp64 run each)
-MAX_FLIP_REPLAYS = 8
+#: The most flipped selections (or causes below their range) whose effect is measured, one fp64 run each
+MAX_REPLAYS = 8
 
 
 def _consequential(program: Program, inputs: tuple, observer: NodeObserver) -> dict[str, tuple[int, int]]:
     """The selections that chose other indices than fp64 (`observer.flips`) whose choice matters: fp64
     run again with the policy's choice moves an output beyond the limit (`selections.flip_matters`;
-    past `MAX_FLIP_REPLAYS` flips, the rest are kept unmeasured)."""
+    past `MAX_REPLAYS` flips, the rest are kept unmeasured)."""
     kept, exact = {}, None
     for i, (nid, flip) in enumerate(observer.flips.items()):
-        if i >= MAX_FLIP_REPLAYS:
+        if i >= MAX_REPLAYS:
             kept[nid] = flip
             continue
         matters, exact = flip_matters(program, inputs, nid, observer.flip_values[nid], exact)

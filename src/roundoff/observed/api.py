@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.check import MAX_FLIP_REPLAYS
+from roundoff.analyze.check import MAX_REPLAYS
 from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
@@ -412,7 +412,7 @@ def _compare(
             again = run(record=False)
         reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
     mattering = []
-    for nid, ((n, of), chosen) in list(flips.items())[:MAX_FLIP_REPLAYS]:  # (one fp64 run each)
+    for nid, ((n, of), chosen) in list(flips.items())[:MAX_REPLAYS]:  # (one fp64 run each)
         if flip_matters(emulated.program, inputs, nid, chosen, exact)[0]:
             node = emulated.program.node(nid)
             mattering.append(SelectionFlip(nid, short_name(node.target), node_source(node), n, of))
