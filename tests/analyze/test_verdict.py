@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from roundoff.analyze import check
 from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict
@@ -668,3 +669,26 @@ def test_an_underflow_that_moves_no_output_is_named_after_the_cause_that_does():
     r = check(offset_matmul_plus_tiny, (a, b, t), "eager", against="oracle", nodes="all")
     ops = [r.node(n).op for n in r.culprits]
     assert r.diverges and "mm" in ops and "mul" in ops and ops.index("mm") < ops.index("mul"), ops
+
+
+def pooled(a, c):
+    return (F.max_pool2d(a.half(), 2).float() * c).sum()
+
+
+def test_a_max_pool_that_picks_other_elements_than_fp64_is_named_and_fails_the_gradient():
+    """Trial 47: an fp16 CNN's max pooling picked other elements than fp64 in 11 windows, 95% of its
+    c1.weight gradient's error, and check called that gradient ill-conditioned. Oracles: torch's own
+    max_pool2d indices in fp16 and fp64, and fp64's gradient routed through fp16's choice."""
+    g = torch.Generator().manual_seed(0)
+    a = (1 + 1e-4 * torch.rand(2, 3, 8, 8, generator=g)).requires_grad_()  # neighbours tie in fp16
+    c = torch.randn(2, 3, 4, 4, generator=g)
+    _, i16 = F.max_pool2d(a.detach().half().double(), 2, return_indices=True)
+    _, i64 = F.max_pool2d(a.detach().double(), 2, return_indices=True)
+    flips = int((i16 != i64).sum())
+    grad64 = torch.zeros(2, 3, 64, dtype=torch.float64).scatter_(-1, i64.flatten(-2), c.double().flatten(-2))
+    routed = torch.zeros(2, 3, 64, dtype=torch.float64).scatter_(-1, i16.flatten(-2), c.double().flatten(-2))
+    assert flips and float((routed - grad64).norm()) > 16 * 2.0**-24 * float(grad64.norm())
+    r = check(pooled, (a, c), "eager", against="oracle", nodes="all", backward=True)
+    assert [(n, of) for _nid, n, of in r.selection_flips] == [(flips, i16.numel())], r.selection_flips
+    assert r.explanations[0].startswith("`max_pool2d_with_indices`"), r.explanations
+    assert [o.name for o in r.outputs if not o.passes] == ["grad_a"]

@@ -172,11 +172,13 @@ def check(
         shown_nodes = {r.node_id for r in reports
                        if r.verdict is Verdict.NONFINITE or amplifies(plan_a.program, r, by_id)}
         shown_nodes |= {h.node_id for h in hazards if h.kind in ACCUMULATION_HAZARDS}
+    flips = _consequential(plan_a.program, inputs, observer)
+    if shown_nodes is not None:  # a choice that matters flags what follows it (trial 47: max pooling)
+        shown_nodes |= set(flips)
     outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
                               floors=floors.floors if floors is not None else None,
                               settled=judge.settled if judge is not None else None)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
-    flips = _consequential(plan_a.program, inputs, observer)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
         observer.nan_origin, flipped=frozenset(flips), limit=len(reports),

@@ -1,6 +1,6 @@
 """Selections that choose other indices than fp64: a discrete decision a rounding can flip.
 
-`topk`, `sort`, `max`/`min` over a dim and `argmax`/`argmin` pick indices from float scores; where the
+`topk`, `sort`, `max`/`min` over a dim, `argmax`/`argmin` and max pooling pick indices from float scores; where the
 policy rounds those scores (a bf16 router's logits), near-ties can fall the other way than in fp64,
 and what is computed from the other choice may differ from fp64 by more than rounding. Whether it does
 is measured, not assumed (`flip_matters`): fp64 is run again with the policy's choice
@@ -22,9 +22,11 @@ from roundoff.capture.program import NODE_ID, Program
 _aten = torch.ops.aten
 
 #: Ops that choose indices from float operands.
+#: Max pooling with its indices, by the count of spatial dims its indices are flat over.
+_POOLS = {_aten.max_pool2d_with_indices.default: 2, _aten.max_pool3d_with_indices.default: 3}
 SELECTIONS = frozenset({
     _aten.topk.default, _aten.sort.default, _aten.sort.stable, _aten.max.dim, _aten.min.dim,
-    _aten.argmax.default, _aten.argmin.default,
+    _aten.argmax.default, _aten.argmin.default, *_POOLS,
 })
 
 
@@ -64,6 +66,10 @@ def _chosen(node: torch.fx.Node, scores: torch.Tensor, exact: Any, indices: torc
     if not isinstance(exact, (tuple, list)):
         return indices.to(exact.device)
     idx = indices.to(scores.device)
+    if node.target in _POOLS:  # a pooling window's index is flat over the input's spatial dims
+        k = _POOLS[node.target]
+        values = scores.flatten(-k).gather(-1, idx.flatten(-k)).reshape(idx.shape)
+        return type(exact)(values if isinstance(t, torch.Tensor) and t.is_floating_point() else idx for t in exact)
     dim = _dim(node) % max(scores.dim(), 1)
     kept = idx.dim() == scores.dim()
     values = scores.gather(dim, idx if kept else idx.unsqueeze(dim))

@@ -249,12 +249,12 @@ def blame_command(
         Path | None, typer.Option(metavar="FILE.py", help="Write a standalone repro.py here.")
     ] = None,
     by_values: Annotated[
-        bool, typer.Option("--by-values", help=(
+        bool, typer.Option("--by-values", metavar=FLAG, help=(
             "Against the oracle, keep every change the search needs to bring each output within the "
             "limit by its values (by default the changes check passes without are left out)."))
     ] = False,
     placeable: Annotated[
-        bool, typer.Option("--placeable", help=(
+        bool, typer.Option("--placeable", metavar=FLAG, help=(
             "With --backward: change forward nodes only, the ones roundoff.compile can place on a training "
             "step (by default a fix may change backward-only nodes, which a note counts)."))
     ] = False,
