@@ -226,8 +226,15 @@ def test_subset_runs_every_cell_to_a_verdict(name: str, cell: str) -> None:
             assert (result.first_divergent, result.nan_origin, result.culprits) == (
                 full.first_divergent, full.nan_origin, full.culprits)
         result = full
-    if against == "oracle":  # issue 13: a clean model under eager shows no noise against fp64
-        assert not result.diverges, [o.name for o in result.outputs if not o.passes]
+    if against == "oracle":  # issue 13: a clean model under eager shows no noise against fp64; what fails
+        # follows a selection that picks other elements than fp64 where that choice moves the outputs (a
+        # bf16 max pool's near-ties: a discrete decision, named, replayed in fp64 by check), nothing else
+        from roundoff.analyze.culprits import ancestors
+
+        flipped = {nid for nid, _n, _of in result.selection_flips}
+        failing = [o for o in result.outputs if not o.passes]
+        assert all(flipped & ancestors(program, {o.node_id.split(".")[0]}) for o in failing), [o.name for o in failing]
+        assert not failing or any("selects differently from fp64" in e for e in result.explanations)
         assert [n.node_id for n in result.nodes if n.verdict != "ok"] == []
         assert result.nan_origin is None
 
