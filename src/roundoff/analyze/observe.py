@@ -254,13 +254,7 @@ class NodeObserver:
                 **({"vs_reference": figures[-1]} if pair is not None else {})}, floor, floor_work
 
     def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
-        """`verdict.reduction_floor` of a sum/mean node, `verdict.matmul_floor` of a matmul (else 0)."""
-        if node.target in _MATMULS:
-            a, b = (_oracle_operand(node, i, ls) for i in _MATMULS[node.target])
-            return matmul_floor(a, b, oracle.numel(), dtype) if a is not None and b is not None else 0.0
-        if node.target not in _SUMS or (terms := _oracle_operand(node, 0, ls)) is None:
-            return 0.0
-        return reduction_floor(terms, oracle.numel(), dtype, mean=node.target in _MEANS)
+        return terms_floor(node, ls, ORACLE, oracle.numel(), dtype)
 
     def _forced_from(self, node: torch.fx.Node) -> str | None:
         """Where the format overflow an operand of `node` carries began (`self.forced`), if any."""
@@ -354,12 +348,24 @@ class NodeObserver:
                 return
 
 
-def _oracle_operand(node: torch.fx.Node, i: int, ls: Lockstep) -> torch.Tensor | None:
-    """The oracle's value of `node`'s `i`-th argument, when it is a float node still held."""
+def terms_floor(node: torch.fx.Node, ls: Lockstep, side: int, numel: int, dtype: torch.dtype) -> float:
+    """`verdict.reduction_floor` of a sum/mean node, `verdict.matmul_floor` of a matmul (else 0), from
+    side `side`'s values of its operands (0 where they are no longer held): the RMS error over `numel`
+    results that rounding its fp64 terms to `dtype` causes."""
+    if node.target in _MATMULS:
+        a, b = (_operand(node, i, ls, side) for i in _MATMULS[node.target])
+        return matmul_floor(a, b, numel, dtype) if a is not None and b is not None else 0.0
+    if node.target not in _SUMS or (terms := _operand(node, 0, ls, side)) is None:
+        return 0.0
+    return reduction_floor(terms, numel, dtype, mean=node.target in _MEANS)
+
+
+def _operand(node: torch.fx.Node, i: int, ls: Lockstep, side: int = ORACLE) -> torch.Tensor | None:
+    """Side `side`'s value of `node`'s `i`-th argument, when it is a float node still held."""
     arg = node.args[i] if i < len(node.args) else None
     if not isinstance(arg, torch.fx.Node) or arg not in ls.env:
         return None
-    value = ls.reader(ORACLE)(arg)
+    value = ls.reader(side)(arg)
     return value if is_float(value) else None
 
 

@@ -27,6 +27,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.metrics import Metrics, measure, norm_rels
+from roundoff.analyze.observe import terms_floor
 from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.selections import SELECTIONS, differing_indices
 from roundoff.analyze.verdict import (
@@ -36,7 +37,6 @@ from roundoff.analyze.verdict import (
     demanded_dtypes,
     excess,
     judge,
-    matmul_floor,
     narrower,
     new_nonfinite,
     nonfinite_counts,
@@ -60,9 +60,6 @@ _SUMS = {  # sum/mean ops -> is a mean
     _aten.sum.default: False, _aten.sum.dim_IntList: False, _aten.mean.default: True, _aten.mean.dim: True,
 }
 _MOVES = (OpClass.DATA_MOVEMENT, OpClass.CAST)  # ops that only move or convert a value
-#: Matmuls and their operand positions (a @ b), for `matmul_floor`
-_MATMULS = {_aten.mm.default: (0, 1), _aten.bmm.default: (0, 1), _aten.addmm.default: (1, 2),
-            _aten.baddbmm.default: (1, 2)}
 _CANCELLING = frozenset({_aten.add.Tensor, _aten.sub.Tensor})  # where a value 0 by structure is made
 _POINTWISE = (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL)
 
@@ -384,13 +381,7 @@ class KernelObserver:
         local = ls.sides[EMULATED].evaluate(node, read, fresh=True)
         if not (isinstance(local, torch.Tensor) and local.is_floating_point() and local.shape == whole.shape):
             return False
-        terms = 0.0
-        operands = [a if isinstance(a := node.args[i] if i < len(node.args) else None, torch.fx.Node) else None
-                    for i in _MATMULS.get(node.target, ())]
-        if node.target in _MATMULS and all(a is not None and a in ls.env for a in operands):
-            terms = matmul_floor(read(operands[0]), read(operands[1]), whole.numel(), work)
-        elif node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
-            terms = reduction_floor(read(node.args[0]), whole.numel(), work, _SUMS[node.target])
+        terms = terms_floor(node, ls, GLOBAL, whole.numel(), work)  # (check's own figure)
         m = measure(local, whole, work)
         if m.nonfinite:
             return False  # (NaN/inf fp64 does not have: the NaN rules judge that)
