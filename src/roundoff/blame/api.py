@@ -311,16 +311,13 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
     return notes + [sentence for sentence, _ in flip_sentences(checked, program.node)]
 
 
-#: The most nodes losing values to fp32's range whose effect `_beyond_fp32` measures (one fp64 run each)
-MAX_RANGE_REPLAYS = 8
-
-
 def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:
     """Why no change toward the oracle can help, when that is the reason: the first node whose fp64
     values fp32 cannot hold (0 where fp64 is not, or inf where it is finite) and whose loss matters:
     fp64 run again with them held as fp32 holds them moves an output beyond the limit
     (`analyze.replay`; an ``exp(x - max)`` below 1e-38 beside a term of 1 does not, trial 45). Keeping
     values in fp32, the widest format blame's changes offer, loses them too."""
+    from roundoff.analyze.check import MAX_REPLAYS
     from roundoff.analyze.replay import moves_outputs
     from roundoff.execute import Lockstep, OracleNumerics, complete_inputs
     from roundoff.numerics import round_to
@@ -336,7 +333,7 @@ def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None
         in32 = round_to(value, "fp32")
         lost_at = ((in32 == 0) & (value != 0)) | (in32.isinf() & value.isfinite())
         lost = int(lost_at.sum())
-        if not lost or tried >= MAX_RANGE_REPLAYS:
+        if not lost or tried >= MAX_REPLAYS:
             continue
         tried += 1
         held = torch.where(lost_at, in32.double(), value)
