@@ -788,3 +788,36 @@ def test_a_router_that_chooses_another_expert_than_fp64_fails_the_outputs_after_
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
     assert f"`topk` ({flip.node_id} at test_observe.py" in console.export_text()
+
+
+def offset_matmul_plus_tiny(a, b, t):
+    return ((a + 1000).half() @ b).float() + (t * 1e-9).sum()
+
+
+def test_an_underflow_that_moves_no_output_is_named_after_the_kernel_that_does():
+    """Trial 45: observe's headline named an fp16 attention-score gradient flushing to 0 (diverging by the
+    range rule) before the matmul whose amplified rounding made the failing gradients; check names such
+    a node after the causes that move an output. Here a sum of values below fp16's range, added to a
+    cancelling fp16 matmul. Oracles: real torch.compile against fp64, and the fp64 output with the tiny
+    sum as torch's fp16 cast holds it, within 16x fp32's rounding of fp64's output."""
+    k = 2048
+    a = torch.tensor([0.25, 0.75]).repeat(4, k // 2)  # 1000.25 -> 1000, 1000.75 -> 1001 in fp16: coherent
+    b = torch.tensor([1.0, -1.0]).repeat(k // 2).reshape(k, 1).expand(k, 4).half().contiguous()
+    t = torch.randn(64, generator=torch.Generator().manual_seed(0)).half()
+    exact = ((a.double() + 1000) @ b.double()) + (t.double() * 1e-9).sum()
+    held = ((a.double() + 1000) @ b.double()) + (t.double() * 1e-9).sum().half().double()
+    assert float((held - exact).norm()) < 16 * 2.0**-24 * float(exact.norm())  # the underflow moves nothing
+    real = torch.compile(offset_matmul_plus_tiny)(a, b, t).double()
+    assert float((real - exact).norm()) > 16 * 2.0**-24 * float(exact.norm())  # the matmul's cancellation does
+    result = observe_compiled(offset_matmul_plus_tiny, a, b, t, repeats=1)
+    assert [o.name for o in result.failing_outputs] == ["out"]
+    (tiny,) = result.harmless
+    assert tiny.op == "sum" and tiny.verdict is Verdict.DIVERGES and tiny.moves_no_output
+    assert result.first_divergent is None and result.amplified_at is not None and result.amplified_at.op == "mm"
+    from roundoff.report.observed import observe_document, observe_report
+
+    console = Console(width=10_000, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    text = console.export_text()
+    assert "1 buffer(s) lose values outside their format's range but move no output" in text, text
+    assert text.index("mm") < text.index(tiny.buffer), text

@@ -30,7 +30,7 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
 from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.output_verdicts import OutputJudge, output_verdicts
-from roundoff.analyze.replay import moves_outputs
+from roundoff.analyze.replay import as_held, moves_outputs
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.screen import screen
 from roundoff.analyze.selections import flip_matters
@@ -41,11 +41,10 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture.program import Program
-from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, chained
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
-from roundoff.numerics import get_format, round_to
+from roundoff.numerics import get_format
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.plan.shared import plan_pair
@@ -219,8 +218,7 @@ def _harmless_range_losses_last(program: Program, inputs: tuple, ranked: tuple[s
         if own is None or r.verdict is Verdict.NONFINITE or (own.excess or 0.0) > EXCESS_LIMIT:
             continue
         fmt = get_format(getattr(torch, r.dtype))
-        matters, exact = moves_outputs(program, inputs, nid, lambda value, _read, fmt=fmt: (
-            round_to(value, fmt).double() if is_float(value) else value), exact)
+        matters, exact = moves_outputs(program, inputs, nid, as_held(fmt), exact)
         if not matters:
             harmless.append(nid)
     return tuple([n for n in ranked if n not in harmless] + harmless)

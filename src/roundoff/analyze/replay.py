@@ -18,12 +18,20 @@ import torch.fx
 
 from roundoff.analyze.verdict import oracle_output_passes, path_dtypes
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import OracleNumerics
+from roundoff.numerics import Format, round_to
 
-__all__ = ["fp64_outputs", "moves_outputs"]
+__all__ = ["as_held", "fp64_outputs", "moves_outputs"]
 
 Replace = Callable[[Any, Callable[[torch.fx.Node], Any]], Any]
+
+
+def as_held(fmt: Format) -> Replace:
+    """The replacement that puts a value as `fmt` holds it (fp64 correctly rounded to `fmt`, back in fp64)
+    into fp64's run: does the loss of a format that cannot hold the values (an underflow) move an output?"""
+    return lambda value, _read: round_to(value, fmt).double() if is_float(value) else value
 
 
 def fp64_outputs(program: Program, inputs: Sequence[Any]) -> tuple:

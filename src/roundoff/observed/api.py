@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -24,8 +24,10 @@ from roundoff.analyze.check import MAX_REPLAYS
 from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
+from roundoff.analyze.replay import as_held, moves_outputs
 from roundoff.analyze.selections import flip_matters
 from roundoff.analyze.verdict import (
+    EXCESS_LIMIT,
     Rule,
     Verdict,
     judge,
@@ -135,7 +137,19 @@ class ObserveResult:
 
     @property
     def first_divergent(self) -> KernelReport | None:
-        return next((k for k in self.kernels if k.verdict is not Verdict.OK), None)
+        """The first buffer (in run order) that diverges, passing over those whose loss moves no output
+        (`KernelReport.moves_no_output`); the first of those only where no output fails (then it is all
+        there is to name)."""
+        diverging = [k for k in self.kernels if k.verdict is not Verdict.OK]
+        mattering = next((k for k in diverging if not k.moves_no_output), None)
+        if mattering is not None or self.failing_outputs:
+            return mattering
+        return next(iter(diverging), None)
+
+    @property
+    def harmless(self) -> tuple[KernelReport, ...]:
+        """The diverging buffers whose loss moves no output (`KernelReport.moves_no_output`), in run order."""
+        return tuple(k for k in self.kernels if k.verdict is not Verdict.OK and k.moves_no_output)
 
     @property
     def amplified_at(self) -> KernelReport | None:
@@ -149,7 +163,7 @@ class ObserveResult:
 
     @property
     def diverges(self) -> bool:
-        return self.first_divergent is not None or bool(self.failing_outputs)
+        return any(k.verdict is not Verdict.OK for k in self.kernels) or bool(self.failing_outputs)
 
     def agreement(self) -> dict[str, tuple[int, int]]:
         """{kernel kind: (buffers bit-identical to the emulated policy, buffers)}."""
@@ -297,8 +311,9 @@ def observe_compiled(
         seconds = min(seconds, took)
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
+    finite = all(bool(o.isfinite().all()) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())
     reports, judged_outputs, flips = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals,
-                                       rule)
+                                              rule, finite)
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
             failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
@@ -352,14 +367,16 @@ def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]
 
 def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
-    tol: float, transcendentals: str, rule: Rule = Rule.SAME,
+    tol: float, transcendentals: str, rule: Rule = Rule.SAME, outputs_finite: bool = True,
 ) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]], tuple[SelectionFlip, ...]]:
     """Each buffer's report, a function judging the compiled program's outputs against the fp64
     run of the whole program (`OutputFailure`), and the selections whose choice from the compiled
     program's operands differs from fp64's and matters (`SelectionFlip`; `selections.flip_matters`). Where an operand is stored rounded and may be used
     unrounded in the same launch (`stored_and_reused`), the run is repeated with those users reading
     the operand computed unrounded from its own operands (`unrounded_reads`), every other user still
-    the stored buffer, and the report that explains the kernel better is kept (`better`)."""
+    the stored buffer, and the report that explains the kernel better is kept (`better`). Against the
+    oracle, where the compiled outputs are finite (`outputs_finite`), a buffer diverging only because its
+    format cannot hold its values is marked when that loss moves no output (`_range_losses_moving_nothing`)."""
     emulated, eager = plan_pair(program, policy, "eager", plan)
     judged = path_dtypes(emulated.program.graph)
     floors = OutputFloors(emulated.program, judged)
@@ -416,4 +433,26 @@ def _compare(
         if flip_matters(emulated.program, inputs, nid, chosen, exact)[0]:
             node = emulated.program.node(nid)
             mattering.append(SelectionFlip(nid, short_name(node.target), node_source(node), n, of))
+    if against == "oracle" and outputs_finite:
+        ordered = sorted(reports.values(), key=lambda r: observed[r.node_id].order)
+        harmless = _range_losses_moving_nothing(emulated.program, inputs, ordered, exact)
+        reports = {nid: replace(r, moves_no_output=True) if nid in harmless else r for nid, r in reports.items()}
     return list(reports.values()), judge_outputs, tuple(mattering)
+
+
+def _range_losses_moving_nothing(program: Program, inputs: list, reports: list[KernelReport],
+                                 exact: list[Any]) -> set[str]:
+    """Node ids of the buffers (among the first `MAX_REPLAYS` that diverge only because their format
+    cannot hold their values: an excess within the limit) whose values as that format holds them, put into
+    fp64's run, move no output beyond the limit (`replay.moves_outputs`; check's rule for naming such a
+    node after the causes that do). Only where the outputs are finite: a later 16-bit op may be what turns
+    such a loss into inf, which fp64's run after the node does not show. One fp64 run each."""
+    found = set()
+    ids = {n.meta.get(NODE_ID) for n in program.graph.nodes}
+    candidates = [r for r in reports if r.verdict is Verdict.DIVERGES and r.excess <= EXCESS_LIMIT
+                  and r.node_id in ids][:MAX_REPLAYS]
+    for r in candidates:
+        fmt = get_format(getattr(torch, r.judged_in or r.dtype))
+        if not moves_outputs(program, inputs, r.node_id, as_held(fmt), exact)[0]:
+            found.add(r.node_id)
+    return found

@@ -106,6 +106,11 @@ class KernelReport:
     #: format: above `EXCESS_LIMIT` times its unit roundoff, the format cannot hold the values (below or
     #: above its range), and a buffer that loses them too diverges at an excess of 1 (`verdict.own_excess`)
     format_loss: float = 0.0
+    #: Against the oracle, a buffer diverging only because its format cannot hold its values (`format_loss`,
+    #: at an excess within the limit) whose values, as that format holds them, put into fp64's run move no
+    #: output beyond the limit (`analyze.replay.moves_outputs`): named after the buffers that matter, as
+    #: `check` names such a node after the causes that move an output
+    moves_no_output: bool = False
 
     @property
     def emulated_identical(self) -> bool:

@@ -31,6 +31,7 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
         "made_at": dict(zip(("node", "op", "source"), k.made_at)) if k.made_at else None,
         "amplifying": [dict(zip(("node", "op", "source"), a)) for a in k.amplifying],
         "reads_narrow": list(k.reads_narrow),
+        "moves_no_output": k.moves_no_output,
     }
 
 
@@ -124,7 +125,30 @@ def _out_of_range(k: dict[str, Any]) -> str:
         return ""
     return (f", but its values lie outside {k.get('judged_in') or k['dtype']}'s range (fp64 correctly rounded to it is "
             f"itself {fmt_num(k['format_loss'], 3)} off, normwise) and the buffer loses them too: scale them (in a "
-            "backward pass, the loss: torch.amp.GradScaler) or compute in bf16/fp32")
+            "backward pass, the loss: torch.amp.GradScaler) or compute in bf16/fp32"
+            + ("; but fp64 run again with its values as that format holds them moves no output beyond the limit"
+               if k.get("moves_no_output") else ""))
+
+
+def _but_range(doc: dict[str, Any]) -> str:
+    """Where the only diverging buffers lose values outside their format's range and move no output."""
+    return " (but for values outside a format's range that move no output)" if any(
+        k["verdict"] != "ok" for k in doc["kernels"]) else ""
+
+
+def _harmless(doc: dict[str, Any]) -> list[Text]:
+    """A line counting the buffers that lose values outside their format's range without moving any
+    output, where the headline names another (they rank after the buffers that matter)."""
+    first = doc["first_divergent"]
+    harmless = [k for k in doc["kernels"] if k["verdict"] != "ok" and k.get("moves_no_output")
+                and (first is None or k["node"] != first["node"])]
+    if not harmless:
+        return []
+    k = harmless[0]
+    return [Text(f"{len(harmless)} buffer(s) lose values outside their format's range but move no output beyond the "
+                 f"limit (fp64 run again with their values as the format holds them), first {k['buffer']} (node "
+                 f"{k['node']} {k['op']} at {k['source'] or 'an unknown line'}): listed after the buffers that matter.",
+                 style="dim")]
 
 
 def _emulation(k: dict[str, Any]) -> str:
@@ -177,8 +201,10 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     columns = ("kernel", "buffer", "kind", "node", "source", "verdict", "excess", "rel error vs fp64")
     for col in (*columns, f"vs {doc['policy']}"):  # names, buffers and lines whole; the rest may wrap
         table.add_column(col, no_wrap=col in ("kernel", "buffer", "source"))
-    # diverging kernels first, then the ones the emulation did not predict bit for bit, then the rest
-    ranked = sorted(doc["kernels"], key=lambda k: (k["verdict"] == "ok", bool(k["emulated_identical"])))
+    # diverging kernels first (those whose loss moves no output after the others), then the ones the
+    # emulation did not predict bit for bit, then the rest
+    ranked = sorted(doc["kernels"], key=lambda k: (k["verdict"] == "ok", bool(k.get("moves_no_output")),
+                                                   bool(k["emulated_identical"])))
     rows = ranked[: max(top, 0)]
     notes, numbers = _cause_notes(rows)
     for k in rows:
@@ -199,7 +225,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
     causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
     shown = [table] if rows else []  # (--top 0: the headline and the counts only)
-    return Group(head, *_unflagged(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
+    return Group(head, *_harmless(doc), *_unflagged(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
                  *_not_judged(doc), foot)
 
 
@@ -244,7 +270,7 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
         named_flips = "; ".join(f"`{f['op']}` ({f['node']} at {f['source'] or 'an unknown line'}) at {f['differing']} "
                                 f"of {f['of']} positions" for f in flips[:3])
         return Text(
-            f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands, but the compiled "
+            f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands{_but_range(doc)}, but the compiled "
             f"program's outputs {named}{more} diverge from fp64 of the whole program: from the operands the compiled "
             f"program gave {'it' if len(flips) == 1 else 'them'}, {named_flips} "
             f"choose{'s' if len(flips) == 1 else ''} other indices than fp64 (scores near a tie, rounded, fall the "
@@ -258,7 +284,7 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
         f"program, though within tolerance of fp64 of its own operands: an operand it reads carries the error"
         f"{_carriers(doc, amp)}{_amplifiers(amp)}.")
     return Text(
-        f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands, but the compiled "
+        f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands{_but_range(doc)}, but the compiled "
         f"program's outputs {named}{more} diverge from fp64 of the whole program (over {EXCESS_LIMIT:g}x their "
         "reference, check's output rule): an error a value carries that later kernels amplify, such as a "
         f"correctly rounded 16-bit mean subtracted from values close to it.{shows} `roundoff check --against "
