@@ -116,3 +116,38 @@ def test_a_buffer_made_in_a_returned_results_memory_is_credited_to_the_kernel_th
     assert all(k.verdict is Verdict.OK for k in result.kernels), result.first_divergent
     for k in result.kernels:  # what extern convolution returns is a convolution's value, nothing else
         assert k.kernel != "extern_kernels.convolution" or k.op == "convolution", (k.buffer, k.kernel, k.op)
+
+
+def stacked_exps(x):
+    return torch.stack([torch.exp(x * (k / 16)) for k in range(16)], dim=-1)
+
+
+def stacked_then_summed(x):
+    return stacked_exps(x).float().sum(-1)
+
+
+def scanned(x, w):
+    return torch.stack([x[:, t] @ w for t in range(x.shape[1])], dim=1).float().sum()
+
+
+def test_a_concatenation_one_kernel_writes_whole_is_judged_and_one_written_a_slice_at_a_time_is_not():
+    """A stack of 16 values Inductor writes in place, slice by slice, as one fused kernel computes them (a
+    scan's per-step outputs) holds the stack's whole value when that kernel returns: it is judged at the
+    stack, its slices not listed as unjudged (they were: trial 48's Mamba step, 34 of 65). Oracle: the
+    same stack returned by torch.compile of the function that makes it, against fp64. A stack whose
+    slices separate matmul kernels write is not whole after the first of them: not judged."""
+    from roundoff.observed import observe_compiled
+
+    x = torch.randn(64, 32, generator=torch.Generator().manual_seed(0)).bfloat16()
+    result = observe_compiled(stacked_then_summed, x, repeats=1)
+    (stack,) = [k for k in result.kernels if k.op == "stack"]
+    assert not result.unmapped and "exp" in stack.fused_ops and result.outputs_identical
+    real = torch.compile(stacked_exps)(x).double()
+    exact = stacked_exps(x.double())
+    assert stack.vs_fp64_total.norm_rel == pytest.approx(float((real - exact).norm() / exact.norm()), rel=1e-9)
+
+    g = torch.Generator().manual_seed(1)
+    xs, w = torch.randn(4, 6, 8, generator=g).bfloat16(), torch.randn(8, 8, generator=g).bfloat16()
+    result = observe_compiled(scanned, xs, w, repeats=1)
+    assert not any(k.op == "stack" for k in result.kernels) and [k.op for k in result.kernels].count("mm") == 6
+    assert any(p.endswith(" stack") for d in result.unmapped_detail for p in d.part_of), result.unmapped_detail

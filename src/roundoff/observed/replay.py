@@ -108,8 +108,7 @@ class _Learner:
         self.writes: list[set[int]] = []  # per call: the storages it may have written
         self.current: tuple[tuple, dict, Any] = ((), {}, None)  # the call being scanned
         self.found: list[tuple[Capture, torch.Tensor, torch.Tensor, int]] = []  # capture, buffer, copy, version
-        self.unmapped: list[str] = []
-        self.unmapped_kernels: dict[str, str] = {}  # unmapped buffer -> the kernel that wrote it
+        self.unmapped_kernels: dict[str, str] = {}  # unmapped buffer -> the kernel that wrote it (run order)
 
     def call(self, kernel: str, args: tuple, kwargs: dict, out: Any) -> None:
         self.kernels.append(kernel)
@@ -118,7 +117,6 @@ class _Learner:
 
     def sink(self, kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
         if buffer not in self.compiled.buffers:
-            self.unmapped.append(buffer)
             self.unmapped_kernels[buffer] = kernel
             return
         # found after the call that wrote it, or (a result bound to its name after the call) later
@@ -134,16 +132,22 @@ class _Learner:
         """The plan; `written_later`: storages a later program of the same step may write (a backward
         reuses the memory of the activations the forward saved for it: AOTAutograd's donated buffers)."""
         captures: list[list[Capture]] = [[] for _ in self.kernels]
-        untapped = []
+        untapped, unmapped, kept_slices = [], dict(self.unmapped_kernels), set()
         for c, value, copy, version in self.found:
             later = _storage(value) in set().union(written_later, *self.writes[c.launch + 1:])
+            slices = self.compiled.buffers[c.buffer].slices
+            if slices and later:  # a concatenation another kernel writes a slice of: never whole at one tap
+                unmapped[c.buffer] = c.kernel
+                continue
+            kept_slices.update(slices)  # (judged as the whole)
             changed = value._version != version or not _bitwise_equal(value.detach().cpu(), copy)
             if changed and not later:  # finished by an op no tap sees: the tap saw its first state only
                 untapped.append(c.buffer)
                 continue
             captures[c.launch].append(replace(c, copy=later or changed))
-        return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(self.unmapped), tuple(untapped),
-                       tuple(self.unmapped_kernels[b] for b in self.unmapped))
+        names = [b for b in unmapped if b not in kept_slices]
+        return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(names), tuple(untapped),
+                       tuple(unmapped[b] for b in names))
 
 
 def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:

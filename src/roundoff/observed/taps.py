@@ -72,6 +72,11 @@ class BufferInfo:
     kind: str  # "pointwise", "reduction", "matmul" (extern kernel), "template" (matmul + epilogue)
     fused: tuple[str, ...]  # roundoff ids of every Program node fused into it, graph order
     divisor: int = 1  # the buffer holds the node's value times this: the sum inside a mean (`_mean_sums`)
+    #: A concatenation (``cat``/``stack``) whose slices the kernels making them write in place: the
+    #: buffers of those slices. It is whole only where one kernel writes every slice (a scan's steps
+    #: stacked in one fused loop); where a later kernel writes into it, the learning run drops it
+    #: (`roundoff.observed.replay`: after the first writer most of it is still unwritten memory)
+    slices: tuple[str, ...] = ()
 
 
 @dataclass
@@ -151,9 +156,8 @@ def _mean_sums(buffers: list[Any], graph: torch.fx.Graph, table: dict[str, Buffe
 def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, BufferInfo]:
     """{buffer name: BufferInfo} for the buffers that hold a Program node's value: the buffer a node's
     lowering returned (so not a partial result such as the sum inside a mean), for the last node made
-    from that Program node (an intermediate of a decomposition is not its value); not a concatenation
-    whose slices several kernels write (after the first of them most of it is still unwritten memory:
-    a fused QKV's gradient in a partitioned backward)."""
+    from that Program node (an intermediate of a decomposition is not its value); a concatenation with
+    the buffers of its slices (`BufferInfo.slices`: kept only where one kernel writes them all)."""
     nodes = list(graph.nodes)
     order = {n: i for i, n in enumerate(nodes)}
     last = {nid: n for n in nodes if (nid := custom_id(n)) is not None}
@@ -165,11 +169,11 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
         buf = _held_buffer(value)
         if nid is None or buf is None or last.get(nid) is not node or (node.meta.get("custom") or {}).get(MULTI_OUTPUT_KEY):
             continue
-        if isinstance(buf, ir.ConcatKernel):  # several kernels write its slices: no one call completes it
-            continue
+        slices = tuple(i.get_name() for i in buf.inputs if isinstance(i, ir.Buffer)) if isinstance(
+            buf, ir.ConcatKernel) else ()
         origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
         fused = tuple(dict.fromkeys(i for n in origins if (i := custom_id(n)) is not None))
-        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused)
+        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused, slices=slices)
     return table
 
 
