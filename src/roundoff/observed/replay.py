@@ -72,17 +72,31 @@ def _written_args(source: str) -> dict[str, tuple[bool, ...]]:
     return table
 
 
-def _written_storages(kernel: str, args: tuple, kwargs: dict, out: Any, signatures: dict) -> set[int]:
-    """Storages the call may have written: C++ kernels' non-const pointers, extern kernels' ``out=``
+def _written_tensors(kernel: str, args: tuple, kwargs: dict, out: Any, signatures: dict) -> list[torch.Tensor]:
+    """The tensors the call may have written: C++ kernels' non-const pointers, extern kernels' ``out=``
     and result, and every tensor argument of any other kernel (Triton: conservative)."""
-    tensors = []
     if kernel in signatures:
         tensors = [a for a, w in zip(args, signatures[kernel]) if w]
     elif kernel.startswith("extern_kernels."):
         tensors = [kwargs.get("out"), out]
     else:
         tensors = [*args, *kwargs.values()]
-    return {_storage(t) for t in tensors if isinstance(t, torch.Tensor)}
+    return [t for t in tensors if isinstance(t, torch.Tensor)]
+
+
+def _span(t: torch.Tensor) -> tuple[int, int, int]:
+    """(storage, first byte, end byte) of the memory `t` addresses (its elements' extent)."""
+    start = t.data_ptr()
+    end = start + t.element_size() * (1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if n)) if t.numel() else start
+    return _storage(t), start, end
+
+
+def _writes_a_slice(span: tuple[int, int, int], later: Sequence[Sequence[tuple[int, int, int]]]) -> bool:
+    """Whether a later call writes part of the memory `span` covers, not all of it: a slice of a
+    concatenation another kernel fills (memory reused as a whole for another buffer is not)."""
+    storage, start, end = span
+    return any(s == storage and start <= a and b <= end and (a, b) != (start, end)
+               for call in later for s, a, b in call)
 
 
 def _where(value: torch.Tensor, args: tuple, kwargs: dict, out: Any) -> tuple[int | str | None, bool]:
@@ -106,13 +120,16 @@ class _Learner:
         self.compiled, self.signatures = compiled, _written_args(compiled.source)
         self.kernels: list[str] = []
         self.writes: list[set[int]] = []  # per call: the storages it may have written
+        self.spans: list[list[tuple[int, int, int]]] = []  # per call: the memory of each tensor it may have written
         self.current: tuple[tuple, dict, Any] = ((), {}, None)  # the call being scanned
         self.found: list[tuple[Capture, torch.Tensor, torch.Tensor, int]] = []  # capture, buffer, copy, version
         self.unmapped_kernels: dict[str, str] = {}  # unmapped buffer -> the kernel that wrote it (run order)
 
     def call(self, kernel: str, args: tuple, kwargs: dict, out: Any) -> None:
         self.kernels.append(kernel)
-        self.writes.append(_written_storages(kernel, args, kwargs, out, self.signatures))
+        written = _written_tensors(kernel, args, kwargs, out, self.signatures)
+        self.writes.append({_storage(t) for t in written})
+        self.spans.append([_span(t) for t in written])
         self.current = (args, kwargs, out)
 
     def sink(self, kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
@@ -136,7 +153,7 @@ class _Learner:
         for c, value, copy, version in self.found:
             later = _storage(value) in set().union(written_later, *self.writes[c.launch + 1:])
             slices = self.compiled.buffers[c.buffer].slices
-            if slices and later:  # a concatenation another kernel writes a slice of: never whole at one tap
+            if slices and _writes_a_slice(_span(value), self.spans[c.launch + 1:]):  # never whole at one tap
                 unmapped[c.buffer] = c.kernel
                 continue
             kept_slices.update(slices)  # (judged as the whole)
