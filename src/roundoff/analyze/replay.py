@@ -10,7 +10,7 @@ alike: there the answer is always True (taken to matter).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -23,7 +23,7 @@ from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.numerics import Format, round_to
 
-__all__ = ["as_held", "fp64_outputs", "moves_outputs"]
+__all__ = ["as_held", "fp64_outputs", "moves_outputs", "replayed_outputs"]
 
 Replace = Callable[[Any, Callable[[torch.fx.Node], Any]], Any]
 
@@ -49,12 +49,7 @@ def moves_outputs(program: Program, inputs: Sequence[Any], node_id: str, replace
         return True, tuple(exact or ())
     exact = fp64_outputs(program, inputs) if exact is None else tuple(exact)
     target = next(n for n in program.graph.nodes if n.meta.get(NODE_ID, n.name) == node_id)
-
-    def substitute(n: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
-        return (replace(vals[0], ls.reader(0)),) if n is target else None
-
-    with torch.no_grad():
-        replayed = Lockstep(program, [OracleNumerics()], on_node=substitute).run_inputs(inputs)[0]
+    replayed = replayed_outputs(program, inputs, {target: replace})
     work = path_dtypes(program.graph)
     for arg, want, got in zip(program.output_args(), exact, replayed):
         if not (isinstance(want, torch.Tensor) and want.is_floating_point() and isinstance(got, torch.Tensor)):
@@ -63,3 +58,14 @@ def moves_outputs(program: Program, inputs: Sequence[Any], node_id: str, replace
         if not oracle_output_passes(got, want, torch.float32 if fmt == torch.float64 else fmt):
             return True, exact
     return False, exact
+
+
+def replayed_outputs(program: Program, inputs: Sequence[Any], replacements: Mapping[torch.fx.Node, Replace]) -> tuple:
+    """The outputs of fp64's run of `program` with each node of `replacements` given
+    ``replace(value, read)`` instead of its fp64 value (the caller checks the program draws no random
+    numbers: a second run would draw others)."""
+    def substitute(n: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        return (replacements[n](vals[0], ls.reader(0)),) if n in replacements else None
+
+    with torch.no_grad():
+        return tuple(Lockstep(program, [OracleNumerics()], on_node=substitute).run_inputs(inputs)[0])

@@ -34,7 +34,8 @@ from roundoff.cli.policies import resolve_policy
 OBSERVE_HELP = paragraphs(
     f"""Compile TARGET with the real backend (Inductor), run it, and judge every buffer its kernels
 write against fp64 (or eager) and against the emulated policy, bit for bit; exit 1 if a kernel
-diverges, or (against fp64) an output fails check's output rule against fp64 of the whole program.
+diverges (a buffer whose values lie outside its format's range only where an output fails), or
+(against fp64) an output fails check's output rule against fp64 of the whole program.
 
 {TARGET_HELP} Each kernel is judged from the operands the compiled program gave it, so the first
 diverging kernel is where an error is made, not where it arrives; an error that is only a correct

@@ -24,7 +24,7 @@ from roundoff.analyze.check import MAX_REPLAYS
 from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.replay import as_held, moves_outputs
+from roundoff.analyze.replay import as_held, moves_outputs, replayed_outputs
 from roundoff.analyze.selections import flip_matters
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
@@ -36,7 +36,7 @@ from roundoff.analyze.verdict import (
 )
 from roundoff.capture import capture
 from roundoff.capture.program import NODE_ID, Program, base_id, node_source
-from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
@@ -77,6 +77,9 @@ class OutputFailure:
     rmse: float  # against fp64 of the whole program, over elements finite on both sides (NaN: none is)
     reference_rmse: float  # the reference's against fp64: fp64 correctly rounded to the judged format, or eager's
     nonfinite: int  # elements NaN/inf where fp64 is finite
+    #: Against the oracle, an output within the limit of the narrowest format on its path that fails in
+    #: its own format because of kernels computing wrong values (`ObserveResult.failing_outputs`): their ids
+    moved_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,10 @@ class ObserveResult:
     untapped: tuple[str, ...] = ()  # buffers an op observe does not tap finished (`TapPlan.untapped`): not judged
     #: Against the oracle: the compiled program's outputs that fail check's output rule against the fp64
     #: run of the whole program (`OutputFailure`: NaN/inf where fp64 is finite, or over the limit with a
-    #: flagged kernel on their path); against eager, those that fail the rule against real eager's.
+    #: flagged kernel on their path, or over the limit of their own format where the values of the
+    #: kernels that diverge beyond the limit, put into fp64's run, move them beyond it too: a wrong
+    #: kernel is not excused by a narrower format elsewhere on the path, such as Falcon's bf16 alibi in an
+    #: fp16 model, trial 48); against eager, those that fail the rule against real eager's.
     failing_outputs: tuple[OutputFailure, ...] = ()
     #: Against the oracle: outputs over the limit by value alone whose path has no flagged kernel (none
     #: diverges, is NaN/inf or amplifies an error it reads): an error grown over many roundings, none
@@ -161,9 +167,17 @@ class ObserveResult:
             return None
         return next((k for k in self.kernels if k.amplifying), None)
 
+    def range_only(self, k: KernelReport) -> bool:
+        """Whether `k` diverges against fp64 only because its format cannot hold its values (its excess
+        within the limit, `KernelReport.format_loss`): as `check` lists such a node, it fails only the
+        outputs it moves (trial 48: a Bloom fp16 step's attention-score gradients, eager losing them alike)."""
+        return self.against == "oracle" and k.verdict is Verdict.DIVERGES and k.excess <= EXCESS_LIMIT
+
     @property
     def diverges(self) -> bool:
-        return any(k.verdict is not Verdict.OK for k in self.kernels) or bool(self.failing_outputs)
+        """An output fails, or a buffer diverges other than only by its format's range (`range_only`)."""
+        return bool(self.failing_outputs) or any(k.verdict is not Verdict.OK and not self.range_only(k)
+                                                 for k in self.kernels)
 
     def agreement(self) -> dict[str, tuple[int, int]]:
         """{kernel kind: (buffers bit-identical to the emulated policy, buffers)}."""
@@ -312,8 +326,8 @@ def observe_compiled(
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
     finite = all(bool(o.isfinite().all()) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())
-    reports, judged_outputs, flips = _compare(program, observed, on_device, REFERENCES[against], policy, tol, transcendentals,
-                                              rule, finite)
+    reports, judged_outputs, flips, moved = _compare(program, observed, on_device, REFERENCES[against], policy, tol,
+                                                     transcendentals, rule, finite)
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
             failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
@@ -321,6 +335,9 @@ def observe_compiled(
     else:
         failing, unflagged = _flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports,
                                               flips)
+        if rule is Rule.SAME:
+            failing += moved(outs, reports, {f.name for f in failing})
+            unflagged = tuple(u for u in unflagged if u.name not in {f.name for f in failing})
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
@@ -368,13 +385,15 @@ def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]
 def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
     tol: float, transcendentals: str, rule: Rule = Rule.SAME, outputs_finite: bool = True,
-) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]], tuple[SelectionFlip, ...]]:
+) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]], tuple[SelectionFlip, ...],
+           Callable[[tuple, list[KernelReport], set[str]], tuple[OutputFailure, ...]]]:
     """Each buffer's report, a function judging the compiled program's outputs against the fp64
     run of the whole program (`OutputFailure`), and the selections whose choice from the compiled
     program's operands differs from fp64's and matters (`SelectionFlip`; `selections.flip_matters`). Where an operand is stored rounded and may be used
     unrounded in the same launch (`stored_and_reused`), the run is repeated with those users reading
     the operand computed unrounded from its own operands (`unrounded_reads`), every other user still
-    the stored buffer, and the report that explains the kernel better is kept (`better`). Against the
+    the stored buffer, and the report that explains the kernel better is kept (`better`); and a function
+    giving the outputs the wrong kernels move (`moved_by_wrong_kernels`). Against the
     oracle, where the compiled outputs are finite (`outputs_finite`), a buffer diverging only because its
     format cannot hold its values is marked when that loss moves no output (`_range_losses_moving_nothing`)."""
     emulated, eager = plan_pair(program, policy, "eager", plan)
@@ -422,6 +441,41 @@ def _compare(
                                           rmse(ref[both], fp64[both]) if some else math.nan, lost))
         return tuple(failures)
 
+    def moved_by_wrong_kernels(compiled: tuple, kernels: list[KernelReport], failing: set[str]) -> tuple[OutputFailure, ...]:
+        """The compiled outputs (not in `failing`) over the limit of their own format (fp64 correctly rounded
+        to it, 16x) that fp64's run moves beyond it too when given the observed values of the kernels that
+        diverge beyond the limit (a wrong value, not a rounding: Inductor's multi-query index_put
+        backward, 143% off, trial 48): their error is that kernel's, whatever narrower format is on
+        their path. One fp64 run; none where the program draws random numbers (a rerun draws others)."""
+        wrong = {k.node_id for k in kernels if k.verdict is Verdict.DIVERGES and k.excess > EXCESS_LIMIT}
+        if not wrong or any(is_random(n) for n in emulated.program.graph.nodes):
+            return ()
+        targets = substitution_nodes(emulated.program.graph, wrong)
+
+        def held(value: torch.Tensor) -> Callable[[Any, Any], Any]:
+            return lambda v, _read: (value.to(v.device).reshape(v.shape).double()
+                                     if isinstance(v, torch.Tensor) and v.numel() == value.numel() else v)
+
+        replayed = replayed_outputs(emulated.program, inputs, {n: held(observed[i].value) for n, i in targets.items()})
+        found = []
+        for name, arg, res, fp64, moved in zip(emulated.program.output_labels(), emulated.program.output_args(),
+                                                compiled, exact, replayed):
+            out_id = arg.meta.get(NODE_ID, "") if isinstance(arg, torch.fx.Node) else ""
+            by = tuple(sorted(ancestors(program, {base_id(out_id)}) & wrong)) if out_id else ()
+            if (name in failing or not by or not isinstance(res, torch.Tensor) or not res.is_floating_point()
+                    or res.dtype == torch.float64 or not isinstance(fp64, torch.Tensor)
+                    or not isinstance(moved, torch.Tensor)):
+                continue
+            res = res.detach().to(fp64.device)
+            if oracle_output_passes(moved, fp64, res.dtype) or oracle_output_passes(res, fp64, res.dtype):
+                continue
+            both = res.isfinite() & fp64.isfinite()
+            found.append(OutputFailure(
+                name, out_id, rmse(res[both], fp64[both]),
+                rmse(round_to(fp64, get_format(res.dtype)).double()[both], fp64[both]),
+                int((~res.isfinite() & fp64.isfinite()).sum()), moved_by=by))
+        return tuple(found)
+
     reports = run(record=True)
     reused = stored_and_reused(program, observed)
     if reused:  # the same launch's users read the value unrounded; later kernels still read the buffer
@@ -437,7 +491,7 @@ def _compare(
         ordered = sorted(reports.values(), key=lambda r: observed[r.node_id].order)
         harmless = _range_losses_moving_nothing(emulated.program, inputs, ordered, exact)
         reports = {nid: replace(r, moves_no_output=True) if nid in harmless else r for nid, r in reports.items()}
-    return list(reports.values()), judge_outputs, tuple(mattering)
+    return list(reports.values()), judge_outputs, tuple(mattering), moved_by_wrong_kernels
 
 
 def _range_losses_moving_nothing(program: Program, inputs: list, reports: list[KernelReport],

@@ -442,6 +442,20 @@ class KernelObserver:
             format_loss=floor.norm_rel, emulated_mismatch=mismatch, made_at=self._made_at(nid, obs) if verdict is Verdict.NONFINITE else None,
             reads_narrow=tuple(i for i in reads if narrow_float(self.observed[i].value.dtype)),
             reads=reads, amplifying=tuple(self._named(i) for i in dict.fromkeys((*obs.fused, nid)) if i in self.amplifying),
-            cause=emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))
-            if mismatch else None,
+            cause=self._cause(nid, obs, exc, emulated, oracle, floor, work, terms) if mismatch else None,
         )
+
+    def _cause(self, nid: str, obs: Observed, exc: float, emulated: torch.Tensor, oracle: torch.Tensor,
+               floor: Metrics, work: torch.dtype, terms: float) -> str:
+        """Why the kernel's value differs from the emulation's (`emulation_cause`); where the kernel is over
+        the limit of fp64 (from the same operands), the emulation within it and no transcendental is
+        fused in, a wrong value, which summation order does not explain (trial 48: Inductor's
+        multi-query index_put backward, 143% off, was put down to summation order)."""
+        cause = emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))
+        if exc > EXCESS_LIMIT and "transcendental" not in cause:  # (an exp or erf may be that far off)
+            emulated_exc = excess(measure(emulated, oracle, emulated.dtype), floor, work, terms)
+            if emulated_exc <= EXCESS_LIMIT:
+                return (f"a wrong value: {exc:.3g}x fp64's rounding where the emulation is {emulated_exc:.3g}x, "
+                        "more than rounding or summation order explains (a compiler bug, or an op the plan models "
+                        "otherwise: compare with eager's value, vs_eager)")
+        return cause
