@@ -21,6 +21,7 @@ import torch
 
 from roundoff.analyze.culprits import (
     amplifies,
+    ancestors,
     overflowing,
     rank_culprits,
     zeros_diverge,
@@ -40,7 +41,7 @@ from roundoff.analyze.verdict import (
     Verdict,
     path_dtypes,
 )
-from roundoff.capture.program import Program
+from roundoff.capture.program import NODE_ID, Program, value_inputs
 from roundoff.execute.interpreter import Lockstep, chained
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
@@ -177,6 +178,12 @@ def check(
     outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
                               floors=floors.floors if floors is not None else None,
                               settled=judge.settled if judge is not None else None)
+    roundings = _roundings_that_fail(plan_a.program, inputs, reports, outputs) if floors is not None else []
+    if roundings:  # a rounding that alone takes an output beyond the limit flags the outputs after it
+        shown_nodes = (shown_nodes or set()) | set(roundings)
+        outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
+                                  floors=floors.floors if floors is not None else None,
+                                  settled=judge.settled if judge is not None else None)
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
@@ -184,7 +191,7 @@ def check(
     )
     if vs_oracle and not all(o.passes for o in outputs) and not any(o.nonfinite for o in outputs):
         ranked = _harmless_range_losses_last(plan_a.program, inputs, ranked, {r.node_id: r for r in reports})
-    ranked = ranked[:CULPRITS_SHOWN]
+    ranked = (*roundings, *(n for n in ranked if n not in roundings))[:CULPRITS_SHOWN]
     if why_all and floors is not None and all(o.passes for o in outputs) and "by its values" in why_all[0]:
         why_all = (why_all[0].replace("so every node was examined.", "so every node was examined: " + _why_it_passes(
             [o for o in outputs if f"`{o.name}`" in why_all[0]])),)
@@ -193,7 +200,7 @@ def check(
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
-        selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()),
+        selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
 
@@ -226,6 +233,41 @@ def _harmless_range_losses_last(program: Program, inputs: tuple, ranked: tuple[s
 
 #: The most flipped selections (or causes below their range) whose effect is measured, one fp64 run each
 MAX_REPLAYS = 8
+#: How much more error than the 16-bit value it reads a node must have for that value to be replayed
+_AMPLIFIED = 2.0
+
+
+def _roundings_that_fail(program: Program, inputs: tuple, reports: Sequence[NodeReport],
+                         outputs: Sequence[OutputVerdict]) -> list[str]:
+    """The ids of the 16-bit values whose rounding alone, fp64 run again with that
+    value as its format holds it (`replay.as_held`), moves an output beyond the limit, where an output
+    over the limit by value passes for want of a flagged node on its path: each node amplifies the error
+    it reads less than 16x, but together they do (trial 48: a GroupNorm's fp16 mean of values near 6,
+    made 50x fp16's rounding in the gradients through a 9x `x - mean` and the backward). Candidates: the
+    16-bit operand each node on such an output's path reads with the largest error, where that node's
+    error is over `_AMPLIFIED` times it, most amplified first; one fp64 run each, at most `MAX_REPLAYS`."""
+    over = [o for o in outputs if o.passes and not o.nonfinite and o.rmse_reference
+            and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
+    if not over:
+        return []
+    path = ancestors(program, {o.node_id for o in over})
+    by_id = {r.node_id: r for r in reports}
+    scored: dict[str, float] = {}
+    for r in reports:
+        if r.node_id not in path:
+            continue
+        read = [u for p in value_inputs(program.node(r.node_id)) if (u := by_id.get(p.meta.get(NODE_ID))) is not None
+                and u.dtype in ("float16", "bfloat16") and u.vs_oracle.norm_rel > 0]
+        if read and (amp := r.vs_oracle.norm_rel / (src := max(read, key=lambda u: u.vs_oracle.norm_rel)).vs_oracle.norm_rel
+                     ) > _AMPLIFIED:
+            scored[src.node_id] = max(scored.get(src.node_id, 0.0), amp)
+    found, exact = [], None
+    for nid in sorted(scored, key=scored.get, reverse=True)[:MAX_REPLAYS]:
+        fmt = get_format(getattr(torch, by_id[nid].dtype))
+        matters, exact = moves_outputs(program, inputs, nid, as_held(fmt), exact)
+        if matters:
+            found.append(nid)
+    return found
 
 
 def _consequential(program: Program, inputs: tuple, observer: NodeObserver) -> dict[str, tuple[int, int]]:

@@ -202,6 +202,10 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     for nid in result.culprits[:3]:
         if nid in named:  # an amplifier its source's sentence named, with its own error within the limit
             continue
+        if nid in result.rounding_causes and nid in by_id:
+            lines.append(_rounding_sentence(plan.program.node(nid), by_id[nid].dtype))
+            named.add(nid)
+            continue
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
         elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None and _amplification(
@@ -284,6 +288,14 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     lines.extend(ms[0] + (f" (The same at {len(ms) - 1} more node(s) of this line.)" if len(ms) > 1 else "")
                  for ms in groups.values())
     return tuple(lines)
+
+
+def _rounding_sentence(n: torch.fx.Node, dtype: str) -> str:
+    """A 16-bit value whose rounding alone takes outputs beyond the limit (`CheckResult.rounding_causes`)."""
+    return (f"{_node_at(n)} is rounded to {dtype}, and fp64 "
+            f"run again with only that rounding moves the failing outputs beyond {EXCESS_LIMIT:g}x their reference: "
+            f"the ops after it amplify it, none beyond {EXCESS_LIMIT:g}x alone; keep it in fp32, or compute what reads "
+            "it from values it does not cancel against.")
 
 
 def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) -> list[tuple[str, bool]]:

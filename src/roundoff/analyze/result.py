@@ -161,6 +161,9 @@ class CheckResult:
     checkpoints: tuple[str, ...] = ()
     #: Selections (topk, sort, argmax) that chose other indices than fp64: (node id, differing, of).
     selection_flips: tuple[tuple[str, int, int], ...] = ()
+    #: 16-bit values whose rounding alone, fp64 run again with it, takes an output beyond the limit where
+    #: no node amplifies it 16x (`roundoff.analyze.check`): the node ids, named first among the causes.
+    rounding_causes: tuple[str, ...] = ()
 
     @property
     def examined(self) -> tuple[str, ...]:
