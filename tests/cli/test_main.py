@@ -89,6 +89,8 @@ def test_trace_two_policies_side_by_side_and_refuses_three(scripts):
         ("good.py:ints", [], ["no floating-point value"]),
         ("good.py:compare", [], ["no floating-point outputs"]),
         ("good.py:f", ["--policy", "nope"], ["unknown policy 'nope'"]),
+        ("good.py:f", ["--policy", "inductor_cpu"], ["unknown policy 'inductor_cpu'; did you mean 'inductor-cpu'?"]),
+        ("good.py:f:extra", [], ["more than one ':' after the script", "good.py'"]),
         ("zoo:no-such-workload", [], ["unknown workload", "fma-cancel"]),
     ],
 )

@@ -95,6 +95,9 @@ def import_script(path_text: str) -> ModuleType:
     """Import a ``.py`` file by path (its folder first on sys.path while it runs), cached."""
     path = Path(path_text).expanduser()
     if path.suffix != ".py":
+        if ".py:" in path_text:  # SCRIPT.py:FUNCTION:MORE (the target is split at its last colon)
+            raise UsageError(f"target {path_text}:... has more than one ':' after the script "
+                             f"{path_text[:path_text.index('.py:') + 3]!r}; pass SCRIPT.py:FUNCTION")
         raise UsageError(f"script {path_text!r} is not a .py file; pass SCRIPT.py:FUNCTION")
     if not path.is_file():
         where = "" if path.is_absolute() else f" (looked in {Path.cwd()})"  # (a relative path's folder)

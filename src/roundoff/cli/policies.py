@@ -4,6 +4,7 @@ program they are applied to."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 
 from roundoff.capture.program import NODE_ID, Program
@@ -21,9 +22,11 @@ def resolve_policy(name_or_path: str) -> Policy:
             reason = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
             reason = reason.removeprefix(f"{name_or_path}: ")  # (the loader names the file too)
             raise UsageError(f"policy file {name_or_path!r}: {reason}") from exc
-        names = ", ".join(p if isinstance(p, str) else p.name for p in list_policies())
+        presets = [p if isinstance(p, str) else p.name for p in list_policies()]
+        close = difflib.get_close_matches(name_or_path.replace("_", "-").lower(), presets, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(
-            f"unknown policy {name_or_path!r}; presets: {names} (or pass a .toml path)"
+            f"unknown policy {name_or_path!r}; {hint}presets: {', '.join(presets)} (or pass a .toml path)"
         ) from exc
 
 
