@@ -162,6 +162,8 @@ CASES = [
           writes=["r.html"], fresh=True),
     cmd("blame-save-policy-folder", "blame", "m.py:f", "--save-policy", "outdir",
         needles=["--save-policy", "folder"]),
+    cmd("blame-save-policy-suffix", "blame", "m.py:f", "--save-policy", "fix.txt",
+        needles=["--save-policy", "ending in .toml"]),
     cmd("blame-repro-missing-folder", "blame", "m.py:f", "--repro", "nodir/r.py",
         needles=["--repro", "does not exist"]),
     cmd("blame-search-unknown", "blame", "m.py:f", "--search", "nope", needles=["--search"]),

@@ -262,8 +262,8 @@ def blame_command(
     debug: DebugOpt = False,
 ) -> None:
     with guarded(debug):
-        check_writable(save_policy, "--save-policy")
-        check_writable(repro, "--repro")
+        check_writable(save_policy, "--save-policy", (".toml",))  # (--policy reads it back by its suffix)
+        check_writable(repro, "--repro", (".py",))
         if search not in SEARCHES:
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
         if policy is not None and len(policy) > 1:

@@ -33,11 +33,11 @@ def check_writable(path: Path | None, option: str, suffixes: tuple[str, ...] = (
     """UsageError unless `path` can be written as a file; a probe file is removed again."""
     if path is None:
         return
+    if path.is_dir():
+        raise UsageError(f"{option} {str(path)!r} is a folder; pass a file path inside it")
     if suffixes and path.suffix not in suffixes:
         ends = " or ".join(suffixes)
         raise UsageError(f"{option} {str(path)!r}: use a file name ending in {ends}")
-    if path.is_dir():
-        raise UsageError(f"{option} {str(path)!r} is a folder; pass a file path inside it")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(
