@@ -224,3 +224,12 @@ def running_total(x: torch.Tensor, start: float = 0.0) -> torch.Tensor:
     for t in range(x.shape[0]):
         total = total + x[t].sum()
     return total
+
+
+def lost_increments(x: torch.Tensor) -> torch.Tensor:
+    """An error grown over many roundings, none beyond the limit and none alone moving the output: a bf16
+    value multiplied by 1 + 2**-10 forty times, each product correctly rounded back to it (fp64 grows
+    4%): 23x bf16's rounding at the output, with no node flagged (ill-conditioned in the format)."""
+    for _ in range(40):
+        x = x * 1.0009765625
+    return x

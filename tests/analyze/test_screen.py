@@ -224,11 +224,13 @@ def test_a_failing_screen_says_why_every_node_was_examined() -> None:
 
 
 def test_an_output_the_screen_sends_to_every_node_that_then_passes_says_so() -> None:
-    """Three bf16 exps, each correctly rounded in its own format and none amplifying 16x, take the
-    output beyond 16x bf16's rounding against fp64 (ill-conditioned, not computed wrongly): the screen
+    """Forty bf16 products, each correctly rounded and none amplifying nor alone moving the output, take
+    it beyond 16x bf16's rounding against fp64 (ill-conditioned, not computed wrongly): the screen
     examines every node, the output passes, and the note says why, not only "beyond the limit"."""
-    x = (torch.rand(4096, generator=torch.Generator().manual_seed(0)) + 1.6).to(torch.bfloat16)
-    prog = capture(lambda x: torch.exp(torch.exp(torch.exp(x) * 0.5) * 0.017), x)
+    from tests.analyze.planted import lost_increments
+
+    x = (torch.rand(4096, generator=torch.Generator().manual_seed(0)) + 1.0).to(torch.bfloat16)
+    prog = capture(lost_increments, x)
     r = check(prog, (x,), "eager", against="oracle")
     assert r.mode == "every-node" and all(o.passes for o in r.outputs) and not r.diverges
     note = next(n for n in r.notes if n.startswith("screened ("))
