@@ -243,7 +243,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     accumulating = [h for h in result.hazards if h.kind in ACCUMULATION_HAZARDS and h.node_id in on_path]
     lines.extend(dict.fromkeys(h.message for h in accumulating))  # a cause as much as a node's own error
     lines.extend(output_sentences(result))
-    if result.culprits and not result.diverges:
+    if result.culprits and not result.diverges and not set(result.culprits) <= set(result.rounding_causes):
+        # (a rounding cause's own sentence says why its outputs pass)
         lines.append(
             f"No output fails: the outputs the error named above reaches are within {EXCESS_LIMIT:g}x their reference "
             "(later ops dilute it, e.g. a tiny term added to a large one), so the verdict is ok; it is listed as a "
@@ -292,10 +293,10 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
 
 def _rounding_sentence(n: torch.fx.Node, dtype: str) -> str:
     """A 16-bit value whose rounding alone takes outputs beyond the limit (`CheckResult.rounding_causes`)."""
-    return (f"{_node_at(n)} is rounded to {dtype}, and fp64 "
-            f"run again with only that rounding moves the failing outputs beyond {EXCESS_LIMIT:g}x their reference: "
-            f"the ops after it amplify it, none beyond {EXCESS_LIMIT:g}x alone; keep it in fp32, or compute what reads "
-            "it from values it does not cancel against.")
+    return (f"{_node_at(n)} is rounded to {dtype}, and fp64 run again with only that rounding moves outputs "
+            f"beyond {EXCESS_LIMIT:g}x their reference: the ops after it amplify it, none beyond {EXCESS_LIMIT:g}x "
+            "alone, so no node is flagged and those outputs pass by the path rule, but this one rounding makes "
+            "them that far off; keep it in fp32, or compute what reads it from values it does not cancel against.")
 
 
 def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) -> list[tuple[str, bool]]:

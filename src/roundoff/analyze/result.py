@@ -162,7 +162,7 @@ class CheckResult:
     #: Selections (topk, sort, argmax) that chose other indices than fp64: (node id, differing, of).
     selection_flips: tuple[tuple[str, int, int], ...] = ()
     #: 16-bit values whose rounding alone, fp64 run again with it, takes an output beyond the limit where
-    #: no node amplifies it 16x (`roundoff.analyze.check`): the node ids, named first among the causes.
+    #: no node amplifies it 16x (`roundoff.analyze.check`): the node ids, named first as findings.
     rounding_causes: tuple[str, ...] = ()
 
     @property
