@@ -21,10 +21,8 @@ from typing import Any
 import torch
 
 from roundoff.analyze.check import MAX_REPLAYS
-from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.observe import rmse
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.replay import as_held, moves_outputs, replayed_outputs
 from roundoff.analyze.selections import flip_matters
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
@@ -35,8 +33,8 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture import capture
-from roundoff.capture.program import NODE_ID, Program, base_id, node_source
-from roundoff.execute.interpreter import Lockstep, is_random
+from roundoff.capture.program import NODE_ID, Program, node_source
+from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
@@ -48,6 +46,13 @@ from roundoff.observed.compare import (
     Observed,
     better,
     substitution_nodes,
+)
+from roundoff.observed.output_rule import (
+    OutputFailure,
+    SelectionFlip,
+    flagged_on_path,
+    moved_by_wrong_kernels,
+    range_losses_moving_nothing,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
 from roundoff.observed.replay import TapPlan, learning_run, run_planned
@@ -65,24 +70,6 @@ REPEATS = 3  # default timed runs of the compiled and of the tapped step (the fa
 
 
 @dataclass(frozen=True)
-class OutputFailure:
-    """A compiled output that fails: against the oracle, by `check`'s output rule against the fp64 run of
-    the whole program (`verdict.oracle_output_passes`: NaN/inf where fp64 is finite, or an error over
-    `EXCESS_LIMIT` times fp64 correctly rounded to the narrowest format on its path or its operand
-    floor); against eager, by the chosen rule (`verdict.judge`) against real eager's output of the
-    same program, fp64 of the whole program as the reference's reference."""
-
-    name: str
-    node_id: str  # the program node the output is ("" for a constant)
-    rmse: float  # against fp64 of the whole program, over elements finite on both sides (NaN: none is)
-    reference_rmse: float  # the reference's against fp64: fp64 correctly rounded to the judged format, or eager's
-    nonfinite: int  # elements NaN/inf where fp64 is finite
-    #: Against the oracle, an output within the limit of the narrowest format on its path that fails in
-    #: its own format because of kernels computing wrong values (`ObserveResult.failing_outputs`): their ids
-    moved_by: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class UnmappedBuffer:
     """A buffer a kernel wrote that holds no Program node's whole value (not judged): its kernel and the
     Program nodes it was computed for ("n12 native_layer_norm": an intermediate of its decomposition)."""
@@ -90,17 +77,6 @@ class UnmappedBuffer:
     buffer: str
     kernel: str
     part_of: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SelectionFlip:
-    """A selection of the compiled program that chose other indices than fp64 (see `ObserveResult`)."""
-
-    node_id: str
-    op: str
-    source: str | None
-    differing: int
-    of: int
 
 
 @dataclass(frozen=True)
@@ -333,7 +309,7 @@ def observe_compiled(
             failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
         unflagged: tuple[OutputFailure, ...] = ()
     else:
-        failing, unflagged = _flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports,
+        failing, unflagged = flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports,
                                               flips)
         if rule is Rule.SAME:
             failing += moved(outs, reports, {f.name for f in failing})
@@ -351,22 +327,6 @@ def observe_compiled(
         failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
         selection_flips=flips,
     )
-
-
-def _flagged_on_path(program: Program, failures: tuple[OutputFailure, ...], reports: list[KernelReport],
-                     flips: tuple[SelectionFlip, ...] = ()) -> tuple[tuple[OutputFailure, ...], tuple[OutputFailure, ...]]:
-    """`failures` split as `check` judges outputs against fp64 (`roundoff.analyze.verdict`): those NaN/inf
-    where fp64 is finite, or with a flagged node on their path (a buffer that diverges or is NaN/inf, or a
-    node computed in a kernel that amplifies an error it reads, `KernelReport.amplifying`, or a selection
-    whose choice differs from fp64's and matters, `SelectionFlip`), fail; the rest,
-    over the limit by value alone, pass."""
-    flagged = {k.node_id for k in reports if k.verdict is not Verdict.OK} | {i for k in reports for i, _op, _src in k.amplifying}
-    flagged |= {base_id(f.node_id) for f in flips}
-    fail, passing = [], []
-    for f in failures:
-        path = ancestors(program, {base_id(f.node_id)}) if f.node_id else set()  # (a planned node's id: n7.2)
-        (fail if f.nonfinite or math.isnan(f.rmse) or path & flagged else passing).append(f)
-    return tuple(fail), tuple(passing)
 
 
 def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]) -> tuple[UnmappedBuffer, ...]:
@@ -393,9 +353,10 @@ def _compare(
     unrounded in the same launch (`stored_and_reused`), the run is repeated with those users reading
     the operand computed unrounded from its own operands (`unrounded_reads`), every other user still
     the stored buffer, and the report that explains the kernel better is kept (`better`); and a function
-    giving the outputs the wrong kernels move (`moved_by_wrong_kernels`). Against the
+    giving the outputs the wrong kernels move (`output_rule.moved_by_wrong_kernels`). Against the
     oracle, where the compiled outputs are finite (`outputs_finite`), a buffer diverging only because its
-    format cannot hold its values is marked when that loss moves no output (`_range_losses_moving_nothing`)."""
+    format cannot hold its values is marked when that loss moves no output
+    (`output_rule.range_losses_moving_nothing`)."""
     emulated, eager = plan_pair(program, policy, "eager", plan)
     judged = path_dtypes(emulated.program.graph)
     floors = OutputFloors(emulated.program, judged)
@@ -441,40 +402,8 @@ def _compare(
                                           rmse(ref[both], fp64[both]) if some else math.nan, lost))
         return tuple(failures)
 
-    def moved_by_wrong_kernels(compiled: tuple, kernels: list[KernelReport], failing: set[str]) -> tuple[OutputFailure, ...]:
-        """The compiled outputs (not in `failing`) over the limit of their own format (fp64 correctly rounded
-        to it, 16x) that fp64's run moves beyond it too when given the observed values of the kernels that
-        diverge beyond the limit (a wrong value, not a rounding: Inductor's multi-query index_put
-        backward, 143% off, trial 48): their error is that kernel's, whatever narrower format is on
-        their path. One fp64 run; none where the program draws random numbers (a rerun draws others)."""
-        wrong = {k.node_id for k in kernels if k.verdict is Verdict.DIVERGES and k.excess > EXCESS_LIMIT}
-        if not wrong or any(is_random(n) for n in emulated.program.graph.nodes):
-            return ()
-        targets = substitution_nodes(emulated.program.graph, wrong)
-
-        def held(value: torch.Tensor) -> Callable[[Any, Any], Any]:
-            return lambda v, _read: (value.to(v.device).reshape(v.shape).double()
-                                     if isinstance(v, torch.Tensor) and v.numel() == value.numel() else v)
-
-        replayed = replayed_outputs(emulated.program, inputs, {n: held(observed[i].value) for n, i in targets.items()})
-        found = []
-        for name, arg, res, fp64, moved in zip(emulated.program.output_labels(), emulated.program.output_args(),
-                                                compiled, exact, replayed):
-            out_id = arg.meta.get(NODE_ID, "") if isinstance(arg, torch.fx.Node) else ""
-            by = tuple(sorted(ancestors(program, {base_id(out_id)}) & wrong)) if out_id else ()
-            if (name in failing or not by or not isinstance(res, torch.Tensor) or not res.is_floating_point()
-                    or res.dtype == torch.float64 or not isinstance(fp64, torch.Tensor)
-                    or not isinstance(moved, torch.Tensor)):
-                continue
-            res = res.detach().to(fp64.device)
-            if oracle_output_passes(moved, fp64, res.dtype) or oracle_output_passes(res, fp64, res.dtype):
-                continue
-            both = res.isfinite() & fp64.isfinite()
-            found.append(OutputFailure(
-                name, out_id, rmse(res[both], fp64[both]),
-                rmse(round_to(fp64, get_format(res.dtype)).double()[both], fp64[both]),
-                int((~res.isfinite() & fp64.isfinite()).sum()), moved_by=by))
-        return tuple(found)
+    def moved(compiled: tuple, kernels: list[KernelReport], failing: set[str]) -> tuple[OutputFailure, ...]:
+        return moved_by_wrong_kernels(program, emulated.program, inputs, observed, exact, compiled, kernels, failing)
 
     reports = run(record=True)
     reused = stored_and_reused(program, observed)
@@ -489,24 +418,6 @@ def _compare(
             mattering.append(SelectionFlip(nid, short_name(node.target), node_source(node), n, of))
     if against == "oracle" and outputs_finite:
         ordered = sorted(reports.values(), key=lambda r: observed[r.node_id].order)
-        harmless = _range_losses_moving_nothing(emulated.program, inputs, ordered, exact)
+        harmless = range_losses_moving_nothing(emulated.program, inputs, ordered, exact)
         reports = {nid: replace(r, moves_no_output=True) if nid in harmless else r for nid, r in reports.items()}
-    return list(reports.values()), judge_outputs, tuple(mattering), moved_by_wrong_kernels
-
-
-def _range_losses_moving_nothing(program: Program, inputs: list, reports: list[KernelReport],
-                                 exact: list[Any]) -> set[str]:
-    """Node ids of the buffers (among the first `MAX_REPLAYS` that diverge only because their format
-    cannot hold their values: an excess within the limit) whose values as that format holds them, put into
-    fp64's run, move no output beyond the limit (`replay.moves_outputs`; check's rule for naming such a
-    node after the causes that do). Only where the outputs are finite: a later 16-bit op may be what turns
-    such a loss into inf, which fp64's run after the node does not show. One fp64 run each."""
-    found = set()
-    ids = {n.meta.get(NODE_ID) for n in program.graph.nodes}
-    candidates = [r for r in reports if r.verdict is Verdict.DIVERGES and r.excess <= EXCESS_LIMIT
-                  and r.node_id in ids][:MAX_REPLAYS]
-    for r in candidates:
-        fmt = get_format(getattr(torch, r.judged_in or r.dtype))
-        if not moves_outputs(program, inputs, r.node_id, as_held(fmt), exact)[0]:
-            found.add(r.node_id)
-    return found
+    return list(reports.values()), judge_outputs, tuple(mattering), moved
