@@ -116,6 +116,32 @@ def test_blame_with_many_changes_leads_with_the_lines_of_the_users_code():
     assert sum(int(part.split("(")[1].split(":")[0]) for part in summary.split("; ")) == len(changes)
 
 
+def test_blame_with_a_loop_in_its_fix_shows_one_row_per_line_not_per_iteration():
+    """Trial 48: a 64-step recurrence's fix kept 1960 nodes in fp32 and blame printed one table row
+    (five wrapped lines) for each. Past `MAX_CHANGE_ROWS` the table has a row per line, op and change,
+    and every change is in exactly one of them."""
+    from rich.console import Console
+
+    from roundoff.report.terminal import MAX_CHANGE_ROWS, blame_report
+
+    def change(i: int, line: str, op: str = "aten.add.Tensor") -> dict:
+        return {"node": f"n{i}", "op": op, "change": "round_result=False", "kind": "keep_fp32", "source": line,
+                "explanation": f"`{op}` (n{i}) at {line}: keep the result in fp32"}
+
+    loop = [change(i, "rwkv.py:28") for i in range(40)]
+    changes = [change(100, "rwkv.py:26", "aten.exp.default"), *loop, change(101, None)]
+    console = Console(width=200, record=True)
+    console.print(blame_report({"status": "fixed", "changes": changes, "evaluations": 7, "candidates": 300}))
+    text = console.export_text()
+    rows = [line for line in text.splitlines() if line.lstrip()[:1] == "n" and line.split()[0] != "node"]
+    assert len(rows) == 3, rows
+    assert "n0 .. n39 (40 nodes)" in text and "each as the first: `aten.add.Tensor` (n0)" in text
+    few = changes[:MAX_CHANGE_ROWS]
+    console = Console(width=200, record=True)
+    console.print(blame_report({"status": "fixed", "changes": few, "evaluations": 7, "candidates": 300}))
+    assert len([ln for ln in console.export_text().splitlines() if ln.lstrip()[:1] == "n" and ln.split()[0] != "node"]) == len(few)
+
+
 def test_the_worst_nodes_table_shows_the_named_causes_and_the_origin_first():
     """A NaN run's table listed the largest excesses (nodes downstream of the NaN) and left out the
     origin the report names (a new user could not find it in the table)."""
@@ -192,7 +218,6 @@ def test_outputs_table_shows_each_error_as_a_multiple_of_its_reference_and_the_l
     from roundoff.capture import capture
     from roundoff.report.from_check import document_from_checks, run_from_check
     from roundoff.report.terminal import outputs_table
-
     from tests.analyze.planted import lost_increments
 
     x = (torch.rand(4096, generator=torch.Generator().manual_seed(0)) + 1.0).to(torch.bfloat16)

@@ -43,7 +43,16 @@ def _policy_toml(policy: Policy) -> str | None:
         return None
 
 
-def _search(name: str, changes: Sequence[Change], ev: Evaluator) -> SearchOutcome[Change]:
+def _search(name: str, changes: Sequence[Change], ev: Evaluator, whole_lines: bool) -> SearchOutcome[Change]:
+    if name == "ddmin" and whole_lines:
+        units = _line_units(changes, ev.base_plan.program)
+        order = {c: i for i, c in enumerate(changes)}
+
+        def flat(chosen: Sequence[tuple[Change, ...]]) -> tuple[Change, ...]:
+            return tuple(sorted((c for unit in chosen for c in unit), key=order.__getitem__))
+
+        found = ddmin(units, lambda chosen: ev.fixes(flat(chosen)))
+        return replace(found, changes=None if found.changes is None else flat(found.changes))
     if name == "ddmin":
         return ddmin(changes, ev.fixes)
     if name in ("prefix", "prefix-linear"):
@@ -69,7 +78,7 @@ def blame(
     placeable: bool = False,
 ) -> BlameResult:
     """Find a small set of per-node decision changes that brings `program` within tolerance: 1-minimal
-    for the search's rule, then widened to whole lines where an op repeats (`whole_lines`) and, against
+    for the search's rule, a line whose op repeats changed whole (`whole_lines`) and, against
     the oracle, without the lines `check` passes without (`_lines_check_needs`; ``trim=False`` keeps
     them: every output within the limit by its values, not only by check's path rule).
 
@@ -80,8 +89,9 @@ def blame(
     Polygraphy-style baselines "prefix" (bisect the shortest topological prefix) and
     "prefix-linear" (scan for it). With `repro`, the result holds a standalone repro.py text.
     `on_evaluation(evaluations so far, candidate changes)` is called after each evaluation (progress).
-    `whole_lines` extends a fix to every node of the same op, line and pass where that still fixes it
-    (a loop's iterations: `_whole_lines`); False gives the search's set alone (to compare searches).
+    `whole_lines`: ddmin searches the changes of one op, source line and pass that repeats (a loop's
+    iterations, the same line in every layer) as one change (`_line_units`), as a fix in the code
+    would change them, so its result is 1-minimal in such lines; False searches node by node.
     `placeable`: on a training step, search only changes at forward nodes, the ones roundoff.compile
     can place (by default a fix may change backward-only nodes: a note counts them).
     """
@@ -106,7 +116,7 @@ def blame(
         candidates = tuple(c for c in candidates if c.node_id not in backward_only)
     if on_evaluation is not None:  # progress: (evaluations so far, candidate changes)
         ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
-    outcome = _search(search, candidates, ev)
+    outcome = _search(search, candidates, ev, whole_lines)
     found = outcome.changes or ()
     if outcome.none_fix:
         status = BlameStatus.ALREADY_OK
@@ -116,14 +126,13 @@ def blame(
         status = BlameStatus.FIXED
     notes: list[str] = []
     evaluations = outcome.evaluations
-    if status is BlameStatus.FIXED and whole_lines:
-        found, added = _whole_lines(found, candidates, ev)
-        evaluations += added != 0  # one more change set run (-1: it did not fix, the search's set is kept)
-        if added > 0:
+    if status is BlameStatus.FIXED and whole_lines and search == "ddmin":
+        repeated = [unit for unit in _line_units(found, ev.base_plan.program, candidates) if len(unit) > 1]
+        if repeated:
             notes.append(
-                f"the fix is extended to every node of the same op and line in the same pass ({added} more: a "
-                "loop's other iterations, the same line in other layers), as a fix in the code would be; the "
-                "search alone needed fewer")
+                f"the fix changes every node of {len(repeated)} line(s) whose op repeats in one pass "
+                f"({sum(map(len, repeated))} changes: a loop's iterations, the same line in every layer), as a "
+                "fix in the code would; the search takes such a line whole (whole_lines=False: node by node)")
     if status is BlameStatus.ALREADY_OK and checked is not None and (checked.culprits or checked.hazards):
         notes.append(
             f"check lists {len(checked.culprits)} cause(s) and {len(checked.hazards)} hazard(s) whose effect stays "
@@ -206,31 +215,32 @@ def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: s
     return check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
 
 
-#: Nodes of one op, line and pass from which they are a loop (or layers) that `_whole_lines` fixes whole.
+#: Nodes of one op, line and pass from which they are a loop (or layers) that the search takes whole.
 MIN_REPEATS = 3
 
 
-def _whole_lines(found: Sequence[Change], candidates: Sequence[Change], ev: Evaluator) -> tuple[tuple[Change, ...], int]:
-    """`found` with every candidate of the same kind on the same op, source line and pass where those
-    repeat at least `MIN_REPEATS` times (a loop's iterations, the same line in each of several layers;
-    forward and backward apart): a user fixes a line of code, not the 17th iteration of a
-    loop the search happened to pick (trial 28: 3 of a bf16 running total's 62 additions). Kept only
-    where the widened set still fixes the program (one evaluation); returns it and how many it adds
-    (-1: evaluated, not kept)."""
-    program = ev.base_plan.program  # the nodes the changes name (decompositions included)
+def _line_units(
+    changes: Sequence[Change], program: Program, among: Sequence[Change] | None = None,
+) -> list[tuple[Change, ...]]:
+    """`changes` as the units the whole-line search chooses from, in order of first appearance: the
+    changes of one kind on one op, source line and pass (forward and backward apart: a line's backward
+    op of the same name computes something else) together where `among` (default: `changes`) holds at
+    least `MIN_REPEATS` of them (a loop's iterations, the same line in each of several layers: a user
+    fixes a line of code, not the 17th iteration the search happened to pick, trial 28), every other
+    change alone. Trial 48: 2673 node changes of a 64-step recurrence, searched one by one, did not
+    finish in 15 minutes."""
     forward = ancestors(program, {node_id(a) for a in program.output_args()[: program.num_forward_outputs]
                                   if isinstance(a, torch.fx.Node)})
-    # same op and line, and the same pass: a line's backward op of the same name computes something else
+
     def key(c: Change) -> tuple:
         return c.source, c.op, c.kind, c.node_id in forward
 
-    lines = {key(c) for c in found if c.source is not None}
-    sizes = Counter(key(c) for c in candidates if key(c) in lines)
-    extra = [c for c in candidates if sizes.get(key(c), 0) >= MIN_REPEATS and c not in found]
-    if not extra:
-        return tuple(found), 0
-    widened = tuple(sorted((*found, *extra)))
-    return (widened, len(extra)) if ev.fixes(widened) else (tuple(found), -1)
+    sizes = Counter(key(c) for c in (changes if among is None else among) if c.source is not None)
+    units: dict[object, list[Change]] = {}
+    for c in changes:
+        k = key(c)
+        units.setdefault(k if c.source is not None and sizes[k] >= MIN_REPEATS else c, []).append(c)
+    return [tuple(unit) for unit in units.values()]
 
 
 MAX_PRUNE_CHECKS = 8

@@ -206,11 +206,31 @@ def blame_report(blame: dict[str, Any]) -> Group:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for col in ("node", "change", "source", "why"):
             table.add_column(col, overflow="fold")
-        for c in blame["changes"]:
-            table.add_row(c["node"], c["change"], c["source"] or "-", c["explanation"])
+        for group in _row_groups(blame["changes"]):
+            c = group[0]
+            if len(group) == 1:
+                table.add_row(c["node"], c["change"], c["source"] or "-", c["explanation"])
+            else:  # one line's repeated op (a loop, every layer): one row, its first node's reason
+                nodes = f"{c['node']} .. {group[-1]['node']} ({len(group)} nodes)"
+                table.add_row(nodes, c["change"], c["source"] or "-", f"each as the first: {c['explanation']}")
         parts.append(table)
     parts += [Text(f"note: {n}", style="dim") for n in blame.get("notes", [])]
     return Group(*parts)
+
+
+#: More changes than this and blame's table shows one row per source line, op and change (--json: each).
+MAX_CHANGE_ROWS = 12
+
+
+def _row_groups(changes: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """`changes` one per row, or, when there are more than `MAX_CHANGE_ROWS`, those of one source line,
+    op and change together (in order of first appearance)."""
+    if len(changes) <= MAX_CHANGE_ROWS:
+        return [[c] for c in changes]
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for c in changes:
+        groups.setdefault((c["source"], c.get("op"), c["change"]) if c["source"] else c["node"], []).append(c)
+    return list(groups.values())
 
 
 def by_line(changes: Sequence[Mapping[str, Any]]) -> str:
