@@ -21,6 +21,7 @@ from roundoff.analyze.output_sentences import output_sentences
 from roundoff.analyze.result import CheckResult, NodeReport
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
 from roundoff.capture.program import MADE_FROM, NODE_ID, base_id, node_source, value_holders
+from roundoff.execute.node_numerics import accumulates_in_storage
 from roundoff.plan.model import Plan
 
 
@@ -85,8 +86,21 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
     return (
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them, its error is "
         f"{r.own_excess:.3g} times the rounding of {judged} (its own normwise relative error {own.norm_rel:.2g}{held})"
-        + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".") + _narrow_reads(r, plan)
+        + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".")
+        + (_storage_sums(r, plan) or _narrow_reads(r, plan))
     )
+
+
+def _storage_sums(r: NodeReport, plan: Plan) -> str:
+    """Where `r`'s kernel adds into its 16-bit result one term at a time (`node_numerics.accumulates_in_storage`,
+    eager CPU's ``index_put(accumulate=True)``, the gradient of ``w[idx]``): that is the loss, and the fix."""
+    node, d = plan.program.node(r.node_id), plan.decisions.get(r.node_id)
+    if d is None or not accumulates_in_storage(node, d):
+        return ""
+    dtype = str(d.storage_dtype).removeprefix("torch.")
+    return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (on CPU, "
+            "`index_put(accumulate=True)`, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
+            "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")
 
 
 def _cancelled_sentence(source: NodeReport) -> str:

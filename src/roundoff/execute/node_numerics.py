@@ -18,8 +18,8 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    operands are both held in the storage dtype it rounds its result to runs in that dtype, with
    torch's own kernel, i.e. what eager runs (CPU: fp32 accumulation, one rounding; CUDA: cuBLAS under
    torch's matmul settings, e.g. ``allow_bf16_reduced_precision_reduction``); likewise an op whose
-   eager kernel accumulates in its storage dtype (``_NATIVE_STORAGE``: ``embedding_dense_backward``
-   on CPU) runs that kernel under STORAGE compute. A contracted FMA site is
+   eager kernel accumulates in its storage dtype (``_NATIVE_STORAGE``: ``embedding_dense_backward``,
+   ``index_put`` with ``accumulate=True`` on CPU) runs that kernel under STORAGE compute. A contracted FMA site is
    computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
    reads them) and the other addend. Transcendental ops may run through another backend's kernel
    (`TranscendentalImpl`), so implementation differences can be told apart from policy differences.
@@ -58,9 +58,26 @@ Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
 _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
 #: Ops whose eager kernel accumulates in the storage dtype itself: under STORAGE compute they run
-#: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.
-_NATIVE_STORAGE = (_aten.embedding_dense_backward.default,)
+#: that kernel (bit for bit what eager returns), not one rounding of an fp32 result. On CPU
+#: ``index_put(accumulate=True)`` adds into the bf16/fp16 destination one element at a time, rounding
+#: every sum (trial 49: an MoE's ``w1[idx]`` gradient over 4096 tokens, 14% off fp64); its
+#: ``index_add`` and ``scatter_add`` sum in fp32 and round once, as the fp32 path does.
+_NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
+
+
+def accumulates_in_storage(node: torch.fx.Node, d: NodeDecision) -> bool:
+    """Whether `node` runs a `_NATIVE_STORAGE` kernel in its 16-bit storage dtype under decision `d`,
+    summing its terms into that dtype one at a time (a rounding per addition)."""
+    return node.target in _NATIVE_STORAGE and d.storage_dtype in HELD_NARROW and d.compute_dtype == d.storage_dtype
+
+
+def _held_in(value: Any, dtype: torch.dtype) -> Any:
+    """`value` in `dtype` where it is a wider float tensor whose values `dtype` holds exactly (else as is)."""
+    if not is_float(value) or value.dtype == dtype:
+        return value
+    held = value.to(dtype)
+    return held if torch.equal(held.to(value.dtype), value) else value
 
 
 def stride_free(target: Any) -> Any:
@@ -337,6 +354,8 @@ class PlanNumerics:
         elif node.target not in _NATIVE_STORAGE or st not in HELD_NARROW or d.compute_dtype != st:
             return None
         args = torch.fx.node.map_arg(node.args, self._reader(node, read, fresh))
+        if node.target in _NATIVE_STORAGE:  # an operand the policy holds exactly in `st` (the zeros an
+            args = tuple(_held_in(a, st) for a in args)  # index_put adds into), read from the oracle
         floats = [a for a in args if is_float(a)]
         tensors = all(isinstance(a, torch.Tensor) for a in args) or node.target in _NATIVE_STORAGE
         if floats and tensors and all(a.dtype == st for a in floats):

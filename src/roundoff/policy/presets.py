@@ -91,8 +91,11 @@ _EAGER_CPU_SCALARS = {
 }
 #: Eager CPU's ``embedding_dense_backward`` sums each row's gradients in the storage dtype, one by
 #: one (``EmbeddingBackward`` on CPU: ``index_add_`` into the bf16/fp16 weight gradient; CUDA
-#: accumulates in fp32): measured bit for bit in tests/policy/test_presets_fidelity.
-_EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}}
+#: accumulates in fp32), and so does ``index_put(accumulate=True)``, the gradient of ``w[idx]``
+#: (``index_add`` and ``scatter_add`` sum in fp32 and round once): measured bit for bit in
+#: tests/execute/test_eager_fidelity.
+_INDEX_PUT_STORAGE = {op: {"compute": "storage"} for op in ("aten.index_put", "aten._unsafe_index_put")}
+_EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
@@ -131,6 +134,8 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
                   "(TORCHINDUCTOR_CPP_ENABLE_FLOATING_POINT_CONTRACT_FLAG unset)",
         "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise_cpp",
         "fma": "never", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
+        # its index_put(accumulate=True) atomically adds into a bf16/fp16 buffer too, as eager does
+        "op_overrides": _INDEX_PUT_STORAGE,
     },
     {
         "name": "inductor-emulate",
