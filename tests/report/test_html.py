@@ -121,3 +121,21 @@ def test_page_loads_in_headless_chromium(sample_document, tmp_path, which):
     assert hazards == sum(len(r["hazards"]) for r in runs) > 0
     assert blame_rows == sum(len(r["blame"]["changes"]) + 1 for r in runs if r["blame"]) > 0
     assert shot.stat().st_size > 10_000
+
+
+def test_outputs_table_shows_each_outputs_multiple_of_its_reference_not_the_limit(sample_document):
+    """Trial 49: the outputs table's "multiplier" column showed the rule's limit (16) on every row, so a
+    failing gradient (69.6x) and a passing one (1x) differed only in the verdict word."""
+    from roundoff.report.json_report import output_entry
+
+    run = sample_document["runs"][0]
+    run["outputs"] = [output_entry("grad_w", "diverges", 6.96e-4, 1e-5, 16.0),
+                      output_entry("grad_b", "ok", 1e-5, 1e-5, 16.0),
+                      output_entry("grad_c", "diverges", 16.013e-5, 1e-5, 16.0),  # not "16": beyond it
+                      output_entry("loss", "ok", 0.0, 0.0, 16.0)]
+    page = render_html(sample_document)
+    table = page[page.index('<table class="outputs">'):]
+    table = table[: table.index("</table>")]
+    rows = re.findall(r"<tr><td>(\w+)</td><td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td>", table)
+    assert rows == [("grad_w", "69.6"), ("grad_b", "1"), ("grad_c", "16.01"), ("loss", "-")], rows
+    assert "x reference (limit 16)" in table

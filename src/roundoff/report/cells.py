@@ -39,3 +39,14 @@ def narrow_table(title: str, caption: str) -> Table:
     """A left-titled, captioned table without edge padding, for layouts that must fit 80 columns."""
     return Table(title=title, title_justify="left", caption=caption, caption_justify="left",
                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+
+
+def fmt_near(x: float | None, limit: float | None, digits: int = 3) -> str:
+    """`fmt_num(x, digits)` with more digits where that would print a value beyond `limit` as the limit
+    itself (trial 49: 16.013 printed as "16" beside "diverges")."""
+    text = fmt_num(x, digits)
+    while limit is not None and x is not None and x != limit and digits < 8 and text == fmt_num(limit, digits):
+        digits += 1
+        text = fmt_num(x, digits)
+    return text
+

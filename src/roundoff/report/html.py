@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from roundoff.report.cells import fmt_num
+from roundoff.report.cells import fmt_near, fmt_num
 from roundoff.report.json_report import node_ref_text, number
 
 
@@ -74,12 +74,24 @@ def plot_series(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 
+def times_reference(output: dict[str, Any]) -> str:
+    """An output's RMSE against fp64 as a multiple of its reference's ("-" where either is missing or
+    the reference's is 0): what the outputs table compares with the limit (trial 49: the page showed
+    the limit itself, 16 on every row)."""
+    try:
+        rmse, ref = float(output["rmse"]), float(output["ref_rmse"])
+    except (TypeError, ValueError):
+        return "-"
+    return fmt_near(rmse / ref, output["multiplier"]) if ref > 0 and math.isfinite(rmse / ref) else "-"
+
+
 def render_html(document: dict[str, Any]) -> str:
     """The full page for `document`; the caller writes it to a file."""
     plot_json = json.dumps({"series": plot_series(document)}, allow_nan=False)
     return _template().render(
         doc=document,
         num=fmt_num,
+        times=times_reference,
         ref=node_ref_text,
         plotlyjs=Markup(_plotlyjs()),
         plot_json=Markup(plot_json.replace("</", "<\\/")),
