@@ -6,6 +6,9 @@ that wrote it (the slow, direct way), and the unobserved run's outputs.
 
 from __future__ import annotations
 
+import copy
+import inspect
+
 import pytest
 import torch
 
@@ -151,3 +154,49 @@ def test_a_concatenation_one_kernel_writes_whole_is_judged_and_one_written_a_sli
     result = observe_compiled(scanned, xs, w, repeats=1)
     assert not any(k.op == "stack" for k in result.kernels) and [k.op for k in result.kernels].count("mm") == 6
     assert any(p.endswith(" stack") for d in result.unmapped_detail for p in d.part_of), result.unmapped_detail
+
+
+class _MoE(torch.nn.Module):
+    """Trial 49's mixture of experts: expert weights gathered per token (``w1[idx]``)."""
+
+    def __init__(self, dim: int = 16, hidden: int = 32, experts: int = 2) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.router = torch.nn.Linear(dim, experts, bias=False)
+        self.w1 = torch.nn.Parameter(torch.randn(experts, dim, hidden, generator=g) * dim ** -0.5)
+        self.w2 = torch.nn.Parameter(torch.randn(experts, hidden, dim, generator=g) * hidden ** -0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w, idx = self.router(x).softmax(dim=-1).topk(2, dim=-1)
+        h = torch.nn.functional.silu(torch.einsum("nc,nkch->nkh", x, self.w1[idx]))
+        y = torch.einsum("nkh,nkhc->nkc", h, self.w2[idx])
+        return ((w / w.sum(dim=-1, keepdim=True)).unsqueeze(-1) * y).sum(dim=1)
+
+
+def test_a_buffer_a_later_kernel_adds_into_is_kept_after_it_and_credited_to_it():
+    """Trial 49: Inductor zeroes an MoE's expert-weight gradient in one kernel and adds the tokens' rows
+    into it (index_put, accumulate) in a later one, under the same buffer name. Observe kept the buffer
+    after the first kernel: zeros, judged 100% off fp64 (excess 605) and credited to the kernel that
+    zeroed it. Oracle: the compiled step's own gradient output (that buffer, returned), against an fp64
+    copy of the model."""
+    from roundoff.observed import observe_compiled
+
+    torch.manual_seed(0)
+    model = _MoE().to(torch.bfloat16)
+    x = torch.randn(1024, 16, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+    exact = copy.deepcopy(model).double()
+    (exact(x.double()).pow(2).mean()).backward()
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return model(x).float().pow(2).mean()
+
+    r = observe_compiled(step, x, backward=True, partitioned=True, repeats=1)
+    labels = capture(step, x, backward=True).output_labels()
+    compiled = r.outputs[labels.index("grad_model.w1")].double()
+    err = float((compiled - exact.w1.grad).norm() / exact.w1.grad.norm())
+    lines, first = inspect.getsourcelines(_MoE.forward)
+    w1_line = f"test_replay.py:{first + next(i for i, t in enumerate(lines) if 'self.w1[idx]' in t)}"
+    (kept,) = [k for k in r.kernels if k.op == "index_put" and k.source == w1_line]
+    assert "index_put" in kept.kernel, kept.kernel  # the kernel that adds, not the one that zeroes
+    assert kept.vs_fp64_total.norm_rel == pytest.approx(err, rel=1e-6), (kept.vs_fp64_total.norm_rel, err)
+

@@ -72,14 +72,6 @@ def accumulates_in_storage(node: torch.fx.Node, d: NodeDecision) -> bool:
     return node.target in _NATIVE_STORAGE and d.storage_dtype in HELD_NARROW and d.compute_dtype == d.storage_dtype
 
 
-def _held_in(value: Any, dtype: torch.dtype) -> Any:
-    """`value` in `dtype` where it is a wider float tensor whose values `dtype` holds exactly (else as is)."""
-    if not is_float(value) or value.dtype == dtype:
-        return value
-    held = value.to(dtype)
-    return held if torch.equal(held.to(value.dtype), value) else value
-
-
 def stride_free(target: Any) -> Any:
     """The op to run for FX `target`: ``aten.view`` runs as ``aten.reshape``.
 
@@ -354,8 +346,8 @@ class PlanNumerics:
         elif node.target not in _NATIVE_STORAGE or st not in HELD_NARROW or d.compute_dtype != st:
             return None
         args = torch.fx.node.map_arg(node.args, self._reader(node, read, fresh))
-        if node.target in _NATIVE_STORAGE:  # an operand the policy holds exactly in `st` (the zeros an
-            args = tuple(_held_in(a, st) for a in args)  # index_put adds into), read from the oracle
+        if node.target in _NATIVE_STORAGE:  # its kernel adds its operands as `st` holds them (Inductor's
+            args = tuple(a.to(st) if is_float(a) else a for a in args)  # atomic_add stores an fp32 value in it)
         floats = [a for a in args if is_float(a)]
         tensors = all(isinstance(a, torch.Tensor) for a in args) or node.target in _NATIVE_STORAGE
         if floats and tensors and all(a.dtype == st for a in floats):

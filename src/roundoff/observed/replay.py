@@ -141,6 +141,22 @@ class _Learner:
         capture = Capture(buffer, kernel, launch, arg, local, copy=False)
         self.found.append((capture, value, value.detach().to("cpu", copy=True), value._version))
 
+    def rewritten(self, kernel: str, launch: int, names: dict[str, Any]) -> None:
+        """A buffer found at an earlier call that this call changes again under its own name (`names`:
+        the wrapper's locals; trial 49: Inductor's ``index_put(accumulate=True)`` adding into the zeros
+        an earlier kernel wrote, whose tap saw the zeros): its node's value is the one after this call,
+        so it is kept here and credited to this kernel. Only where the call's written arguments are known
+        (C++ and extern kernels: a Triton kernel's may be any argument; reading one changes nothing, but
+        telling the two apart needs a copy per argument per call)."""
+        if kernel not in self.signatures and not kernel.startswith("extern_kernels."):
+            return
+        for i, (c, value, copy, _) in enumerate(self.found):
+            if (c.launch < launch and names.get(c.buffer) is value and _storage(value) in self.writes[launch]
+                    and not _bitwise_equal(value.detach().cpu(), copy)):
+                arg, local = _where(value, *self.current)
+                self.found[i] = (replace(c, kernel=kernel, launch=launch, arg=arg, local=local), value,
+                                 value.detach().to("cpu", copy=True), value._version)
+
     def written(self) -> set[int]:
         """The storages any call of the run may have written."""
         return set().union(*self.writes)
@@ -181,8 +197,10 @@ class _Recording:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.tap.kernel(*args, **kwargs)
         self.learner.call(self.tap.name, args, kwargs, out)
-        launch = self.tap.after(sys._getframe(1), args, kwargs)
+        frame = sys._getframe(1)
+        launch = self.tap.after(frame, args, kwargs)
         self.tap.note_returned(out, args, kwargs, launch)
+        self.learner.rewritten(self.tap.name, launch, frame.f_locals)
         return out
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
