@@ -308,15 +308,20 @@ def test_training_graph_reads_a_saved_16_bit_output_rounded_in_the_backward() ->
     assert 0.7 < predicted / real < 1.4, (predicted, real, floor)
 
 
-def test_a_gathered_weights_gradient_adds_into_16_bits_as_inductor_cpu_does() -> None:
-    """Trial 49: Inductor's C++ ``index_put(accumulate=True)`` (the gradient of ``w[idx]``) adds into the
-    bf16 buffer element by element, as eager does: 18% off fp64 over 4000 rows where the inductor-cpu
+@pytest.mark.parametrize("device, preset", [
+    ("cpu", "inductor-cpu"),
+    pytest.param("cuda", "inductor-gpu", id="cuda", marks=pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs CUDA (Triton's atomic add)")),
+])
+def test_a_gathered_weights_gradient_adds_into_16_bits_as_inductor_does(device: str, preset: str) -> None:
+    """Trial 49: Inductor's ``index_put(accumulate=True)`` (the gradient of ``w[idx]``; C++ and Triton)
+    adds into the bf16 buffer element by element, as eager does: 18% off fp64 over 4000 rows where the
     emulation summed in fp32 and rounded once (0.16%). Oracle: real torch.compile against fp64 (its
     atomic adds may run in another order, so the errors are compared, not the bits)."""
     g = torch.Generator().manual_seed(0)
-    idx = torch.randint(0, 4, (4000,), generator=g)
-    rows = (torch.randn(4000, 64, generator=g) + 1).to(torch.bfloat16)
-    base = torch.randn(4, 64, generator=g).to(torch.bfloat16)
+    idx = torch.randint(0, 4, (4000,), generator=g).to(device)
+    rows = (torch.randn(4000, 64, generator=g) + 1).to(torch.bfloat16).to(device)
+    base = torch.randn(4, 64, generator=g).to(torch.bfloat16).to(device)
 
     def scatter(idx: torch.Tensor, rows: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
         return torch.zeros_like(base).index_put_((idx,), rows, accumulate=True) + base
@@ -328,9 +333,12 @@ def test_a_gathered_weights_gradient_adds_into_16_bits_as_inductor_cpu_does() ->
 
     torch._dynamo.reset()
     real = rel(torch.compile(scatter)(idx, rows, base))
-    predicted = rel(_emulated(scatter, (idx, rows, base), "inductor-cpu"))
+    predicted = rel(_emulated(scatter, (idx, rows, base), preset))
     assert real > 16 * rel(exact.bfloat16()), real  # a rounding per addition, not one at the end
     assert 0.8 < predicted / real < 1.25, (predicted, real)
+    if device == "cuda":  # eager's CUDA kernel adds atomically into the bf16 result too
+        eager = rel(scatter(idx, rows, base))
+        assert 0.8 < rel(_emulated(scatter, (idx, rows, base), "eager-cuda")) / eager < 1.25
 
 
 def _timestep_embedding(t: torch.Tensor) -> torch.Tensor:

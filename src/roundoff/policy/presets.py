@@ -93,7 +93,8 @@ _EAGER_CPU_SCALARS = {
 #: one (``EmbeddingBackward`` on CPU: ``index_add_`` into the bf16/fp16 weight gradient; CUDA
 #: accumulates in fp32), and so does ``index_put(accumulate=True)``, the gradient of ``w[idx]``
 #: (``index_add`` and ``scatter_add`` sum in fp32 and round once): measured bit for bit in
-#: tests/execute/test_eager_fidelity.
+#: tests/execute/test_eager_fidelity. On CUDA eager's and Inductor's index_put add atomically into
+#: the 16-bit buffer as well (bench/results/h200-session16/index-put-cuda.txt).
 _INDEX_PUT_STORAGE = {op: {"compute": "storage"} for op in ("aten.index_put", "aten._unsafe_index_put")}
 _EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE}
 _XLA_2_9_SOURCE = (
@@ -116,7 +117,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "source": "PyTorch ATen/native/cuda/Loops.cuh opmath_gpu_kernel_with_scalars "
                   "(torch 2.9-2.13)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
-        "scalars": "opmath_unrounded",
+        "scalars": "opmath_unrounded", "op_overrides": _INDEX_PUT_STORAGE,  # atomicAdd into bf16/fp16
     },
     {
         "name": "inductor-gpu",
@@ -126,6 +127,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
         "fma": "within_fusion", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
         "division": "reciprocal_multiply", "negation": "subtract_from_zero",
+        "op_overrides": _INDEX_PUT_STORAGE,  # its Triton atomic_add adds into the bf16/fp16 buffer
     },
     {
         "name": "inductor-cpu",
