@@ -145,13 +145,14 @@ class _Learner:
         """A buffer found at an earlier call that this call changes again under its own name (`names`:
         the wrapper's locals; trial 49: Inductor's ``index_put(accumulate=True)`` adding into the zeros
         an earlier kernel wrote, whose tap saw the zeros): its node's value is the one after this call,
-        so it is kept here and credited to this kernel. Only where the call's written arguments are known
+        so it is kept here and credited to this kernel (a concatenation whose slices several kernels write
+        is not: `plan` leaves it unjudged). Only where the call's written arguments are known
         (C++ and extern kernels: a Triton kernel's may be any argument; reading one changes nothing, but
         telling the two apart needs a copy per argument per call)."""
         if kernel not in self.signatures and not kernel.startswith("extern_kernels."):
             return
         for i, (c, value, copy, _) in enumerate(self.found):
-            if (c.launch < launch and names.get(c.buffer) is value and _storage(value) in self.writes[launch]
+            if (c.launch < launch and not self.compiled.buffers[c.buffer].slices and names.get(c.buffer) is value and _storage(value) in self.writes[launch]
                     and not _bitwise_equal(value.detach().cpu(), copy)):
                 arg, local = _where(value, *self.current)
                 self.found[i] = (replace(c, kernel=kernel, launch=launch, arg=arg, local=local), value,
