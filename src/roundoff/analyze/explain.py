@@ -93,13 +93,13 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
 
 def _storage_sums(r: NodeReport, plan: Plan) -> str:
     """Where `r`'s kernel adds into its 16-bit result one term at a time (`node_numerics.accumulates_in_storage`,
-    eager CPU's ``index_put(accumulate=True)``, the gradient of ``w[idx]``): that is the loss, and the fix."""
+    eager's ``index_put(accumulate=True)`` on CPU and CUDA, the gradient of ``w[idx]``): that is the loss, and the fix."""
     node, d = plan.program.node(r.node_id), plan.decisions.get(r.node_id)
     if d is None or not accumulates_in_storage(node, d):
         return ""
     dtype = str(d.storage_dtype).removeprefix("torch.")
-    return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (on CPU, "
-            "`index_put(accumulate=True)`, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
+    return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (eager's "
+            "`index_put(accumulate=True)` on CPU and CUDA, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
             "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")
 
 

@@ -19,8 +19,8 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    torch's own kernel, i.e. what eager runs (CPU: fp32 accumulation, one rounding; CUDA: cuBLAS under
    torch's matmul settings, e.g. ``allow_bf16_reduced_precision_reduction``); likewise an op whose
    eager kernel accumulates in its storage dtype (``_NATIVE_STORAGE``: ``embedding_dense_backward``,
-   ``index_put`` with ``accumulate=True`` on CPU) runs that kernel under STORAGE compute. A contracted FMA site is
-   computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
+   ``index_put`` with ``accumulate=True``, CPU and CUDA) runs that kernel under STORAGE compute. A contracted
+   FMA site is computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
    reads them) and the other addend. Transcendental ops may run through another backend's kernel
    (`TranscendentalImpl`), so implementation differences can be told apart from policy differences.
    A negation with ``d.negation`` SUBTRACT_FROM_ZERO computes ``0.0 - x`` (``-(+0.0)`` is ``+0.0``).
@@ -58,10 +58,11 @@ Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
 _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
 #: Ops whose eager kernel accumulates in the storage dtype itself: under STORAGE compute they run
-#: that kernel (bit for bit what eager returns), not one rounding of an fp32 result. On CPU
+#: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.
 #: ``index_put(accumulate=True)`` adds into the bf16/fp16 destination one element at a time, rounding
-#: every sum (trial 49: an MoE's ``w1[idx]`` gradient over 4096 tokens, 14% off fp64); its
-#: ``index_add`` and ``scatter_add`` sum in fp32 and round once, as the fp32 path does.
+#: every sum, on CPU (a loop) and on CUDA (atomic adds) (trial 49: an MoE's ``w1[idx]`` gradient over
+#: 4096 tokens, 14% off fp64); on CPU ``index_add`` and ``scatter_add`` sum in fp32 and round once, as
+#: the fp32 path does.
 _NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
 
@@ -311,7 +312,7 @@ class PlanNumerics:
     def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
         st = self._static(node)
         d = st.d
-        native = self._native_matmul(node, d, read, fresh) if st.native else None
+        native = self._native_kernel(node, read, fresh) if st.native else None
         if native is not None:
             return native
         args, kwargs = self.operands(node, read, fresh)
@@ -334,23 +335,15 @@ class PlanNumerics:
             out = round_value(out, st.storage)
         return out
 
-    def _native_matmul(self, node: torch.fx.Node, d: NodeDecision | None, read: Read, fresh: bool) -> Any:
-        """mm/bmm (fp32 compute) or a `_NATIVE_STORAGE` op (STORAGE compute) run by torch's kernel in
-        its storage dtype (step 3), or None where the contract needs the fp32 path."""
-        if d is None or not d.rounds_result or node.kwargs:
-            return None
+    def _native_kernel(self, node: torch.fx.Node, read: Read, fresh: bool) -> Any:
+        """The op `_Static.native` selects, run by torch's kernel in its storage dtype (step 3): mm/bmm
+        under fp32 compute, or a `_NATIVE_STORAGE` op under STORAGE compute; None where a matmul's
+        operands are not both held in that dtype (the contract then needs the fp32 path)."""
         st = self.storage(node)
-        if node.target in _NATIVE_MATMUL:
-            if st not in HELD_NARROW or d.compute_dtype != torch.float32 or d.input_format:
-                return None
-        elif node.target not in _NATIVE_STORAGE or st not in HELD_NARROW or d.compute_dtype != st:
-            return None
         args = torch.fx.node.map_arg(node.args, self._reader(node, read, fresh))
         if node.target in _NATIVE_STORAGE:  # its kernel adds its operands as `st` holds them (Inductor's
-            args = tuple(a.to(st) if is_float(a) else a for a in args)  # atomic_add stores an fp32 value in it)
-        floats = [a for a in args if is_float(a)]
-        tensors = all(isinstance(a, torch.Tensor) for a in args) or node.target in _NATIVE_STORAGE
-        if floats and tensors and all(a.dtype == st for a in floats):
+            return node.target(*(a.to(st) if is_float(a) else a for a in args))  # atomic_add stores an fp32 value in it)
+        if all(isinstance(a, torch.Tensor) and a.dtype == st for a in args):
             return node.target(*args)
         return None
 

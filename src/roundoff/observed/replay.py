@@ -152,8 +152,10 @@ class _Learner:
         if kernel not in self.signatures and not kernel.startswith("extern_kernels."):
             return
         for i, (c, value, copy, _) in enumerate(self.found):
-            if (c.launch < launch and not self.compiled.buffers[c.buffer].slices and names.get(c.buffer) is value and _storage(value) in self.writes[launch]
-                    and not _bitwise_equal(value.detach().cpu(), copy)):
+            rewritten_here = (c.launch < launch and names.get(c.buffer) is value
+                              and not self.compiled.buffers[c.buffer].slices
+                              and _storage(value) in self.writes[launch])
+            if rewritten_here and not _bitwise_equal(value.detach().cpu(), copy):
                 arg, local = _where(value, *self.current)
                 self.found[i] = (replace(c, kernel=kernel, launch=launch, arg=arg, local=local), value,
                                  value.detach().to("cpu", copy=True), value._version)

@@ -31,6 +31,15 @@ def fmt_num(x: Any, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
+def error_ratio(value: Any, reference: Any) -> float | None:
+    """`value / reference` for two report numbers: None where either is missing or NaN, 0 for 0/0 and
+    inf for x/0 (an error where the reference has none)."""
+    v, r = number(value), number(reference)
+    if v is None or r is None or math.isnan(v) or math.isnan(r):
+        return None
+    return v / r if r > 0 else (0.0 if v == 0 else math.inf)
+
+
 def verdict_text(verdict: str) -> Text:
     return Text(verdict, style=VERDICT_STYLE.get(verdict.rstrip("*"), ""))
 

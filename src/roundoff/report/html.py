@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from roundoff.report.cells import fmt_near, fmt_num
+from roundoff.report.cells import error_ratio, fmt_near, fmt_num
 from roundoff.report.json_report import node_ref_text, number
 
 
@@ -78,11 +78,9 @@ def times_reference(output: dict[str, Any]) -> str:
     """An output's RMSE against fp64 as a multiple of its reference's ("-" where either is missing or
     the reference's is 0): what the outputs table compares with the limit (trial 49: the page showed
     the limit itself, 16 on every row)."""
-    try:
-        rmse, ref = float(output["rmse"]), float(output["ref_rmse"])
-    except (TypeError, ValueError):
-        return "-"
-    return fmt_near(rmse / ref, output["multiplier"]) if ref > 0 and math.isfinite(rmse / ref) else "-"
+    ratio, reference = error_ratio(output["rmse"], output["ref_rmse"]), number(output["ref_rmse"])
+    usable = ratio is not None and math.isfinite(ratio) and reference is not None and reference > 0
+    return fmt_near(ratio, output["multiplier"]) if usable else "-"
 
 
 def render_html(document: dict[str, Any]) -> str:

@@ -20,8 +20,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.report.cells import fmt_near, fmt_num, narrow_table, verdict_text
-from roundoff.report.json_report import node_ref_text, number
+from roundoff.report.cells import error_ratio, fmt_near, fmt_num, narrow_table, verdict_text
+from roundoff.report.json_report import node_ref_text
 from roundoff.report.legend import short_legend
 from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
 from roundoff.report.notes import compact_notes
@@ -115,7 +115,7 @@ def outputs_table(run: dict[str, Any]) -> Table:
     table = Table(title=f"Outputs under {run['policy']}", title_justify="left")
     limits = {o["multiplier"] for o in run["outputs"] if o["multiplier"] is not None}
     limit = next(iter(limits)) if len(limits) == 1 else None
-    ratios = [_ratio(out["rmse"], out["ref_rmse"]) for out in run["outputs"]]
+    ratios = [error_ratio(out["rmse"], out["ref_rmse"]) for out in run["outputs"]]
     beyond = [limit is not None and r is not None and r > limit and out["verdict"] == "ok"
               for out, r in zip(run["outputs"], ratios)]
     where = " with a flagged node on its path" if any(beyond) else ""  # an ok over the limit: say the rule
@@ -127,13 +127,6 @@ def outputs_table(run: dict[str, Any]) -> Table:
         cells += [fmt_near(ratio, limit)] if limit else []
         table.add_row(*cells, Text.assemble(verdict_text(out["verdict"]), " (no flagged node on its path)" if over else ""))
     return table
-
-
-def _ratio(value: Any, reference: Any) -> float | None:
-    v, r = number(value), number(reference)
-    if v is None or r is None or math.isnan(v) or math.isnan(r):
-        return None
-    return v / r if r > 0 else (0.0 if v == 0 else math.inf)
 
 
 def run_report(run: dict[str, Any], top: int = 10) -> Group:
