@@ -309,7 +309,9 @@ class _SweepTable:
 
 def progress_bar(console: Console | None = None, transient: bool = True) -> Progress:
     """A progress bar for steps that take seconds, on `console` (the CLI passes stderr so stdout
-    stays clean for ``--json``); rich draws nothing live when that console is not a terminal."""
+    stays clean for ``--json``); nothing at all where that console is not a terminal (rich would
+    still end a bar with an empty line there)."""
+    console = console or Console()
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -317,4 +319,5 @@ def progress_bar(console: Console | None = None, transient: bool = True) -> Prog
         TimeElapsedColumn(),
         console=console,
         transient=transient,
+        disable=not console.is_terminal,
     )
