@@ -47,8 +47,25 @@ def _narrowest(o: OutputVerdict) -> str:
 _OUTPUT_SENTENCES = 3
 
 
+def _below_range_sentence(result: CheckResult) -> str | None:
+    """One sentence for the passing outputs most of whose values their format cannot hold: they pass
+    because fp64 correctly rounded to it loses them alike, yet the program keeps little of them (trial 49:
+    ConvNeXt's fp16 layer-scale gradients, all 0, shown as "1x ok")."""
+    lost = [o for o in result.outputs if o.passes and o.below_range]
+    if not lost:
+        return None
+    names = ", ".join(f"`{o.name}` ({o.below_range} of {o.vs_oracle.numel} values, {o.vs_oracle.norm_rel:.0%} "
+                      "off fp64)" for o in lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+    dtypes = " / ".join(dict.fromkeys(o.dtype for o in lost))
+    return (f"{len(lost)} output(s) keep little of their values: {names} lie below {dtypes}'s range, where even "
+            f"fp64 correctly rounded to {dtypes} is 0 (underflow), so they pass the rule and no policy keeps them "
+            f"in {dtypes}. Scale them into range (in a backward pass, the loss: torch.amp.GradScaler) or compute "
+            "them in bf16/fp32.")
+
+
 def output_sentences(result: CheckResult) -> list[str]:
-    """One sentence per failing output, the first `_OUTPUT_SENTENCES` of them; then one for the rest."""
+    """One sentence per failing output, the first `_OUTPUT_SENTENCES` of them; then one for the rest;
+    then one for passing outputs whose values lie below their format's range."""
     failing = [(o, t) for o in result.outputs if (t := _output_sentence(o, result.against)) is not None]
     lines = [t for _, t in failing[:_OUTPUT_SENTENCES]]
     rest = [o for o, _ in failing[_OUTPUT_SENTENCES:]]
@@ -58,4 +75,4 @@ def output_sentences(result: CheckResult) -> list[str]:
             f"{len(rest)} more output(s) fail ({nonfinite} with NaN/inf where fp64 is finite): "
             f"{', '.join(f'`{o.name}`' for o in rest[:4])}{', ...' if len(rest) > 4 else ''} (the outputs table has them all)."
         )
-    return lines
+    return lines + [t for t in (_below_range_sentence(result),) if t]

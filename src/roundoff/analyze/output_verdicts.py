@@ -34,6 +34,11 @@ from roundoff.execute.node_numerics import round_value
 from roundoff.numerics import get_format, round_to, same_bits_mask
 from roundoff.numerics.metrics import read_together
 
+#: Normwise relative error against fp64 from which an output counts as keeping too little of its
+#: values to pass unremarked: where its format cannot hold them (`OutputVerdict.below_range`), a
+#: passing verdict says so.
+LOST_SIGNAL = 0.5
+
 
 @dataclass
 class _Output:
@@ -217,6 +222,9 @@ def _settle(o: _Output, fig: tuple[Metrics, Metrics | None, Metrics | None], rul
         own = _finite_rmse(ref_fp64) if ref_fp64 is not None and ref.dtype == res.dtype else None
         rmse_ref = max((own if own is not None else rmse(ref, oracle),
                         *_limit_base(oracle, oracle.isfinite(), o.judged, floor, vs_oracle)))
+    below = 0  # a result that keeps under half its signal: count what its format cannot hold at all
+    if vs_fp64.norm_rel >= LOST_SIGNAL and res.dtype != torch.float64:
+        below = int(((round_to(oracle, get_format(res.dtype)) == 0) & (oracle != 0) & oracle.isfinite()).sum())
     lost = (~widen_fp8(res).isfinite() & oracle.isfinite()) if o.any_lost else None
     best = round_to(oracle, get_format(res.dtype)) if lost is not None and res.dtype != torch.float64 else oracle
     verdict = OutputVerdict(
@@ -226,7 +234,7 @@ def _settle(o: _Output, fig: tuple[Metrics, Metrics | None, Metrics | None], rul
         unrepresentable=int((lost & ~best.isfinite()).sum()) if lost is not None else 0,
         nan_in_fp64=int((oracle.isnan() & widen_fp8(res).isnan()).sum()) if o.any_nan else 0,
         dtype=str(res.dtype).removeprefix("torch."), judged_dtype=str(o.judged).removeprefix("torch."),
-        reference_nonfinite=o.reference_nonfinite,
+        reference_nonfinite=o.reference_nonfinite, below_range=below,
     )
     return Settled(i, values, by_rule, o.any_lost, verdict)
 

@@ -121,6 +121,9 @@ class OutputVerdict:
     dtype: str = ""
     judged_dtype: str = ""
     reference_nonfinite: int = 0  # against a reference: its elements NaN/inf where fp64 is finite
+    #: Elements whose fp64 value is finite and not 0 but rounds to 0 in `dtype` (below its range), counted
+    #: only where the result is at least half its norm off fp64 (`LOST_SIGNAL`), else 0.
+    below_range: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,7 +132,7 @@ class OutputVerdict:
             "vs_reference": None if self.vs_reference is None else self.vs_reference.to_dict(),
             "rule": self.rule, "nonfinite": self.nonfinite, "unrepresentable": self.unrepresentable,
             "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype, "judged_dtype": self.judged_dtype,
-            "reference_nonfinite": self.reference_nonfinite,
+            "reference_nonfinite": self.reference_nonfinite, "below_range": self.below_range,
         }
 
 

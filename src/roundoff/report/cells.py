@@ -59,3 +59,10 @@ def fmt_near(x: float | None, limit: float | None, digits: int = 3) -> str:
         text = fmt_num(x, digits)
     return text
 
+
+
+def verdict_remark(output: dict[str, Any]) -> str:
+    """What an output row's verdict cell adds to a passing verdict: how many of its values its format
+    cannot hold (`below_range`; the findings say why it passes and what to do)."""
+    below = output.get("below_range") or 0
+    return f" ({below} values below its format's range)" if below and output["verdict"] == "ok" else ""

@@ -122,7 +122,7 @@ def run_from_check(
     outputs = [
         output_entry(
             o.name, "ok" if o.passes else "diverges", o.rmse_result, o.rmse_reference,
-            EXCESS_LIMIT if result.against == "oracle" and o.rule == "same" else None,
+            EXCESS_LIMIT if result.against == "oracle" and o.rule == "same" else None, o.below_range,
         )
         for o in result.outputs
     ]

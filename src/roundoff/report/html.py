@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from roundoff.report.cells import error_ratio, fmt_near, fmt_num
+from roundoff.report.cells import error_ratio, fmt_near, fmt_num, verdict_remark
 from roundoff.report.json_report import node_ref_text, number
 
 
@@ -90,6 +90,7 @@ def render_html(document: dict[str, Any]) -> str:
         doc=document,
         num=fmt_num,
         times=times_reference,
+        remark=verdict_remark,
         ref=node_ref_text,
         plotlyjs=Markup(_plotlyjs()),
         plot_json=Markup(plot_json.replace("</", "<\\/")),

@@ -17,10 +17,13 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "rule": "same",                 # same | allclose | bitwise (optional)
         "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
-        "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier"}],
+        "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range"}],
                                         # PyTorch's rule (torch._dynamo.utils.same): RMSE
                                         # of this run vs fp64 <= multiplier * RMSE of the
-                                        # reference vs fp64 (multiplier null: not recorded)
+                                        # reference vs fp64 (multiplier null: not recorded);
+                                        # below_range (optional): elements whose fp64 value
+                                        # rounds to 0 in the output's dtype, counted where
+                                        # the output is at least half its norm off fp64
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
@@ -155,6 +158,7 @@ SCHEMA: dict[str, Any] = {
                                 "rmse": _NUM,
                                 "ref_rmse": _NUM,
                                 "multiplier": _NUM,
+                                "below_range": {"type": "integer", "minimum": 0},
                             },
                         },
                     },
@@ -282,15 +286,18 @@ def metrics(**values: float | None) -> dict[str, Any]:
 
 
 def output_entry(
-    name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None
+    name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None,
+    below_range: int = 0,
 ) -> dict[str, Any]:
-    """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64)."""
+    """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64);
+    `below_range`: its elements whose fp64 value rounds to 0 in its dtype, where that loses most of it."""
     return {
         "name": name,
         "verdict": verdict,
         "rmse": jsonable(rmse),
         "ref_rmse": jsonable(ref_rmse),
         "multiplier": jsonable(multiplier),
+        "below_range": below_range,
     }
 
 

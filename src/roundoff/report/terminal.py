@@ -20,7 +20,14 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.report.cells import error_ratio, fmt_near, fmt_num, narrow_table, verdict_text
+from roundoff.report.cells import (
+    error_ratio,
+    fmt_near,
+    fmt_num,
+    narrow_table,
+    verdict_remark,
+    verdict_text,
+)
 from roundoff.report.json_report import node_ref_text
 from roundoff.report.legend import short_legend
 from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
@@ -125,7 +132,8 @@ def outputs_table(run: dict[str, Any]) -> Table:
     for out, ratio, over in zip(run["outputs"], ratios, beyond):
         cells = [out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"])]
         cells += [fmt_near(ratio, limit)] if limit else []
-        table.add_row(*cells, Text.assemble(verdict_text(out["verdict"]), " (no flagged node on its path)" if over else ""))
+        table.add_row(*cells, Text.assemble(verdict_text(out["verdict"]), " (no flagged node on its path)" if over else "",
+                                            verdict_remark(out)))
     return table
 
 

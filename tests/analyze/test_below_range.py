@@ -1,0 +1,53 @@
+"""Trial 49: ConvNeXt's fp16 layer-scale gradients were all 0 where fp64's are not, and check showed
+them as "1x ok" without a word (fp64 correctly rounded to fp16 is 0 too, so the rule passes them).
+Oracle: the step's gradients in fp64 by autograd, rounded to fp16 by torch's own cast."""
+
+from __future__ import annotations
+
+import torch
+
+from roundoff.analyze import check
+from roundoff.report.from_check import run_from_check
+
+
+def _step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return ((x @ w) * 1e-4).float().mean() * 1e-3  # gradients ~1e-10: below fp16's smallest subnormal
+
+
+def _inputs() -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(32, 64, generator=g).half(), torch.randn(64, 64, generator=g).half()
+
+
+def _fp64_grads() -> dict[str, torch.Tensor]:
+    x, w = (t.double().requires_grad_() for t in _inputs())
+    _step(x, w).backward()
+    return {"grad_x": x.grad, "grad_w": w.grad}
+
+
+def test_outputs_whose_values_fp16_cannot_hold_pass_with_a_count_and_a_finding():
+    exact = _fp64_grads()
+    vanishing = {k: int(((g.half() == 0) & (g != 0)).sum()) for k, g in exact.items()}
+    assert all(v == exact[k].numel() for k, v in vanishing.items())  # every value is lost to fp16's range
+
+    x, w = (t.requires_grad_() for t in _inputs())
+    for against in ("oracle", "eager"):
+        r = check(_step, (x, w), "eager", against=against, backward=True)
+        outs = {o.name: o for o in r.outputs}
+        assert not r.diverges
+        assert {k: outs[k].below_range for k in exact} == vanishing, against
+        assert outs["out"].below_range == 0  # the loss keeps its value
+        (finding,) = [e for e in r.explanations if "below float16's range" in e]
+        assert "`grad_x` (2048 of 2048 values, 100% off fp64)" in finding and "GradScaler" in finding
+        rows = {o["name"]: o for o in run_from_check(r)["outputs"]}
+        assert rows["grad_w"]["below_range"] == vanishing["grad_w"] and rows["out"]["below_range"] == 0
+
+
+def test_an_output_partly_in_range_is_not_counted():
+    def step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return ((x @ w) * 1e-1).float().mean()  # gradients ~1e-3 .. 1e-5: in fp16's range
+
+    x, w = (t.requires_grad_() for t in _inputs())
+    r = check(step, (x, w), "eager", against="oracle", backward=True)
+    assert not r.diverges and all(o.below_range == 0 for o in r.outputs)
+    assert not any("below float16's range" in e for e in r.explanations)
