@@ -85,6 +85,17 @@ def test_a_function_running_its_own_backward_is_told_to_return_the_loss(
     assert "return the loss" in str(err) and "--backward" in str(err)
 
 
+@pytest.mark.parametrize("fn,text", [(steps_itself, "loss.backward()"),
+                                     (steps_through_autograd, "torch.autograd.backward")])
+def test_its_own_backward_is_named_before_nothing_requiring_grad(fn: object, text: str) -> None:
+    """Trial 49: weights made inside the function that runs its own backward, under backward=True, got
+    "no input requires grad" first; fixing that only led to this error. The cause of both comes first."""
+    with pytest.raises(CaptureError) as info:
+        capture(fn, torch.randn(8), backward=True)  # type: ignore[arg-type]
+    assert info.value.construct == "backward inside the function", info.value
+    assert info.value.source == _line_of(fn, text), info.value
+
+
 def test_in_place_on_intermediate_is_functionalized() -> None:
     """In-place ops on values the program made are fine: the graph holds their functional form and
     gives eager's bits."""

@@ -15,3 +15,12 @@ class CaptureError(ValueError):
         super().__init__(f"cannot capture: {construct}{where}: {message}")
         self.construct = construct
         self.source = source
+
+
+#: What to do about a function that runs its own backward (`CaptureError` construct
+#: "backward inside the function"), said wherever it is found.
+BACKWARD_INSIDE = (
+    "the function runs the backward itself; return the loss (not the result of `.backward()`) and let "
+    "roundoff differentiate it: `--backward` on the command line, `backward=True` in the library (an "
+    "optimizer step belongs outside the function too)"
+)

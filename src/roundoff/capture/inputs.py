@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any
 import torch
 
 from roundoff.capture.closure import target_state
-from roundoff.capture.errors import CaptureError
+from roundoff.capture.errors import BACKWARD_INSIDE, CaptureError
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,19 @@ def definition_source(fn: Callable[..., Any]) -> str | None:
     except (TypeError, OSError):
         return None
     return f"{filename.rsplit('/', 1)[-1]}:{line}" if filename else None
+
+
+def _backward_call_line(fn: Callable[..., Any]) -> str | None:
+    """``"file.py:LINE"`` of a ``.backward`` that `fn`'s own body (a module's forward) names, e.g.
+    ``loss.backward()``, else None: read from its bytecode, so calls in functions it calls are not seen."""
+    target = fn.forward if isinstance(fn, torch.nn.Module) else inspect.unwrap(fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "backward" and ins.positions:
+            return f"{code.co_filename.rsplit('/', 1)[-1]}:{ins.positions.lineno}"
+    return None
 
 
 def _argument_names(fn: Callable[..., Any], count: int) -> list[str]:
@@ -100,6 +114,8 @@ def collect_inputs(
         names.append(qual)
         wants.append(bool(backward and not buffer and t.requires_grad and _is_float(t)))
     if backward and not any(wants):
+        if (line := _backward_call_line(fn)) is not None:  # the cause of both: said first (trial 49)
+            raise CaptureError(BACKWARD_INSIDE, construct="backward inside the function", source=line)
         raise CaptureError(
             "backward=True but no floating-point input requires grad; call .requires_grad_() on the "
             "inputs to differentiate (parameters of the modules it uses count automatically, where the modules "

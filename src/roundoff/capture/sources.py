@@ -22,7 +22,7 @@ from torch.fx.experimental.proxy_tensor import get_proxy_mode
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
-from roundoff.capture.errors import CaptureError
+from roundoff.capture.errors import BACKWARD_INSIDE, CaptureError
 from roundoff.capture.program import NODE_SOURCE, Specialization, SpecializationKind
 
 VALUE_READ = "roundoff_value_read"  # transient: a node whose Python value a Specialization records
@@ -150,9 +150,7 @@ class SourceRecorder(TorchFunctionMode):
         source = user_frame_source(sys._getframe(1))
         if func is torch.Tensor.backward or func is torch.autograd.backward:
             raise CaptureError(
-                "the function runs the backward itself; return the loss (not the result of "
-                "`.backward()`) and let roundoff differentiate it: `--backward` on the command line, "
-                "`backward=True` in the library (an optimizer step belongs outside the function too)",
+                BACKWARD_INSIDE,
                 construct="backward inside the function",
                 source=source,
             )
