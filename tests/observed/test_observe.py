@@ -699,6 +699,13 @@ def test_the_amplification_headline_names_the_stored_value_that_matters():
     result = observe_compiled(program, backward=True, partitioned=True, repeats=1)
     assert result.failing_outputs and result.amplified_at is not None
     assert result.amplified_at.reads_narrow == (stream,), (result.amplified_at, stream)
+    # trial 49: the table's first row is the buffer the headline names (it sorted diverging ones first)
+    from roundoff.report.observed import observe_document, observe_report
+
+    console = Console(width=400, record=True, color_system=None)
+    console.print(observe_report(observe_document(result)))
+    rows = [line.split("│") for line in console.export_text().splitlines() if line.startswith("│")]
+    assert rows[0][2].strip() == result.amplified_at.buffer, (rows[0], result.amplified_at)
 
 
 def offset_matmul(a, b):
