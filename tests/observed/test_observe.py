@@ -928,3 +928,28 @@ def test_a_buffer_outside_its_formats_range_that_fails_no_output_does_not_fail_o
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(doc))
     assert "no output fails for them" in console.export_text()
+
+
+def test_a_compiled_program_that_fails_when_run_is_named_a_torch_compile_bug():
+    """Trial 50: Wav2Vec2's fp16 weight-normed conv; Inductor's ``_weight_norm_interface_backward``
+    fallback raises when run, and observe called that a roundoff bug (exit 3). Oracle: torch.compile
+    of the same function fails alike (skips on a torch that runs it)."""
+    conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(4, 4, 3), dim=2).half()
+    x = torch.randn(2, 4, 16).half()
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return conv(x).float().square().sum()
+
+    torch._dynamo.reset()
+    try:
+        torch.compile(step)(x).backward()
+    except Exception as exc:  # noqa: BLE001 (the compiled program's own failure, whatever it is)
+        real = str(exc).splitlines()[0]
+    else:
+        pytest.skip("this torch's compiled program runs")
+    conv.zero_grad()
+    with pytest.raises(ObserveError) as info:
+        observe_compiled(step, x, backward=True, repeats=1)
+    text = str(info.value)
+    assert "a torch.compile bug" in text and real in text, text
+    assert "_weight_norm_interface_backward" in text, text

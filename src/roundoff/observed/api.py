@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,6 +48,7 @@ from roundoff.observed.compare import (
     better,
     substitution_nodes,
 )
+from roundoff.observed.compile_errors import compiler_error
 from roundoff.observed.output_rule import (
     OutputFailure,
     SelectionFlip,
@@ -208,13 +210,36 @@ def learn(staged: Staged, inputs: list[torch.Tensor]) -> dict[str, TapPlan]:
         learners[stage.label], outs = learning_run(stage.compiled, xs)
         return outs
 
-    staged.run(inputs, call)
+    try:
+        staged.run(inputs, call)
+    except Exception as exc:  # the compiled program itself may fail: then it is torch.compile's bug
+        if (failure := _fails_unobserved(staged, inputs)) is None:
+            raise
+        raise ObserveError(failure) from exc
     plans: dict[str, TapPlan] = {}
     later: set[int] = set()
     for label in reversed(list(learners)):
         plans[label] = learners[label].plan(later)
         later |= learners[label].written()
     return {label: plans[label] for label in learners}
+
+
+def _fails_unobserved(staged: Staged, inputs: list[torch.Tensor]) -> str | None:
+    """Why the compiled program fails when run as Inductor built it, without taps (trial 50: its fp16
+    ``_weight_norm_interface_backward`` fallback raises, as torch.compile of the model does), or None
+    where it runs: then the failure is roundoff's."""
+    try:
+        with torch.no_grad():
+            staged.run(inputs, lambda st, xs: st.compiled.run(*xs))
+    except Exception as exc:  # noqa: BLE001 (whatever the compiled program raises is what to report)
+        files = {getattr(st.compiled.module, "__file__", None) for st in staged.stages}
+        lines = [f.line for f in traceback.extract_tb(exc.__traceback__) if f.filename in files and f.line]
+        where = f" at `{lines[-1].strip()}`" if lines else ""
+        return (f"the program Inductor compiled fails when it runs, without roundoff's taps too: "
+                f"{type(exc).__name__}: {compiler_error(exc)}{where} (a torch.compile bug, not your program's nor "
+                "roundoff's: torch.compile of your function most likely fails the same way; check that, and "
+                "report it to PyTorch; observe needs a compiled program that runs)")
+    return None
 
 
 def run_observed(
