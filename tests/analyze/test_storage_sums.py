@@ -34,3 +34,42 @@ def test_a_gradient_summed_in_16_bits_by_its_kernel_fails_and_is_named_with_its_
     first = next(n for n in r.nodes if n.node_id == r.culprits[0])
     assert first.op == "index_put", r.culprits
     assert "adds each term into its bfloat16 result one at a time" in r.explanations[0], r.explanations[0]
+
+
+def test_a_16_bit_layer_norms_weight_gradient_fails_and_blame_computes_it_in_fp32():
+    """Eager CPU's LayerNorm backward with fp16 weights adds each of 8192 rows into the fp16 weight and
+    bias gradients in turn (with fp32 weights too); check passed them (the op's outputs were judged by
+    their rounding only). Oracle: real eager autograd against fp64 autograd by hand, and the fp32 run
+    (what blame's fix computes), within the limit once rounded to fp16."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(8192, 64, generator=g) * 3 + 1).half()
+    weight, bias = torch.rand(64, generator=g) + 0.5, torch.randn(64, generator=g) * 0.1
+
+    def step(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.layer_norm(x, (64,), w, b).float().square().sum()
+
+    def weight_grad(dtype: torch.dtype, weights: torch.dtype) -> torch.Tensor:
+        w, b = weight.to(weights).clone().requires_grad_(), bias.to(weights).clone().requires_grad_()
+        step(x.to(dtype), w, b).backward()
+        return w.grad.double()
+
+    exact = weight_grad(torch.float64, torch.float64)
+    limit = 16 * float((exact.half().double() - exact).norm())
+    assert float((weight_grad(torch.float16, torch.float16) - exact).norm()) > limit  # real eager, fp16 weights
+    assert float((weight_grad(torch.float16, torch.float32) - exact).norm()) > limit  # fp32 weights: the same sums
+    assert float((weight_grad(torch.float32, torch.float32).half().double() - exact).norm()) < limit  # fp32: within
+
+    w, b = weight.half().requires_grad_(), bias.half().requires_grad_()
+    r = check(step, (x, w, b), "eager", against="oracle", backward=True)
+    failing = {o.name for o in r.outputs if not o.passes}
+    assert "grad_w" in failing and r.diverges, failing
+    first = next(n for n in r.nodes if n.node_id == r.culprits[0])
+    assert first.op == "native_layer_norm_backward[1]", r.culprits
+    assert "run the LayerNorm in float32" in r.explanations[0], r.explanations[0]
+
+    from roundoff.blame import blame
+    from roundoff.capture import capture
+
+    found = blame(capture(step, x, w, b, backward=True), "eager", against="oracle", repro=False)
+    assert found.status.value == "fixed" and [c.kind.value for c in found.changes] == ["upcast"], found.changes
+    assert found.changes[0].op == "aten.native_layer_norm_backward.default"

@@ -189,3 +189,40 @@ def test_a_gathered_weights_gradient_equals_eager(dtype: torch.dtype) -> None:
         return float((x.double() - exact).norm() / exact.norm())
 
     assert rel(real_grad) > 4 * rel(exact.to(dtype))  # a rounding per addition, not one at the end
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_a_16_bit_layer_norms_weight_gradient_equals_eager(dtype: torch.dtype) -> None:
+    """Eager CPU's ``native_layer_norm_backward`` with 16-bit weights adds each row's term of the weight
+    and bias gradients into a 16-bit buffer, a rounding per row (2.4x and 4.3x fp16's rounding off
+    fp64 here), where roundoff summed in fp32 and rounded once (trial 49: emulated eager 30%
+    optimistic on fp16 LayerNorm gradients). Oracle: real eager autograd, bit for bit, and the row by
+    row 16-bit sum by hand (one thread: more split the rows, each its own buffer)."""
+    g = torch.Generator().manual_seed(5)
+    ln = torch.nn.LayerNorm(256).to(dtype)
+    with torch.no_grad():
+        ln.weight.copy_(torch.rand(256, generator=g) + 0.5)
+        ln.bias.copy_(torch.randn(256, generator=g) * 0.1)
+    x = (torch.randn(64, 256, generator=g) * 3 + 1).to(dtype).requires_grad_()
+
+    def loss(x: torch.Tensor) -> torch.Tensor:
+        return ln(x).float().square().mean()
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        real = torch.autograd.grad(loss(x), (x, ln.weight, ln.bias))
+        program = capture(loss, x, backward=True)
+        emu = run_plan(plan(program, "eager"), program.example_inputs)
+    finally:
+        torch.set_num_threads(threads)
+    labels = program.output_labels()
+    for name, value in zip(("grad_x", "grad_ln.weight", "grad_ln.bias"), real):
+        assert same_bits(emu[labels.index(name)], value), name
+    # the bias gradient by hand: each row of the output's gradient added into a 16-bit buffer in turn
+    y = torch.nn.functional.layer_norm(x.detach().float(), (256,), ln.weight.float(), ln.bias.float())
+    dy = (2 * y.to(dtype).float() / y.numel()).to(dtype)
+    by_rows = torch.zeros(256, dtype=dtype)
+    for row in dy:
+        by_rows = (by_rows.float() + row.float()).to(dtype)
+    assert same_bits(real[2], by_rows)

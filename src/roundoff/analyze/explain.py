@@ -20,7 +20,14 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_
 from roundoff.analyze.output_sentences import output_sentences
 from roundoff.analyze.result import CheckResult, NodeReport
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
-from roundoff.capture.program import MADE_FROM, NODE_ID, base_id, node_source, value_holders
+from roundoff.capture.program import (
+    MADE_FROM,
+    NODE_ID,
+    base_id,
+    multi_output_parent,
+    node_source,
+    value_holders,
+)
 from roundoff.execute.node_numerics import accumulates_in_storage
 from roundoff.plan.model import Plan
 
@@ -92,12 +99,23 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
 
 
 def _storage_sums(r: NodeReport, plan: Plan) -> str:
-    """Where `r`'s kernel adds into its 16-bit result one term at a time (`node_numerics.accumulates_in_storage`,
-    eager's ``index_put(accumulate=True)`` on CPU and CUDA, the gradient of ``w[idx]``): that is the loss, and the fix."""
-    node, d = plan.program.node(r.node_id), plan.decisions.get(r.node_id)
+    """Where `r`'s kernel (or, for an output of a multi-output op, that op's) adds into its 16-bit result
+    one term at a time (`node_numerics.accumulates_in_storage`: eager's ``index_put(accumulate=True)``
+    on CPU and CUDA, the gradient of ``w[idx]``; eager CPU's LayerNorm backward with 16-bit weights):
+    that is the loss, and the fix."""
+    node = plan.program.node(r.node_id)
+    parent = multi_output_parent(node)
+    node, index = (parent, node.args[1]) if parent is not None else (node, None)
+    d = plan.decisions.get(node.meta.get(NODE_ID, ""))
     if d is None or not accumulates_in_storage(node, d):
         return ""
-    dtype = str(d.storage_dtype).removeprefix("torch.")
+    dtype = str(d.compute_dtype).removeprefix("torch.")
+    if node.target is torch.ops.aten.native_layer_norm_backward.default:
+        if index not in (1, 2):  # the input's gradient is computed row by row, in fp32
+            return ""
+        return (f" Eager's LayerNorm backward on CPU adds each row's term of the weight and bias gradients into a "
+                f"{dtype} buffer (its input's dtype, with float32 weights too), rounding every sum: run the LayerNorm "
+                "in float32 (`F.layer_norm(x.float(), shape, w.float(), b.float()).to(x.dtype)`).")
     return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (eager's "
             "`index_put(accumulate=True)` on CPU and CUDA, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
             "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")

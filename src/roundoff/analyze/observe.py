@@ -11,6 +11,7 @@ import logging
 import math
 import operator
 from dataclasses import replace
+from typing import Any
 
 import torch
 import torch.fx
@@ -36,12 +37,11 @@ from roundoff.analyze.verdict import (
     reduction_floor,
     working_dtype,
 )
-from roundoff.capture.program import NODE_ID, node_source
+from roundoff.capture.program import NODE_ID, multi_output_parent, node_source, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import PlanNumerics, round_value
 from roundoff.numerics import FORMATS, Format, get_format, round_to
-from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 
 POLICY, ORACLE, REFERENCE = 0, 1, 2
@@ -120,6 +120,7 @@ class NodeObserver:
         # each mapped to the node where that overflow began: an origin only if it later makes harm.
         self.forced: dict[torch.fx.Node, str] = {}
         self._demand: dict[torch.fx.Node, torch.dtype] | None = None
+        self._whole: tuple[torch.fx.Node, Any] | None = None  # a multi-output op recomputed (`_local_value`)
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
     def _demanded(self, node: torch.fx.Node) -> dict[torch.fx.Node, torch.dtype]:
@@ -144,6 +145,7 @@ class NodeObserver:
                 and (flip := differing_indices(vals[POLICY], vals[ORACLE])) is not None):
             self.flips[node.meta.get(NODE_ID, node.name)] = flip
             self.flip_values[node.meta.get(NODE_ID, node.name)] = vals[POLICY]
+        self._recompute_whole(node, vals, ls)
         if node.op != "call_function" or not is_float(vals[POLICY]):
             return None
         d = self.side.decision(node)
@@ -213,7 +215,7 @@ class NodeObserver:
             self._overflow_harms(began)
         self.reports.append(
             NodeReport(
-                node_id=nid, op=short_name(node.target), source=node_source(node),
+                node_id=nid, op=output_op_name(node), source=node_source(node),
                 op_class=op_class.value if op_class else "unknown", dtype=str(dtype).replace("torch.", ""),
                 vs_oracle=vs_oracle, vs_reference=vs_ref, reference_vs_oracle=ref_vs_oracle,
                 local=local, inherited_bits=inherited, verdict=verdict,
@@ -294,11 +296,29 @@ class NodeObserver:
         return Verdict.OK if same or judge(self.rule, r, s, oracle, self.tol) else Verdict.DIVERGES
 
     def _local_value(self, node: torch.fx.Node, ls: Lockstep) -> torch.Tensor | None:
-        """The node recomputed by the policy from the oracle's inputs, when that can differ from its value."""
+        """The node recomputed by the policy from the oracle's inputs, when that can differ from its value.
+        An output of a multi-output op (``getitem``) is taken from that op recomputed so
+        (`_recompute_whole`): its own error is the op's (a LayerNorm backward's weight gradient), not
+        only its rounding."""
         if not self.local or is_random(node) or all(p in self.exact for p in node.all_input_nodes):
             return None  # (a random node's sample is shared by every run: nothing local to recompute)
-        value = self.side.evaluate(node, ls.reader(ORACLE), fresh=True)
+        read = ls.reader(ORACLE)
+        if self._whole is not None and multi_output_parent(node) is self._whole[0]:
+            parent, whole = self._whole
+            value = self.side.evaluate(node, lambda p: whole if p is parent else read(p), fresh=True)
+        else:
+            value = self.side.evaluate(node, read, fresh=True)
         return value if is_float(value) else None
+
+    def _recompute_whole(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        """Keep multi-output op `node` recomputed from the oracle's inputs for its outputs' ``getitem``
+        nodes after it (`_local_value`), while its operands are still there; drop it at another node."""
+        if self._whole is not None and node is not self._whole[0] and multi_output_parent(node) is not self._whole[0]:
+            self._whole = None
+        if (self.local and node.op == "call_function" and isinstance(vals[POLICY], (tuple, list))
+                and any(is_float(v) for v in vals[POLICY]) and not is_random(node)
+                and not all(p in self.exact for p in node.all_input_nodes)):
+            self._whole = (node, self.side.evaluate(node, ls.reader(ORACLE), fresh=True))
 
     def _local(
         self, node: torch.fx.Node, total: Metrics, local: Metrics | None

@@ -121,7 +121,9 @@ def _changes_for(
         found.append(ChangeKind.NO_DOWNCAST)
     if reference is Reference.ORACLE and d.scalar_format is not None and is_low_precision(d.storage_dtype):
         found.append(ChangeKind.SCALAR_FP32)
-    if is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and rounded:
+    if d.storage_dtype is None and is_low_precision(d.compute_dtype) and d.op_class.computes:
+        found.append(ChangeKind.UPCAST)  # a multi-output op computing in its results' 16-bit dtype
+    elif is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and rounded:
         if reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
             found.append(ChangeKind.KEEP_FP32)
     elif is_low_precision(d.storage_dtype) and (
@@ -157,7 +159,9 @@ def candidate_changes(
     -> kept fp32), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Toward the oracle, selects (where, masked_fill, clamp) offer KEEP_FP32 like computing ops: they store
-    what they pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change.
+    what they pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change;
+    a multi-output op (no storage dtype of its own: its ``getitem`` nodes round) computing in a 16-bit
+    dtype offers UPCAST.
     """
     ref = Reference.parse(reference)
     outputs = output_ids(plan.program)

@@ -91,9 +91,10 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
             f"values, and {d.input_format} keeps fewer significand bits than {storage}"
         )
     if change.kind is ChangeKind.UPCAST:
+        held = storage if d.storage_dtype is not None else compute  # a multi-output op: its results' dtype
         return (
-            f"{where}: compute in fp32 (opmath) instead of {compute} — computing in {storage} "
-            f"rounds the operands and the result to {storage}'s precision, which the reference does not"
+            f"{where}: compute in fp32 (opmath) instead of {compute} — computing in {held} "
+            f"rounds the operands and the result to {held}'s precision, which the reference does not"
         )
     if change.kind is ChangeKind.ROUND:
         why = (

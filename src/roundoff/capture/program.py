@@ -10,6 +10,7 @@ Node metadata contract (other layers rely on these keys):
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -57,6 +58,23 @@ SHAPE_ONLY = frozenset({
 def value_inputs(node: torch.fx.Node) -> list[torch.fx.Node]:
     """The nodes whose *values* `node` reads (`all_input_nodes`, none for a `SHAPE_ONLY` op)."""
     return [] if node.target in SHAPE_ONLY else node.all_input_nodes
+
+
+def multi_output_parent(node: torch.fx.Node) -> torch.fx.Node | None:
+    """The op node whose result `node` is one of (``getitem(op, i)`` of a multi-output op), else None."""
+    if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node) and isinstance(node.args[1], int):
+        parent = node.args[0]
+        return parent if parent.op == "call_function" else None
+    return None
+
+
+def output_op_name(node: torch.fx.Node) -> str:
+    """The op's short name for reports; one result of a multi-output op as ``op[i]``
+    (``native_layer_norm_backward[1]``), not ``getitem``."""
+    parent = multi_output_parent(node)
+    target = parent.target if parent is not None else node.target
+    name = str(getattr(target, "_opname", None) or getattr(target, "__name__", None) or target)
+    return f"{name}[{node.args[1]}]" if parent is not None else name
 
 
 def node_source(node: torch.fx.Node) -> str | None:

@@ -63,14 +63,22 @@ _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
 #: every sum, on CPU (a loop) and on CUDA (atomic adds) (trial 49: an MoE's ``w1[idx]`` gradient over
 #: 4096 tokens, 14% off fp64); on CPU ``index_add`` and ``scatter_add`` sum in fp32 and round once, as
 #: the fp32 path does.
-_NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default)
+_NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default,
+                   _aten.native_layer_norm_backward.default)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
 
 
 def accumulates_in_storage(node: torch.fx.Node, d: NodeDecision) -> bool:
     """Whether `node` runs a `_NATIVE_STORAGE` kernel in its 16-bit storage dtype under decision `d`,
-    summing its terms into that dtype one at a time (a rounding per addition)."""
-    return node.target in _NATIVE_STORAGE and d.storage_dtype in HELD_NARROW and d.compute_dtype == d.storage_dtype
+    summing its terms into that dtype one at a time (a rounding per addition): STORAGE compute, and a
+    rounded result in that dtype (of a multi-output op, every float output in it: their ``getitem``
+    nodes round them, to values already held in it)."""
+    if node.target not in _NATIVE_STORAGE or d.compute_dtype not in HELD_NARROW:
+        return False
+    if d.storage_dtype is not None:
+        return d.rounds_result and d.storage_dtype == d.compute_dtype
+    outs = storage_of(node)
+    return isinstance(outs, tuple) and all(o in (None, d.compute_dtype) for o in outs) and any(outs)
 
 
 def stride_free(target: Any) -> Any:
@@ -190,9 +198,9 @@ class _Static:
         self.moves = d is not None and d.op_class is OpClass.DATA_MOVEMENT and not self.fmts
         self.compute_round = d.compute_dtype if low else None
         st = self.storage
-        self.native = d is not None and d.rounds_result and not node.kwargs and st in HELD_NARROW and (
-            (node.target in _NATIVE_MATMUL and d.compute_dtype == torch.float32 and not d.input_format)
-            or (node.target in _NATIVE_STORAGE and d.compute_dtype == st))
+        self.native = d is not None and not node.kwargs and (accumulates_in_storage(node, d) or (
+            node.target in _NATIVE_MATMUL and d.rounds_result and st in HELD_NARROW
+            and d.compute_dtype == torch.float32 and not d.input_format))
         self.plain: dict[torch.fx.Node, Any] = {}  # operand -> the storage dtype it is read rounded to
         self.fresh: dict[torch.fx.Node, Any] = {}  # the same, reading oracle inputs (``fresh=True``)
 
@@ -341,8 +349,9 @@ class PlanNumerics:
         operands are not both held in that dtype (the contract then needs the fp32 path)."""
         st = self.storage(node)
         args = torch.fx.node.map_arg(node.args, self._reader(node, read, fresh))
-        if node.target in _NATIVE_STORAGE:  # its kernel adds its operands as `st` holds them (Inductor's
-            return node.target(*(a.to(st) if is_float(a) else a for a in args))  # atomic_add stores an fp32 value in it)
+        if node.target in _NATIVE_STORAGE:  # its kernel adds its operands as that dtype holds them (Inductor's
+            held = self._static(node).d.compute_dtype  # atomic_add stores an fp32 value in it)
+            return node.target(*(a.to(held) if is_float(a) else a for a in args))
         if all(isinstance(a, torch.Tensor) and a.dtype == st for a in args):
             return node.target(*args)
         return None

@@ -96,7 +96,8 @@ _EAGER_CPU_SCALARS = {
 #: tests/execute/test_eager_fidelity. On CUDA eager's and Inductor's index_put add atomically into
 #: the 16-bit buffer as well (bench/results/h200-session16/index-put-cuda.txt).
 _INDEX_PUT_STORAGE = {op: {"compute": "storage"} for op in ("aten.index_put", "aten._unsafe_index_put")}
-_EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE}
+_EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE,
+              "aten.native_layer_norm_backward": {"compute": "storage"}}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
