@@ -953,3 +953,35 @@ def test_a_compiled_program_that_fails_when_run_is_named_a_torch_compile_bug():
     text = str(info.value)
     assert "a torch.compile bug" in text and real in text, text
     assert "_weight_norm_interface_backward" in text, text
+
+
+class _HandWrittenAttention(torch.nn.Module):
+    """Research-style attention (trial 50): Inductor's pattern rewrite turns it into one fallback call,
+    ``buf6 = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(...)``; ``buf7 = buf6[0]``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv, self.proj = torch.nn.Linear(64, 192), torch.nn.Linear(64, 64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (t.view(2, 32, 4, 16).transpose(1, 2) for t in self.qkv(x).split(64, dim=-1))
+        att = torch.softmax((q @ k.transpose(-2, -1)) / 4.0, dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(2, 32, 64)).float().square().mean()
+
+
+def test_a_fallback_ops_result_is_credited_to_that_op_not_to_the_kernel_reading_it():
+    """Trial 50: the attention's output, returned by a fallback op no tap sees, was credited to the
+    ``addmm`` given it next ("computes _unsafe_view inside the GEMM"). Oracle: the generated wrapper's
+    own source (which call assigns each buffer)."""
+    from roundoff.observed.taps import fallback_results
+
+    model = _HandWrittenAttention().half()
+    x = torch.randn(2, 32, 64, generator=torch.Generator().manual_seed(0)).half()
+    result = observe_compiled(model, x, backward=True, repeats=1)
+    fallbacks = fallback_results(result.source)
+    credited = {k.buffer: k.kernel for k in result.kernels}
+    judged = [b for b in fallbacks if b in credited]
+    if not judged:
+        pytest.skip("Inductor made no fallback result that observe judges here")
+    assert all(credited[b] == fallbacks[b] for b in judged), {b: (credited[b], fallbacks[b]) for b in judged}
+    assert any("attention" in fallbacks[b] for b in judged), fallbacks

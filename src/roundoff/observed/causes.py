@@ -96,13 +96,17 @@ def emulation_cause(
     (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
     (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
     matmul, convolution or attention (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before
-    the one rounding) is an unmodelled decision; an extern kernel's own cause is never a
+    the one rounding) is an unmodelled decision, as is a fallback op's buffer (``torch.ops.aten.x``: an
+    attention Inductor's pattern rewrite made); an extern kernel's own cause is never a
     transcendental (its origins list the ops that made its operands). `region`: `local_region` of the buffer, where the caller has it."""
     nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
     extern = obs.kind in ("matmul", "extern", "template")
     if observed is not None and not extern:  # judge what the emulation computes for this buffer
         obs = replace(obs, fused=region if region is not None else local_region(program, nid, obs, observed, nodes))
     classes = {classify(nodes[i].target).op_class for i in obs.fused if i in nodes}
+    if obs.kernel.startswith("torch.ops."):  # a fallback op Inductor calls for several ops (its pattern rewrite)
+        return (f"unmodelled decision: Inductor calls {obs.kernel.split('.')[3]} for these ops (a pattern rewrite: "
+                "its own kernel, summation order and masking)")
     if extern and nid in nodes and classify(nodes[nid].target).op_class not in _GEMM_OWN:
         op = short_name(nodes[nid].target)
         return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"

@@ -19,8 +19,9 @@ marking every value as a graph output (Polygraphy's way) changes what Inductor f
   passed to the kernel that no earlier kernel wrote. The module's code, and so the kernels, their
   count and their launch order, stay exactly what Inductor generated (tests compare the source).
 
-Fallback kernels whose result the wrapper assigns (``buf3 = torch.ops.aten.x(...)``) and buffers
-whose origin node has no roundoff id are not read.
+Fallback kernels whose result the wrapper assigns (``buf3 = torch.ops.aten.x(...)``) are not tapped:
+their results are read at the next kernel given them, credited to the fallback op (`fallback_results`).
+Buffers whose origin node has no roundoff id are not read.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ _BUF = re.compile(r"buf\d+$")
 #: ``buf20 = buf7; del buf7  # reuse``, ``buf37 = reinterpret_tensor(buf28, ...); del buf28  # reuse``: a
 #: buffer made in the memory of a dead one (its own name, not a returned result's)
 _REUSE = re.compile(r"^\s*(buf\d+) = [^\n]*; del buf\d+\s+# reuse", re.MULTILINE)
+_FALLBACK = re.compile(r"^\s*(buf\d+) = (torch\.ops\.[\w.]+)\(", re.MULTILINE)
+_ITEM = re.compile(r"^\s*(buf\d+) = (buf\d+)\[\d+\]", re.MULTILINE)
 _KERNEL = re.compile(r"(cpp_fused|triton_|cpp_|cuda_fused)\w*$")
 
 
@@ -304,9 +307,10 @@ class _Tap:
     def __init__(
         self, kernel: Any, name: str, sink: Sink, seen: set[str], launches: list[int],
         returned: dict[int, tuple[str, int]], reused: frozenset[str] = frozenset(),
+        fallbacks: dict[str, str] | None = None,
     ) -> None:
         self.kernel, self.name, self.sink, self.seen, self.launches = kernel, name, sink, seen, launches
-        self.returned, self.reused = returned, reused
+        self.returned, self.reused, self.fallbacks = returned, reused, fallbacks or {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.kernel(*args, **kwargs)
@@ -340,7 +344,7 @@ class _Tap:
                 self.seen.add(local)
                 # a returned result: its kernel's; a buffer made in its memory later (`reused`): this one's
                 name, at = (self.name, launch) if local in self.reused else self.returned.pop(key, (self.name, launch))
-                self.sink(name, at, local, value)
+                self.sink(self.fallbacks.get(local, name), at, local, value)  # a fallback's result: that op's
         return launch
 
 
@@ -352,6 +356,18 @@ class _ExternTaps:
 
     def __getattr__(self, attr: str) -> Any:
         return self._make(getattr(self._inner, attr), f"extern_kernels.{attr}")
+
+
+def fallback_results(source: str) -> dict[str, str]:
+    """{buffer: the fallback op whose result it is, or an item of (``buf6 =
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(...)``, ``buf7 = buf6[0]``)},
+    from the wrapper's `source`: no tap sees such a call, and the next kernel given the buffer did not
+    write it (trial 50: an attention Inductor's pattern rewrite made, credited to the addmm reading it)."""
+    made = {m.group(1): m.group(2) for m in _FALLBACK.finditer(source)}
+    for m in _ITEM.finditer(source):  # in source order: an item of an item follows its parent
+        if m.group(2) in made:
+            made[m.group(1)] = made[m.group(2)]
+    return made
 
 
 @contextlib.contextmanager
@@ -368,9 +384,10 @@ def tapped(module: types.ModuleType, sink: Sink, wrap: Callable[[_Tap], Any] | N
     launches = [0]
     returned: dict[int, tuple[str, int]] = {}
     reused = frozenset(m.group(1) for m in _REUSE.finditer(source))
+    fallbacks = fallback_results(source)
 
     def make(kernel: Any, name: str) -> Any:
-        tap = _Tap(kernel, name, sink, seen, launches, returned, reused)
+        tap = _Tap(kernel, name, sink, seen, launches, returned, reused, fallbacks)
         return wrap(tap) if wrap is not None else tap
 
     saved = {name: value for name, value in vars(module).items()
