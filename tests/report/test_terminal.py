@@ -261,3 +261,16 @@ def test_diverging_nodes_the_table_leaves_out_are_counted(sample_document):
     text = _render(nodes_table(run, 1), tty=False)
     assert f"and {len(beyond) - 1} more node(s) beyond the limit not shown" in text, text
     assert "more node(s) beyond the limit" not in _render(nodes_table(run, len(run["nodes"])), tty=False)
+
+
+def test_outputs_table_keeps_long_output_names_whole():
+    """Trial 50: `grad_model.text_model.encoder.layers.0.sel…` hid which projection a row is."""
+    from roundoff.report.terminal import outputs_table
+
+    names = [f"grad_model.text_model.encoder.layers.0.self_attn.{p}_proj.weight" for p in "qkv"]
+    run = {"policy": "eager", "outputs": [{"name": n, "verdict": "ok", "rmse": 1e-3, "ref_rmse": 1e-3,
+                                           "multiplier": 16.0} for n in names]}
+    console = Console(width=100, record=True, color_system=None)
+    console.print(outputs_table(run))
+    text = "".join(line.split("│")[1].strip() if "│" in line else "" for line in console.export_text().splitlines())
+    assert all(n in text for n in names), text
