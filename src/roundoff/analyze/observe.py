@@ -35,12 +35,18 @@ from roundoff.analyze.verdict import (
     nonfinite_counts,
     own_excess,
     reduction_floor,
+    unit_roundoff,
     working_dtype,
 )
 from roundoff.capture.program import NODE_ID, multi_output_parent, node_source, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, is_random
-from roundoff.execute.node_numerics import PlanNumerics, round_value
+from roundoff.execute.node_numerics import (
+    SUMS_IN_STORAGE,
+    OracleNumerics,
+    PlanNumerics,
+    round_value,
+)
 from roundoff.numerics import FORMATS, Format, get_format, round_to
 from roundoff.ops.classes import OpClass
 
@@ -84,6 +90,11 @@ def implied_pass(res: Metrics, ref: Metrics) -> bool:
     return res.sqnr_db - ref.sqnr_db >= -20 * math.log10(2 * (1 - _RMSE_SLACK))
 
 
+def _rms(m: Metrics) -> float:
+    """The RMS of the fp64 values `m` compares with (from its RMSE and normwise relative error)."""
+    return m.rmse / m.norm_rel if 0.0 < m.norm_rel < math.inf else (0.0 if m.norm_rel == math.inf else math.inf)
+
+
 def rmse(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(torch.sqrt(torch.mean((a.double() - b.double()) ** 2)))
 
@@ -121,6 +132,10 @@ class NodeObserver:
         self.forced: dict[torch.fx.Node, str] = {}
         self._demand: dict[torch.fx.Node, torch.dtype] | None = None
         self._whole: tuple[torch.fx.Node, Any] | None = None  # a multi-output op recomputed (`_local_value`)
+        # Nodes whose fp64 value is 0 by the model's structure, or made only of such values (`_noise_of_zeros`),
+        # and per multi-output op with such operands, its results fp64 again with them 0 makes 0.
+        self.zeroish: set[torch.fx.Node] = set()
+        self._zero_items: dict[torch.fx.Node, set[int]] = {}
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
     def _demanded(self, node: torch.fx.Node) -> dict[torch.fx.Node, torch.dtype]:
@@ -155,6 +170,9 @@ class NodeObserver:
         if op_class is OpClass.DATA_MOVEMENT and node.target is not operator.getitem:
             if all(p in self.exact for p in node.all_input_nodes):  # moves exact values only
                 self.exact.add(node)
+            floats = [p for p in node.all_input_nodes if is_float(p.meta.get("val"))]
+            if floats and all(p in self.zeroish for p in floats):  # moves fp64's noise only
+                self.zeroish.add(node)
             for bad in (self.bad, self.ref_bad):  # moves NaN/inf made upstream: not an origin either
                 if any(p in bad for p in node.all_input_nodes):
                     bad.add(node)
@@ -192,10 +210,14 @@ class NodeObserver:
         if local is not None:
             own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
             local = replace(local, excess=excess(local, floor_work, work, terms), new_nonfinite=own_new or local.new_nonfinite)
-        if (not self.has_reference and not terms and own_excess(local or vs_oracle, floor_work, work) > EXCESS_LIMIT
+        if terms and _rms(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
+            self.zeroish.add(node)  # a sum fp32 could not tell from 0: fp64's noise (trial 50: a q gradient)
+        if (not self.has_reference and own_excess(local or vs_oracle, floor_work, work, terms) > EXCESS_LIMIT
                 and not (local or vs_oracle).new_nonfinite
-                and (zero := structural_zero_floor(node, oracle, ls.reader(ORACLE), work))):
-            terms = zero  # 0 by the model's structure (1 - sum(softmax)): held to its operands' rounding
+                and (zero := (structural_zero_floor(node, oracle, ls.reader(ORACLE), work) if not terms else 0.0)
+                     or self._noise_of_zeros(node, ls, oracle, local or vs_oracle))):
+            terms = zero  # 0 by the model's structure (1 - sum(softmax)): held to its operands' rounding,
+            self.zeroish.add(node)  # or, made of such values only, to its own error (fp64's noise: no signal)
             vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms))
             local = replace(local, excess=excess(local, floor_work, work, terms)) if local is not None else None
         if vs_oracle.max_abs == 0.0 and vs_oracle.nonfinite == 0 and vs_oracle.ref_nan + vs_oracle.ref_inf == 0:
@@ -310,15 +332,48 @@ class NodeObserver:
             value = self.side.evaluate(node, read, fresh=True)
         return value if is_float(value) else None
 
+    def _noise_of_zeros(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, own: Metrics) -> float:
+        """Where `node`'s fp64 value is made only of values 0 by the model's structure (`zeroish`: fp64's
+        rounding noise, 1e-16 of their terms; trial 50: a CLIP whose pooled token attends only to itself,
+        its q/k gradients), the larger of that value's RMS and of its `own` error: what its error is held
+        to (it carries no signal: fp16's 0 is as good as fp32's noise); else 0. Read as: fp64 again
+        with those operands 0 gives 0."""
+        if not any(p in self.zeroish for p in node.all_input_nodes) or not is_float(oracle):
+            return 0.0
+        if (parent := multi_output_parent(node)) is not None:
+            zeroed = node.args[1] in self._zero_items.get(parent, ())
+        else:
+            read = ls.reader(ORACLE)
+            value = OracleNumerics().evaluate(node, lambda p: torch.zeros_like(v) if p in self.zeroish and is_float(
+                v := read(p)) else read(p))
+            zeroed = is_float(value) and not bool((value[value.isfinite()] != 0).any())
+        finite = oracle[oracle.isfinite()]
+        return max(float(finite.double().square().mean().sqrt()), own.rmse) if zeroed and finite.numel() else 0.0
+
     def _recompute_whole(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
-        """Keep multi-output op `node` recomputed from the oracle's inputs for its outputs' ``getitem``
-        nodes after it (`_local_value`), while its operands are still there; drop it at another node."""
+        """Keep, for the ``getitem`` nodes after multi-output op `node` (`_local_value`), fp64's value
+        of it moved by the op's own error: its result on the policy's operands minus fp64's on those
+        same operands (what its kernel adds, not what they carry); drop it at another node. Only an
+        op whose kernel sums in its storage dtype (`SUMS_IN_STORAGE`: eager CPU's 16-bit LayerNorm
+        backward, a rounding per row). Recomputed from fp64's operands rounded instead, a LayerNorm's
+        ``x - mean`` amplifies their inconsistent roundings (the saved mean is rounded from fp64's,
+        not computed from the rounded x): a 20x "own error" where the output is 2x (corpus BERT). Other
+        multi-output ops' results are judged by their rounding, as before."""
         if self._whole is not None and node is not self._whole[0] and multi_output_parent(node) is not self._whole[0]:
             self._whole = None
-        if (self.local and node.op == "call_function" and isinstance(vals[POLICY], (tuple, list))
+        if (self.local and node.target in SUMS_IN_STORAGE and isinstance(vals[POLICY], (tuple, list))
                 and any(is_float(v) for v in vals[POLICY]) and not is_random(node)
                 and not all(p in self.exact for p in node.all_input_nodes)):
-            self._whole = (node, self.side.evaluate(node, ls.reader(ORACLE), fresh=True))
+            read = ls.reader(POLICY)
+            exact = OracleNumerics().evaluate(node, lambda p: v.double() if is_float(v := read(p)) else v)
+            self._whole = (node, tuple(o + (r.double() - e) if is_float(o) and is_float(r) and is_float(e) else o
+                                       for o, r, e in zip(vals[ORACLE], vals[POLICY], exact)))
+        if (node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list))
+                and any(p in self.zeroish for p in node.all_input_nodes)):  # which results are fp64's noise
+            read = ls.reader(ORACLE)
+            zeroed = OracleNumerics().evaluate(node, lambda p: torch.zeros_like(v) if p in self.zeroish and is_float(
+                v := read(p)) else read(p))
+            self._zero_items[node] = {i for i, v in enumerate(zeroed) if is_float(v) and not bool((v[v.isfinite()] != 0).any())}
 
     def _local(
         self, node: torch.fx.Node, total: Metrics, local: Metrics | None

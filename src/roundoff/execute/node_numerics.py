@@ -65,6 +65,8 @@ _NATIVE_MATMUL = (_aten.mm.default, _aten.bmm.default)
 #: the fp32 path does.
 _NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default,
                    _aten.native_layer_norm_backward.default)
+#: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
+SUMS_IN_STORAGE = frozenset(t for t in _NATIVE_STORAGE if len(t._schema.returns) > 1)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
 
 
