@@ -179,7 +179,7 @@ def check(
                               floors=floors.floors if floors is not None else None,
                               settled=judge.settled if judge is not None else None)
     noise = {n.meta.get(NODE_ID) for n in observer.zeroish}  # fp64's noise: no values to lose to the range
-    outputs = tuple(replace(o, below_range=0) if o.node_id in noise else o for o in outputs)
+    outputs = tuple(replace(o, below_range=0, noise_only=True) if o.node_id in noise else o for o in outputs)
     # a rounding that alone takes an output passed for want of a flagged node beyond the limit: a finding
     roundings = _roundings_that_move(plan_a.program, inputs, reports, outputs) if floors is not None else []
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)

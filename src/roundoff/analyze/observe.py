@@ -19,7 +19,7 @@ import torch.fx
 from roundoff.analyze.amplified import amplified_read, fp32_own_excess
 from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure_each, norm_rels
-from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
+from roundoff.analyze.output_floor import OutputFloors, operand_floor, structural_zero_floor
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.selections import SELECTIONS, differing_indices
 from roundoff.analyze.verdict import (
@@ -88,6 +88,24 @@ def implied_pass(res: Metrics, ref: Metrics) -> bool:
     if not math.isfinite(ref.sqnr_db):  # ref exact (+inf) or the oracle all zeros (-inf): ratio unknown
         return False
     return res.sqnr_db - ref.sqnr_db >= -20 * math.log10(2 * (1 - _RMSE_SLACK))
+
+
+def _noise_size(exact: torch.Tensor, own: Metrics) -> float:
+    """What a value fp64 holds only as noise is held to: the larger of its RMS and of its `own` error."""
+    finite = exact[exact.isfinite()]
+    return max(float(finite.double().square().mean().sqrt()), own.rmse) if finite.numel() else 0.0
+
+
+def _finite_norm(x: torch.Tensor) -> float:
+    return float(x.double()[x.isfinite()].norm())
+
+
+def _unlike(res: object, exact: object) -> bool:
+    """Whether float `res` is further from fp64's `exact` than `exact` is from 0 (normwise, finite elements)."""
+    if not (is_float(res) and is_float(exact)) or res.shape != exact.shape:
+        return False
+    both = res.isfinite() & exact.isfinite()
+    return float((res.double() - exact.double())[both].norm()) > float(exact.double()[both].norm())
 
 
 def _rms(m: Metrics) -> float:
@@ -212,10 +230,15 @@ class NodeObserver:
             local = replace(local, excess=excess(local, floor_work, work, terms), new_nonfinite=own_new or local.new_nonfinite)
         if terms and _rms(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
             self.zeroish.add(node)  # a sum fp32 could not tell from 0: fp64's noise (trial 50: a q gradient)
+        elif (not self.has_reference and vs_oracle.norm_rel > 1 and not vs_oracle.new_nonfinite and (
+                (parent := multi_output_parent(node)) is not None and node.args[1] in self._zero_items.get(parent, ())
+                or parent is None and structural_zero_floor(node, oracle, ls.reader(ORACLE), work))):
+            self.zeroish.add(node)  # nothing like fp64, which is 0 but for its noise (a flash-attention q gradient)
         if (not self.has_reference and own_excess(local or vs_oracle, floor_work, work, terms) > EXCESS_LIMIT
                 and not (local or vs_oracle).new_nonfinite
                 and (zero := (structural_zero_floor(node, oracle, ls.reader(ORACLE), work) if not terms else 0.0)
-                     or self._noise_of_zeros(node, ls, oracle, local or vs_oracle))):
+                     or self._noise_of_zeros(node, ls, oracle, local or vs_oracle)
+                     or (_noise_size(oracle, local or vs_oracle) if node in self.zeroish else 0.0))):
             terms = zero  # 0 by the model's structure (1 - sum(softmax)): held to its operands' rounding,
             self.zeroish.add(node)  # or, made of such values only, to its own error (fp64's noise: no signal)
             vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms))
@@ -347,8 +370,7 @@ class NodeObserver:
             value = OracleNumerics().evaluate(node, lambda p: torch.zeros_like(v) if p in self.zeroish and is_float(
                 v := read(p)) else read(p))
             zeroed = is_float(value) and not bool((value[value.isfinite()] != 0).any())
-        finite = oracle[oracle.isfinite()]
-        return max(float(finite.double().square().mean().sqrt()), own.rmse) if zeroed and finite.numel() else 0.0
+        return _noise_size(oracle, own) if zeroed else 0.0
 
     def _recompute_whole(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
         """Keep, for the ``getitem`` nodes after multi-output op `node` (`_local_value`), fp64's value
@@ -368,12 +390,18 @@ class NodeObserver:
             exact = OracleNumerics().evaluate(node, lambda p: v.double() if is_float(v := read(p)) else v)
             self._whole = (node, tuple(o + (r.double() - e) if is_float(o) and is_float(r) and is_float(e) else o
                                        for o, r, e in zip(vals[ORACLE], vals[POLICY], exact)))
+        if not self.has_reference and node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list)):
+            far = tuple(i for i, (r, o) in enumerate(zip(vals[POLICY], vals[ORACLE])) if _unlike(r, o))
+            if far:  # results nothing like fp64's: those fp32 could not tell from 0 (while the operands are here)
+                floors = operand_floor(node, vals[ORACLE], ls.reader(ORACLE), torch.float32, far)
+                self._zero_items[node] = {i for i, f in zip(far, floors) if _finite_norm(vals[ORACLE][i]) <= f}
         if (node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list))
                 and any(p in self.zeroish for p in node.all_input_nodes)):  # which results are fp64's noise
             read = ls.reader(ORACLE)
             zeroed = OracleNumerics().evaluate(node, lambda p: torch.zeros_like(v) if p in self.zeroish and is_float(
                 v := read(p)) else read(p))
-            self._zero_items[node] = {i for i, v in enumerate(zeroed) if is_float(v) and not bool((v[v.isfinite()] != 0).any())}
+            self._zero_items.setdefault(node, set()).update(
+                i for i, v in enumerate(zeroed) if is_float(v) and not bool((v[v.isfinite()] != 0).any()))
 
     def _local(
         self, node: torch.fx.Node, total: Metrics, local: Metrics | None

@@ -124,6 +124,9 @@ class OutputVerdict:
     #: Elements whose fp64 value is finite and not 0 but rounds to 0 in `dtype` (below its range), counted
     #: only where the result is at least half its norm off fp64 (`LOST_SIGNAL`), else 0.
     below_range: int = 0
+    #: fp64 holds its values only as noise: 0 by the model's structure (a query no other token reaches),
+    #: or made only of such values; no figure against fp64 means anything for it.
+    noise_only: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,7 +135,7 @@ class OutputVerdict:
             "vs_reference": None if self.vs_reference is None else self.vs_reference.to_dict(),
             "rule": self.rule, "nonfinite": self.nonfinite, "unrepresentable": self.unrepresentable,
             "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype, "judged_dtype": self.judged_dtype,
-            "reference_nonfinite": self.reference_nonfinite, "below_range": self.below_range,
+            "reference_nonfinite": self.reference_nonfinite, "below_range": self.below_range, "noise_only": self.noise_only,
         }
 
 

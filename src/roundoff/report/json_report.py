@@ -17,13 +17,15 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "rule": "same",                 # same | allclose | bitwise (optional)
         "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
-        "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range"}],
+        "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range", "noise_only"}],
                                         # PyTorch's rule (torch._dynamo.utils.same): RMSE
                                         # of this run vs fp64 <= multiplier * RMSE of the
                                         # reference vs fp64 (multiplier null: not recorded);
                                         # below_range (optional): elements whose fp64 value
                                         # rounds to 0 in the output's dtype, counted where
-                                        # the output is at least half its norm off fp64
+                                        # the output is at least half its norm off fp64;
+                                        # noise_only (optional): fp64 holds it as noise only
+                                        # (0 by the model's structure)
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
@@ -159,6 +161,7 @@ SCHEMA: dict[str, Any] = {
                                 "ref_rmse": _NUM,
                                 "multiplier": _NUM,
                                 "below_range": {"type": "integer", "minimum": 0},
+                                "noise_only": {"type": "boolean"},
                             },
                         },
                     },
@@ -287,7 +290,7 @@ def metrics(**values: float | None) -> dict[str, Any]:
 
 def output_entry(
     name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None,
-    below_range: int = 0,
+    below_range: int = 0, noise_only: bool = False,
 ) -> dict[str, Any]:
     """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64);
     `below_range`: its elements whose fp64 value rounds to 0 in its dtype, where that loses most of it."""
@@ -298,6 +301,7 @@ def output_entry(
         "ref_rmse": jsonable(ref_rmse),
         "multiplier": jsonable(multiplier),
         "below_range": below_range,
+        "noise_only": noise_only,
     }
 
 

@@ -1,0 +1,58 @@
+"""Trial 50: CLIP pooled at a token that attends only to itself; its q/k gradients are 0 in exact
+arithmetic, fp64 gives ~1e-16 of noise and fp16 0 (or its own noise). check named them first ("below
+float16's range: use GradScaler"), and blame found no fix because any wider format made that noise
+"worse". Oracle: fp64 autograd (the gradient is noise: 1e-12 of the others') and the same step whose
+loss reads a token that sees others (its q/k gradients are real and judged)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from roundoff.analyze import check
+from roundoff.blame import blame
+from roundoff.capture import capture
+
+
+def _inputs() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 8, 32, generator=g).half()
+    return (x, *((torch.randn(32, 32, generator=g) / 6).half().requires_grad_() for _ in range(3)))
+
+
+def _attention(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: torch.Tensor) -> torch.Tensor:
+    q, k, v = ((x @ w).view(2, 8, 2, 16).transpose(1, 2) for w in (wq, wk, wv))
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def first_token(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: torch.Tensor) -> torch.Tensor:
+    return _attention(x, wq, wk, wv)[:, :, 0].float().square().sum()  # token 0 attends only to itself
+
+
+def last_token(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: torch.Tensor) -> torch.Tensor:
+    return _attention(x, wq, wk, wv)[:, :, -1].float().square().sum()
+
+
+def _fp64_grads(fn) -> tuple[torch.Tensor, ...]:
+    x, *w = (t.detach().double().requires_grad_(t.requires_grad) for t in _inputs())
+    return torch.autograd.grad(fn(x, *w), w)
+
+
+def test_gradients_fp64_holds_only_as_noise_are_not_findings_and_blame_has_nothing_to_fix():
+    gq, gk, gv = _fp64_grads(first_token)
+    assert float(gq.norm()) < 1e-12 * float(gv.norm()) and float(gk.norm()) < 1e-12 * float(gv.norm())
+
+    r = check(first_token, _inputs(), "eager", against="oracle", backward=True)
+    outs = {o.name: o for o in r.outputs}
+    assert not r.diverges and not r.culprits, r.explanations
+    assert outs["grad_wq"].noise_only and outs["grad_wk"].noise_only and not outs["grad_wv"].noise_only
+    assert not any("GradScaler" in e for e in r.explanations), r.explanations
+    found = blame(capture(first_token, *_inputs(), backward=True), "eager", against="oracle", repro=False)
+    assert found.status.value == "already_ok", found.status
+
+
+def test_gradients_with_a_value_are_judged():
+    gq, _, gv = _fp64_grads(last_token)
+    assert float(gq.norm()) > 1e-3 * float(gv.norm())  # a real gradient
+    r = check(last_token, _inputs(), "eager", against="oracle", backward=True)
+    assert not any(o.noise_only for o in r.outputs), [o.name for o in r.outputs if o.noise_only]
