@@ -102,3 +102,27 @@ def test_a_value_a_decomposition_made_is_named_as_the_op_the_user_wrote():
     w = (1 + 0.1 * torch.randn(64, generator=g)).bfloat16().requires_grad_()
     result = check(_centred, (x, w), "inductor-cpu", against="oracle", backward=True)
     assert result.diverges and "the value of `mean` n2," in result.explanations[0], result.explanations
+
+
+def _kl_loss(x: torch.Tensor, w_mu: torch.Tensor, w_lv: torch.Tensor) -> torch.Tensor:
+    mu, logvar = x @ w_mu, x @ w_lv + 6.0  # a "wide posterior": exp(6) = 403 per element
+    kl = -0.5 * torch.sum(1 + logvar - mu**2 - logvar.exp())  # about 1e5: beyond fp16's 65504
+    return kl + torch.sum(mu * mu)
+
+
+def test_a_sum_kept_in_fp32_that_overflows_where_it_is_stored_is_the_origin():
+    """Trial 50: under inductor-cpu a VAE's fp16 KL sum is kept in fp32 inside its kernel and stored in
+    fp16 at the kernel boundary, where it is inf; check named the `mul` reading it ("makes inf from
+    finite inputs"). Oracle: real torch.compile's loss is inf where fp64's is finite, and fp64's sum is
+    beyond fp16's range."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 64, generator=g).half()
+    w_mu, w_lv = ((torch.randn(64, 64, generator=g) * 0.01).half() for _ in range(2))
+    exact = _kl_loss(x.double(), w_mu.double(), w_lv.double())
+    assert torch.isfinite(exact) and not torch.isfinite(torch.compile(_kl_loss)(x, w_mu, w_lv))
+    program = capture(_kl_loss, x, w_mu, w_lv)
+    r = check(program, program.example_inputs, "inductor-cpu", against="oracle")
+    total = next(n for n in r.nodes if n.op == "sum" and n.source and n.source.endswith(
+        f":{_kl_loss.__code__.co_firstlineno + 2}"))
+    assert r.diverges and r.nan_origin == total.node_id, r.nan_origin
+    assert r.explanations[0].startswith(f"`sum` ({total.node_id}") and "overflows float16" in r.explanations[0]

@@ -90,6 +90,16 @@ def implied_pass(res: Metrics, ref: Metrics) -> bool:
     return res.sqnr_db - ref.sqnr_db >= -20 * math.log10(2 * (1 - _RMSE_SLACK))
 
 
+def _stored_overflow(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype) -> int:
+    """The elements of `value`, held wider than its storage `dtype` (a kernel keeps it in fp32), that
+    turn +-inf when stored in `dtype` where fp64 correctly rounded to `dtype` does too (the format's
+    overflow)."""
+    big = value.isfinite() & (value.abs() > torch.finfo(dtype).max)
+    if not bool(big.any()):
+        return 0
+    return int((round_to(value[big], _fmt(dtype)).isinf() & round_to(exact[big], _fmt(dtype)).isinf()).sum())
+
+
 def _noise_size(exact: torch.Tensor, own: Metrics) -> float:
     """What a value fp64 holds only as noise is held to: the larger of its RMS and of its `own` error."""
     finite = exact[exact.isfinite()]
@@ -214,6 +224,10 @@ class NodeObserver:
         new, overflow = nonfinite_counts(res, oracle) if vs_oracle.nonfinite else (0, 0)
         if overflow and not new:
             self.forced[node] = self._forced_from(node) or nid
+        elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and _stored_overflow(res, oracle, dtype) > 0:
+            self.forced[node] = self._forced_from(node) or nid  # kept wide in its kernel, inf where it is stored
+            overflow = _stored_overflow(res, oracle, dtype)  # (trial 50: a VAE's fp16 KL sum, 1e5; the mul reading it
+                                                             # was named the origin)
         terms = self._terms_floor(node, ls, oracle, work)
         vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms), new_nonfinite=new)
         self._record_range(nid, oracle, vs_oracle)
@@ -227,7 +241,9 @@ class NodeObserver:
         local, inherited = self._local(node, vs_oracle, m.get("local"))
         if local is not None:
             own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
-            local = replace(local, excess=excess(local, floor_work, work, terms), new_nonfinite=own_new or local.new_nonfinite)
+            carried = self._forced_from(node) is not None  # an operand's overflow as stored: not its own
+            local = replace(local, excess=excess(local, floor_work, work, terms),
+                            new_nonfinite=0 if carried else own_new or local.new_nonfinite)
         if terms and _rms(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
             self.zeroish.add(node)  # a sum fp32 could not tell from 0: fp64's noise (trial 50: a q gradient)
         elif (not self.has_reference and vs_oracle.norm_rel > 1 and not vs_oracle.new_nonfinite and (
