@@ -988,3 +988,35 @@ def test_a_fallback_ops_result_is_credited_to_that_op_not_to_the_kernel_reading_
         pytest.skip("Inductor made no fallback result that observe judges here")
     assert all(credited[b] == fallbacks[b] for b in judged), {b: (credited[b], fallbacks[b]) for b in judged}
     assert any("attention" in fallbacks[b] for b in judged), fallbacks
+
+
+def padded_attention(x: torch.Tensor, pad: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    q, k, v = (t.view(2, 16, 2, 16).transpose(1, 2) for t in (x @ w).split(32, dim=-1))
+    allowed = torch.ones(16, 16, dtype=torch.bool).tril()[None, None] & ~pad[:, None, None, :]
+    att = (q @ k.transpose(-2, -1)) / 4.0 + (1.0 - allowed.to(q.dtype)) * -1e9  # -1e9 is -inf in fp16
+    out = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(2, 16, 32)
+    return out[~pad].float().square().mean()  # the padded rows are masked out of the loss
+
+
+def test_against_eager_a_kernel_is_not_failed_where_eager_itself_is_nan():
+    """Trial 50: left-padded rows whose every score is -inf make NaN in eager and finite values in the
+    compiled program; against eager, observe failed the kernel (exit 1) for eager's own NaN, the
+    compiled step being the better one. Oracle: real eager and real torch.compile of the same step."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 16, 32, generator=g).half()
+    w = (torch.randn(32, 96, generator=g) * 0.2).half().requires_grad_()
+    pad = torch.zeros(2, 16, dtype=torch.bool)
+    pad[0, :3] = True
+
+    def grad(fn) -> torch.Tensor:
+        w_ = w.detach().clone().requires_grad_()
+        fn(x, pad, w_).backward()
+        return w_.grad
+
+    torch._dynamo.reset()
+    eager_grad, compiled_grad = grad(padded_attention), grad(torch.compile(padded_attention))
+    if not (eager_grad.isnan().any() and compiled_grad.isfinite().all()):
+        pytest.skip("eager is not NaN here, or the compiled step is not finite")
+    result = observe_compiled(padded_attention, x, pad, w, backward=True, against="eager", repeats=1)
+    assert not result.diverges, [(k.kernel, k.buffer) for k in result.kernels if k.verdict is not Verdict.OK]
+    assert any(k.vs_eager.ref_nan for k in result.kernels)  # eager's NaN, said in the headline

@@ -415,7 +415,10 @@ class KernelObserver:
             verdict = Verdict.DIVERGES if score > EXCESS_LIMIT else Verdict.OK
         else:
             ref = eager if self.against == "eager" else round_to(oracle, get_format(dtype)).to(dtype)
-            verdict = Verdict.OK if judge(self.rule, ref, value, oracle, self.tol) else Verdict.DIVERGES
+            kept = ref.isfinite() | ~oracle.isfinite()  # where eager is NaN/inf and fp64 is not, eager fails,
+            whole = bool(kept.all())  # not the kernel (the headline says so; trial 50: masked padding rows)
+            judged = (ref, value, oracle) if whole else (ref[kept], value[kept], oracle[kept])
+            verdict = Verdict.OK if judge(self.rule, *judged, self.tol) else Verdict.DIVERGES
         mismatch = bit_mismatch(value, emulated)
         total = measure(value, vals[GLOBAL], dtype)
         if total.nonfinite:
