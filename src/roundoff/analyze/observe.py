@@ -224,10 +224,10 @@ class NodeObserver:
         new, overflow = nonfinite_counts(res, oracle) if vs_oracle.nonfinite else (0, 0)
         if overflow and not new:
             self.forced[node] = self._forced_from(node) or nid
-        elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and _stored_overflow(res, oracle, dtype) > 0:
-            self.forced[node] = self._forced_from(node) or nid  # kept wide in its kernel, inf where it is stored
-            overflow = _stored_overflow(res, oracle, dtype)  # (trial 50: a VAE's fp16 KL sum, 1e5; the mul reading it
-                                                             # was named the origin)
+        elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and (
+                overflow := _stored_overflow(res, oracle, dtype)):  # kept wide in its kernel, inf where it is
+            self.forced[node] = self._forced_from(node) or nid  # stored (trial 50: a VAE's fp16 KL sum, 1e5;
+            # the mul reading it was named the origin)
         terms = self._terms_floor(node, ls, oracle, work)
         vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms), new_nonfinite=new)
         self._record_range(nid, oracle, vs_oracle)
