@@ -56,3 +56,20 @@ def test_gradients_with_a_value_are_judged():
     assert float(gq.norm()) > 1e-3 * float(gv.norm())  # a real gradient
     r = check(last_token, _inputs(), "eager", against="oracle", backward=True)
     assert not any(o.noise_only for o in r.outputs), [o.name for o in r.outputs if o.noise_only]
+
+
+def planted_first_token(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: torch.Tensor) -> torch.Tensor:
+    total = (_attention(x, wq, wk, wv)[:, :, 0] * 64).square().sum()  # an fp16 sum beyond 65504
+    return total.float() / 4096
+
+
+def test_blame_fixes_a_real_defect_beside_gradients_fp64_holds_only_as_noise():
+    """Trial 51: with an fp16 overflow planted beside those q/k gradients, blame said no change fixes
+    it, holding the noise to "no worse than fp16's 0". Oracle: the same sum in fp32, in real code."""
+    x, wq, wk, wv = _inputs()
+    exact = planted_first_token(x.double(), wq.double(), wk.double(), wv.double())
+    assert torch.isfinite(exact) and not torch.isfinite(planted_first_token(x, wq, wk, wv))
+    program = capture(planted_first_token, x, wq, wk, wv, backward=True)
+    assert check(program, program.example_inputs, "eager", against="oracle").diverges
+    found = blame(program, "eager", against="oracle", repro=False)
+    assert found.status.value == "fixed", found.notes

@@ -110,6 +110,7 @@ def blame(
     ev = Evaluator(
         program, pol, args, reference=ref, tol=tol, rmse_ratio=rmse_ratio,
         transcendentals=transcendentals, incremental=incremental, judged=judged,
+        noise=_noise_outputs(program, checked) if checked is not None else None,
     )
     candidates = candidate_changes(ev.base_plan, ref)
     if placeable and (backward_only := set(_backward_only(ev.base_plan.program, candidates))):
@@ -305,6 +306,12 @@ def _backward_only(program: Program, found: Sequence[Change]) -> list[str]:
 
     forward = forward_ids(program)
     return [c.node_id for c in found if base_id(c.node_id) not in forward and c.node_id not in forward]
+
+
+def _noise_outputs(program: Program, checked: CheckResult) -> set[int]:
+    """Indices of the outputs fp64 holds only as noise (`OutputVerdict.noise_only`): no change is held to them."""
+    noise = {o.name for o in checked.outputs if o.noise_only}
+    return {i for i, name in enumerate(program.output_labels()) if name in noise}
 
 
 def _failing_outputs(program: Program, checked: CheckResult) -> set[int]:

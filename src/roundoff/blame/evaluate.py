@@ -79,6 +79,7 @@ class Evaluator:
         incremental: bool = True,
         reuse_budget: float = 1.0,
         judged: Collection[int] | None = None,
+        noise: Collection[int] | None = None,
     ) -> None:
         """`incremental=False` runs every change set in full (the reference the reuse is tested
         against); `reuse_budget`: values of earlier change sets kept, in multiples of the bytes of
@@ -110,6 +111,7 @@ class Evaluator:
         paths = path_dtypes(program.graph)  # each output is judged in the narrowest format on its path
         self._work = tuple(paths.get(a) if isinstance(a, torch.fx.Node) else None for a in program.output_args())
         self.judged = None if judged is None else frozenset(judged)
+        self.noise = frozenset(noise or ())  # outputs fp64 holds only as noise: any value passes
         self._verdicts: dict[tuple[int, int], bool] = {}  # (output index, node number) -> passes
         self.evaluations = 0
         self.nodes_recomputed = 0
@@ -137,8 +139,8 @@ class Evaluator:
         fix is not made to keep an output within twice its old error where it is within the limit
         anyway, which added changes on lines a user never touched).
         """
-        if not (isinstance(res, torch.Tensor) and res.is_floating_point()):
-            return True
+        if not (isinstance(res, torch.Tensor) and res.is_floating_point()) or i in self.noise:
+            return True  # (0 by the model's structure: fp64's noise, which no format holds; trial 51)
         eager, oracle = self.eager[i], self.oracle[i]
         if self.reference is Reference.ORACLE and self.rmse_ratio is None:
             work = self._work[i] if i < len(self._work) else None

@@ -21,7 +21,13 @@ import torch
 import torch.fx
 
 from roundoff.analyze.output_floor import oracle_floors
-from roundoff.analyze.verdict import EXCESS_LIMIT, excess_within, lucky_rounding_floor, no_worse_than, path_dtype
+from roundoff.analyze.verdict import (
+    EXCESS_LIMIT,
+    excess_within,
+    lucky_rounding_floor,
+    no_worse_than,
+    path_dtype,
+)
 from roundoff.blame import repro_runtime
 from roundoff.blame.evaluate import NO_WORSE
 from roundoff.capture.program import Program
