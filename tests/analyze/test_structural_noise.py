@@ -73,3 +73,37 @@ def test_blame_fixes_a_real_defect_beside_gradients_fp64_holds_only_as_noise():
     assert check(program, program.example_inputs, "eager", against="oracle").diverges
     found = blame(program, "eager", against="oracle", repro=False)
     assert found.status.value == "fixed", found.notes
+
+
+class _ClsHead(torch.nn.Module):
+    """Trial 51's shape: a causal attention read at token 0 (a CLS token), then an RMS norm and a head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp, self.q, self.k, self.v, self.o = (torch.nn.Linear(32, 32) for _ in range(5))
+        self.head = torch.nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = F.gelu(self.inp(x))
+        q, k, v = (m(h).view(2, 16, 2, 16).transpose(1, 2) for m in (self.q, self.k, self.v))
+        cls = self.o(F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(2, 16, 32))[:, 0]
+        cls = cls * torch.rsqrt(cls.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return F.cross_entropy(self.head(cls).float(), y)
+
+
+def test_the_screen_does_not_call_a_structural_zero_an_underflow():
+    """Trial 51: fp16 gives these q/k gradients exactly 0 (fp64 1e-17): every output passes the screen,
+    whose only finding was "below float16's range: use GradScaler". Oracle: fp64 autograd of the same
+    model (its q gradient 1e-12 of its v gradient)."""
+    torch.manual_seed(0)
+    model = _ClsHead().half()
+    g = torch.Generator().manual_seed(2)
+    x, y = torch.randn(2, 16, 32, generator=g).half(), torch.randint(0, 10, (2,), generator=g)
+    exact = _ClsHead().double()
+    exact.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
+    exact(x.double(), y).backward()
+    assert float(exact.q.weight.grad.norm()) < 1e-12 * float(exact.v.weight.grad.norm())
+    r = check(model, (x, y), "eager", against="oracle", backward=True)
+    outs = {o.name: o for o in r.outputs}
+    assert not r.diverges and outs["grad_q.weight"].noise_only and not outs["grad_q.weight"].below_range
+    assert not any("GradScaler" in e for e in r.explanations), r.explanations

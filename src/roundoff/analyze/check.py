@@ -336,6 +336,10 @@ def _screen(
         how = "is beyond the limit by its values against fp64" if oracle_values else f"fails the {rule.value} rule"
         return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "
                 f"{how}, so every node was examined.")
+    if lost := [o.name for o in outputs if o.below_range]:  # underflow, or fp64's noise of a structural 0:
+        return (f"screened ({s.how}): output `{lost[0]}`{f' (and {len(lost) - 1} more)' if len(lost) > 1 else ''} "
+                "keeps few of its values (below its format's range), so every node was examined to tell an "
+                "underflow from a value 0 by the model's structure.")  # only the nodes tell (trial 51)
     points = tuple(dict.fromkeys(nid for nid, kind, _side in s.probed if kind == "nonfinite"))
     result = CheckResult(
         program=program.name, policy=plan_a.policy.name, against=key[1] if vs_oracle else key[1].name, nodes=(),

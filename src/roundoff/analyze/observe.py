@@ -111,11 +111,13 @@ def _finite_norm(x: torch.Tensor) -> float:
 
 
 def _unlike(res: object, exact: object) -> bool:
-    """Whether float `res` is further from fp64's `exact` than `exact` is from 0 (normwise, finite elements)."""
+    """Whether float `res` is at least as far from fp64's `exact` as `exact` is from 0 (normwise, finite
+    elements; all 0 is as far), where `exact` is not all 0."""
     if not (is_float(res) and is_float(exact)) or res.shape != exact.shape:
         return False
     both = res.isfinite() & exact.isfinite()
-    return float((res.double() - exact.double())[both].norm()) > float(exact.double()[both].norm())
+    size = float(exact.double()[both].norm())
+    return size > 0 and float((res.double() - exact.double())[both].norm()) >= size
 
 
 def _rms(m: Metrics) -> float:
@@ -246,7 +248,7 @@ class NodeObserver:
                             new_nonfinite=0 if carried else own_new or local.new_nonfinite)
         if terms and _rms(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
             self.zeroish.add(node)  # a sum fp32 could not tell from 0: fp64's noise (trial 50: a q gradient)
-        elif (not self.has_reference and vs_oracle.norm_rel > 1 and not vs_oracle.new_nonfinite and (
+        elif (not self.has_reference and vs_oracle.norm_rel > 0.5 and not vs_oracle.new_nonfinite and (
                 (parent := multi_output_parent(node)) is not None and node.args[1] in self._zero_items.get(parent, ())
                 or parent is None and structural_zero_floor(node, oracle, ls.reader(ORACLE), work))):
             self.zeroish.add(node)  # nothing like fp64, which is 0 but for its noise (a flash-attention q gradient)
