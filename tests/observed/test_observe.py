@@ -828,6 +828,8 @@ def test_an_underflow_that_moves_no_output_is_named_after_the_kernel_that_does()
     text = console.export_text()
     assert "1 buffer(s) lose values outside their format's range but move no output" in text, text
     assert text.index("mm") < text.index(tiny.buffer), text
+    row = next(line for line in text.splitlines() if f" {tiny.buffer} " in line and "│" in line)
+    assert "diverges (moves no output)" in row, row  # trial 51: "diverges" beside a run that passes
 
 
 def erf_plus_bf16_term(x, c):

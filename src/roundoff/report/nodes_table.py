@@ -112,7 +112,7 @@ class _NodesTable:
 
     def _table(self, stacked: bool) -> Table:
         marked = any(_zeros_only(n) for n in self.rows)
-        table = narrow_table(f"Worst nodes under {self.policy} (by own error over the format's rounding)",
+        table = narrow_table(f"Worst nodes under {self.policy} (named causes first, then by own error over the format's rounding)",
                              NODES_CAPTION + (_ZEROS_CAPTION if marked else ""))
         names = ("node / source",) if stacked else ("node", "op", "source")
         for col in names + _METRIC_COLUMNS:

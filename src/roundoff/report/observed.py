@@ -226,7 +226,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         emulated = "identical" if k["emulated_identical"] else (
             f"{k['emulated_mismatch']} differ [{numbers[k['emulation_cause']]}]")
         table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
-                      verdict_text(k["verdict"]), fmt_num(k["excess"], 3),
+                      Text.assemble(verdict_text(k["verdict"]), " (moves no output)" if k.get("moves_no_output") else ""),
+                      fmt_num(k["excess"], 3),
                       fmt_num(k["vs_oracle"].get("norm_rel"), 3), emulated)
     agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
     s = doc["seconds"]
