@@ -226,7 +226,7 @@ class NodeObserver:
         new, overflow = nonfinite_counts(res, oracle) if vs_oracle.nonfinite else (0, 0)
         if overflow and not new:
             self.forced[node] = self._forced_from(node) or nid
-        elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and (
+        elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and self._stored(node, nid) and (
                 overflow := _stored_overflow(res, oracle, dtype)):  # kept wide in its kernel, inf where it is
             self.forced[node] = self._forced_from(node) or nid  # stored (trial 50: a VAE's fp16 KL sum, 1e5;
             # the mul reading it was named the origin)
@@ -372,6 +372,10 @@ class NodeObserver:
         else:
             value = self.side.evaluate(node, read, fresh=True)
         return value if is_float(value) else None
+
+    def _stored(self, node: torch.fx.Node, nid: str) -> bool:
+        """Whether some user of `node` reads it rounded to its storage format (a kernel boundary stores it)."""
+        return any((d := self.side.decision(u)) is not None and nid in d.rounded_inputs for u in node.users)
 
     def _noise_of_zeros(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, own: Metrics) -> float:
         """Where `node`'s fp64 value is made only of values 0 by the model's structure (`zeroish`: fp64's
