@@ -165,6 +165,9 @@ class NodeObserver:
         # Nodes whose fp64 value is 0 by the model's structure, or made only of such values (`_noise_of_zeros`),
         # and per multi-output op with such operands, its results fp64 again with them 0 makes 0.
         self.zeroish: set[torch.fx.Node] = set()
+        # Nodes a kernel keeps in fp32 that overflow where a kernel boundary stores them: what reads them
+        # reads inf, which is not its own making (`_stored_overflow`).
+        self.stored_wide: set[torch.fx.Node] = set()
         self._zero_items: dict[torch.fx.Node, set[int]] = {}
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
@@ -229,7 +232,7 @@ class NodeObserver:
         elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and self._stored(node, nid) and (
                 overflow := _stored_overflow(res, oracle, dtype)):  # kept wide in its kernel, inf where it is
             self.forced[node] = self._forced_from(node) or nid  # stored (trial 50: a VAE's fp16 KL sum, 1e5;
-            # the mul reading it was named the origin)
+            self.stored_wide.add(node)  # the mul reading it was named the origin)
         terms = self._terms_floor(node, ls, oracle, work)
         vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms), new_nonfinite=new)
         self._record_range(nid, oracle, vs_oracle)
@@ -243,7 +246,7 @@ class NodeObserver:
         local, inherited = self._local(node, vs_oracle, m.get("local"))
         if local is not None:
             own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
-            carried = self._forced_from(node) is not None  # an operand's overflow as stored: not its own
+            carried = any(p in self.stored_wide for p in node.all_input_nodes)  # an operand's overflow as stored
             local = replace(local, excess=excess(local, floor_work, work, terms),
                             new_nonfinite=0 if carried else own_new or local.new_nonfinite)
         if terms and _rms(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
