@@ -19,7 +19,20 @@ import torch.fx
 from roundoff.analyze.amplified import amplified_read, fp32_own_excess
 from roundoff.analyze.hazards import Ranges
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure_each, norm_rels
-from roundoff.analyze.output_floor import OutputFloors, operand_floor, structural_zero_floor
+from roundoff.analyze.noise import (
+    all_zero,
+    fp64_without,
+    noise_size,
+    rms_of,
+    stored_overflow,
+    unlike,
+)
+from roundoff.analyze.output_floor import (
+    OutputFloors,
+    finite_norm,
+    operand_floor,
+    structural_zero_floor,
+)
 from roundoff.analyze.result import NodeReport
 from roundoff.analyze.selections import SELECTIONS, differing_indices
 from roundoff.analyze.verdict import (
@@ -90,41 +103,6 @@ def implied_pass(res: Metrics, ref: Metrics) -> bool:
     return res.sqnr_db - ref.sqnr_db >= -20 * math.log10(2 * (1 - _RMSE_SLACK))
 
 
-def _stored_overflow(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype) -> int:
-    """The elements of `value`, held wider than its storage `dtype` (a kernel keeps it in fp32), that
-    turn +-inf when stored in `dtype` where fp64 correctly rounded to `dtype` does too (the format's
-    overflow)."""
-    big = value.isfinite() & (value.abs() > torch.finfo(dtype).max)
-    if not bool(big.any()):
-        return 0
-    return int((round_to(value[big], _fmt(dtype)).isinf() & round_to(exact[big], _fmt(dtype)).isinf()).sum())
-
-
-def _noise_size(exact: torch.Tensor, own: Metrics) -> float:
-    """What a value fp64 holds only as noise is held to: the larger of its RMS and of its `own` error."""
-    finite = exact[exact.isfinite()]
-    return max(float(finite.double().square().mean().sqrt()), own.rmse) if finite.numel() else 0.0
-
-
-def _finite_norm(x: torch.Tensor) -> float:
-    return float(x.double()[x.isfinite()].norm())
-
-
-def _unlike(res: object, exact: object) -> bool:
-    """Whether float `res` is at least as far from fp64's `exact` as `exact` is from 0 (normwise, finite
-    elements; all 0 is as far), where `exact` is not all 0."""
-    if not (is_float(res) and is_float(exact)) or res.shape != exact.shape:
-        return False
-    both = res.isfinite() & exact.isfinite()
-    size = float(exact.double()[both].norm())
-    return size > 0 and float((res.double() - exact.double())[both].norm()) >= size
-
-
-def _rms(m: Metrics) -> float:
-    """The RMS of the fp64 values `m` compares with (from its RMSE and normwise relative error)."""
-    return m.rmse / m.norm_rel if 0.0 < m.norm_rel < math.inf else (0.0 if m.norm_rel == math.inf else math.inf)
-
-
 def rmse(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(torch.sqrt(torch.mean((a.double() - b.double()) ** 2)))
 
@@ -166,7 +144,7 @@ class NodeObserver:
         # and per multi-output op with such operands, its results fp64 again with them 0 makes 0.
         self.zeroish: set[torch.fx.Node] = set()
         # Nodes a kernel keeps in fp32 that overflow where a kernel boundary stores them: what reads them
-        # reads inf, which is not its own making (`_stored_overflow`).
+        # reads inf, which is not its own making (`noise.stored_overflow`).
         self.stored_wide: set[torch.fx.Node] = set()
         self._zero_items: dict[torch.fx.Node, set[int]] = {}
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
@@ -230,7 +208,7 @@ class NodeObserver:
         if overflow and not new:
             self.forced[node] = self._forced_from(node) or nid
         elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and self._stored(node, nid) and (
-                overflow := _stored_overflow(res, oracle, dtype)):  # kept wide in its kernel, inf where it is
+                overflow := stored_overflow(res, oracle, dtype)):  # kept wide in its kernel, inf where it is
             self.forced[node] = self._forced_from(node) or nid  # stored (trial 50: a VAE's fp16 KL sum, 1e5;
             self.stored_wide.add(node)  # the mul reading it was named the origin)
         terms = self._terms_floor(node, ls, oracle, work)
@@ -249,7 +227,7 @@ class NodeObserver:
             carried = any(p in self.stored_wide for p in node.all_input_nodes)  # an operand's overflow as stored
             local = replace(local, excess=excess(local, floor_work, work, terms),
                             new_nonfinite=0 if carried else own_new or local.new_nonfinite)
-        if terms and _rms(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
+        if terms and rms_of(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
             self.zeroish.add(node)  # a sum fp32 could not tell from 0: fp64's noise (trial 50: a q gradient)
         elif (not self.has_reference and vs_oracle.norm_rel > 0.5 and not vs_oracle.new_nonfinite and (
                 (parent := multi_output_parent(node)) is not None and node.args[1] in self._zero_items.get(parent, ())
@@ -259,7 +237,7 @@ class NodeObserver:
                 and not (local or vs_oracle).new_nonfinite
                 and (zero := (structural_zero_floor(node, oracle, ls.reader(ORACLE), work) if not terms else 0.0)
                      or self._noise_of_zeros(node, ls, oracle, local or vs_oracle)
-                     or (_noise_size(oracle, local or vs_oracle) if node in self.zeroish else 0.0))):
+                     or (noise_size(oracle, local or vs_oracle) if node in self.zeroish else 0.0))):
             terms = zero  # 0 by the model's structure (1 - sum(softmax)): held to its operands' rounding,
             self.zeroish.add(node)  # or, made of such values only, to its own error (fp64's noise: no signal)
             vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms))
@@ -391,11 +369,8 @@ class NodeObserver:
         if (parent := multi_output_parent(node)) is not None:
             zeroed = node.args[1] in self._zero_items.get(parent, ())
         else:
-            read = ls.reader(ORACLE)
-            value = OracleNumerics().evaluate(node, lambda p: torch.zeros_like(v) if p in self.zeroish and is_float(
-                v := read(p)) else read(p))
-            zeroed = is_float(value) and not bool((value[value.isfinite()] != 0).any())
-        return _noise_size(oracle, own) if zeroed else 0.0
+            zeroed = all_zero(fp64_without(node, ls.reader(ORACLE), self.zeroish))
+        return noise_size(oracle, own) if zeroed else 0.0
 
     def _recompute_whole(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
         """Keep, for the ``getitem`` nodes after multi-output op `node` (`_local_value`), fp64's value
@@ -415,18 +390,22 @@ class NodeObserver:
             exact = OracleNumerics().evaluate(node, lambda p: v.double() if is_float(v := read(p)) else v)
             self._whole = (node, tuple(o + (r.double() - e) if is_float(o) and is_float(r) and is_float(e) else o
                                        for o, r, e in zip(vals[ORACLE], vals[POLICY], exact)))
-        if not self.has_reference and node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list)):
-            far = tuple(i for i, (r, o) in enumerate(zip(vals[POLICY], vals[ORACLE])) if _unlike(r, o))
-            if far:  # results nothing like fp64's: those fp32 could not tell from 0 (while the operands are here)
-                floors = operand_floor(node, vals[ORACLE], ls.reader(ORACLE), torch.float32, far)
-                self._zero_items[node] = {i for i, f in zip(far, floors) if _finite_norm(vals[ORACLE][i]) <= f}
-        if (node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list))
-                and any(p in self.zeroish for p in node.all_input_nodes)):  # which results are fp64's noise
-            read = ls.reader(ORACLE)
-            zeroed = OracleNumerics().evaluate(node, lambda p: torch.zeros_like(v) if p in self.zeroish and is_float(
-                v := read(p)) else read(p))
+        if node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list)):
+            self._find_zero_items(node, vals, ls)
+
+    def _find_zero_items(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        """The results of multi-output op `node` fp64 holds only as noise (`_zero_items`), found while
+        its operands are here: those nothing like fp64's that fp32 could not tell from 0, and those
+        fp64 again with its noise operands read as 0 makes 0."""
+        read = ls.reader(ORACLE)
+        if not self.has_reference:
+            far = tuple(i for i, (r, o) in enumerate(zip(vals[POLICY], vals[ORACLE])) if unlike(r, o))
+            if far:
+                floors = operand_floor(node, vals[ORACLE], read, torch.float32, far)
+                self._zero_items[node] = {i for i, f in zip(far, floors) if finite_norm(vals[ORACLE][i]) <= f}
+        if any(p in self.zeroish for p in node.all_input_nodes):
             self._zero_items.setdefault(node, set()).update(
-                i for i, v in enumerate(zeroed) if is_float(v) and not bool((v[v.isfinite()] != 0).any()))
+                i for i, v in enumerate(fp64_without(node, read, self.zeroish)) if all_zero(v))
 
     def _local(
         self, node: torch.fx.Node, total: Metrics, local: Metrics | None

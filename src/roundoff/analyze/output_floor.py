@@ -137,7 +137,7 @@ class OutputFloors:
         if torch.float32 not in floors:  # structurally zero: not even fp32 operands resolve it from 0
             floors[torch.float32] = floors_in(torch.float32, tuple(idx for _, idx, _ in sites))
         for i, idx, d in sites:
-            zero = _finite_norm(exact if idx is None else exact[idx]) <= floors[torch.float32][idx]
+            zero = finite_norm(exact if idx is None else exact[idx]) <= floors[torch.float32][idx]
             self.floors[i] = floors[d][idx] if zero else 0.0
 
 
@@ -160,14 +160,15 @@ def structural_zero_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch
             return 0.0
     else:
         (in_fp32,) = operand_floor(site, whole, read, torch.float32, index)
-    if _finite_norm(exact) > in_fp32:
+    if finite_norm(exact) > in_fp32:
         return 0.0
     (held,) = operand_floor(site, whole, read, dtype, index) if dtype != torch.float32 else (in_fp32,)
     finite = int(exact.isfinite().sum())
     return held / finite**0.5 if finite else 0.0
 
 
-def _finite_norm(x: Any) -> float:
+def finite_norm(x: Any) -> float:
+    """The 2-norm of `x` over its finite elements (0 for a non-float value)."""
     return float(x.double()[x.isfinite()].norm()) if is_float(x) else 0.0
 
 

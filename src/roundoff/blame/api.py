@@ -10,7 +10,7 @@ import torch
 
 from roundoff.analyze.culprits import amplifier, ancestors
 from roundoff.analyze.explain import flip_sentences
-from roundoff.analyze.result import CheckResult
+from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.blame.changes import (
     Change,
@@ -106,11 +106,11 @@ def blame(
     ref = Reference.parse(against)
     args = tuple(program.example_inputs if inputs is None else inputs)
     checked = _checked(program, pol, args, transcendentals) if ref is Reference.ORACLE and rmse_ratio is None else None
-    judged = _failing_outputs(program, checked) if checked is not None else None
+    judged = _output_indices(program, checked, lambda o: not o.passes) if checked is not None else None
     ev = Evaluator(
         program, pol, args, reference=ref, tol=tol, rmse_ratio=rmse_ratio,
         transcendentals=transcendentals, incremental=incremental, judged=judged,
-        noise=_noise_outputs(program, checked) if checked is not None else None,
+        noise=_output_indices(program, checked, lambda o: o.noise_only) if checked is not None else None,
     )
     candidates = candidate_changes(ev.base_plan, ref)
     if placeable and (backward_only := set(_backward_only(ev.base_plan.program, candidates))):
@@ -308,16 +308,11 @@ def _backward_only(program: Program, found: Sequence[Change]) -> list[str]:
     return [c.node_id for c in found if base_id(c.node_id) not in forward and c.node_id not in forward]
 
 
-def _noise_outputs(program: Program, checked: CheckResult) -> set[int]:
-    """Indices of the outputs fp64 holds only as noise (`OutputVerdict.noise_only`): no change is held to them."""
-    noise = {o.name for o in checked.outputs if o.noise_only}
-    return {i for i, name in enumerate(program.output_labels()) if name in noise}
-
-
-def _failing_outputs(program: Program, checked: CheckResult) -> set[int]:
-    """Indices of the outputs `checked` fails."""
-    failing = {o.name for o in checked.outputs if not o.passes}
-    return {i for i, name in enumerate(program.output_labels()) if name in failing}
+def _output_indices(program: Program, checked: CheckResult, which: Callable[[OutputVerdict], bool]) -> set[int]:
+    """Indices of the outputs of `checked` that `which` picks: those it fails (held to the limit), those
+    fp64 holds only as noise (`OutputVerdict.noise_only`: no change is held to them)."""
+    picked = {o.name for o in checked.outputs if which(o)}
+    return {i for i, name in enumerate(program.output_labels()) if name in picked}
 
 
 def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequence[Change]) -> list[str]:

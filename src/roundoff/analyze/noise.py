@@ -1,0 +1,63 @@
+"""Values a 16-bit run cannot be judged by the usual rule: values fp64 holds only as noise (0 by the
+model's structure), and wide values that overflow only where a kernel boundary stores them.
+
+Numeric contract: none of its own; every figure here is read from fp64's value of a node (`exact`),
+the policy's, or fp64's evaluation of the node with some operands replaced by 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection
+from typing import Any
+
+import torch
+import torch.fx
+
+from roundoff.analyze.metrics import Metrics
+from roundoff.execute.formats import is_float
+from roundoff.execute.node_numerics import OracleNumerics
+from roundoff.numerics import get_format, round_to
+
+
+def stored_overflow(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype) -> int:
+    """The elements of `value`, held wider than its storage `dtype` (a kernel keeps it in fp32), that
+    turn +-inf when stored in `dtype` where fp64 correctly rounded to `dtype` does too (the format's
+    overflow)."""
+    big = value.isfinite() & (value.abs() > torch.finfo(dtype).max)
+    if not bool(big.any()):
+        return 0
+    fmt = get_format(dtype)
+    return int((round_to(value[big], fmt).isinf() & round_to(exact[big], fmt).isinf()).sum())
+
+
+def noise_size(exact: torch.Tensor, own: Metrics) -> float:
+    """What a value fp64 holds only as noise is held to: the larger of its RMS and of its `own` error."""
+    finite = exact[exact.isfinite()]
+    return max(float(finite.double().square().mean().sqrt()), own.rmse) if finite.numel() else 0.0
+
+
+def unlike(res: object, exact: object) -> bool:
+    """Whether float `res` is at least as far from fp64's `exact` as `exact` is from 0 (normwise, finite
+    elements; all 0 is as far), where `exact` is not all 0."""
+    if not (is_float(res) and is_float(exact)) or res.shape != exact.shape:
+        return False
+    both = res.isfinite() & exact.isfinite()
+    size = float(exact.double()[both].norm())
+    return size > 0 and float((res.double() - exact.double())[both].norm()) >= size
+
+
+def rms_of(m: Metrics) -> float:
+    """The RMS of the fp64 values `m` compares with (from its RMSE and normwise relative error)."""
+    return m.rmse / m.norm_rel if 0.0 < m.norm_rel < math.inf else (0.0 if m.norm_rel == math.inf else math.inf)
+
+
+def fp64_without(node: torch.fx.Node, read: Callable[[torch.fx.Node], Any], noise: Collection[torch.fx.Node]) -> Any:
+    """fp64's value of `node` with each float operand in `noise` read as 0 (`read`: fp64's values)."""
+    return OracleNumerics().evaluate(node, lambda p: torch.zeros_like(v) if p in noise and is_float(v := read(p))
+                                     else read(p))
+
+
+def all_zero(value: Any) -> bool:
+    """Whether float `value` is 0 at every finite element."""
+    return is_float(value) and not bool((value[value.isfinite()] != 0).any())
