@@ -74,7 +74,7 @@ from typing import Any
 import torch
 
 ITEMS = ("eager", "fp64-eager", "compile", "check-screen", "check-screen-lowered", "check-screen-compiled",
-         "check-screen-interpreter", "check-screen-graphed", "check-every-node", "check-lite", "runs-only")
+         "check-screen-interpreter", "check-screen-graphed", "check-every-node", "check-every-node-interpreter", "check-lite", "runs-only")
 #: Items measured cold (a fresh Inductor cache) and again reusing that cache: their first call compiles.
 COMPILING = ("compile", "check-screen-compiled")
 DEFAULT_SIZES = ("64:16:2", "256:128:4", "512:256:4")
@@ -241,7 +241,9 @@ def _setup(model: str, size: str, device: str, recompute: bool = True) -> dict[s
         "compile": lambda: _step(compiled, xs),
         "runs-only": runs_only,
         "check-every-node": lambda: check(program, inputs, "inductor-gpu", against="eager", recompute=recompute,
-                                          nodes="all"),
+                                          nodes="all"),  # (auto: graphed on CUDA)
+        "check-every-node-interpreter": lambda: check(program, inputs, "inductor-gpu", against="eager",
+                                                      recompute=recompute, nodes="all", nodes_with="interpreter"),
         "check-screen": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",
                                                 recompute=recompute)),
         "check-screen-lowered": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",
@@ -279,7 +281,7 @@ def measure_one(item: str, model: str, size: str, device: str, repeat: int, reco
     fn = fns[item]
     _sync(device)
     t0 = time.perf_counter()
-    fn()
+    result = fn()
     _sync(device)
     first = time.perf_counter() - t0
     fns["eager"]()
@@ -293,7 +295,7 @@ def measure_one(item: str, model: str, size: str, device: str, repeat: int, reco
             into.append(time.perf_counter() - t0)
     return {"item": item, "size": size, "seconds": statistics.median(times), "first_call_seconds": first,
             "eager_here_seconds": statistics.median(eager), "capture_seconds": fns["_capture_seconds"](),
-            "nodes": fns["_nodes"]()}
+            "nodes": fns["_nodes"](), "examined_with": getattr(result, "examined_with", None)}
 
 
 def measure_memory(item: str, model: str, size: str, device: str, recompute: bool = True) -> dict[str, Any]:
@@ -365,7 +367,7 @@ def _report(rows: list[dict[str, Any]], res: dict[str, dict[str, Any]], size: st
         print(f"{size:>12} {item:19s} {r['seconds'] * 1e3:9.2f} ms  {r['time_ratio']:7.1f}x time "
               f"({r['ratio_same_process']:.1f}x interleaved) "
               f"(first call {r['first_call_ratio']:7.1f}x)  {r['peak_bytes'] / 2**20:8.1f} MiB  {mem} memory  "
-              f"({r['nodes']} nodes){cold}", flush=True)
+              f"({r['nodes']} nodes){cold}{f', examined with {w}' if (w := r.get('examined_with')) else ''}", flush=True)
 
 
 def _commit() -> str:

@@ -26,6 +26,7 @@ from roundoff.analyze.culprits import (
     rank_culprits,
     zeros_diverge,
 )
+from roundoff.analyze.deferred import NeedsValues, observe_deferred
 from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
@@ -105,6 +106,7 @@ def check(
     nodes: str = "screen",
     every: int = 16,
     screen_with: str = "auto",
+    nodes_with: str = "auto",
 ) -> CheckResult:
     """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"``, or the
     fp64 oracle: ``"oracle"`` or ``"fp64"``, one meaning).
@@ -132,9 +134,18 @@ def check(
     divergence and NaN origin as ever (``mode="every-node"``). Against the oracle, the screen judges
     outputs by their values (`verdict.oracle_output_passes`, as `blame` does), so a node that diverges
     without taking an output beyond the limit is found with ``nodes="all"`` only.
+
+    `nodes_with`: how ``nodes="all"`` examines them: ``"interpreter"`` (each node's figures read as
+    the run reaches it), ``"deferred"`` (every figure computed during the run and read once, the
+    decisions taken after: `roundoff.analyze.deferred`), ``"graphed"`` (deferred, the run replayed
+    as a CUDA graph) or ``"auto"``: graphed on CUDA, else the interpreter. Deferred and graphed give
+    the interpreter's result; where a decision needs a node's values (a NaN/inf, a node beyond the
+    limit, ...) or the graph cannot be captured, the check runs with the interpreter instead.
     """
     if nodes not in ("screen", "all"):
         raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
+    if nodes_with not in NODES_WITH:
+        raise ValueError(f"nodes_with={nodes_with!r}: choose one of {', '.join(NODES_WITH)}")
     rule = Rule.parse(rule)
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)
@@ -150,19 +161,30 @@ def check(
             OracleNumerics(),
             plan_numerics(plan_b, transcendentals),
         ]
+    key = (plan_a.policy, against_name if vs_oracle else plan_b.policy, transcendentals, str(tol), rule)
     if nodes == "screen":
-        key = (plan_a.policy, against_name if vs_oracle else plan_b.policy, transcendentals, str(tol), rule)
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if isinstance(screened, CheckResult):
             return screened
     why_all = (screened,) if nodes == "screen" else ()
     floors = OutputFloors(plan_a.program, path_dtypes(plan_a.program.graph)) if vs_oracle and rule is Rule.SAME else None
-    observer = NodeObserver(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
-    judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle, floors=floors) if stream else None
-    ls = Lockstep(plan_a.program, sides, on_node=chained(observer, judge), keep=not stream,
-                  recompute=range(len(sides)) if recompute else ())
-    with torch.inference_mode():  # no autograd bookkeeping per op: ~15% of a small model's per-node check on CPU
-        outs = ls.run_inputs(inputs)
+
+    def make_observer(cls: type[NodeObserver]) -> NodeObserver:
+        return cls(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
+
+    judge = None
+    found = _deferred(program, plan_a, sides, inputs, make_observer, recompute, key, nodes_with) if (
+        not why_all and floors is None and stream) else None
+    examined_with = "interpreter"
+    if found is not None:
+        observer, outs, examined_with = found
+    else:
+        observer = make_observer(NodeObserver)
+        judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle, floors=floors) if stream else None
+        ls = Lockstep(plan_a.program, sides, on_node=chained(observer, judge), keep=not stream,
+                      recompute=range(len(sides)) if recompute else ())
+        with torch.inference_mode():  # no autograd bookkeeping per op: ~15% of a small model's per-node check on CPU
+            outs = ls.run_inputs(inputs)
     reports = zeros_diverge(tuple(observer.reports), observer.zero_operands)
     failing_nodes = shown_nodes = None
     hazards = lint(plan_a, observer.ranges)
@@ -199,8 +221,34 @@ def check(
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
+        examined_with=examined_with,
     )
     return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+
+
+#: How `check(..., nodes="all")` examines every node (its `nodes_with`).
+NODES_WITH = ("auto", "interpreter", "deferred", "graphed")
+
+
+def _deferred(
+    program: Program, plan_a: Plan, sides: list, inputs: tuple, make_observer: Callable, recompute: bool, key: tuple,
+    how: str,
+) -> tuple[NodeObserver, tuple, str] | None:
+    """`analyze.deferred.observe_deferred` where `how` asks for it: (observer, outputs, how); None
+    where the interpreter is to check (asked for, the figures do not suffice, or the graph cannot be
+    captured)."""
+    if how == "auto":
+        how = "graphed" if _on_cuda(inputs) else "interpreter"
+    if how == "interpreter" or (how == "graphed" and not _on_cuda(inputs)):
+        return None
+    try:
+        return (*observe_deferred(plan_a.program, sides, inputs, make_observer, recompute, how == "graphed", key), how)
+    except NeedsValues:
+        return None
+    except RuntimeError:  # a capture the run breaks (a host read in it): as the graphed screen, interpreted
+        if how != "graphed":
+            raise
+        return None
 
 
 #: How many causes a result names (`rank_culprits`' order)

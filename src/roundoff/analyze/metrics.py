@@ -99,10 +99,11 @@ def from_stats(s: ErrorStats) -> Metrics:
     )
 
 
-def exact_metrics(value: torch.Tensor) -> Metrics:
-    """Metrics of `value` against itself (no NaN in it): zero error, its infinities on both sides."""
+def exact_metrics(value: torch.Tensor, infinities: int | None = None) -> Metrics:
+    """Metrics of `value` against itself (no NaN in it): zero error, its infinities on both sides
+    (counted, or `infinities` where the caller knows them)."""
     n = value.numel()
-    inf = int(torch.count_nonzero(value.isinf())) if n else 0
+    inf = infinities if infinities is not None else int(torch.count_nonzero(value.isinf())) if n else 0
     return Metrics(n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, math.inf, 0, inf, 0, inf)
 
 
@@ -110,17 +111,34 @@ def norm_rels(values: Sequence[torch.Tensor], reference: torch.Tensor) -> list[f
     """``Metrics.norm_rel`` of each of `values` against `reference` alone (no ULP figures): ``||v - r||_2
     / ||r||_2`` over the elements finite on both sides, in fp64; 0.0 without error, inf when the
     reference is all zeros there and the value is not. One host read where every element is finite."""
+    found = norm_rels_from(norm_figures(values, reference).tolist())
+    if found is not None:
+        return found
+    ref = reference.double().reshape(-1)
+    errs, scales = [], []  # (a NaN/inf element makes its norm NaN/inf)
+    for v in values:
+        d = v.double().reshape(-1) - ref
+        finite = d.isfinite()
+        errs.append(float(torch.linalg.vector_norm(d[finite])))
+        scales.append(float(torch.linalg.vector_norm(ref[finite])))
+    return _ratios(errs, scales)
+
+
+def norm_figures(values: Sequence[torch.Tensor], reference: torch.Tensor) -> torch.Tensor:
+    """`norm_rels`' norms, not read: each value's distance from `reference`, then the reference's (fp64)."""
     ref = reference.double().reshape(-1)
     diffs = torch.stack([v.double().reshape(-1) - ref for v in values])
-    figures = torch.cat([torch.linalg.vector_norm(diffs, dim=1), torch.linalg.vector_norm(ref)[None]]).tolist()
-    if all(math.isfinite(f) for f in figures):  # (a NaN/inf element makes its norm NaN/inf)
-        errs, scales = figures[:-1], [figures[-1]] * len(values)
-    else:
-        errs, scales = [], []
-        for d in diffs:
-            finite = d.isfinite()
-            errs.append(float(torch.linalg.vector_norm(d[finite])))
-            scales.append(float(torch.linalg.vector_norm(ref[finite])))
+    return torch.cat([torch.linalg.vector_norm(diffs, dim=1), torch.linalg.vector_norm(ref)[None]])
+
+
+def norm_rels_from(figures: Sequence[float]) -> list[float] | None:
+    """`norm_rels` from `norm_figures` read; None where some element was NaN/inf (`norm_rels` masks)."""
+    if not all(math.isfinite(f) for f in figures):
+        return None
+    return _ratios(list(figures[:-1]), [figures[-1]] * (len(figures) - 1))
+
+
+def _ratios(errs: Sequence[float], scales: Sequence[float]) -> list[float]:
     return [0.0 if err == 0.0 else err / scale if scale else math.inf for err, scale in zip(errs, scales)]
 
 

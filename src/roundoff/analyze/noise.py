@@ -31,6 +31,13 @@ def stored_overflow(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype
     return int((round_to(value[big], fmt).isinf() & round_to(exact[big], fmt).isinf()).sum())
 
 
+def stored_overflow_count(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """`stored_overflow` as a device count, not read (every element rounded: no data-dependent branch)."""
+    big = value.isfinite() & (value.abs() > torch.finfo(dtype).max)
+    fmt = get_format(dtype)
+    return (big & round_to(value, fmt).isinf() & round_to(exact, fmt).isinf()).sum()
+
+
 def noise_size(exact: torch.Tensor, own: Metrics) -> float:
     """What a value fp64 holds only as noise is held to: the larger of its RMS and of its `own` error."""
     finite = exact[exact.isfinite()]
@@ -40,11 +47,24 @@ def noise_size(exact: torch.Tensor, own: Metrics) -> float:
 def unlike(res: object, exact: object) -> bool:
     """Whether float `res` is at least as far from fp64's `exact` as `exact` is from 0 (normwise, finite
     elements; all 0 is as far), where `exact` is not all 0."""
+    norms = unlike_norms(res, exact)
+    return norms is not None and unlike_from([float(x) for x in norms])
+
+
+def unlike_norms(res: object, exact: object) -> torch.Tensor | None:
+    """`unlike`'s two norms (fp64's, and the distance), not read; None where `unlike` is False whatever
+    the values (not two float tensors of one shape)."""
     if not (is_float(res) and is_float(exact)) or res.shape != exact.shape:
-        return False
+        return None
     both = res.isfinite() & exact.isfinite()
-    size = float(exact.double()[both].norm())
-    return size > 0 and float((res.double() - exact.double())[both].norm()) >= size
+    e = exact.double().masked_fill(~both, 0.0)
+    return torch.stack([e.norm(), (res.double().masked_fill(~both, 0.0) - e).norm()])
+
+
+def unlike_from(norms: list[float]) -> bool:
+    """`unlike` from `unlike_norms` read."""
+    size, distance = norms
+    return size > 0 and distance >= size
 
 
 def rms_of(m: Metrics) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -42,12 +43,14 @@ from roundoff.analyze.verdict import (
     demanded_dtypes,
     excess,
     judge,
-    matmul_floor,
+    matmul_floor_from,
+    matmul_norm_squared,
     narrower,
     new_nonfinite,
     nonfinite_counts,
     own_excess,
-    reduction_floor,
+    reduction_floor_from,
+    reduction_norm,
     unit_roundoff,
     working_dtype,
 )
@@ -160,7 +163,7 @@ class NodeObserver:
         are equal bit for bit (same dtype and layout), so the run holds that value once."""
         if node.op == "placeholder" and is_float(vals[ORACLE]):
             self._record_range(node.meta.get(NODE_ID, node.name), vals[ORACLE], None)
-            if vals[POLICY].shape == vals[ORACLE].shape and torch.equal(vals[POLICY].double(), vals[ORACLE]):
+            if self._placeholder_exact(vals[POLICY], vals[ORACLE]):
                 self.exact.add(node)
         if self.floors is not None and node in self.floors.sites:
             self.floors.record(node, vals[ORACLE], ls.reader(ORACLE))
@@ -168,10 +171,11 @@ class NodeObserver:
             for began in {self.forced[p] for p in node.all_input_nodes if p in self.forced}:
                 self._overflow_harms(began)
         if (node.op == "call_function" and node.target in SELECTIONS
-                and (flip := differing_indices(vals[POLICY], vals[ORACLE])) is not None):
-            self.flips[node.meta.get(NODE_ID, node.name)] = flip
-            self.flip_values[node.meta.get(NODE_ID, node.name)] = vals[POLICY]
+                and (flip := self._flip(vals[POLICY], vals[ORACLE])) is not None):
+            self.flips[node.meta.get(NODE_ID, node.name)], self.flip_values[node.meta.get(NODE_ID, node.name)] = flip
         self._recompute_whole(node, vals, ls)
+        if node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list)):
+            self._find_zero_items(node, vals, ls)
         if node.op != "call_function" or not is_float(vals[POLICY]):
             return None
         d = self.side.decision(node)
@@ -190,25 +194,20 @@ class NodeObserver:
             if (began := self._forced_from(node)) is not None:
                 self.forced[node] = began
             return None
-        dtype = self.side.storage(node)
-        dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
+        dtype, work = self._formats(node, vals)
         res, oracle = vals[POLICY], vals[ORACLE]
         nid = node.meta.get(NODE_ID, node.name)
-        ref = vals[REFERENCE] if self.has_reference else round_value(oracle, dtype)
-        ref_differs = self.has_reference and not torch.equal(ref, res)  # common: the policies agree here
+        ref = vals[REFERENCE] if self.has_reference else self._rounded_oracle(oracle, dtype)
+        ref_differs = self.has_reference and self._differs(ref, res)  # common: the policies agree here
         local_value = self._local_value(node, ls)
         pair = _judged_pair(res, ref, dtype) if ref_differs else None  # (against the oracle no `same` per node)
-        operands = [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)]
-        if d is not None and d.input_format is not None:  # the plan reads the operands rounded (autocast)
-            operands.append(get_format(d.input_format).storage_dtype)
-        work = narrower(working_dtype(dtype, operands), self._demanded(node).get(node, dtype))
         m, floor, floor_work = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
         vs_oracle = m["policy"]
         new, overflow = nonfinite_counts(res, oracle) if vs_oracle.nonfinite else (0, 0)
         if overflow and not new:
             self.forced[node] = self._forced_from(node) or nid
         elif not overflow and dtype in HELD_NARROW and res.dtype != dtype and self._stored(node, nid) and (
-                overflow := stored_overflow(res, oracle, dtype)):  # kept wide in its kernel, inf where it is
+                overflow := self._stored_overflow(res, oracle, dtype)):  # kept wide in its kernel, inf where it is
             self.forced[node] = self._forced_from(node) or nid  # stored (trial 50: a VAE's fp16 KL sum, 1e5;
             self.stored_wide.add(node)  # the mul reading it was named the origin)
         terms = self._terms_floor(node, ls, oracle, work)
@@ -219,7 +218,7 @@ class NodeObserver:
             if ref_differs:
                 vs_ref, ref_vs_oracle = m["vs_reference"], m["reference"]
             else:
-                vs_ref, ref_vs_oracle = exact_metrics(res), vs_oracle
+                vs_ref, ref_vs_oracle = self._exact_metrics(res), vs_oracle
         self._origin(node, vals, ls, vs_oracle, ref_vs_oracle, oracle)
         local, inherited = self._local(node, vs_oracle, m.get("local"))
         if local is not None:
@@ -285,22 +284,77 @@ class NodeObserver:
             values["judged_res"] = pair[0] if pair[0] is not res else None
             values["judged_ref"] = pair[1] if pair[1] is not ref or not ref_differs else None
         held = not self.has_reference and ref.dtype == dtype  # `ref` is fp64 correctly rounded already
-        rounded = ref if held else round_to(oracle, _fmt(dtype))
+        return self._measured({k: v for k, v in values.items() if v is not None}, oracle, dtype, ref if held else None,
+                              work, ("policy", "reference") if ref_differs else None)
+
+    def _measured(
+        self, values: dict[str, torch.Tensor], oracle: torch.Tensor, dtype: torch.dtype, rounded: torch.Tensor | None,
+        work: torch.dtype, pair: tuple[str, str] | None,
+    ) -> tuple[dict[str, Metrics], float, float]:
+        """`_figures`' measurements of the named `values` (`rounded`: fp64 correctly rounded to `dtype`
+        where the caller holds it; `pair`: the two names measured against each other too, as
+        ``"vs_reference"``)."""
+        rounded = rounded if rounded is not None else round_to(oracle, _fmt(dtype))
         if work != dtype:
             floor, floor_work = norm_rels((rounded, round_to(oracle, _fmt(work))), oracle)
         else:
             floor = floor_work = norm_rels((rounded,), oracle)[0]
-        values = {k: v for k, v in values.items() if v is not None}
         unique = list({id(v): v for v in values.values()}.values())
         ids = [id(v) for v in unique]
-        pair = (ids.index(id(res)), ids.index(id(ref))) if ref_differs else None  # res against the reference
-        figures = measure_each(unique, oracle, dtype, rounded, pair)
+        at = (ids.index(id(values[pair[0]])), ids.index(id(values[pair[1]]))) if pair is not None else None
+        figures = measure_each(unique, oracle, dtype, rounded, at)
         measured = dict(zip(ids, figures))
         return {**{k: measured[id(v)] for k, v in values.items()},
-                **({"vs_reference": figures[-1]} if pair is not None else {})}, floor, floor_work
+                **({"vs_reference": figures[-1]} if at is not None else {})}, floor, floor_work
 
     def _terms_floor(self, node: torch.fx.Node, ls: Lockstep, oracle: torch.Tensor, dtype: torch.dtype) -> float:
         return terms_floor(node, ls, ORACLE, oracle.numel(), dtype)
+
+    def _formats(self, node: torch.fx.Node, vals: tuple) -> tuple[torch.dtype, torch.dtype]:
+        """(storage dtype, working dtype) of examined node `node` (static: the plan's decisions)."""
+        d = self.side.decision(node)
+        dtype = self.side.storage(node)
+        dtype = dtype if isinstance(dtype, torch.dtype) else vals[POLICY].dtype
+        operands = [s for p in node.all_input_nodes if isinstance(s := self.side.storage(p), torch.dtype)]
+        if d is not None and d.input_format is not None:  # the plan reads the operands rounded (autocast)
+            operands.append(get_format(d.input_format).storage_dtype)
+        return dtype, narrower(working_dtype(dtype, operands), self._demanded(node).get(node, dtype))
+
+    # Where the decisions read values (`analyze.deferred` takes them from figures read once instead).
+
+    def _placeholder_exact(self, policy: torch.Tensor, oracle: torch.Tensor) -> bool:
+        return policy.shape == oracle.shape and torch.equal(policy.double(), oracle)
+
+    def _flip(self, policy: Any, oracle: Any) -> tuple[tuple[int, int], Any] | None:
+        """(`differing_indices`, the policy's value) of a selection that chose other indices than fp64."""
+        flip = differing_indices(policy, oracle)
+        return (flip, policy) if flip is not None else None
+
+    def _rounded_oracle(self, oracle: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return round_value(oracle, dtype)
+
+    def _differs(self, ref: torch.Tensor, res: torch.Tensor) -> bool:
+        return not torch.equal(ref, res)
+
+    def _equal_as(self, ref: torch.Tensor, res: torch.Tensor, dtype: torch.dtype) -> bool:
+        return torch.equal(ref.to(dtype), res.to(dtype))
+
+    def _stored_overflow(self, res: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> int:
+        return stored_overflow(res, oracle, dtype)
+
+    def _exact_metrics(self, res: torch.Tensor) -> Metrics:
+        return exact_metrics(res)
+
+    def _unlike(self, res: Any, oracle: Any) -> bool:
+        return unlike(res, oracle)
+
+    def _oracle_range(self, oracle: torch.Tensor, m: Metrics | None) -> tuple[float, float]:
+        if m.ref_nan + m.ref_inf == 0 if m is not None else bool(oracle.isfinite().all()):
+            lo, hi = torch.aminmax(oracle)
+        else:  # non-finite elements masked to the neutral value of each side (boolean indexing is slow)
+            infinite = ~oracle.isfinite()
+            lo, hi = oracle.masked_fill(infinite, math.inf).min(), oracle.masked_fill(infinite, -math.inf).max()
+        return float(lo), float(hi)
 
     def _forced_from(self, node: torch.fx.Node) -> str | None:
         """Where the format overflow an operand of `node` carries began (`self.forced`), if any."""
@@ -308,15 +362,9 @@ class NodeObserver:
 
     def _record_range(self, nid: str, oracle: torch.Tensor, m: Metrics | None) -> None:
         """absmax/max of the oracle's finite values (`m`'s reference counts skip the mask when all are finite)."""
-        all_finite = m.ref_nan + m.ref_inf == 0 if m is not None else bool(oracle.isfinite().all())
         if not oracle.numel():
             return
-        if all_finite:
-            lo, hi = torch.aminmax(oracle)
-        else:  # non-finite elements masked to the neutral value of each side (boolean indexing is slow)
-            infinite = ~oracle.isfinite()
-            lo, hi = oracle.masked_fill(infinite, math.inf).min(), oracle.masked_fill(infinite, -math.inf).max()
-        lo, hi = float(lo), float(hi)
+        lo, hi = self._oracle_range(oracle, m)
         if math.isfinite(lo) and math.isfinite(hi):  # else no finite element at all
             self.ranges.absmax[nid] = max(-lo, hi)
             self.ranges.max[nid] = hi
@@ -334,10 +382,10 @@ class NodeObserver:
             return Verdict.DIVERGES if own > EXCESS_LIMIT else Verdict.OK
         if self.rule is Rule.SAME and judged is not None and implied_pass(*judged):
             return Verdict.OK
-        r, s = ref.to(dtype), res.to(dtype)
         # torch.equal calls -0.0 and +0.0 equal: a shortcut for every rule but the bitwise one
-        same = self.rule is not Rule.BITWISE and torch.equal(r, s)
-        return Verdict.OK if same or judge(self.rule, r, s, oracle, self.tol) else Verdict.DIVERGES
+        if self.rule is not Rule.BITWISE and self._equal_as(ref, res, dtype):
+            return Verdict.OK
+        return Verdict.OK if judge(self.rule, ref.to(dtype), res.to(dtype), oracle, self.tol) else Verdict.DIVERGES
 
     def _local_value(self, node: torch.fx.Node, ls: Lockstep) -> torch.Tensor | None:
         """The node recomputed by the policy from the oracle's inputs, when that can differ from its value.
@@ -386,26 +434,27 @@ class NodeObserver:
         if (self.local and node.target in SUMS_IN_STORAGE and isinstance(vals[POLICY], (tuple, list))
                 and any(is_float(v) for v in vals[POLICY]) and not is_random(node)
                 and not all(p in self.exact for p in node.all_input_nodes)):
-            read = ls.reader(POLICY)
-            exact = OracleNumerics().evaluate(node, lambda p: v.double() if is_float(v := read(p)) else v)
-            self._whole = (node, tuple(o + (r.double() - e) if is_float(o) and is_float(r) and is_float(e) else o
-                                       for o, r, e in zip(vals[ORACLE], vals[POLICY], exact)))
-        if node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list)):
-            self._find_zero_items(node, vals, ls)
+            self._whole = (node, self._moved_by_own_error(node, vals, ls))
+
+    def _moved_by_own_error(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple:
+        """`_recompute_whole`'s value of multi-output op `node`."""
+        read = ls.reader(POLICY)
+        exact = OracleNumerics().evaluate(node, lambda p: v.double() if is_float(v := read(p)) else v)
+        return tuple(o + (r.double() - e) if is_float(o) and is_float(r) and is_float(e) else o
+                     for o, r, e in zip(vals[ORACLE], vals[POLICY], exact))
 
     def _find_zero_items(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
         """The results of multi-output op `node` fp64 holds only as noise (`_zero_items`), found while
         its operands are here: those nothing like fp64's that fp32 could not tell from 0, and those
         fp64 again with its noise operands read as 0 makes 0."""
-        read = ls.reader(ORACLE)
         if not self.has_reference:
-            far = tuple(i for i, (r, o) in enumerate(zip(vals[POLICY], vals[ORACLE])) if unlike(r, o))
+            far = tuple(i for i, (r, o) in enumerate(zip(vals[POLICY], vals[ORACLE])) if self._unlike(r, o))
             if far:
-                floors = operand_floor(node, vals[ORACLE], read, torch.float32, far)
+                floors = operand_floor(node, vals[ORACLE], ls.reader(ORACLE), torch.float32, far)
                 self._zero_items[node] = {i for i, f in zip(far, floors) if finite_norm(vals[ORACLE][i]) <= f}
         if any(p in self.zeroish for p in node.all_input_nodes):
             self._zero_items.setdefault(node, set()).update(
-                i for i, v in enumerate(fp64_without(node, read, self.zeroish)) if all_zero(v))
+                i for i, v in enumerate(fp64_without(node, ls.reader(ORACLE), self.zeroish)) if all_zero(v))
 
     def _local(
         self, node: torch.fx.Node, total: Metrics, local: Metrics | None
@@ -459,12 +508,24 @@ def terms_floor(node: torch.fx.Node, ls: Lockstep, side: int, numel: int, dtype:
     """`verdict.reduction_floor` of a sum/mean node, `verdict.matmul_floor` of a matmul (else 0), from
     side `side`'s values of its operands (0 where they are no longer held): the RMS error over `numel`
     results that rounding its fp64 terms to `dtype` causes."""
+    pending = terms_norm(node, ls, side, numel, dtype)
+    return pending[1](float(pending[0])) if pending is not None else 0.0
+
+
+def terms_norm(
+    node: torch.fx.Node, ls: Lockstep, side: int, numel: int, dtype: torch.dtype,
+) -> tuple[torch.Tensor, Callable[[float], float]] | None:
+    """`terms_floor` not read: (a device scalar, what makes the floor of it read); None where the floor
+    is 0 whatever the values."""
     if node.target in _MATMULS:
         a, b = (_operand(node, i, ls, side) for i in _MATMULS[node.target])
-        return matmul_floor(a, b, numel, dtype) if a is not None and b is not None else 0.0
-    if node.target not in _SUMS or (terms := _operand(node, 0, ls, side)) is None:
-        return 0.0
-    return reduction_floor(terms, numel, dtype, mean=node.target in _MEANS)
+        if a is None or b is None or not numel or a.dim() < 2 or b.dim() < 2:
+            return None
+        return matmul_norm_squared(a, b), lambda v: matmul_floor_from(v, numel, dtype)
+    if node.target not in _SUMS or (terms := _operand(node, 0, ls, side)) is None or not numel or not terms.numel():
+        return None
+    count, mean = terms.numel(), node.target in _MEANS
+    return reduction_norm(terms), lambda v: reduction_floor_from(v, count, numel, dtype, mean)
 
 
 def _operand(node: torch.fx.Node, i: int, ls: Lockstep, side: int = ORACLE) -> torch.Tensor | None:

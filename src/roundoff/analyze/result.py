@@ -170,6 +170,9 @@ class CheckResult:
     #: 16-bit values whose rounding alone, fp64 run again with it, takes an output beyond the limit where
     #: no node amplifies it 16x (`roundoff.analyze.check`): the node ids, named first as findings.
     rounding_causes: tuple[str, ...] = ()
+    #: How the nodes were examined (`check`'s `nodes_with`): "interpreter", "deferred" or "graphed";
+    #: the same result either way.
+    examined_with: str = "interpreter"
 
     @property
     def examined(self) -> tuple[str, ...]:
@@ -205,7 +208,7 @@ class CheckResult:
             "first_divergent": self.first_divergent, "nan_origin": self.nan_origin, "culprits": list(self.culprits),
             "hazards": [h.to_dict() for h in self.hazards], "explanations": list(self.explanations),
             "unmodeled": list(self.unmodeled), "notes": list(self.notes), "mode": self.mode,
-            "checkpoints": list(self.checkpoints), "nodes": [n.to_dict() for n in self.nodes],
+            "examined_with": self.examined_with, "checkpoints": list(self.checkpoints), "nodes": [n.to_dict() for n in self.nodes],
         }
 
 

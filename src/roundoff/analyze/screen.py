@@ -155,7 +155,7 @@ _COMPILED: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple, Callable[
     weakref.WeakKeyDictionary())
 
 
-def _signature(inputs: Sequence[Any]) -> tuple:
+def input_signature(inputs: Sequence[Any]) -> tuple:
     return tuple((tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
 
 
@@ -167,7 +167,7 @@ def _lowered_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Calla
     from roundoff.lower import compile_lowered, direct_primitives, lower_sides
 
     cache = _COMPILED.setdefault(plan.program.graph_module, {})
-    full = (*key, compiled, _signature(inputs))
+    full = (*key, compiled, input_signature(inputs))
     if full not in cache:
         gm = lower_sides(plan, sides, inputs, probe)
         cache[full] = compile_lowered(gm, inputs) if compiled else direct_primitives(gm)
@@ -217,7 +217,7 @@ def screen(
         if not any(isinstance(x, torch.Tensor) and x.is_cuda for x in inputs):
             raise ValueError("screen how='graphed' replays a CUDA graph: it needs CUDA inputs")
         cache = _COMPILED.setdefault(program.graph_module, {})
-        full = (*key, every, "graphed", _signature(inputs))
+        full = (*key, every, "graphed", input_signature(inputs))
         if full not in cache:
             for old in [k for k in cache if "graphed" in k]:  # one captured run per program: its pool
                 del cache[old]  # holds the run's peak memory

@@ -43,11 +43,20 @@ def _indices(value: Any) -> torch.Tensor | None:
 def differing_indices(policy_value: Any, oracle_value: Any) -> tuple[int, int] | None:
     """(indices the policy's selection chose differently from fp64's, indices in all) of one selection's
     results, or None where they all agree (or are not comparable)."""
+    count = differing_count(policy_value, oracle_value)
+    if count is None:
+        return None
+    differing = int(count[0])
+    return (differing, count[1]) if differing else None
+
+
+def differing_count(policy_value: Any, oracle_value: Any) -> tuple[torch.Tensor, int] | None:
+    """`differing_indices` not read: (a device count of the indices chosen differently, indices in all),
+    or None where they are not comparable."""
     mine, exact = _indices(policy_value), _indices(oracle_value)
     if mine is None or exact is None or mine.shape != exact.shape or not mine.numel():
         return None
-    differing = int((mine != exact).sum())
-    return (differing, mine.numel()) if differing else None
+    return (mine != exact).sum(), mine.numel()
 
 
 def _dim(node: torch.fx.Node) -> int:

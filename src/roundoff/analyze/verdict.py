@@ -197,10 +197,20 @@ def reduction_floor(terms: torch.Tensor, numel: int, dtype: torch.dtype, mean: b
     a mean)."""
     if not numel or not terms.numel():
         return 0.0
-    per = terms.numel() / numel
+    return reduction_floor_from(float(reduction_norm(terms)), terms.numel(), numel, dtype, mean)
+
+
+def reduction_norm(terms: torch.Tensor) -> torch.Tensor:
+    """``||terms||_2`` over the finite terms, in fp64, not read (`reduction_floor_from` finishes it)."""
     t = terms.double()
-    norm = float(torch.linalg.vector_norm(t.masked_fill(~t.isfinite(), 0.0)))
-    return unit_roundoff(dtype) / 2 * norm / math.sqrt(numel) / (per if mean else 1.0)
+    return torch.linalg.vector_norm(t.masked_fill(~t.isfinite(), 0.0))
+
+
+def reduction_floor_from(norm: float, terms: int, numel: int, dtype: torch.dtype, mean: bool) -> float:
+    """`reduction_floor` from the terms' norm (`reduction_norm`) and count."""
+    if not numel or not terms:
+        return 0.0
+    return unit_roundoff(dtype) / 2 * norm / math.sqrt(numel) / (terms / numel if mean else 1.0)
 
 
 def matmul_floor(a: torch.Tensor, b: torch.Tensor, numel: int, dtype: torch.dtype) -> float:
@@ -210,10 +220,19 @@ def matmul_floor(a: torch.Tensor, b: torch.Tensor, numel: int, dtype: torch.dtyp
     ``sum_k (sum_i a_ik^2)(sum_j b_kj^2)``, per batch): the `reduction_floor` of a dot product."""
     if not numel or a.dim() < 2 or b.dim() < 2:
         return 0.0
+    return matmul_floor_from(float(matmul_norm_squared(a, b)), numel, dtype)
+
+
+def matmul_norm_squared(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The norm squared of a matmul's products (`matmul_floor`), in fp64, not read."""
     a2 = a.double().nan_to_num(0.0, 0.0, 0.0).square().sum(-2)  # (..., k)
     b2 = b.double().nan_to_num(0.0, 0.0, 0.0).square().sum(-1)  # (..., k)
-    norm = math.sqrt(float((a2 * b2).sum()))
-    return math.sqrt(2.0) * unit_roundoff(dtype) / 2 * norm / math.sqrt(numel)
+    return (a2 * b2).sum()
+
+
+def matmul_floor_from(norm_squared: float, numel: int, dtype: torch.dtype) -> float:
+    """`matmul_floor` from `matmul_norm_squared` read."""
+    return math.sqrt(2.0) * unit_roundoff(dtype) / 2 * math.sqrt(norm_squared) / math.sqrt(numel) if numel else 0.0
 
 
 def own_excess(own: Metrics, format_loss: float, dtype: torch.dtype, terms_rmse: float = 0.0) -> float:

@@ -1,0 +1,348 @@
+"""Every node's figures computed during the run and read once: `check(..., nodes="all")` on a device.
+
+`NodeObserver` reads each node's figures as the run reaches it: on CUDA a host sync per node, and
+its Python and small kernels between the run's own. Here the run only *gathers* (`Gathering`, the
+Lockstep's `on_node`): at every node it launches the computations of every figure the observer's
+decisions can need there on a clean node, whatever the values (the policy's, the reference's and
+the local recomputation's error rows against fp64 and the policy's against the reference, the
+floors' norms, the terms' norm, fp64's range, equal-bits flags, stored-overflow counts, a
+multi-output op's `unlike` norms, a selection's flip count), and reads none of them. So the run can
+be captured once as a CUDA graph (`execute.graphed`) and replayed. After the run every figure is
+read at once, and `DeferredObserver` takes `NodeObserver`'s own decisions node by node from them,
+on metadata-only (meta) tensors.
+
+Numeric contract: the reports are the interpreted observer's, from the same figures computed by the
+same functions; only fp64 sums may differ in their last bits (rows computed for more values in one
+pass). A decision the gathered figures do not cover (a NaN/inf, a node beyond the limit, the `same`
+rule on two values that differ and are not implied to pass, a structural zero, an fp64 node, a
+tensor too large for one metric pass) needs the values themselves: it raises `NeedsValues`, and the
+caller runs the interpreted check instead. Nothing here guesses a figure.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+from torch.utils._pytree import tree_map
+
+from roundoff.analyze.metrics import (
+    Metrics,
+    _ulp_format,
+    exact_metrics,
+    from_stats,
+    norm_figures,
+    norm_rels_from,
+)
+from roundoff.analyze.noise import stored_overflow_count, unlike_from, unlike_norms
+from roundoff.analyze.observe import (
+    _UNINITIALIZED,
+    ORACLE,
+    POLICY,
+    REFERENCE,
+    NodeObserver,
+    _fmt,
+    _judged_pair,
+    terms_norm,
+)
+from roundoff.analyze.screen import input_signature
+from roundoff.analyze.selections import SELECTIONS, differing_count
+from roundoff.capture.program import NODE_ID
+from roundoff.execute.formats import HELD_NARROW, is_float
+from roundoff.execute.interpreter import Lockstep, is_random
+from roundoff.execute.node_numerics import SUMS_IN_STORAGE, round_value
+from roundoff.numerics import round_to
+from roundoff.numerics._metric_rows import unread_stats
+from roundoff.numerics.formats import Overflow
+from roundoff.numerics.metrics import ErrorAccumulator, elements_per_update
+from roundoff.ops.classes import OpClass
+
+__all__ = ["DeferredObserver", "Gathering", "NeedsValues"]
+
+
+class NeedsValues(Exception):
+    """A decision needs a node's values, not only its gathered figures: check interpreted instead."""
+
+
+@dataclass
+class _Record:
+    """One node as gathered: its values as meta tensors, the meta stand-ins of the values the observer
+    computes from them, and its figures (device tensors, or floats already read)."""
+
+    node: torch.fx.Node
+    stubs: Any
+    ref: torch.Tensor | None = None
+    local: torch.Tensor | None = None
+    names: tuple[str, ...] = ()  # the rows of figures["rows"], in order
+    figures: dict[str, Any] = field(default_factory=dict)
+    finish_terms: Callable[[float], float] | None = None
+    unlike: dict[tuple[int, int], int] = field(default_factory=dict)  # (id(stub), id(stub)) -> figures index
+    flip_value: Any = None  # a selection's policy value (held: a flip is replayed with it)
+
+
+def _meta(value: Any) -> Any:
+    return tree_map(lambda t: torch.empty(t.shape, dtype=t.dtype, device="meta") if isinstance(t, torch.Tensor) else t,
+                    value)
+
+
+class Gathering:
+    """`on_node` callback: each node's figures launched, none read (module doc). `records` in run order."""
+
+    def __init__(self, observer: NodeObserver) -> None:
+        """`observer`: a fresh `NodeObserver` of the check (its static methods; its state stays empty,
+        so what it skips for exact operands is computed here whatever they are)."""
+        self.obs = observer
+        self.records: list[_Record] = []
+
+    def __call__(self, node: torch.fx.Node, vals: tuple, ls: Any) -> None:
+        obs, rec = self.obs, _Record(node, _meta(vals))
+        self.records.append(rec)
+        fig = rec.figures
+        if node.op == "placeholder" and is_float(vals[ORACLE]):
+            policy, oracle = vals[POLICY], vals[ORACLE]
+            if isinstance(policy, torch.Tensor) and policy.shape == oracle.shape:
+                fig["exact"] = (policy.double() == oracle).all()
+            if oracle.numel():
+                fig["range"] = _range(oracle)
+        if (node.op == "call_function" and node.target in SELECTIONS
+                and (count := differing_count(vals[POLICY], vals[ORACLE])) is not None):
+            fig["flip"], fig["flip_of"], rec.flip_value = count[0], count[1], vals[POLICY]
+        obs._recompute_whole(node, vals, ls)
+        if node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list)) and not obs.has_reference:
+            for i, (r, o) in enumerate(zip(vals[POLICY], vals[ORACLE])):
+                if (norms := unlike_norms(r, o)) is not None:
+                    fig[f"unlike{i}"] = norms
+                    rec.unlike[(id(rec.stubs[POLICY][i]), id(rec.stubs[ORACLE][i]))] = i
+        if node.op != "call_function" or not is_float(vals[POLICY]) or node.target in _UNINITIALIZED:
+            return
+        d = obs.side.decision(node)
+        if d is not None and d.op_class is OpClass.DATA_MOVEMENT and node.target is not operator.getitem:
+            return
+        self._figures(rec, node, vals, ls)
+
+    def _figures(self, rec: _Record, node: torch.fx.Node, vals: tuple, ls: Any) -> None:
+        obs, fig = self.obs, rec.figures
+        dtype, work = obs._formats(node, vals)
+        res, oracle = vals[POLICY], vals[ORACLE]
+        ref = vals[REFERENCE] if obs.has_reference else round_value(oracle, dtype)
+        rec.ref = _meta(ref)
+        if obs.has_reference:
+            fig["differs"] = ~(ref == res).all() if ref.shape == res.shape else torch.ones((), dtype=torch.bool)
+        local = obs._local_value(node, ls)
+        rec.local = _meta(local)
+        values = {"policy": res, "reference": ref if obs.has_reference else None, "local": local}
+        pair = _judged_pair(res, ref, dtype) if obs.has_reference else None
+        if pair is not None:
+            values["judged_res"] = pair[0] if pair[0] is not res else None
+            values["judged_ref"] = pair[1] if pair[1] is not ref else None
+        rec.names = tuple(k for k, v in values.items() if v is not None)
+        f = _ulp_format(dtype)
+        flat = [values[k].detach().reshape(-1) for k in rec.names]
+        r = oracle.detach().reshape(-1)
+        if (f.overflow is Overflow.NAN or not r.numel() or any(v.dtype == oracle.dtype for v in flat)
+                or r.numel() > elements_per_update(flat, r, f)):
+            raise NeedsValues(f"{node.name}: figures of this node need its values (fp64 or fp8 values, or too many)")
+        fig["rows"] = unread_stats(flat, r, f)
+        if obs.has_reference:
+            fig["pair"] = unread_stats((res.detach().reshape(-1),), ref.detach().reshape(-1), f)
+        rounded = ref if not obs.has_reference and ref.dtype == dtype else round_to(oracle, _fmt(dtype))
+        fig["floors"] = norm_figures((rounded, round_to(oracle, _fmt(work))) if work != dtype else (rounded,), oracle)
+        if (terms := terms_norm(node, ls, ORACLE, oracle.numel(), work)) is not None:
+            fig["terms"], rec.finish_terms = terms
+        fig["range"] = _range(oracle)
+        if dtype in HELD_NARROW and res.dtype != dtype and obs._stored(node, node.meta.get(NODE_ID, node.name)):
+            fig["stored_overflow"] = stored_overflow_count(res, oracle, dtype)
+
+    def tensors(self) -> torch.Tensor | None:
+        """Every figure not yet read, as one fp64 vector in record order (the one read), or None."""
+        parts = [t.detach().reshape(-1).to(torch.float64) for rec in self.records for t in rec.figures.values()
+                 if isinstance(t, torch.Tensor)]
+        if not parts:
+            return None
+        dev = parts[0].device
+        return torch.cat([p.to(dev) for p in parts])
+
+    def read(self, flat: list[float]) -> list[dict[str, Any]]:
+        """Per record, its figures as floats (lists), from `tensors()` read into `flat`."""
+        out, at = [], 0
+        for rec in self.records:
+            got: dict[str, Any] = {}
+            for name, t in rec.figures.items():
+                if isinstance(t, torch.Tensor):
+                    got[name], at = flat[at : at + t.numel()], at + t.numel()
+                else:
+                    got[name] = t
+            out.append(got)
+        return out
+
+
+def _range(oracle: torch.Tensor) -> torch.Tensor:
+    """fp64's finite min and max (as `NodeObserver._oracle_range`), not read: NaN where none is finite."""
+    infinite = ~oracle.isfinite()
+    return torch.stack([oracle.masked_fill(infinite, math.inf).min(), oracle.masked_fill(infinite, -math.inf).max()])
+
+
+class _NoValues:
+    """The Lockstep a deferred decision sees: any read of a value means the figures do not suffice."""
+
+    @property
+    def env(self) -> Any:
+        raise NeedsValues("a decision reads the run's values")
+
+    def reader(self, side: int) -> Callable[[torch.fx.Node], Any]:
+        raise NeedsValues("a decision reads the run's values")
+
+
+class DeferredObserver(NodeObserver):
+    """`NodeObserver` whose decisions come from a `Gathering`'s figures, read once (module doc)."""
+
+    def decide(self, gathering: Gathering, figures: list[dict[str, Any]]) -> None:
+        """Replay the observer over `gathering`'s records with `figures` (`Gathering.read`); raises
+        `NeedsValues` where a decision needs values (then nothing here is to be used)."""
+        if self.floors is not None:
+            raise NeedsValues("output floors are recorded from values")
+        no_values = _NoValues()
+        for rec, got in zip(gathering.records, figures):
+            self._rec, self._got = rec, got
+            try:
+                self(rec.node, rec.stubs, no_values)
+            except (RuntimeError, NotImplementedError) as e:  # a meta tensor read: values needed
+                raise NeedsValues(f"{rec.node.name}: {type(e).__name__}: {e}") from e
+            except NeedsValues as e:
+                raise NeedsValues(f"{rec.node.name}: {e}") from e
+
+    def _value(self, name: str) -> list[float]:
+        if name not in self._got:
+            raise NeedsValues(f"{self._rec.node.name}: no gathered figure {name!r}")
+        return self._got[name]
+
+    def _placeholder_exact(self, policy: torch.Tensor, oracle: torch.Tensor) -> bool:
+        return "exact" in self._got and bool(self._got["exact"][0])
+
+    def _flip(self, policy: Any, oracle: Any) -> tuple[tuple[int, int], Any] | None:
+        if "flip" not in self._got:
+            return None
+        count = int(self._value("flip")[0])
+        return ((count, self._got["flip_of"]), self._rec.flip_value) if count else None
+
+    def _rounded_oracle(self, oracle: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return self._rec.ref
+
+    def _differs(self, ref: torch.Tensor, res: torch.Tensor) -> bool:
+        return bool(self._value("differs")[0])
+
+    def _equal_as(self, ref: torch.Tensor, res: torch.Tensor, dtype: torch.dtype) -> bool:
+        if not self._differs(ref, res):  # equal before, equal converted
+            return True
+        raise NeedsValues(f"{self._rec.node.name}: the rule judges two values that differ")
+
+    def _local_value(self, node: torch.fx.Node, ls: Any) -> torch.Tensor | None:
+        if not self.local or is_random(node) or all(p in self.exact for p in node.all_input_nodes):
+            return None
+        return self._rec.local
+
+    def _recompute_whole(self, node: torch.fx.Node, vals: tuple, ls: Any) -> None:
+        # gathered as if some operand were inexact: where all are exact, the interpreter does not recompute
+        if (self.local and node.target in SUMS_IN_STORAGE and isinstance(vals[POLICY], (tuple, list))
+                and all(p in self.exact for p in node.all_input_nodes)):
+            raise NeedsValues(f"{node.name}: a multi-output op of exact operands")
+
+    def _measured(
+        self, values: dict[str, torch.Tensor], oracle: torch.Tensor, dtype: torch.dtype, rounded: torch.Tensor | None,
+        work: torch.dtype, pair: tuple[str, str] | None,
+    ) -> tuple[dict[str, Metrics], float, float]:
+        rows, n, f = self._value("rows"), oracle.numel(), _ulp_format(dtype)
+        k = len(self._rec.names)
+
+        def metrics(row: list[float]) -> Metrics:
+            if not math.isfinite(row[0]):
+                raise NeedsValues(f"{self._rec.node.name}: NaN/inf among its values")
+            acc = ErrorAccumulator(f)
+            acc._add_finite(row, n, n)
+            return from_stats(acc.result())
+
+        if isinstance(rows[0], list):  # read already (a compiled metric variant's first call)
+            rows = [x for row in rows for x in row]
+        width = len(rows) // k
+        found = {name: metrics(rows[i * width : (i + 1) * width]) for i, name in enumerate(self._rec.names)}
+        out = {}
+        for name in values:
+            if name not in found:
+                raise NeedsValues(f"{self._rec.node.name}: no gathered row {name!r}")
+            out[name] = found[name]
+        if pair is not None:
+            got = self._value("pair")
+            out["vs_reference"] = metrics([x for row in got for x in row] if isinstance(got[0], list) else got)
+        floors = norm_rels_from(self._value("floors"))
+        if floors is None:
+            raise NeedsValues(f"{self._rec.node.name}: NaN/inf in fp64's rounding")
+        return out, floors[0], floors[-1] if work != dtype else floors[0]
+
+    def _terms_floor(self, node: torch.fx.Node, ls: Any, oracle: torch.Tensor, dtype: torch.dtype) -> float:
+        if self._rec.finish_terms is None:
+            return 0.0
+        return self._rec.finish_terms(self._value("terms")[0])
+
+    def _stored_overflow(self, res: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> int:
+        return int(self._value("stored_overflow")[0])
+
+    def _exact_metrics(self, res: torch.Tensor) -> Metrics:
+        return exact_metrics(res, infinities=0)  # (every value finite, or `_measured` needed values)
+
+    def _unlike(self, res: Any, oracle: Any) -> bool:
+        i = self._rec.unlike.get((id(res), id(oracle)))
+        return i is not None and unlike_from(self._value(f"unlike{i}"))
+
+    def _oracle_range(self, oracle: torch.Tensor, m: Metrics | None) -> tuple[float, float]:
+        lo, hi = self._value("range")
+        return lo, hi
+
+
+#: Per program: the captured every-node run and its gathering, one at a time (its pool holds the run's peak).
+_GRAPHED: weakref.WeakKeyDictionary[torch.fx.GraphModule, tuple[tuple, Callable[..., Any], list[Gathering]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def observe_deferred(
+    program: Any, sides: list[Any], inputs: tuple, make_observer: Callable[[type[NodeObserver]], NodeObserver],
+    recompute: bool, graphed: bool, key: tuple = (),
+) -> tuple[DeferredObserver, tuple]:
+    """Every node of `program` run by `sides` on `inputs`, figures gathered and read once, decisions
+    taken by a `DeferredObserver` (module doc): (that observer, the run's outputs). `make_observer`
+    makes the check's observer of a given class. `graphed`: the run captured as a CUDA graph on the
+    first call for `key` and replayed (the outputs are the graph's own, valid until its next replay).
+    Raises `NeedsValues` where the figures do not suffice (nothing is then to be used)."""
+    made: list[Gathering] = []
+
+    def run(*xs: Any) -> tuple:
+        made[:] = [Gathering(make_observer(NodeObserver))]
+        ls = Lockstep(program, sides, on_node=made[0], recompute=range(len(sides)) if recompute else ())
+        with torch.inference_mode():
+            outs = ls.run_inputs(xs)
+        flat = made[0].tensors()
+        return (*outs, flat if flat is not None else torch.zeros(0, dtype=torch.float64))
+
+    if graphed:
+        from roundoff.execute.graphed import CudaGraphed
+
+        full = (*key, recompute, input_signature(inputs))
+        cached = _GRAPHED.get(program.graph_module)
+        if cached is None or cached[0] != full:
+            _GRAPHED.pop(program.graph_module, None)
+            cached = (full, CudaGraphed(run, inputs, clone_outputs=False), made)
+            _GRAPHED[program.graph_module] = cached
+        *outs, flat = cached[1](*inputs)
+        gathering = cached[2][0]
+    else:
+        *outs, flat = run(*inputs)
+        gathering = made[0]
+    observer = make_observer(DeferredObserver)
+    assert isinstance(observer, DeferredObserver)
+    observer.decide(gathering, gathering.read(flat.tolist()))
+    return observer, tuple(outs)
