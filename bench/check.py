@@ -257,6 +257,8 @@ def _setup(model: str, size: str, device: str, recompute: bool = True) -> dict[s
         "check-lite": lambda: check(program, inputs, "inductor-gpu", against="oracle", local=False,
                                     recompute=recompute, nodes="all"),
         "_nodes": lambda: sum(1 for _ in program.graph.nodes),
+        "_program": lambda: program,
+        "_inputs": lambda: inputs,
         "_capture_seconds": lambda: capture_seconds,
     }
 

@@ -31,7 +31,7 @@ from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.output_verdicts import OutputJudge, output_verdicts
+from roundoff.analyze.output_verdicts import OutputJudge, output_figures, output_verdicts
 from roundoff.analyze.replay import as_held, moves_outputs
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.screen import screen
@@ -173,11 +173,12 @@ def check(
         return cls(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
 
     judge = None
-    found = _deferred(program, plan_a, sides, inputs, make_observer, recompute, key, nodes_with) if (
+    found = _deferred(plan_a, sides, inputs, make_observer, recompute, key, rule, nodes_with) if (
         not why_all and floors is None and stream) else None
     examined_with = "interpreter"
+    output_figures = None
     if found is not None:
-        observer, outs, examined_with = found
+        observer, outs, output_figures, examined_with = found
     else:
         observer = make_observer(NodeObserver)
         judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle, floors=floors) if stream else None
@@ -199,7 +200,7 @@ def check(
         shown_nodes |= set(flips)
     outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
                               floors=floors.floors if floors is not None else None,
-                              settled=judge.settled if judge is not None else None)
+                              settled=judge.settled if judge is not None else None, figures=output_figures)
     noise = {n.meta.get(NODE_ID) for n in observer.zeroish}  # fp64's noise: no values to lose to the range
     outputs = tuple(replace(o, below_range=0, noise_only=True) if o.node_id in noise else o for o in outputs)
     # a rounding that alone takes an output passed for want of a flagged node beyond the limit: a finding
@@ -231,10 +232,11 @@ NODES_WITH = ("auto", "interpreter", "deferred", "graphed")
 
 
 def _deferred(
-    program: Program, plan_a: Plan, sides: list, inputs: tuple, make_observer: Callable, recompute: bool, key: tuple,
+    plan_a: Plan, sides: list, inputs: tuple, make_observer: Callable, recompute: bool, key: tuple, rule: Rule,
     how: str,
-) -> tuple[NodeObserver, tuple, str] | None:
-    """`analyze.deferred.observe_deferred` where `how` asks for it: (observer, outputs, how); None
+) -> tuple[NodeObserver, tuple, Any, str] | None:
+    """`analyze.deferred.observe_deferred` where `how` asks for it: (observer, outputs, the outputs'
+    figures, how); None
     where the interpreter is to check (asked for, the figures do not suffice, or the graph cannot be
     captured)."""
     if how == "auto":
@@ -242,12 +244,9 @@ def _deferred(
     if how == "interpreter" or (how == "graphed" and not _on_cuda(inputs)):
         return None
     try:
-        return (*observe_deferred(plan_a.program, sides, inputs, make_observer, recompute, how == "graphed", key), how)
+        return (*observe_deferred(plan_a.program, sides, inputs, make_observer, recompute, how == "graphed", key,
+                                  outputs=lambda outs: output_figures(plan_a.program, outs, rule)), how)
     except NeedsValues:
-        return None
-    except RuntimeError:  # a capture the run breaks (a host read in it): as the graphed screen, interpreted
-        if how != "graphed":
-            raise
         return None
 
 

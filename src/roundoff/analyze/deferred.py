@@ -80,6 +80,7 @@ class _Record:
     ref: torch.Tensor | None = None
     local: torch.Tensor | None = None
     names: tuple[str, ...] = ()  # the rows of figures["rows"], in order
+    formats: tuple[torch.dtype, torch.dtype] | None = None  # `NodeObserver._formats` (static)
     figures: dict[str, Any] = field(default_factory=dict)
     finish_terms: Callable[[float], float] | None = None
     unlike: dict[tuple[int, int], int] = field(default_factory=dict)  # (id(stub), id(stub)) -> figures index
@@ -128,7 +129,7 @@ class Gathering:
 
     def _figures(self, rec: _Record, node: torch.fx.Node, vals: tuple, ls: Any) -> None:
         obs, fig = self.obs, rec.figures
-        dtype, work = obs._formats(node, vals)
+        dtype, work = rec.formats = obs._formats(node, vals)
         res, oracle = vals[POLICY], vals[ORACLE]
         ref = vals[REFERENCE] if obs.has_reference else round_value(oracle, dtype)
         rec.ref = _meta(ref)
@@ -159,17 +160,12 @@ class Gathering:
         if dtype in HELD_NARROW and res.dtype != dtype and obs._stored(node, node.meta.get(NODE_ID, node.name)):
             fig["stored_overflow"] = stored_overflow_count(res, oracle, dtype)
 
-    def tensors(self) -> torch.Tensor | None:
-        """Every figure not yet read, as one fp64 vector in record order (the one read), or None."""
-        parts = [t.detach().reshape(-1).to(torch.float64) for rec in self.records for t in rec.figures.values()
-                 if isinstance(t, torch.Tensor)]
-        if not parts:
-            return None
-        dev = parts[0].device
-        return torch.cat([p.to(dev) for p in parts])
+    def tensors(self) -> list[torch.Tensor]:
+        """Every figure not yet read, in record order."""
+        return [t for rec in self.records for t in rec.figures.values() if isinstance(t, torch.Tensor)]
 
     def read(self, flat: list[float]) -> list[dict[str, Any]]:
-        """Per record, its figures as floats (lists), from `tensors()` read into `flat`."""
+        """Per record, its figures as floats (lists), from `tensors()` read in order into `flat`."""
         out, at = [], 0
         for rec in self.records:
             got: dict[str, Any] = {}
@@ -222,6 +218,9 @@ class DeferredObserver(NodeObserver):
             raise NeedsValues(f"{self._rec.node.name}: no gathered figure {name!r}")
         return self._got[name]
 
+    def _formats(self, node: torch.fx.Node, vals: tuple) -> tuple[torch.dtype, torch.dtype]:
+        return self._rec.formats if self._rec.formats is not None else super()._formats(node, vals)
+
     def _placeholder_exact(self, policy: torch.Tensor, oracle: torch.Tensor) -> bool:
         return "exact" in self._got and bool(self._got["exact"][0])
 
@@ -269,13 +268,13 @@ class DeferredObserver(NodeObserver):
 
         if isinstance(rows[0], list):  # read already (a compiled metric variant's first call)
             rows = [x for row in rows for x in row]
-        width = len(rows) // k
-        found = {name: metrics(rows[i * width : (i + 1) * width]) for i, name in enumerate(self._rec.names)}
+        width, names = len(rows) // k, self._rec.names
         out = {}
         for name in values:
-            if name not in found:
+            if name not in names:
                 raise NeedsValues(f"{self._rec.node.name}: no gathered row {name!r}")
-            out[name] = found[name]
+            i = names.index(name)
+            out[name] = metrics(rows[i * width : (i + 1) * width])
         if pair is not None:
             got = self._value("pair")
             out["vs_reference"] = metrics([x for row in got for x in row] if isinstance(got[0], list) else got)
@@ -305,28 +304,33 @@ class DeferredObserver(NodeObserver):
 
 
 #: Per program: the captured every-node run and its gathering, one at a time (its pool holds the run's peak).
-_GRAPHED: weakref.WeakKeyDictionary[torch.fx.GraphModule, tuple[tuple, Callable[..., Any], list[Gathering]]] = (
+_GRAPHED: weakref.WeakKeyDictionary[torch.fx.GraphModule, tuple[tuple, Callable[..., Any] | None, list[Gathering]]] = (
     weakref.WeakKeyDictionary())
 
 
 def observe_deferred(
     program: Any, sides: list[Any], inputs: tuple, make_observer: Callable[[type[NodeObserver]], NodeObserver],
-    recompute: bool, graphed: bool, key: tuple = (),
-) -> tuple[DeferredObserver, tuple]:
+    recompute: bool, graphed: bool, key: tuple = (), outputs: Callable[[tuple], Any] | None = None,
+) -> tuple[DeferredObserver, tuple, Any]:
     """Every node of `program` run by `sides` on `inputs`, figures gathered and read once, decisions
-    taken by a `DeferredObserver` (module doc): (that observer, the run's outputs). `make_observer`
-    makes the check's observer of a given class. `graphed`: the run captured as a CUDA graph on the
-    first call for `key` and replayed (the outputs are the graph's own, valid until its next replay).
-    Raises `NeedsValues` where the figures do not suffice (nothing is then to be used)."""
-    made: list[Gathering] = []
+    taken by a `DeferredObserver` (module doc): (that observer, the run's outputs, the outputs'
+    figures). `make_observer` makes the check's observer of a given class. `outputs(outs)`: launches
+    the outputs' figure passes at the end of the run (`output_verdicts.output_figures`), read with the
+    rest: returned as (what it returned, its tensors read). `graphed`: the run captured as a CUDA graph
+    on the first call for `key` and replayed (the outputs are the graph's own, valid until its next
+    replay). Raises `NeedsValues` where the figures do not suffice (nothing is then to be used)."""
+    made: list[Any] = []
 
     def run(*xs: Any) -> tuple:
         made[:] = [Gathering(make_observer(NodeObserver))]
         ls = Lockstep(program, sides, on_node=made[0], recompute=range(len(sides)) if recompute else ())
         with torch.inference_mode():
             outs = ls.run_inputs(xs)
-        flat = made[0].tensors()
-        return (*outs, flat if flat is not None else torch.zeros(0, dtype=torch.float64))
+            made.append(outputs(outs) if outputs is not None else None)
+        parts = [*made[0].tensors(), *(made[1].tensors() if made[1] is not None else ())]
+        dev = next((p.device for p in parts), None)
+        flat = torch.cat([p.detach().reshape(-1).to(dev, torch.float64) for p in parts]) if parts else torch.zeros(0)
+        return (*outs, flat)
 
     if graphed:
         from roundoff.execute.graphed import CudaGraphed
@@ -335,14 +339,27 @@ def observe_deferred(
         cached = _GRAPHED.get(program.graph_module)
         if cached is None or cached[0] != full:
             _GRAPHED.pop(program.graph_module, None)
-            cached = (full, CudaGraphed(run, inputs, clone_outputs=False), made)
+            try:
+                cached = (full, CudaGraphed(run, inputs, clone_outputs=False), made)
+            except RuntimeError as e:  # (a host read in the run: the capture is invalidated)
+                _GRAPHED[program.graph_module] = (full, None, [])
+                raise NeedsValues(f"the run cannot be captured as a CUDA graph: {str(e).splitlines()[0]}") from e
             _GRAPHED[program.graph_module] = cached
+        if cached[1] is None:
+            raise NeedsValues("the run cannot be captured as a CUDA graph (found at an earlier check)")
         *outs, flat = cached[1](*inputs)
-        gathering = cached[2][0]
+        gathering, launched = cached[2]
     else:
         *outs, flat = run(*inputs)
-        gathering = made[0]
+        gathering, launched = made
+    values = flat.tolist()  # the one read
     observer = make_observer(DeferredObserver)
     assert isinstance(observer, DeferredObserver)
-    observer.decide(gathering, gathering.read(flat.tolist()))
-    return observer, tuple(outs)
+    observer.decide(gathering, gathering.read(values))
+    if launched is None:
+        return observer, tuple(outs), None
+    at, read = sum(t.numel() for t in gathering.tensors()), []
+    for t in launched.tensors():
+        read.append(values[at : at + t.numel()])
+        at += t.numel()
+    return observer, tuple(outs), (launched, read)

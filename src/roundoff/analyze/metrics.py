@@ -34,8 +34,10 @@ from roundoff.numerics import FORMATS, Format, get_format
 from roundoff.numerics.metrics import (
     ErrorAccumulator,
     ErrorStats,
-    compare_finite_many,
+    PendingStats,
     elements_per_update,
+    launch_finite_many,
+    read_together,
 )
 
 
@@ -200,13 +202,36 @@ def measure_many(
     triples: Sequence[tuple[torch.Tensor, torch.Tensor, torch.dtype]], extra: Sequence[torch.Tensor] = (),
 ) -> tuple[list[Metrics], list[float]]:
     """``measure(actual, reference, dtype)`` for each triple: the all-finite ones from one host read for
-    all, every pass launched first (`numerics.metrics.compare_finite_many`), the others by `measure` one
-    by one; and the elements of `extra` (device scalars/vectors) from the same read. The same figures
-    as `measure` (counts and maxima exactly, sums to fp64 summation order)."""
+    all, every pass launched first (`launch_many`), the others by `measure` one by one; and the
+    elements of `extra` (device scalars/vectors) from the same read. The same figures as `measure`
+    (counts and maxima exactly, sums to fp64 summation order)."""
+    pending = launch_many(triples)
+    tensors = pending.tensors()
+    values = read_together([*tensors, *(t.reshape(-1) for t in extra)])
+    return pending.finish(values[: len(tensors)]), [v for t in values[len(tensors):] for v in t]
+
+
+@dataclass
+class PendingMetrics:
+    """`measure_many`'s passes launched, not read: read `tensors()` (1-D each), then `finish` with them."""
+
+    triples: Sequence[tuple[torch.Tensor, torch.Tensor, torch.dtype]]
+    stats: PendingStats
+
+    def tensors(self) -> list[torch.Tensor]:
+        return self.stats.tensors()
+
+    def finish(self, read: Sequence[Sequence[float]]) -> list[Metrics]:
+        """Each triple's `Metrics` (a triple with a NaN/inf element measured now, by `measure`)."""
+        found = self.stats.finish(read)
+        return [from_stats(s) if s is not None else measure(a, r, dtype) for s, (a, r, dtype) in zip(found, self.triples)]
+
+
+def launch_many(triples: Sequence[tuple[torch.Tensor, torch.Tensor, torch.dtype]]) -> PendingMetrics:
+    """`measure_many`'s passes launched for every triple, nothing read (capturable in a CUDA graph)."""
     for a, r, _ in triples:
         _check_tensors(a, r)
-    found, values = compare_finite_many([(a, r, _ulp_format(dtype)) for a, r, dtype in triples], extra)
-    return [from_stats(s) if s is not None else measure(a, r, dtype) for s, (a, r, dtype) in zip(found, triples)], values
+    return PendingMetrics(triples, launch_finite_many([(a, r, _ulp_format(dtype)) for a, r, dtype in triples]))
 
 
 def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from roundoff.analyze.culprits import ancestors
-from roundoff.analyze.metrics import Metrics, exact_metrics, measure_many
+from roundoff.analyze.metrics import Metrics, exact_metrics, launch_many, measure_many
 from roundoff.analyze.observe import implied_pass, rmse
 from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.result import OutputVerdict
@@ -59,23 +59,19 @@ class _Output:
 def output_verdicts(
     program: Program, outs: tuple, tol: float, rule: Rule, failing_nodes: set[str] | None, by_values: bool = False,
     shown_nodes: set[str] | None = None, floors: dict[int, float] | None = None,
-    settled: dict[int, Settled] | None = None,
+    settled: dict[int, Settled] | None = None, figures: tuple[LaunchedOutputs, list] | None = None,
 ) -> tuple[OutputVerdict, ...]:
     """One `OutputVerdict` per float output. Against the oracle with `Rule.SAME`: NaN/inf where fp64 is
     finite fails; else, where a node on its path diverges, is not finite or amplifies an error
     (`failing_nodes`, `shown_nodes`), or always with `by_values` (the screen), its values decide
     (`verdict.oracle_output_passes`, with its operand floor from `floors`, as blame judges it): a
     defect whose effect stays within the limit at an output is a finding, not a failing output.
-    `settled`: outputs an `OutputJudge` settled as the run made them (their oracle values released)."""
+    `settled`: outputs an `OutputJudge` settled as the run made them (their oracle values released).
+    `figures`: (`output_figures` of this run, its tensors read), where they were launched with the run."""
     settled = dict(settled or {})
-    res_all, oracle_all = outs[0], outs[1]
-    ref_all = outs[2] if len(outs) > 2 else None
-    res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
-    oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
-    paths = path_dtypes(program.graph) if ref_all is None and rule is Rule.SAME else {}
-    oracle_rule = rule is Rule.SAME and ref_all is None  # (no failing nodes given: none flagged)
-    found = [_output(program, i, res, oracle, ref_all[i] if ref_all is not None else None, paths)
-             for i, (res, oracle) in enumerate(zip(res_all, oracle_all)) if is_float(res) and i not in settled]
+    has_reference = len(outs) > 2
+    oracle_rule = rule is Rule.SAME and not has_reference  # (no failing nodes given: none flagged)
+    found = figures[0].found if figures is not None else _outputs(program, outs, rule, settled)
     if not found and not settled:
         raise ValueError(
             f"program {program.name!r} has no floating-point outputs: nothing to check; "
@@ -84,10 +80,22 @@ def output_verdicts(
     flagged = {i: not oracle_rule or _flagged(program, i, failing_nodes, shown_nodes, by_values)
                for i in (*settled, *(o.index for o in found))}
     if found:
-        for o, fig in zip(found, _measure(found, ref_all is not None)):
-            settled[o.index] = _settle(o, fig, rule, tol, (floors or {}).get(o.index, 0.0), ref_all is None,
+        measured = figures[0].finish(figures[1]) if figures is not None else _measure(found, has_reference)
+        for o, fig in zip(found, measured):
+            settled[o.index] = _settle(o, fig, rule, tol, (floors or {}).get(o.index, 0.0), not has_reference,
                                        by_values=oracle_rule and flagged[o.index])
     return tuple(_verdict(program, settled[i], oracle_rule, flagged[i]) for i in sorted(settled))
+
+
+def _outputs(program: Program, outs: tuple, rule: Rule, settled: dict) -> list[_Output]:
+    """`_output` of each float output of `outs` (policy, oracle[, reference]) not in `settled`."""
+    res_all, oracle_all = outs[0], outs[1]
+    ref_all = outs[2] if len(outs) > 2 else None
+    res_all = res_all if isinstance(res_all, (tuple, list)) else (res_all,)
+    oracle_all = oracle_all if isinstance(oracle_all, (tuple, list)) else (oracle_all,)
+    paths = path_dtypes(program.graph) if ref_all is None and rule is Rule.SAME else {}
+    return [_output(program, i, res, oracle, ref_all[i] if ref_all is not None else None, paths)
+            for i, (res, oracle) in enumerate(zip(res_all, oracle_all)) if is_float(res) and i not in settled]
 
 
 def _output(program: Program, i: int, res: torch.Tensor, oracle: torch.Tensor, ref: torch.Tensor | None,
@@ -146,29 +154,37 @@ def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, M
     """Fill each output's flags and return its figures: (result vs fp64, result vs the reference, the
     reference in the result's dtype vs fp64; the last two None where the run agrees with its reference
     bit for bit or there is none). On CUDA every pass of every output is launched before one host read
-    (the reference's passes too, where the flags will say it agrees: they queue behind the run still
-    executing); elsewhere the flags are read first and only the passes they leave are run."""
-    flags = []
-    for o in found:
-        wide, finite = widen_fp8(o.res), o.oracle.isfinite()
-        bits = (o.ref.dtype == o.res.dtype and o.ref.shape == o.res.shape) and has_reference
-        none = torch.zeros((), dtype=torch.int64, device=finite.device)
-        flags.append(torch.stack([
-            (~wide.isfinite() & finite).any().long(), wide.isnan().any().long(),
-            same_bits_mask(o.ref, o.res).all().long() if bits else none,
-            (~widen_fp8(o.ref).isfinite() & finite).sum() if has_reference else none,
-        ]))
-    ahead = launch_ahead(found[0].res)
-    read = [] if ahead else [v for t in read_together(flags) for v in t]  # the flags' one read
+    (`launch_outputs`: the reference's passes too, where the flags will say it agrees: they queue behind
+    the run still executing); elsewhere the flags are read first and only the passes they leave are run."""
+    if launch_ahead(found[0].res):
+        launched = LaunchedOutputs(found, has_reference)
+        return launched.finish(read_together(launched.tensors()))
+    flags = [_flags(o, has_reference) for o in found]
+    read = [v for t in read_together(flags) for v in t]  # the flags' one read
     triples, at = [], []
     for k, o in enumerate(found):
         at.append(len(triples))
         triples.append((o.res, o.oracle, o.res.dtype))
-        agrees = not ahead and bool(read[4 * k + 2]) and not read[4 * k + 1]
-        if has_reference and not agrees:  # (the reference as it is: converted to fp64 inside each pass)
+        if has_reference and not (bool(read[4 * k + 2]) and not read[4 * k + 1]):
             triples += [(o.res, o.ref, o.res.dtype), (o.ref.to(o.res.dtype), o.oracle, o.res.dtype)]
-    measured, flags_read = measure_many(triples, flags if ahead else ())
-    read = flags_read if ahead else read
+    return _figures(found, has_reference, read, measure_many(triples)[0], at)
+
+
+def _flags(o: _Output, has_reference: bool) -> torch.Tensor:
+    """[lost NaN/inf, any NaN, the reference's bits equal, the reference's NaN/inf] of output `o`, unread."""
+    wide, finite = widen_fp8(o.res), o.oracle.isfinite()
+    bits = (o.ref.dtype == o.res.dtype and o.ref.shape == o.res.shape) and has_reference
+    none = torch.zeros((), dtype=torch.int64, device=finite.device)
+    return torch.stack([
+        (~wide.isfinite() & finite).any().long(), wide.isnan().any().long(),
+        same_bits_mask(o.ref, o.res).all().long() if bits else none,
+        (~widen_fp8(o.ref).isfinite() & finite).sum() if has_reference else none,
+    ])
+
+
+def _figures(found: list[_Output], has_reference: bool, read: list[float], measured: list[Metrics],
+             at: list[int]) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
+    """`_measure`'s figures from the flags `read` and the `measured` triples (output k's first at `at[k]`)."""
     figures = []
     for k, (o, i) in enumerate(zip(found, at)):
         lost, nan, same, ref_bad = read[4 * k : 4 * k + 4]
@@ -176,6 +192,37 @@ def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, M
         o.reference_nonfinite = int(ref_bad) if not o.agree else 0
         figures.append((measured[i], *(measured[i + 1 : i + 3] if has_reference and not o.agree else (None, None))))
     return figures
+
+
+class LaunchedOutputs:
+    """Every figure pass of outputs `found` launched, none read (capturable in a CUDA graph: the
+    every-node check's, `analyze.deferred`): read `tensors()` (1-D each), then `finish` with them."""
+
+    def __init__(self, found: list[_Output], has_reference: bool) -> None:
+        self.found, self.has_reference = found, has_reference
+        self.flags = [_flags(o, has_reference) for o in found]
+        triples, self.at = [], []
+        for o in found:
+            self.at.append(len(triples))
+            triples.append((o.res, o.oracle, o.res.dtype))
+            if has_reference:  # (the reference as it is: converted to fp64 inside each pass)
+                triples += [(o.res, o.ref, o.res.dtype), (o.ref.to(o.res.dtype), o.oracle, o.res.dtype)]
+        self.pending = launch_many(triples)
+
+    def tensors(self) -> list[torch.Tensor]:
+        return [*self.pending.tensors(), *self.flags]
+
+    def finish(self, read: list[list[float]]) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
+        """`_measure`'s figures from `tensors()` read (the outputs' values still held, for a pass that
+        a NaN/inf element leaves to `measure`)."""
+        n = len(self.pending.tensors())
+        flags = [v for t in read[n:] for v in t]
+        return _figures(self.found, self.has_reference, flags, self.pending.finish(read[:n]), self.at)
+
+
+def output_figures(program: Program, outs: tuple, rule: Rule) -> LaunchedOutputs:
+    """`LaunchedOutputs` of every float output of a run (`outs` as `output_verdicts` takes them)."""
+    return LaunchedOutputs(_outputs(program, outs, rule, {}), len(outs) > 2)
 
 
 def launch_ahead(value: torch.Tensor) -> bool:

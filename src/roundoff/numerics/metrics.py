@@ -274,35 +274,45 @@ class ErrorAccumulator:
         )
 
 
-def compare_finite_many(
-    pairs: Sequence[tuple[torch.Tensor, torch.Tensor, Format]], extra: Sequence[torch.Tensor] = (),
-) -> tuple[list[ErrorStats | None], list[float]]:
-    """``compare(a, r, f)`` for each pair whose elements are all finite, every pass launched before one
-    host read for all of them (on CUDA: one sync, not one per pair, and the passes queue behind work
-    already running); None for a pair with a NaN/inf element, with more elements than one `update`
-    takes (`elements_per_update`), or in a format whose rounding makes NaN (fp8 e4m3fn): `compare`
-    those. `extra`: more device scalars (any dtype) read in the same read, returned as floats.
-    Figures as `compare`'s: counts and maxima exact, sums to fp64 summation order."""
-    out: list[ErrorStats | None] = [None] * len(pairs)
-    pending: list[tuple[int, torch.Tensor | list[list[float]]]] = []
+@dataclass
+class PendingStats:
+    """Metric passes launched, not read (`launch_finite_many`): `tensors()` to read (each 1-D), then
+    `finish` with them read: per pair, `compare`'s `ErrorStats`, or None (see `launch_finite_many`)."""
+
+    pairs: Sequence[tuple[torch.Tensor, torch.Tensor, Format]]
+    rows: list[tuple[int, torch.Tensor | list[list[float]]]]
+
+    def tensors(self) -> list[torch.Tensor]:
+        return [rows.reshape(-1) for _, rows in self.rows if isinstance(rows, torch.Tensor)]
+
+    def finish(self, read: Sequence[Sequence[float]]) -> list[ErrorStats | None]:
+        out: list[ErrorStats | None] = [None] * len(self.pairs)
+        values = iter(read)
+        for i, rows in self.rows:
+            row = list(next(values)) if isinstance(rows, torch.Tensor) else rows[0]
+            if math.isfinite(row[0]):
+                n = self.pairs[i][1].numel()
+                acc = ErrorAccumulator(self.pairs[i][2])
+                acc._add_finite(row, n, n)
+                out[i] = acc.result()
+        return out
+
+
+def launch_finite_many(pairs: Sequence[tuple[torch.Tensor, torch.Tensor, Format]]) -> PendingStats:
+    """``compare(a, r, f)`` of each pair whose elements are all finite, every pass launched and none
+    read, so that one host read serves them all (on CUDA: one sync, not one per pair; the passes queue
+    behind work already running). Its result is None for a pair with a NaN/inf element, with more
+    elements than one `update` takes (`elements_per_update`), or in a format whose rounding makes NaN
+    (fp8 e4m3fn): `compare` those. Figures as `compare`'s: counts and maxima exact, sums to fp64
+    summation order."""
+    rows: list[tuple[int, torch.Tensor | list[list[float]]]] = []
     for i, (a, r, f) in enumerate(pairs):
         _check_pair(a, r)
         a1, r1 = _flat(a), _flat(r)
         if not r1.numel() or f.overflow is Overflow.NAN or r1.numel() > elements_per_update((a1,), r1, f):
             continue
-        pending.append((i, unread_stats((a1,), r1, f)))
-    unread = [rows.reshape(-1) for _, rows in pending if isinstance(rows, torch.Tensor)]
-    values = read_together([*unread, *(t.reshape(-1) for t in extra)])
-    rows_read, extras = values[: len(unread)], [v for t in values[len(unread):] for v in t]
-    read = iter(rows_read)
-    for i, rows in pending:
-        row = next(read) if isinstance(rows, torch.Tensor) else rows[0]
-        if math.isfinite(row[0]):
-            n = pairs[i][1].numel()
-            acc = ErrorAccumulator(pairs[i][2])
-            acc._add_finite(row, n, n)
-            out[i] = acc.result()
-    return out, extras
+        rows.append((i, unread_stats((a1,), r1, f)))
+    return PendingStats(pairs, rows)
 
 
 def read_together(tensors: Sequence[torch.Tensor]) -> list[list[float]]:
