@@ -140,12 +140,21 @@ def test_selection_flips_from_gathered_counts_equal_the_interpreted_ones() -> No
     assert all(torch.equal(a, b) for k in observer.flips for a, b in zip(gathered.flip_values[k], observer.flip_values[k]))
 
 
+def test_nodes_with_names_its_choices() -> None:
+    w = get_workload("bf16-chain")
+    with pytest.raises(ValueError, match="nodes_with='cuda-graph': choose one of auto, interpreter, deferred, graphed"):
+        check(w.build(), w.make_inputs(), "inductor-gpu", nodes="all", nodes_with="cuda-graph")
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="a CUDA graph needs CUDA")
 def test_graphed_every_node_check_equals_the_interpreted_one_on_cuda() -> None:
     program, inputs = _llama("cuda")
+    screened = check(program, inputs, "inductor-gpu", "eager")  # the graphed screen: its captured run first
     interpreted = check(program, inputs, "inductor-gpu", "eager", nodes="all", nodes_with="interpreter")
     graphed = check(program, inputs, "inductor-gpu", "eager", nodes="all")  # (auto: graphed on CUDA)
     again = check(program, inputs, "inductor-gpu", "eager", nodes="all")  # a replay of the captured run
     assert (graphed.examined_with, again.examined_with) == ("graphed", "graphed")
     assert _same_but_how(interpreted, graphed) == []
     assert _same_but_how(interpreted, again) == []
+    assert screened.mode == "screen" and not any("screen failed" in n for n in screened.notes)
+    assert differences(check(program, inputs, "inductor-gpu", "eager"), screened) == []  # captured anew

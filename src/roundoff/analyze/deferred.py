@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import operator
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -303,11 +302,6 @@ class DeferredObserver(NodeObserver):
         return lo, hi
 
 
-#: Per program: the captured every-node run and its gathering, one at a time (its pool holds the run's peak).
-_GRAPHED: weakref.WeakKeyDictionary[torch.fx.GraphModule, tuple[tuple, Callable[..., Any] | None, list[Gathering]]] = (
-    weakref.WeakKeyDictionary())
-
-
 def observe_deferred(
     program: Any, sides: list[Any], inputs: tuple, make_observer: Callable[[type[NodeObserver]], NodeObserver],
     recompute: bool, graphed: bool, key: tuple = (), outputs: Callable[[tuple], Any] | None = None,
@@ -333,22 +327,15 @@ def observe_deferred(
         return (*outs, flat)
 
     if graphed:
-        from roundoff.execute.graphed import CudaGraphed
+        from roundoff.execute.graphed import CudaGraphed, captured_once
 
-        full = (*key, recompute, input_signature(inputs))
-        cached = _GRAPHED.get(program.graph_module)
-        if cached is None or cached[0] != full:
-            _GRAPHED.pop(program.graph_module, None)
-            try:
-                cached = (full, CudaGraphed(run, inputs, clone_outputs=False), made)
-            except RuntimeError as e:  # (a host read in the run: the capture is invalidated)
-                _GRAPHED[program.graph_module] = (full, None, [])
-                raise NeedsValues(f"the run cannot be captured as a CUDA graph: {str(e).splitlines()[0]}") from e
-            _GRAPHED[program.graph_module] = cached
-        if cached[1] is None:
-            raise NeedsValues("the run cannot be captured as a CUDA graph (found at an earlier check)")
-        *outs, flat = cached[1](*inputs)
-        gathering, launched = cached[2]
+        full = (*key, recompute, "every node", input_signature(inputs))
+        try:
+            replay, (gathering, launched) = captured_once(
+                program.graph_module, full, lambda: (CudaGraphed(run, inputs, clone_outputs=False), made))
+        except RuntimeError as e:  # (a host read in the run: the capture is invalidated)
+            raise NeedsValues(f"the run cannot be captured as a CUDA graph: {str(e).splitlines()[0]}") from e
+        *outs, flat = replay(*inputs)
     else:
         *outs, flat = run(*inputs)
         gathering, launched = made

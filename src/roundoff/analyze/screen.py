@@ -212,17 +212,13 @@ def screen(
         return (*outs, torch.stack([t.to(dev) for t in found]) if found else torch.zeros(0, dtype=torch.float64))
 
     if how == "graphed":
-        from roundoff.execute.graphed import CudaGraphed
+        from roundoff.execute.graphed import CudaGraphed, captured_once
 
         if not any(isinstance(x, torch.Tensor) and x.is_cuda for x in inputs):
             raise ValueError("screen how='graphed' replays a CUDA graph: it needs CUDA inputs")
-        cache = _COMPILED.setdefault(program.graph_module, {})
-        full = (*key, every, "graphed", input_signature(inputs))
-        if full not in cache:
-            for old in [k for k in cache if "graphed" in k]:  # one captured run per program: its pool
-                del cache[old]  # holds the run's peak memory
-            cache[full] = CudaGraphed(interpreted, inputs, clone_outputs=False)  # judged before the next replay
-        *outs, figures = cache[full](*inputs)
+        full = (*key, every, "screen", input_signature(inputs))  # (judged before the next replay:)
+        graphed = captured_once(program.graph_module, full, lambda: CudaGraphed(interpreted, inputs, clone_outputs=False))
+        *outs, figures = graphed(*inputs)
     else:
         *outs, figures = interpreted(*inputs)
     return Screened(tuple(outs), figures, probed, how)

@@ -17,13 +17,16 @@ anew at each replay (the runs of one replay share a draw, as the interpreter's s
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch.utils._pytree import tree_map
 
-__all__ = ["CudaGraphed"]
+__all__ = ["CudaGraphed", "captured_once"]
+
+T = TypeVar("T")
 
 
 class CudaGraphed:
@@ -54,3 +57,28 @@ class CudaGraphed:
         if not self._clone:
             return self._out
         return tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, self._out)
+
+
+#: Per owner (a program's graph module): (key, the captured run, or None where its capture failed).
+_HELD: weakref.WeakKeyDictionary[Any, tuple[tuple, Any]] = weakref.WeakKeyDictionary()
+
+
+def captured_once(owner: Any, key: tuple, capture: Callable[[], T]) -> T:
+    """The captured run `capture()` made for `owner` under `key`, made on the first call: one per owner
+    whatever the key (a graph's pool holds its run's peak memory: a check's screen and its every-node
+    run of one program never hold two), the previous one released before the next is captured. A
+    capture that raises `RuntimeError` (a host read in the run) is remembered: later calls with that
+    key raise at once instead of capturing again."""
+    held = _HELD.get(owner)
+    if held is None or held[0] != key:
+        held = None  # (no reference left to the previous run while the next is captured)
+        _HELD.pop(owner, None)
+        try:
+            held = (key, capture())
+        except RuntimeError:
+            _HELD[owner] = (key, None)
+            raise
+        _HELD[owner] = held
+    if held[1] is None:
+        raise RuntimeError("this run could not be captured as a CUDA graph (an earlier attempt failed)")
+    return held[1]
