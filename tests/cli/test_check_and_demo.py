@@ -251,3 +251,20 @@ def test_a_graph_break_repeated_at_one_line_is_reported_once_with_its_count():
     doc = document_from_checks("f", "eager", [], specs)
     assert len(doc["specializations"]) == 1
     assert "the same at 2 more break(s) of this line" in doc["specializations"][0]
+
+
+def test_blame_json_is_one_document_with_the_fix_and_the_files_it_wrote(tmp_path):
+    fixed, repro = tmp_path / "fixed.toml", tmp_path / "repro.py"
+    result = run("blame", "zoo:fma-cancel", "-p", "inductor-gpu", "--json", "--save-policy", str(fixed),
+                 "--repro", str(repro))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)  # all of stdout is the document
+    assert doc["schema"] == "roundoff.blame" and doc["status"] == "fixed"
+    assert [c["node_id"] for c in doc["changes"]] and doc["ok_after"] and not doc["ok_before"]
+    assert doc["written"] == {"--save-policy": str(fixed), "--repro": str(repro)}
+    assert run("check", "zoo:fma-cancel", "-p", str(fixed)).exit_code == 0  # the fix, checked as a policy
+    already = run("blame", "zoo:fma-cancel", "-p", str(fixed), "--json", "--save-policy", str(tmp_path / "x.toml"))
+    assert already.exit_code == 0, already.output
+    doc = json.loads(already.stdout)
+    assert doc["status"] == "already_ok" and doc["written"] == {"--save-policy": None, "--repro": None}
+    assert not (tmp_path / "x.toml").exists()

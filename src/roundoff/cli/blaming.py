@@ -38,12 +38,16 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
 
 
 def blame_output(found, label: str, save_policy: Path | None, repro: Path | None,
-                  program) -> None:
+                  program, json_out: bool = False) -> None:
     """Blame's report; the fixed policy (stamped with the program it was made for) and repro
-    written only when there is a fix to write."""
+    written only when there is a fix to write. `json_out`: stdout is one JSON document, blame's
+    result with the files written (``"written"``: option -> path, or null where not written)."""
     from roundoff.blame.result import BlameStatus
     from roundoff.report.from_check import blame_entry
 
+    if json_out:
+        _blame_json(found, save_policy, repro, program)
+        return
     out = stdout_console()
     if found.status is BlameStatus.ALREADY_OK:
         out.print(
@@ -77,3 +81,19 @@ def blame_output(found, label: str, save_policy: Path | None, repro: Path | None
         else:
             why = "no change set fixes it" if not fixed else "; ".join(found.notes) or "no repro"
             out.print(f"--repro {repro}: not written ({why})", markup=False)
+
+
+def _blame_json(found, save_policy: Path | None, repro: Path | None, program) -> None:
+    """`blame_output` under --json: the files written as without it, the document on stdout alone."""
+    import typer
+
+    from roundoff.report.json_report import dumps
+
+    written: dict[str, str | None] = {"--save-policy": None, "--repro": None}
+    if save_policy is not None and found.fixed and found.policy_toml:
+        write_output(save_policy, stamp_program(found.policy_toml, program), "--save-policy")
+        written["--save-policy"] = str(save_policy)
+    if repro is not None and found.repro:
+        write_output(repro, found.repro, "--repro")
+        written["--repro"] = str(repro)
+    typer.echo(dumps({**found.to_dict(), "written": written}))

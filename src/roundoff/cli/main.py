@@ -259,9 +259,10 @@ def blame_command(
             "step (by default a fix may change backward-only nodes, which a note counts)."))
     ] = False,
     backward: BackwardOpt = False,
+    json_out: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    with guarded(debug):
+    with guarded(debug, json_out):
         check_writable(save_policy, "--save-policy", (".toml",))  # (--policy reads it back by its suffix)
         check_writable(repro, "--repro", (".py",))
         if search not in SEARCHES:
@@ -279,7 +280,7 @@ def blame_command(
         loaded = load_target(target, inputs, backward)
         found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
                                    placeable=placeable)
-        blame_output(found, loaded.label, save_policy, repro, program)
+        blame_output(found, loaded.label, save_policy, repro, program, json_out)
     raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
 
 
