@@ -272,3 +272,17 @@ def test_a_repro_whose_plan_calls_inductors_fma_runs_with_only_torch(tmp_path: P
     assert "torch.ops.prims.fma" in text  # the case
     out = _run(tmp_path, text)
     assert "VERDICT before:" in out, out
+
+
+def test_a_repro_of_many_outputs_prints_the_worst_and_counts_the_rest() -> None:
+    """A training step returns one output per gradient: the line names the worst few, NaN/inf first."""
+    from roundoff.blame.repro_runtime import describe
+
+    fp64 = [torch.full((4,), 1.0, dtype=torch.float64) for _ in range(9)]
+    res = [t.to(torch.bfloat16) for t in fp64]
+    res[3] = torch.tensor([1.0, float("nan"), 1.0, 1.0], dtype=torch.bfloat16)  # the NaN fp64 does not have
+    res[7] = torch.tensor([1.5, 1.0, 1.0, 1.0], dtype=torch.bfloat16)  # the largest error
+    line = describe(res, fp64, [f"g{i}" for i in range(9)], shown=2)
+    assert line.startswith("9 outputs, the 2 worst: g3: ") and "; g7: max|err|=0.5 " in line
+    assert line.endswith("(and 7 more, none worse)")
+    assert describe(res[:2], fp64[:2], ["a", "b"]).count("max|err|=") == 2  # few outputs: every one

@@ -7,6 +7,7 @@ This module only judges the outputs: PyTorch's accuracy rule against an fp64 run
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -53,9 +54,11 @@ def verdict(ref: list[Any], res: list[Any], fp64: list[Any], reference: str, tol
     return ok
 
 
-def describe(res: list[Any], fp64: list[Any], names: Any = None) -> str:
+def describe(res: list[Any], fp64: list[Any], names: Any = None, shown: int = 6) -> str:
     """Per float output (by its name in the program, else ``out<i>``): max |error| against fp64 over
-    finite entries, and non-finite counts."""
+    finite entries, and non-finite counts; beyond `shown` outputs (a training step's gradients), the
+    `shown` worst (most NaN/inf fp64 does not have, then largest error relative to fp64's largest)
+    and how many more."""
     parts = []
     for i, (x, f) in enumerate(zip(res, fp64)):
         name = names[i] if names is not None and i < len(names) else f"out{i}"
@@ -64,8 +67,12 @@ def describe(res: list[Any], fp64: list[Any], names: Any = None) -> str:
         e = (x.double() - f).abs()
         finite = torch.isfinite(e)
         worst = float(e[finite].max()) if bool(finite.any()) else float("nan")
-        parts.append(
-            f"{name}: max|err|={worst:.3g} nan={int(torch.isnan(x).sum())} "
-            f"inf={int(torch.isinf(x).sum())} (fp64 ref nan={int(torch.isnan(f).sum())})"
-        )
-    return "; ".join(parts)
+        nan, inf, ref_nan = int(torch.isnan(x).sum()), int(torch.isinf(x).sum()), int(torch.isnan(f).sum())
+        scale = float(f[torch.isfinite(f)].abs().max()) if bool(torch.isfinite(f).any()) else 0.0
+        severity = (nan + inf - ref_nan - int(torch.isinf(f).sum()), worst / scale if scale else worst)
+        parts.append((severity, f"{name}: max|err|={worst:.3g} nan={nan} inf={inf} (fp64 ref nan={ref_nan})"))
+    if len(parts) <= shown:
+        return "; ".join(text for _, text in parts)
+    worst_first = sorted(parts, key=lambda p: (-p[0][0], -p[0][1] if not math.isnan(p[0][1]) else -math.inf))
+    return (f"{len(parts)} outputs, the {shown} worst: " + "; ".join(text for _, text in worst_first[:shown])
+            + f" (and {len(parts) - shown} more, none worse)")
