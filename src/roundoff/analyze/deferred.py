@@ -133,7 +133,8 @@ class Gathering:
         ref = vals[REFERENCE] if obs.has_reference else round_value(oracle, dtype)
         rec.ref = _meta(ref)
         if obs.has_reference:
-            fig["differs"] = ~(ref == res).all() if ref.shape == res.shape else torch.ones((), dtype=torch.bool)
+            fig["differs"] = ~(ref == res).all() if ref.shape == res.shape else torch.ones((), dtype=torch.bool,
+                                                                                            device=res.device)
         local = obs._local_value(node, ls)
         rec.local = _meta(local)
         values = {"policy": res, "reference": ref if obs.has_reference else None, "local": local}
@@ -178,7 +179,7 @@ class Gathering:
 
 
 def _range(oracle: torch.Tensor) -> torch.Tensor:
-    """fp64's finite min and max (as `NodeObserver._oracle_range`), not read: NaN where none is finite."""
+    """fp64's finite min and max (as `NodeObserver._oracle_range`), not read (+inf, -inf where none is)."""
     infinite = ~oracle.isfinite()
     return torch.stack([oracle.masked_fill(infinite, math.inf).min(), oracle.masked_fill(infinite, -math.inf).max()])
 
