@@ -21,6 +21,7 @@ from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.plan.shared import plan_pair
 from roundoff.zoo.registry import get_workload
+from tests.execute.hf_models import LossOf
 
 transformers = pytest.importorskip("transformers")
 
@@ -45,22 +46,13 @@ def _same_but_how(interpreted: object, deferred: object) -> list[str]:
                        dataclasses.replace(deferred, examined_with="-"))
 
 
-class _Loss(torch.nn.Module):
-    def __init__(self, model: torch.nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=ids, labels=ids, use_cache=False).loss
-
-
 def _llama(device: str) -> tuple:
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(
         vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=64,
     )
-    model = _Loss(transformers.LlamaForCausalLM(cfg).to(torch.bfloat16).train().to(device))
+    model = LossOf(transformers.LlamaForCausalLM(cfg).to(torch.bfloat16).train().to(device))
     ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(0)).to(device)
     program = capture(model, ids, backward=True)
     return program, tuple(t.detach() for t in program.example_inputs)
