@@ -274,15 +274,21 @@ def test_a_repro_whose_plan_calls_inductors_fma_runs_with_only_torch(tmp_path: P
     assert "VERDICT before:" in out, out
 
 
-def test_a_repro_of_many_outputs_prints_the_worst_and_counts_the_rest() -> None:
-    """A training step returns one output per gradient: the line names the worst few, NaN/inf first."""
+def test_a_repro_of_many_outputs_prints_the_failing_and_worst_first_and_counts_the_rest() -> None:
+    """A training step returns one output per gradient: the line names a few, failing ones first, then
+    NaN/inf fp64 does not have, then the largest error relative to the output's own size."""
     from roundoff.blame.repro_runtime import describe
 
     fp64 = [torch.full((4,), 1.0, dtype=torch.float64) for _ in range(9)]
+    fp64[5] = torch.full((4,), 1000.0, dtype=torch.float64)
     res = [t.to(torch.bfloat16) for t in fp64]
     res[3] = torch.tensor([1.0, float("nan"), 1.0, 1.0], dtype=torch.bfloat16)  # the NaN fp64 does not have
-    res[7] = torch.tensor([1.5, 1.0, 1.0, 1.0], dtype=torch.bfloat16)  # the largest error
-    line = describe(res, fp64, [f"g{i}" for i in range(9)], shown=2)
-    assert line.startswith("9 outputs, the 2 worst: g3: ") and "; g7: max|err|=0.5 " in line
-    assert line.endswith("(and 7 more, none worse)")
+    res[5] = torch.tensor([1008.0, 1000.0, 1000.0, 1000.0], dtype=torch.bfloat16)  # largest |err|, 0.8% of it
+    res[7] = torch.tensor([1.5, 1.0, 1.0, 1.0], dtype=torch.bfloat16)  # the largest relative error: 50%
+    names = [f"g{i}" for i in range(9)]
+    line = describe(res, fp64, names, shown=3)
+    assert line.startswith("9 outputs, 3 of them (failing first, then by NaN/inf and relative error): g3: ")
+    assert "; g7: max|err|=0.5 (0.5 of its largest)" in line and "; g5: max|err|=8 (0.008 of its largest)" in line
+    assert line.endswith("(and 6 more)")
+    assert describe(res, fp64, names, shown=1, first=["g0"]).split(": ")[1] == "g0"  # a failing output first
     assert describe(res[:2], fp64[:2], ["a", "b"]).count("max|err|=") == 2  # few outputs: every one

@@ -140,7 +140,9 @@ def check(
     decisions taken after: `roundoff.analyze.deferred`), ``"graphed"`` (deferred, the run replayed
     as a CUDA graph) or ``"auto"``: graphed on CUDA, else the interpreter. Deferred and graphed give
     the interpreter's result; where a decision needs a node's values (a NaN/inf, a node beyond the
-    limit, ...) or the graph cannot be captured, the check runs with the interpreter instead.
+    limit, ...) or the graph cannot be captured, the check runs with the interpreter instead (a note
+    says why). Against the oracle under the ``same`` rule the interpreter always runs (the outputs'
+    operand floors are recorded from values).
     """
     if nodes not in ("screen", "all"):
         raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
@@ -175,8 +177,9 @@ def check(
     judge = None
     found = _deferred(plan_a, sides, inputs, make_observer, recompute, key, rule, nodes_with) if (
         not why_all and floors is None and stream) else None
-    examined_with = "interpreter"
-    output_figures = None
+    examined_with, output_figures, fell_back = "interpreter", None, ()
+    if isinstance(found, str):  # tried and fell back: say why (the interpreter's result, slower)
+        fell_back, found = (found,), None
     if found is not None:
         observer, outs, output_figures, examined_with = found
     else:
@@ -220,7 +223,8 @@ def check(
         program=program.name, policy=plan_a.policy.name, against=against_name, nodes=reports,
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
-        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all,
+        notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all
+        + fell_back,
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
         examined_with=examined_with,
     )
@@ -234,20 +238,21 @@ NODES_WITH = ("auto", "interpreter", "deferred", "graphed")
 def _deferred(
     plan_a: Plan, sides: list, inputs: tuple, make_observer: Callable, recompute: bool, key: tuple, rule: Rule,
     how: str,
-) -> tuple[NodeObserver, tuple, Any, str] | None:
+) -> tuple[NodeObserver, tuple, Any, str] | str | None:
     """`analyze.deferred.observe_deferred` where `how` asks for it: (observer, outputs, the outputs'
-    figures, how); None
-    where the interpreter is to check (asked for, the figures do not suffice, or the graph cannot be
-    captured)."""
+    figures, how); None where the interpreter is to check as asked; where deferred figures were asked
+    for and the figures do not suffice or the graph cannot be captured, a note saying so."""
     if how == "auto":
         how = "graphed" if _on_cuda(inputs) else "interpreter"
-    if how == "interpreter" or (how == "graphed" and not _on_cuda(inputs)):
+    if how == "interpreter":
         return None
+    if how == "graphed" and not _on_cuda(inputs):
+        return "every node was examined with the interpreter: a CUDA graph (nodes_with='graphed') needs CUDA inputs."
     try:
         return (*observe_deferred(plan_a.program, sides, inputs, make_observer, recompute, how == "graphed", key,
                                   outputs=lambda outs: output_figures(plan_a.program, outs, rule)), how)
-    except NeedsValues:
-        return None
+    except NeedsValues as e:
+        return f"every node was examined with the interpreter: {how} figures were tried, but at {e}."
 
 
 #: How many causes a result names (`rank_culprits`' order)

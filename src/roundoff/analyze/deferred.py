@@ -52,7 +52,7 @@ from roundoff.analyze.observe import (
 )
 from roundoff.analyze.screen import input_signature
 from roundoff.analyze.selections import SELECTIONS, differing_count
-from roundoff.capture.program import NODE_ID
+from roundoff.capture.program import NODE_ID, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import SUMS_IN_STORAGE, round_value
@@ -148,7 +148,7 @@ class Gathering:
         r = oracle.detach().reshape(-1)
         if (f.overflow is Overflow.NAN or not r.numel() or any(v.dtype == oracle.dtype for v in flat)
                 or r.numel() > elements_per_update(flat, r, f)):
-            raise NeedsValues(f"{node.name}: figures of this node need its values (fp64 or fp8 values, or too many)")
+            raise NeedsValues(f"{_where(node)}: its figures need its values (fp64 or fp8 values, or too many)")
         fig["rows"] = unread_stats(flat, r, f)
         if obs.has_reference:
             fig["pair"] = unread_stats((res.detach().reshape(-1),), ref.detach().reshape(-1), f)
@@ -178,6 +178,10 @@ class Gathering:
         return out
 
 
+def _where(node: torch.fx.Node) -> str:
+    return f"`{output_op_name(node)}` ({node.meta.get(NODE_ID, node.name)})"
+
+
 def _range(oracle: torch.Tensor) -> torch.Tensor:
     """fp64's finite min and max (as `NodeObserver._oracle_range`), not read (+inf, -inf where none is)."""
     infinite = ~oracle.isfinite()
@@ -192,7 +196,7 @@ class _NoValues:
         raise NeedsValues("a decision reads the run's values")
 
     def reader(self, side: int) -> Callable[[torch.fx.Node], Any]:
-        raise NeedsValues("a decision reads the run's values")
+        raise NeedsValues("a decision reads the run's values (its operands')")
 
 
 class DeferredObserver(NodeObserver):
@@ -209,13 +213,13 @@ class DeferredObserver(NodeObserver):
             try:
                 self(rec.node, rec.stubs, no_values)
             except (RuntimeError, NotImplementedError) as e:  # a meta tensor read: values needed
-                raise NeedsValues(f"{rec.node.name}: {type(e).__name__}: {e}") from e
+                raise NeedsValues(f"{_where(rec.node)}: a decision reads its values") from e
             except NeedsValues as e:
-                raise NeedsValues(f"{rec.node.name}: {e}") from e
+                raise NeedsValues(f"{_where(rec.node)}: {e}") from e
 
     def _value(self, name: str) -> list[float]:
         if name not in self._got:
-            raise NeedsValues(f"{self._rec.node.name}: no gathered figure {name!r}")
+            raise NeedsValues(f"no gathered figure {name!r}")
         return self._got[name]
 
     def _formats(self, node: torch.fx.Node, vals: tuple) -> tuple[torch.dtype, torch.dtype]:
@@ -239,7 +243,7 @@ class DeferredObserver(NodeObserver):
     def _equal_as(self, ref: torch.Tensor, res: torch.Tensor, dtype: torch.dtype) -> bool:
         if not self._differs(ref, res):  # equal before, equal converted
             return True
-        raise NeedsValues(f"{self._rec.node.name}: the rule judges two values that differ")
+        raise NeedsValues("the rule judges two values that differ")
 
     def _local_value(self, node: torch.fx.Node, ls: Any) -> torch.Tensor | None:
         if not self.local or is_random(node) or all(p in self.exact for p in node.all_input_nodes):
@@ -250,7 +254,7 @@ class DeferredObserver(NodeObserver):
         # gathered as if some operand were inexact: where all are exact, the interpreter does not recompute
         if (self.local and node.target in SUMS_IN_STORAGE and isinstance(vals[POLICY], (tuple, list))
                 and all(p in self.exact for p in node.all_input_nodes)):
-            raise NeedsValues(f"{node.name}: a multi-output op of exact operands")
+            raise NeedsValues("a multi-output op of exact operands")
 
     def _measured(
         self, values: dict[str, torch.Tensor], oracle: torch.Tensor, dtype: torch.dtype, rounded: torch.Tensor | None,
@@ -261,7 +265,7 @@ class DeferredObserver(NodeObserver):
 
         def metrics(row: list[float]) -> Metrics:
             if not math.isfinite(row[0]):
-                raise NeedsValues(f"{self._rec.node.name}: NaN/inf among its values")
+                raise NeedsValues("NaN/inf among its values")
             acc = ErrorAccumulator(f)
             acc._add_finite(row, n, n)
             return from_stats(acc.result())
@@ -272,7 +276,7 @@ class DeferredObserver(NodeObserver):
         out = {}
         for name in values:
             if name not in names:
-                raise NeedsValues(f"{self._rec.node.name}: no gathered row {name!r}")
+                raise NeedsValues(f"no gathered row {name!r}")
             i = names.index(name)
             out[name] = metrics(rows[i * width : (i + 1) * width])
         if pair is not None:
@@ -280,7 +284,7 @@ class DeferredObserver(NodeObserver):
             out["vs_reference"] = metrics([x for row in got for x in row] if isinstance(got[0], list) else got)
         floors = norm_rels_from(self._value("floors"))
         if floors is None:
-            raise NeedsValues(f"{self._rec.node.name}: NaN/inf in fp64's rounding")
+            raise NeedsValues("NaN/inf in fp64's rounding")
         return out, floors[0], floors[-1] if work != dtype else floors[0]
 
     def _terms_floor(self, node: torch.fx.Node, ls: Any, oracle: torch.Tensor, dtype: torch.dtype) -> float:

@@ -123,7 +123,8 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
                  f"at {change.source or 'unknown source'}")
     return (
         f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
-        f"here throws away bits its consumer(s) {users} need to stay close to the fp64 result. In code: "
+        f"here loses what its consumer(s) {users} need to stay close to the fp64 result (low bits, or the whole "
+        f"value where it is beyond {storage}'s range). In code: "
         f"compute it in fp32 and cast what {users} compute{'s' if users.count('`') == 2 else ''} from it back "
         f"to {storage} (`.to({d.storage_dtype})`), which is what roundoff.compile does with this policy; "
         f"carrying fp32 further changes other roundings"

@@ -67,7 +67,7 @@ def main():
                 ok = not failing
             else:
                 ok, failing = verdict(eager, res, fp64, REFERENCE, TOL, RATIO), []
-            print(f"{name} ({LABELS[name]}): {describe(res, fp64, NAMES)}")
+            print(f"{name} ({LABELS[name]}): {describe(res, fp64, NAMES, first=failing)}")
             print(f"VERDICT {name}: {'OK' if ok else 'DIVERGES'}" + (f" (failing: {', '.join(failing[:8])}{' ...' if len(failing) > 8 else ''})" if failing else ""))
 
 

@@ -54,11 +54,11 @@ def verdict(ref: list[Any], res: list[Any], fp64: list[Any], reference: str, tol
     return ok
 
 
-def describe(res: list[Any], fp64: list[Any], names: Any = None, shown: int = 6) -> str:
+def describe(res: list[Any], fp64: list[Any], names: Any = None, shown: int = 6, first: Any = ()) -> str:
     """Per float output (by its name in the program, else ``out<i>``): max |error| against fp64 over
-    finite entries, and non-finite counts; beyond `shown` outputs (a training step's gradients), the
-    `shown` worst (most NaN/inf fp64 does not have, then largest error relative to fp64's largest)
-    and how many more."""
+    finite entries, that error relative to fp64's largest finite magnitude, and non-finite counts;
+    beyond `shown` outputs (a training step's gradients), those named in `first` (the failing ones),
+    then the most NaN/inf fp64 does not have, then the largest relative error, and how many more."""
     parts = []
     for i, (x, f) in enumerate(zip(res, fp64)):
         name = names[i] if names is not None and i < len(names) else f"out{i}"
@@ -69,10 +69,12 @@ def describe(res: list[Any], fp64: list[Any], names: Any = None, shown: int = 6)
         worst = float(e[finite].max()) if bool(finite.any()) else float("nan")
         nan, inf, ref_nan = int(torch.isnan(x).sum()), int(torch.isinf(x).sum()), int(torch.isnan(f).sum())
         scale = float(f[torch.isfinite(f)].abs().max()) if bool(torch.isfinite(f).any()) else 0.0
-        severity = (nan + inf - ref_nan - int(torch.isinf(f).sum()), worst / scale if scale else worst)
-        parts.append((severity, f"{name}: max|err|={worst:.3g} nan={nan} inf={inf} (fp64 ref nan={ref_nan})"))
+        rel = worst / scale if scale else worst
+        key = (name not in first, -(nan + inf - ref_nan - int(torch.isinf(f).sum())), -rel if not math.isnan(rel) else -math.inf)
+        text = f"{name}: max|err|={worst:.3g} ({rel:.3g} of its largest) nan={nan} inf={inf} (fp64 ref nan={ref_nan})"
+        parts.append((key, text))
     if len(parts) <= shown:
         return "; ".join(text for _, text in parts)
-    worst_first = sorted(parts, key=lambda p: (-p[0][0], -p[0][1] if not math.isnan(p[0][1]) else -math.inf))
-    return (f"{len(parts)} outputs, the {shown} worst: " + "; ".join(text for _, text in worst_first[:shown])
-            + f" (and {len(parts) - shown} more, none worse)")
+    ranked = sorted(parts, key=lambda p: p[0])
+    return (f"{len(parts)} outputs, {shown} of them (failing first, then by NaN/inf and relative error): "
+            + "; ".join(text for _, text in ranked[:shown]) + f" (and {len(parts) - shown} more)")
