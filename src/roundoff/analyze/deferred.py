@@ -52,6 +52,7 @@ from roundoff.analyze.observe import (
 )
 from roundoff.analyze.screen import input_signature
 from roundoff.analyze.selections import SELECTIONS, differing_count
+from roundoff.analyze.verdict import Rule
 from roundoff.capture.program import NODE_ID, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, is_random
@@ -159,6 +160,9 @@ class Gathering:
         fig["range"] = _range(oracle)
         if dtype in HELD_NARROW and res.dtype != dtype and obs._stored(node, node.meta.get(NODE_ID, node.name)):
             fig["stored_overflow"] = stored_overflow_count(res, oracle, dtype)
+        if (obs.has_reference and obs.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape
+                and dtype in (*HELD_NARROW, torch.float32)):
+            fig["close"] = _close_flag(obs.rule, ref.to(dtype), res.to(dtype), obs.tol)
 
     def tensors(self) -> list[torch.Tensor]:
         """Every figure not yet read, in record order."""
@@ -176,6 +180,18 @@ class Gathering:
                     got[name] = t
             out.append(got)
         return out
+
+
+def _close_flag(rule: Rule, ref: torch.Tensor, res: torch.Tensor, tol: float) -> torch.Tensor:
+    """Not read, for finite values: under `Rule.ALLCLOSE` whether `verdict.judge` passes; under
+    `Rule.SAME`, whether ``same``'s first test, ``allclose(ref, res, atol=tol, rtol=tol)``, passes
+    (then ``same`` passes; where it fails, ``same`` compares RMSEs, which needs the values)."""
+    if rule is Rule.ALLCLOSE:
+        from torch.testing._comparison import default_tolerances
+
+        rtol, atol = default_tolerances(res.dtype)
+        return torch.isclose(res, ref.to(res.dtype), rtol=rtol, atol=atol, equal_nan=True).all()
+    return torch.isclose(ref.to(res.dtype), res, rtol=tol, atol=tol).all()
 
 
 def _where(node: torch.fx.Node) -> str:
@@ -241,9 +257,16 @@ class DeferredObserver(NodeObserver):
         return bool(self._value("differs")[0])
 
     def _equal_as(self, ref: torch.Tensor, res: torch.Tensor, dtype: torch.dtype) -> bool:
-        if not self._differs(ref, res):  # equal before, equal converted
+        return not self._differs(ref, res)  # (equal before, equal converted; where they differ, `_judge`)
+
+    def _judge(self, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> bool:
+        # (every value finite here: `_measured` needed values otherwise; so `judge` is the rule itself)
+        close = "close" in self._got and bool(self._value("close")[0])
+        if self.rule is Rule.ALLCLOSE and "close" in self._got:
+            return close
+        if self.rule is Rule.SAME and close:
             return True
-        raise NeedsValues("the rule judges two values that differ")
+        raise NeedsValues(f"the {self.rule.value} rule needs the values of two that differ")
 
     def _local_value(self, node: torch.fx.Node, ls: Any) -> torch.Tensor | None:
         if not self.local or is_random(node) or all(p in self.exact for p in node.all_input_nodes):

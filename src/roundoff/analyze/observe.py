@@ -339,6 +339,9 @@ class NodeObserver:
     def _equal_as(self, ref: torch.Tensor, res: torch.Tensor, dtype: torch.dtype) -> bool:
         return torch.equal(ref.to(dtype), res.to(dtype))
 
+    def _judge(self, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> bool:
+        return judge(self.rule, ref.to(dtype), res.to(dtype), oracle, self.tol)
+
     def _stored_overflow(self, res: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> int:
         return stored_overflow(res, oracle, dtype)
 
@@ -385,7 +388,7 @@ class NodeObserver:
         # torch.equal calls -0.0 and +0.0 equal: a shortcut for every rule but the bitwise one
         if self.rule is not Rule.BITWISE and self._equal_as(ref, res, dtype):
             return Verdict.OK
-        return Verdict.OK if judge(self.rule, ref.to(dtype), res.to(dtype), oracle, self.tol) else Verdict.DIVERGES
+        return Verdict.OK if self._judge(ref, res, oracle, dtype) else Verdict.DIVERGES
 
     def _local_value(self, node: torch.fx.Node, ls: Lockstep) -> torch.Tensor | None:
         """The node recomputed by the policy from the oracle's inputs, when that can differ from its value.
