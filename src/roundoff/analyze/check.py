@@ -141,8 +141,8 @@ def check(
     as a CUDA graph) or ``"auto"``: graphed on CUDA, else the interpreter. Deferred and graphed give
     the interpreter's result; where a decision needs a node's values (a NaN/inf, a node beyond the
     limit, ...) or the graph cannot be captured, the check runs with the interpreter instead (a note
-    says why). Against the oracle under the ``same`` rule the interpreter always runs (the outputs'
-    operand floors are recorded from values).
+    says why). Against the oracle under the ``same`` rule, and after a screen that failed (a failing
+    run takes the decisions that need values), the interpreter examines them.
     """
     if nodes not in ("screen", "all"):
         raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
