@@ -336,3 +336,13 @@ def test_a_cast_that_only_reads_a_stored_value_names_the_node_that_made_it() -> 
     residual = start + next(i for i, text in enumerate(lines) if "RESIDUAL" in text)
     first = result.explanations[0]
     assert first.startswith("`add` (") and f"test_planted.py:{residual}), read in bfloat16 by `convert_element_type`" in first, first
+
+
+def test_an_overflowing_operand_is_not_called_a_finite_input() -> None:
+    """Trial 52: "makes inf from finite inputs: its operand `sum` exceeds the range" contradicts itself:
+    the operand is inf as stored; what is finite is fp64's value of it."""
+    case = next(c for c in PLANTED if c.name == "fp16-norm-overflow")
+    r = check(case.fn, case.inputs(), case.policy, case.against, backward=case.backward)
+    said = next(e for e in r.explanations if "exceed their format's range" in e)
+    assert "makes inf where fp64 is finite" in said and "fp64's values are finite, the stored ones inf" in said
+    assert "from finite inputs" not in said

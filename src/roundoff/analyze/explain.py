@@ -396,8 +396,8 @@ def _origin_sentence(
     over = _overflowing(node, by_id, overflow)
     if over:
         return (
-            f"{_at(r)} makes {_kind(r)} from finite inputs: its operand(s) {', '.join(over)} exceed their "
-            "format's range where fp64 is finite (overflow), not a value rounded to 0."
+            f"{_at(r)} makes {_kind(r)} where fp64 is finite: its operand(s) {', '.join(over)} exceed their "
+            "format's range there (fp64's values are finite, the stored ones inf: overflow), not a value rounded to 0."
         )
     if zeros:
         z = plan.program.node(zeros[0])
