@@ -31,6 +31,7 @@ import torch
 import torch.fx
 from torch.utils._pytree import tree_map
 
+from roundoff.analyze.hazards import finite_range
 from roundoff.analyze.metrics import (
     Metrics,
     _ulp_format,
@@ -110,7 +111,7 @@ class Gathering:
             if isinstance(policy, torch.Tensor) and policy.shape == oracle.shape:
                 fig["exact"] = (policy.double() == oracle).all()
             if oracle.numel():
-                fig["range"] = _range(oracle)
+                fig["range"] = finite_range(oracle)
         if (node.op == "call_function" and node.target in SELECTIONS
                 and (count := differing_count(vals[POLICY], vals[ORACLE])) is not None):
             fig["flip"], fig["flip_of"], rec.flip_value = count[0], count[1], vals[POLICY]
@@ -157,12 +158,11 @@ class Gathering:
         fig["floors"] = norm_figures((rounded, round_to(oracle, _fmt(work))) if work != dtype else (rounded,), oracle)
         if (terms := terms_norm(node, ls, ORACLE, oracle.numel(), work)) is not None:
             fig["terms"], rec.finish_terms = terms
-        fig["range"] = _range(oracle)
+        fig["range"] = finite_range(oracle)
         if dtype in HELD_NARROW and res.dtype != dtype and obs._stored(node, node.meta.get(NODE_ID, node.name)):
             fig["stored_overflow"] = stored_overflow_count(res, oracle, dtype)
-        if (obs.has_reference and obs.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape
-                and dtype in (*HELD_NARROW, torch.float32)):
-            fig["close"] = _close_flag(obs.rule, ref.to(dtype), res.to(dtype), obs.tol)
+        if pair is not None and obs.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape:
+            fig["close"] = _close_flag(obs.rule, pair[1], pair[0], obs.tol)  # (both in `dtype` already)
 
     def tensors(self) -> list[torch.Tensor]:
         """Every figure not yet read, in record order."""
@@ -183,25 +183,19 @@ class Gathering:
 
 
 def _close_flag(rule: Rule, ref: torch.Tensor, res: torch.Tensor, tol: float) -> torch.Tensor:
-    """Not read, for finite values: under `Rule.ALLCLOSE` whether `verdict.judge` passes; under
+    """Not read, for finite values of one dtype: under `Rule.ALLCLOSE` whether `verdict.judge` passes; under
     `Rule.SAME`, whether ``same``'s first test, ``allclose(ref, res, atol=tol, rtol=tol)``, passes
     (then ``same`` passes; where it fails, ``same`` compares RMSEs, which needs the values)."""
     if rule is Rule.ALLCLOSE:
         from torch.testing._comparison import default_tolerances
 
         rtol, atol = default_tolerances(res.dtype)
-        return torch.isclose(res, ref.to(res.dtype), rtol=rtol, atol=atol, equal_nan=True).all()
-    return torch.isclose(ref.to(res.dtype), res, rtol=tol, atol=tol).all()
+        return torch.isclose(res, ref, rtol=rtol, atol=atol, equal_nan=True).all()
+    return torch.isclose(ref, res, rtol=tol, atol=tol).all()
 
 
 def _where(node: torch.fx.Node) -> str:
     return f"`{output_op_name(node)}` ({node.meta.get(NODE_ID, node.name)})"
-
-
-def _range(oracle: torch.Tensor) -> torch.Tensor:
-    """fp64's finite min and max (as `NodeObserver._oracle_range`), not read (+inf, -inf where none is)."""
-    infinite = ~oracle.isfinite()
-    return torch.stack([oracle.masked_fill(infinite, math.inf).min(), oracle.masked_fill(infinite, -math.inf).max()])
 
 
 class _NoValues:

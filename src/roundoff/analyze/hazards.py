@@ -31,6 +31,13 @@ _EXP_LIMIT = {torch.float16: math.log(_FP16_MAX), torch.bfloat16: 88.7, torch.fl
 _UNIT = {d: get_format(d).eps / 2 for d in (torch.bfloat16, torch.float16, torch.float32)}  # unit roundoff
 
 
+def finite_range(values: torch.Tensor) -> torch.Tensor:
+    """[min, max] of `values`' finite elements, not read (+inf, -inf where none is finite): the
+    non-finite ones masked to each side's neutral value (boolean indexing would read the host)."""
+    infinite = ~values.isfinite()
+    return torch.stack([values.masked_fill(infinite, math.inf).amin(), values.masked_fill(infinite, -math.inf).amax()])
+
+
 @dataclass(frozen=True)
 class Ranges:
     """Oracle value ranges per node id (dynamic rules are skipped for nodes not listed)."""

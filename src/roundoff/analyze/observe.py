@@ -18,7 +18,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.amplified import amplified_read, fp32_own_excess
-from roundoff.analyze.hazards import Ranges
+from roundoff.analyze.hazards import Ranges, finite_range
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure_each, norm_rels
 from roundoff.analyze.noise import (
     all_zero,
@@ -354,9 +354,8 @@ class NodeObserver:
     def _oracle_range(self, oracle: torch.Tensor, m: Metrics | None) -> tuple[float, float]:
         if m.ref_nan + m.ref_inf == 0 if m is not None else bool(oracle.isfinite().all()):
             lo, hi = torch.aminmax(oracle)
-        else:  # non-finite elements masked to the neutral value of each side (boolean indexing is slow)
-            infinite = ~oracle.isfinite()
-            lo, hi = oracle.masked_fill(infinite, math.inf).min(), oracle.masked_fill(infinite, -math.inf).max()
+        else:
+            lo, hi = finite_range(oracle)
         return float(lo), float(hi)
 
     def _forced_from(self, node: torch.fx.Node) -> str | None:

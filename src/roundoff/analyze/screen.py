@@ -39,7 +39,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from roundoff.analyze.hazards import Ranges, ranged_ids
+from roundoff.analyze.hazards import Ranges, finite_range, ranged_ids
 from roundoff.analyze.verdict import widen_fp8
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
@@ -141,9 +141,7 @@ def probe_figures(
                     out.append(torch.zeros((), dtype=torch.float64, device=dev))
         if at_range:
             if is_float(oracle) and oracle.numel():
-                finite = oracle.isfinite()
-                out += [oracle.masked_fill(~finite, math.inf).amin().double(),
-                        oracle.masked_fill(~finite, -math.inf).amax().double()]
+                out += list(finite_range(oracle).double())
             else:
                 out += [torch.full((), math.nan, dtype=torch.float64, device=dev)] * 2
         return out
