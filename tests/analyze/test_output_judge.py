@@ -53,14 +53,15 @@ def test_outputs_judged_as_made_equal_outputs_judged_at_the_end(case: str) -> No
         assert not all(o.passes for o in verdicts)
 
 
-def test_judged_outputs_are_not_held_in_fp64_to_the_end() -> None:
+def test_judged_outputs_are_not_held_to_the_end() -> None:
     prog, xs = _mlp_step()
     plan_a = _plan(prog, "inductor-gpu")
     judge = OutputJudge(plan_a.program, Rule.SAME, 1e-4, has_reference=False)
     s = screen(plan_a, [plan_numerics(plan_a), OracleNumerics()], xs, on_output=judge)
     grads = [i for i, arg in enumerate(plan_a.program.output_args()) if i > 0]
-    assert grads and all(s.outputs[1][i] is RELEASED for i in grads)  # every parameter gradient: released
-    assert all(isinstance(v, torch.Tensor) for v in s.outputs[0])  # the policy's values are returned
+    # every parameter gradient released on every side once judged: no run holds a model's gradients to
+    # the end (a bf16 training step's policy and reference gradients alone are 2x eager's peak)
+    assert grads and all(side[i] is RELEASED for side in s.outputs for i in grads)
     ends = output_verdicts(plan_a.program, s.outputs, 1e-4, Rule.SAME, None, by_values=True, settled=judge.settled)
     assert len(ends) == len(plan_a.program.output_args())
 

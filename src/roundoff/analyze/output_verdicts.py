@@ -120,9 +120,9 @@ def _flagged(program: Program, i: int, failing_nodes: set[str] | None, shown_nod
 
 class OutputJudge:
     """A `Lockstep` `on_node` (policy, oracle[, reference] sides, as `check` runs them) that settles each
-    float output whose only reader is the output node as soon as the run makes it, then releases the
-    oracle's value (`interpreter.RELEASED`): a training step's fp64 gradients, 4x the bytes of bf16
-    ones, are never all held to the end. Pass `settled` to `output_verdicts`: the same verdicts as
+    float output whose only reader is the output node as soon as the run makes it, then releases its
+    value on every side (`interpreter.RELEASED`): a training step's gradients (fp64 ones at 4x the bytes
+    of bf16, and the policy's and the reference's, together 2x eager's) are never all held to the end. Pass `settled` to `output_verdicts`: the same verdicts as
     judging the outputs at the end (every figure is taken from the same values)."""
 
     def __init__(self, program: Program, rule: Rule, tol: float, has_reference: bool,
@@ -147,7 +147,7 @@ class OutputJudge:
         for o, fig in zip(found, _measure(found, self.has_reference)):
             self.settled[o.index] = _settle(o, fig, self.rule, self.tol, floors.get(o.index, 0.0),
                                             not self.has_reference, by_values=not self.has_reference and self.rule is Rule.SAME)
-        return tuple(RELEASED if k == 1 else v for k, v in enumerate(vals))
+        return (RELEASED,) * len(vals)
 
 
 def _measure(found: list[_Output], has_reference: bool) -> list[tuple[Metrics, Metrics | None, Metrics | None]]:
