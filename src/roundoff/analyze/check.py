@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from roundoff.analyze.captured_outputs import CapturedOutputJudge, NeedsValues
 from roundoff.analyze.culprits import (
     amplifies,
     ancestors,
@@ -26,7 +27,7 @@ from roundoff.analyze.culprits import (
     rank_culprits,
     zeros_diverge,
 )
-from roundoff.analyze.deferred import NeedsValues, observe_deferred
+from roundoff.analyze.deferred import observe_deferred
 from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
@@ -47,6 +48,7 @@ from roundoff.execute.interpreter import Lockstep, chained
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.numerics import get_format
+from roundoff.numerics.metrics import read_together
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.plan.shared import plan_pair
@@ -367,8 +369,11 @@ def _screen(
         run_sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
     fallback: tuple[str, ...] = ()
     judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)  # (the interpreter's run only)
+    # graphed against a reference: outputs judged in the captured run too, so its pool does not keep them
+    captured = CapturedOutputJudge(plan_a.program, rule, tol) if how == "graphed" and not vs_oracle else None
     try:
-        s = screen(plan_a, run_sides, inputs, every=every, how=how, key=key, recompute=recompute, on_output=judge)
+        s = screen(plan_a, run_sides, inputs, every=every, how=how, key=key, recompute=recompute, on_output=judge,
+                   captured_judge=captured)
     except Exception as e:  # lowering or compiling failed (an op make_fx or Inductor cannot take)
         if how == "interpreter":
             raise
@@ -376,11 +381,20 @@ def _screen(
         fallback = (f"the {how} screen failed ({type(e).__name__}: {first}); screened with the interpreter.",)
         judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)
         s = screen(plan_a, sides, inputs, every=every, recompute=recompute, on_output=judge)
+    settled = judge.settled
+    if s.judged is not None:
+        owner, tensors = s.judged
+        try:
+            settled = owner.settle(read_together(tensors))
+        except NeedsValues as e:  # judged interpreted instead (the graph kept no values to read)
+            fallback += (f"screened with the interpreter: the graphed screen judges outputs by their figures, and {e}.",)
+            judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)
+            s = screen(plan_a, sides, inputs, every=every, recompute=recompute, on_output=judge)
+            settled = judge.settled
     oracle_values = vs_oracle and rule is Rule.SAME
     # against the oracle, by the outputs' values: one that fails sends every node to be examined. Judged
     # before the probes are read: on CUDA the outputs' figures are launched while the runs still execute
-    outputs = output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values,
-                              settled=judge.settled)
+    outputs = output_verdicts(plan_a.program, s.outputs, tol, rule, None, by_values=oracle_values, settled=settled)
     figures = s.read()
     if bad := [nid for (nid, _side), n in s.nonfinite_counts(figures).items() if n]:
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."

@@ -31,6 +31,7 @@ import torch
 import torch.fx
 from torch.utils._pytree import tree_map
 
+from roundoff.analyze.captured_outputs import NeedsValues, close_flag
 from roundoff.analyze.hazards import finite_range
 from roundoff.analyze.metrics import (
     Metrics,
@@ -65,10 +66,6 @@ from roundoff.numerics.metrics import ErrorAccumulator, elements_per_update
 from roundoff.ops.classes import OpClass
 
 __all__ = ["DeferredObserver", "Gathering", "NeedsValues"]
-
-
-class NeedsValues(Exception):
-    """A decision needs a node's values, not only its gathered figures: check interpreted instead."""
 
 
 @dataclass
@@ -162,7 +159,7 @@ class Gathering:
         if dtype in HELD_NARROW and res.dtype != dtype and obs._stored(node, node.meta.get(NODE_ID, node.name)):
             fig["stored_overflow"] = stored_overflow_count(res, oracle, dtype)
         if pair is not None and obs.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape:
-            fig["close"] = _close_flag(obs.rule, pair[1], pair[0], obs.tol)  # (both in `dtype` already)
+            fig["close"] = close_flag(obs.rule, pair[1], pair[0], obs.tol)  # (both in `dtype` already)
 
     def tensors(self) -> list[torch.Tensor]:
         """Every figure not yet read, in record order."""
@@ -180,18 +177,6 @@ class Gathering:
                     got[name] = t
             out.append(got)
         return out
-
-
-def _close_flag(rule: Rule, ref: torch.Tensor, res: torch.Tensor, tol: float) -> torch.Tensor:
-    """Not read, for finite values of one dtype: under `Rule.ALLCLOSE` whether `verdict.judge` passes; under
-    `Rule.SAME`, whether ``same``'s first test, ``allclose(ref, res, atol=tol, rtol=tol)``, passes
-    (then ``same`` passes; where it fails, ``same`` compares RMSEs, which needs the values)."""
-    if rule is Rule.ALLCLOSE:
-        from torch.testing._comparison import default_tolerances
-
-        rtol, atol = default_tolerances(res.dtype)
-        return torch.isclose(res, ref, rtol=rtol, atol=atol, equal_nan=True).all()
-    return torch.isclose(ref, res, rtol=tol, atol=tol).all()
 
 
 def _where(node: torch.fx.Node) -> str:

@@ -118,6 +118,16 @@ def _flagged(program: Program, i: int, failing_nodes: set[str] | None, shown_nod
     return bool(((failing_nodes or set()) | (shown_nodes or set())) & ancestors(program, {nid}))
 
 
+def judged_outputs(program: Program) -> dict[torch.fx.Node, list[int]]:
+    """{node: its output indices} of the float outputs whose only reader is the output node: an
+    `OutputJudge` judges them as the run makes them."""
+    at: dict[torch.fx.Node, list[int]] = {}
+    for i, arg in enumerate(program.output_args()):
+        if isinstance(arg, torch.fx.Node) and len(arg.users) == 1 and is_float(arg.meta.get("val")):
+            at.setdefault(arg, []).append(i)
+    return at
+
+
 class OutputJudge:
     """A `Lockstep` `on_node` (policy, oracle[, reference] sides, as `check` runs them) that settles each
     float output whose only reader is the output node as soon as the run makes it, then releases its
@@ -130,10 +140,7 @@ class OutputJudge:
         """`floors`: the outputs' operand floors, recorded (by another observer) before the producer runs."""
         self.program, self.rule, self.tol, self.has_reference, self.floors = program, rule, tol, has_reference, floors
         self.paths = path_dtypes(program.graph) if not has_reference and rule is Rule.SAME else {}
-        self.at: dict[torch.fx.Node, list[int]] = {}
-        for i, arg in enumerate(program.output_args()):
-            if isinstance(arg, torch.fx.Node) and len(arg.users) == 1 and is_float(arg.meta.get("val")):
-                self.at.setdefault(arg, []).append(i)
+        self.at = judged_outputs(program)
         self.settled: dict[int, Settled] = {}
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:

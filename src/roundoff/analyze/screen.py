@@ -65,6 +65,7 @@ class Screened:
     figures: torch.Tensor
     probed: tuple[tuple[str, str, int], ...]
     how: str
+    judged: Any = None  # graphed with a `captured_judge`: (the judge that captured the run, its figures unread)
 
     def read(self) -> dict[tuple[str, str, int], float]:
         """{label: value} of every probe: the one host read of the screen."""
@@ -174,14 +175,16 @@ def _lowered_runner(plan: Any, sides: Sequence[Any], inputs: tuple, probe: Calla
 
 def screen(
     plan: Any, sides: Sequence[Any], inputs: Sequence[Any], *, every: int = 16, how: str = "interpreter",
-    key: tuple = (), recompute: bool = True, on_output: OnNode | None = None,
+    key: tuple = (), recompute: bool = True, on_output: OnNode | None = None, captured_judge: Any = None,
 ) -> Screened:
     """Run `sides` over `plan`'s program on `inputs`, outputs and probes only (module doc).
 
     `key` names what the sides compute (policies, reference, transcendentals) for the graph cache.
     `on_output`: with ``how="interpreter"``, also called at every node (an `OutputJudge`, which may
-    release the oracle's value of an output it settled: `Screened.outputs` then holds
-    `interpreter.RELEASED` there)."""
+    release the values of an output it settled: `Screened.outputs` then holds `interpreter.RELEASED`
+    there). `captured_judge`: with ``how="graphed"``, the same in the captured run (a
+    `captured_outputs.CapturedOutputJudge`, keyed by `key` with the graph): `Screened.judged` holds the
+    judge that captured the run and its figures, to `settle`."""
     if how not in HOWS:
         raise ValueError(f"screen how={how!r}: choose one of {', '.join(HOWS)}")
     program = plan.program
@@ -201,22 +204,34 @@ def screen(
         def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
             found.extend(probe(node, vals))
 
-        judged = on_output if how == "interpreter" else None  # (graphed: captured, no host reads)
+        judged = on_output if how == "interpreter" else captured_judge  # (graphed: no host reads)
+        if judged is not None and judged is captured_judge:
+            captured_judge.begin()
         ls = Lockstep(program, sides, on_node=chained(on_node, judged),
                       recompute=range(len(sides)) if recompute else ())
         with torch.inference_mode():  # (graphed: captured under it too)
             outs = ls.run_inputs(xs)
         dev = found[0].device if found else None
-        return (*outs, torch.stack([t.to(dev) for t in found]) if found else torch.zeros(0, dtype=torch.float64))
+        probes = torch.stack([t.to(dev) for t in found]) if found else torch.zeros(0, dtype=torch.float64)
+        return (*outs, probes, *(captured_judge.tensors() if judged is captured_judge and judged is not None else ()))
 
     if how == "graphed":
         from roundoff.execute.graphed import CudaGraphed, captured_once
 
         if not any(isinstance(x, torch.Tensor) and x.is_cuda for x in inputs):
             raise ValueError("screen how='graphed' replays a CUDA graph: it needs CUDA inputs")
-        full = (*key, every, "screen", input_signature(inputs))  # (judged before the next replay:)
-        graphed = captured_once(program.graph_module, full, lambda: CudaGraphed(interpreted, inputs, clone_outputs=False))
-        *outs, figures = graphed(*inputs)
-    else:
-        *outs, figures = interpreted(*inputs)
+        judging = captured_judge.key if captured_judge is not None else None
+        full = (*key, every, "screen", judging, input_signature(inputs))  # (judged before the next replay:)
+
+        def capture() -> CudaGraphed:
+            run = CudaGraphed(interpreted, inputs, clone_outputs=False)
+            run.judge = captured_judge  # type: ignore[attr-defined]  # (its records describe this run's figures)
+            return run
+
+        graphed = captured_once(program.graph_module, full, capture)
+        got = graphed(*inputs)
+        outs, figures = got[: len(sides)], got[len(sides)]
+        judged = (graphed.judge, list(got[len(sides) + 1 :])) if graphed.judge is not None else None
+        return Screened(tuple(outs), figures, probed, how, judged)
+    *outs, figures = interpreted(*inputs)
     return Screened(tuple(outs), figures, probed, how)
