@@ -130,7 +130,7 @@ def test_selection_flips_from_gathered_counts_equal_the_interpreted_ones() -> No
     def make(cls: type[NodeObserver]) -> NodeObserver:
         return cls(sides[0], has_reference=False, tol=1e-4, rule=Rule.ALLCLOSE)
 
-    gathered, _, _ = observe_deferred(plan.program, sides, inputs, make, recompute=True, graphed=False)
+    gathered, *_ = observe_deferred(plan.program, sides, inputs, make, recompute=True, graphed=False)
     observer = make(NodeObserver)
     with torch.inference_mode():
         Lockstep(plan.program, sides, on_node=observer).run_inputs(inputs)

@@ -32,6 +32,7 @@ from roundoff.analyze.output_verdicts import (
 )
 from roundoff.analyze.result import OutputVerdict
 from roundoff.analyze.verdict import Rule, widen_fp8
+from roundoff.capture.program import Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import RELEASED, Lockstep
 from roundoff.numerics.metrics import PendingStats
@@ -65,9 +66,9 @@ class CapturedOutputJudge:
     captured run); `tensors()` are the figures to return from the captured run, read after a replay
     and passed to `settle`."""
 
-    def __init__(self, program: torch.fx.GraphModule | object, rule: Rule, tol: float) -> None:
+    def __init__(self, program: Program, rule: Rule, tol: float) -> None:
         self.program, self.rule, self.tol = program, rule, tol
-        self.at = judged_outputs(program)  # type: ignore[arg-type]
+        self.at = judged_outputs(program)
         self.made: list[_Made] = []
         self._tensors: list[torch.Tensor] = []
 
@@ -85,7 +86,7 @@ class CapturedOutputJudge:
             return None
         res, oracle, ref = (side.finish_output(node, v) for side, v in zip(ls.sides, vals))
         for i in indices:
-            o = _output(self.program, i, res, oracle, ref, {})  # type: ignore[arg-type]
+            o = _output(self.program, i, res, oracle, ref, {})
             # (as `LaunchedOutputs` launches them; the reference as it is, converted inside each pass)
             pending = launch_many([(res, oracle, res.dtype), (res, ref, res.dtype), (ref.to(res.dtype), oracle, res.dtype)])
             close = self.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape
@@ -109,8 +110,11 @@ class CapturedOutputJudge:
             lost, nan, same, ref_bad = read[at + n]
             close = bool(read[at + n + 1][0]) if m.close else None
             at += n + 1 + int(m.close)
-            settled[m.index] = _settle_from_figures(m, stats, bool(lost), bool(nan), bool(same) and not nan,
-                                                    int(ref_bad), close, self.rule)
+            try:
+                settled[m.index] = _settle_from_figures(m, stats, bool(lost), bool(nan), bool(same) and not nan,
+                                                        int(ref_bad), close, self.rule)
+            except NeedsValues as e:
+                raise NeedsValues(f"output `{self.program.output_labels()[m.index]}`: {e}") from None
         return settled
 
 
@@ -130,10 +134,10 @@ def _settle_from_figures(m: _Made, stats: list, lost: bool, nan: bool, agree: bo
                          close: bool | None, rule: Rule) -> Settled:
     """`output_verdicts._settle` against a reference, from figures only (`NeedsValues` where it reads values)."""
     if lost or nan or any(s is None for s in stats):
-        raise NeedsValues("an output has NaN/inf values")
+        raise NeedsValues("it has NaN/inf values, which its verdict reads")
     vs_fp64, vs_ref, ref_fp64 = (from_stats(s) for s in stats)  # (as `PendingMetrics.finish` makes them)
     if vs_fp64.norm_rel >= LOST_SIGNAL and m.dtype != torch.float64:
-        raise NeedsValues("an output keeps under half its signal (its values below the format's range are counted)")
+        raise NeedsValues("it keeps under half its signal (its values below the format's range are counted)")
     if agree:
         by_rule, rmse_ref = True, vs_fp64.rmse
     else:
@@ -144,10 +148,10 @@ def _settle_from_figures(m: _Made, stats: list, lost: bool, nan: bool, agree: bo
         elif rule is Rule.BITWISE and m.ref_dtype == m.dtype:
             by_rule = False  # the bits differ (the flags)
         else:
-            raise NeedsValues(f"the {rule.value} rule needs the output's values")
+            raise NeedsValues(f"`{rule.value}` needs its values (its figures do not decide it)")
         rmse_ref = _finite_rmse(ref_fp64) if m.ref_dtype == m.dtype else None
         if rmse_ref is None:
-            raise NeedsValues("the reference's error is measured in its own dtype")
+            raise NeedsValues("its reference is in another dtype (its error is measured from the values)")
     res_rmse = _finite_rmse(vs_fp64)
     assert res_rmse is not None  # (every element finite: the stats exist)
     verdict = OutputVerdict(

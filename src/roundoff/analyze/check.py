@@ -177,13 +177,13 @@ def check(
         return cls(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
 
     judge = None
-    found = _deferred(plan_a, sides, inputs, make_observer, recompute, key, rule, nodes_with) if (
+    found = _deferred(plan_a, sides, inputs, make_observer, recompute, key, rule, tol, vs_oracle, nodes_with) if (
         not why_all and floors is None and stream) else None
-    examined_with, output_figures, fell_back = "interpreter", None, ()
+    examined_with, output_figures, fell_back, settled = "interpreter", None, (), None
     if isinstance(found, str):  # tried and fell back: say why (the interpreter's result, slower)
         fell_back, found = (found,), None
     if found is not None:
-        observer, outs, output_figures, examined_with = found
+        observer, outs, output_figures, settled, examined_with = found
     else:
         observer = make_observer(NodeObserver)
         judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle, floors=floors) if stream else None
@@ -205,7 +205,7 @@ def check(
         shown_nodes |= set(flips)
     outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
                               floors=floors.floors if floors is not None else None,
-                              settled=judge.settled if judge is not None else None, figures=output_figures)
+                              settled=judge.settled if judge is not None else settled, figures=output_figures)
     noise = {n.meta.get(NODE_ID) for n in observer.zeroish}  # fp64's noise: no values to lose to the range
     outputs = tuple(replace(o, below_range=0, noise_only=True) if o.node_id in noise else o for o in outputs)
     # a rounding that alone takes an output passed for want of a flagged node beyond the limit: a finding
@@ -239,11 +239,13 @@ NODES_WITH = ("auto", "interpreter", "deferred", "graphed")
 
 def _deferred(
     plan_a: Plan, sides: list, inputs: tuple, make_observer: Callable, recompute: bool, key: tuple, rule: Rule,
-    how: str,
-) -> tuple[NodeObserver, tuple, Any, str] | str | None:
+    tol: float, vs_oracle: bool, how: str,
+) -> tuple[NodeObserver, tuple, Any, dict | None, str] | str | None:
     """`analyze.deferred.observe_deferred` where `how` asks for it: (observer, outputs, the outputs'
-    figures, how); None where the interpreter is to check as asked; where deferred figures were asked
-    for and the figures do not suffice or the graph cannot be captured, a note saying so."""
+    figures, the outputs settled as made, how); None where the interpreter is to check as asked; where
+    deferred figures were asked for and the figures do not suffice or the graph cannot be captured, a
+    note saying so. Graphed against a reference, the outputs are judged in the captured run and
+    released (`CapturedOutputJudge`): the graph's pool does not keep them."""
     if how == "auto":
         how = "graphed" if _on_cuda(inputs) else "interpreter"
     if how == "interpreter":
@@ -251,8 +253,9 @@ def _deferred(
     if how == "graphed" and not _on_cuda(inputs):
         return "every node was examined with the interpreter: a CUDA graph (nodes_with='graphed') needs CUDA inputs."
     try:
+        judge = CapturedOutputJudge(plan_a.program, rule, tol) if how == "graphed" and not vs_oracle else None
         return (*observe_deferred(plan_a.program, sides, inputs, make_observer, recompute, how == "graphed", key,
-                                  outputs=lambda outs: output_figures(plan_a.program, outs, rule)), how)
+                                  outputs=lambda outs: output_figures(plan_a.program, outs, rule), judge=judge), how)
     except NeedsValues as e:
         return f"every node was examined with the interpreter: {how} figures were tried, but at {e}."
 
@@ -387,7 +390,7 @@ def _screen(
         try:
             settled = owner.settle(read_together(tensors))
         except NeedsValues as e:  # judged interpreted instead (the graph kept no values to read)
-            fallback += (f"screened with the interpreter: the graphed screen judges outputs by their figures, and {e}.",)
+            fallback += (f"screened with the interpreter: the graphed screen judged outputs by their figures, but at {e}.",)
             judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)
             s = screen(plan_a, sides, inputs, every=every, recompute=recompute, on_output=judge)
             settled = judge.settled

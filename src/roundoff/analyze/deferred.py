@@ -31,7 +31,7 @@ import torch
 import torch.fx
 from torch.utils._pytree import tree_map
 
-from roundoff.analyze.captured_outputs import NeedsValues, close_flag
+from roundoff.analyze.captured_outputs import CapturedOutputJudge, NeedsValues, close_flag
 from roundoff.analyze.hazards import finite_range
 from roundoff.analyze.metrics import (
     Metrics,
@@ -57,7 +57,7 @@ from roundoff.analyze.selections import SELECTIONS, differing_count
 from roundoff.analyze.verdict import Rule
 from roundoff.capture.program import NODE_ID, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
-from roundoff.execute.interpreter import Lockstep, is_random
+from roundoff.execute.interpreter import Lockstep, chained, is_random
 from roundoff.execute.node_numerics import SUMS_IN_STORAGE, round_value
 from roundoff.numerics import round_to
 from roundoff.numerics._metric_rows import unread_stats
@@ -312,23 +312,30 @@ class DeferredObserver(NodeObserver):
 def observe_deferred(
     program: Any, sides: list[Any], inputs: tuple, make_observer: Callable[[type[NodeObserver]], NodeObserver],
     recompute: bool, graphed: bool, key: tuple = (), outputs: Callable[[tuple], Any] | None = None,
-) -> tuple[DeferredObserver, tuple, Any]:
+    judge: CapturedOutputJudge | None = None,
+) -> tuple[DeferredObserver, tuple, Any, dict | None]:
     """Every node of `program` run by `sides` on `inputs`, figures gathered and read once, decisions
     taken by a `DeferredObserver` (module doc): (that observer, the run's outputs, the outputs'
     figures). `make_observer` makes the check's observer of a given class. `outputs(outs)`: launches
     the outputs' figure passes at the end of the run (`output_verdicts.output_figures`), read with the
     rest: returned as (what it returned, its tensors read). `graphed`: the run captured as a CUDA graph
     on the first call for `key` and replayed (the outputs are the graph's own, valid until its next
-    replay). Raises `NeedsValues` where the figures do not suffice (nothing is then to be used)."""
+    replay). `judge`: judges the outputs as the run makes them and releases them (`CapturedOutputJudge`;
+    the last item returned is what it settled, None without it; `outputs` then sees the rest). Raises
+    `NeedsValues` where the figures do not suffice (nothing is then to be used)."""
     made: list[Any] = []
 
     def run(*xs: Any) -> tuple:
         made[:] = [Gathering(make_observer(NodeObserver))]
-        ls = Lockstep(program, sides, on_node=made[0], recompute=range(len(sides)) if recompute else ())
+        if judge is not None:
+            judge.begin()
+        ls = Lockstep(program, sides, on_node=chained(made[0], judge), recompute=range(len(sides)) if recompute else ())
         with torch.inference_mode():
             outs = ls.run_inputs(xs)
             made.append(outputs(outs) if outputs is not None else None)
-        parts = [*made[0].tensors(), *(made[1].tensors() if made[1] is not None else ())]
+        made.append(judge)
+        parts = [*made[0].tensors(), *(made[1].tensors() if made[1] is not None else ()),
+                 *(judge.tensors() if judge is not None else ())]
         dev = next((p.device for p in parts), None)
         flat = torch.cat([p.detach().reshape(-1).to(dev, torch.float64) for p in parts]) if parts else torch.zeros(0)
         return (*outs, flat)
@@ -336,24 +343,30 @@ def observe_deferred(
     if graphed:
         from roundoff.execute.graphed import CudaGraphed, captured_once
 
-        full = (*key, recompute, "every node", input_signature(inputs))
+        full = (*key, recompute, "every node", judge.key if judge is not None else None, input_signature(inputs))
         try:
-            replay, (gathering, launched) = captured_once(
+            replay, (gathering, launched, judged) = captured_once(
                 program.graph_module, full, lambda: (CudaGraphed(run, inputs, clone_outputs=False), made))
         except RuntimeError as e:  # (a host read in the run: the capture is invalidated)
             raise NeedsValues(f"the run cannot be captured as a CUDA graph: {str(e).splitlines()[0]}") from e
         *outs, flat = replay(*inputs)
     else:
         *outs, flat = run(*inputs)
-        gathering, launched = made
+        gathering, launched, judged = made
     values = flat.tolist()  # the one read
     observer = make_observer(DeferredObserver)
     assert isinstance(observer, DeferredObserver)
     observer.decide(gathering, gathering.read(values))
-    if launched is None:
-        return observer, tuple(outs), None
-    at, read = sum(t.numel() for t in gathering.tensors()), []
-    for t in launched.tensors():
-        read.append(values[at : at + t.numel()])
-        at += t.numel()
-    return observer, tuple(outs), (launched, read)
+    at = sum(t.numel() for t in gathering.tensors())
+
+    def split(tensors: list[torch.Tensor]) -> list[list[float]]:
+        nonlocal at
+        read = []
+        for t in tensors:
+            read.append(values[at : at + t.numel()])
+            at += t.numel()
+        return read
+
+    figures = (launched, split(launched.tensors())) if launched is not None else None
+    settled = judged.settle(split(judged.tensors())) if judged is not None else None
+    return observer, tuple(outs), figures, settled

@@ -232,6 +232,10 @@ class NodeObserver:
                 (parent := multi_output_parent(node)) is not None and node.args[1] in self._zero_items.get(parent, ())
                 or parent is None and structural_zero_floor(node, oracle, ls.reader(ORACLE), work))):
             self.zeroish.add(node)  # nothing like fp64, which is 0 but for its noise (a flash-attention q gradient)
+        elif (not self.has_reference and math.isinf(vs_oracle.norm_rel) and not vs_oracle.nonfinite
+              and local is not None and local.max_abs == 0.0):
+            self.zeroish.add(node)  # fp64 exactly 0 and the op exact from fp64's operands: its value is their
+            # rounding noise, carried into a 0 by the model's structure (where fp64's own kernel cancels exactly)
         if (not self.has_reference and own_excess(local or vs_oracle, floor_work, work, terms) > EXCESS_LIMIT
                 and not (local or vs_oracle).new_nonfinite
                 and (zero := (structural_zero_floor(node, oracle, ls.reader(ORACLE), work) if not terms else 0.0)
