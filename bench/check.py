@@ -15,6 +15,8 @@ forward+backward. Measured per size:
 - check-screen: the default ``check(...)``: the three runs compared at the outputs and every 16th
   node only (every node examined only when that fails: not on these clean workloads; the bench stops
   if it does); ``screen_with="auto"``: the interpreter on CPU, graphed on CUDA;
+- check-screen-oracle: the same screen against the fp64 oracle instead of emulated eager (outputs
+  judged by their values: `verdict.oracle_output_passes`);
 - check-screen-lowered / check-screen-compiled: the same screen with the three runs lowered once
   into one graph and run as FX Python / compiled by Inductor (``screen_with=...``);
 - check-screen-interpreter / check-screen-graphed: the screen interpreted, and the interpreter's run
@@ -73,7 +75,7 @@ from typing import Any
 
 import torch
 
-ITEMS = ("eager", "fp64-eager", "compile", "check-screen", "check-screen-lowered", "check-screen-compiled",
+ITEMS = ("eager", "fp64-eager", "compile", "check-screen", "check-screen-oracle", "check-screen-lowered", "check-screen-compiled",
          "check-screen-interpreter", "check-screen-graphed", "check-every-node", "check-every-node-interpreter", "check-lite", "runs-only")
 #: Items measured cold (a fresh Inductor cache) and again reusing that cache: their first call compiles.
 COMPILING = ("compile", "check-screen-compiled")
@@ -246,6 +248,8 @@ def _setup(model: str, size: str, device: str, recompute: bool = True) -> dict[s
                                                       recompute=recompute, nodes="all", nodes_with="interpreter"),
         "check-screen": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",
                                                 recompute=recompute)),
+        "check-screen-oracle": lambda: _screened(check(program, inputs, "inductor-gpu", against="oracle",
+                                                       recompute=recompute)),
         "check-screen-lowered": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",
                                                         screen_with="lowered")),
         "check-screen-compiled": lambda: _screened(check(program, inputs, "inductor-gpu", against="eager",

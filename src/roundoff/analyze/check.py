@@ -244,8 +244,8 @@ def _deferred(
     """`analyze.deferred.observe_deferred` where `how` asks for it: (observer, outputs, the outputs'
     figures, the outputs settled as made, how); None where the interpreter is to check as asked; where
     deferred figures were asked for and the figures do not suffice or the graph cannot be captured, a
-    note saying so. Graphed against a reference, the outputs are judged in the captured run and
-    released (`CapturedOutputJudge`): the graph's pool does not keep them."""
+    note saying so. Graphed, the outputs are judged in the captured run and released
+    (`CapturedOutputJudge`): the graph's pool does not keep them."""
     if how == "auto":
         how = "graphed" if _on_cuda(inputs) else "interpreter"
     if how == "interpreter":
@@ -253,7 +253,7 @@ def _deferred(
     if how == "graphed" and not _on_cuda(inputs):
         return "every node was examined with the interpreter: a CUDA graph (nodes_with='graphed') needs CUDA inputs."
     try:
-        judge = CapturedOutputJudge(plan_a.program, rule, tol) if how == "graphed" and not vs_oracle else None
+        judge = CapturedOutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle) if how == "graphed" else None
         return (*observe_deferred(plan_a.program, sides, inputs, make_observer, recompute, how == "graphed", key,
                                   outputs=lambda outs: output_figures(plan_a.program, outs, rule), judge=judge), how)
     except NeedsValues as e:
@@ -372,8 +372,8 @@ def _screen(
         run_sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
     fallback: tuple[str, ...] = ()
     judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)  # (the interpreter's run only)
-    # graphed against a reference: outputs judged in the captured run too, so its pool does not keep them
-    captured = CapturedOutputJudge(plan_a.program, rule, tol) if how == "graphed" and not vs_oracle else None
+    # graphed: outputs judged in the captured run too, so its pool does not keep them
+    captured = CapturedOutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle) if how == "graphed" else None
     try:
         s = screen(plan_a, run_sides, inputs, every=every, how=how, key=key, recompute=recompute, on_output=judge,
                    captured_judge=captured)
