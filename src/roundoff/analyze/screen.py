@@ -204,16 +204,17 @@ def screen(
         def on_node(node: torch.fx.Node, vals: tuple, _ls: Lockstep) -> None:
             found.extend(probe(node, vals))
 
-        judged = on_output if how == "interpreter" else captured_judge  # (graphed: no host reads)
-        if judged is not None and judged is captured_judge:
-            captured_judge.begin()
+        in_graph = captured_judge if how == "graphed" else None  # (no host reads there)
+        judged = on_output if how == "interpreter" else in_graph
+        if in_graph is not None:
+            in_graph.begin()
         ls = Lockstep(program, sides, on_node=chained(on_node, judged),
                       recompute=range(len(sides)) if recompute else ())
         with torch.inference_mode():  # (graphed: captured under it too)
             outs = ls.run_inputs(xs)
         dev = found[0].device if found else None
         probes = torch.stack([t.to(dev) for t in found]) if found else torch.zeros(0, dtype=torch.float64)
-        return (*outs, probes, *(captured_judge.tensors() if judged is captured_judge and judged is not None else ()))
+        return (*outs, probes, *(in_graph.tensors() if in_graph is not None else ()))
 
     if how == "graphed":
         from roundoff.execute.graphed import CudaGraphed, captured_once
