@@ -62,10 +62,11 @@ def fmt_near(x: float | None, limit: float | None, digits: int = 3) -> str:
 
 
 def verdict_remark(output: dict[str, Any]) -> str:
-    """What an output row's verdict cell adds to a passing verdict: that fp64 holds it only as noise
-    (`noise_only`), or how many of its values its format cannot hold (`below_range`; the findings say
+    """What an output row's verdict cell adds to a passing verdict: that it is 0 by the model's structure
+    and what either side holds of it is rounding noise (`noise_only`: fp64's 1e-16, or the result's
+    where fp64 cancels to 0 exactly), or how many of its values its format cannot hold (`below_range`; the findings say
     why it passes and what to do)."""
     if output.get("noise_only") and output["verdict"] == "ok":
-        return " (0 by the model's structure: fp64's value is noise)"
+        return " (0 by the model's structure: its values are rounding noise)"
     below = output.get("below_range") or 0
     return f" ({below} values below its format's range)" if below and output["verdict"] == "ok" else ""
