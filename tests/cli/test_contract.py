@@ -75,7 +75,7 @@ CASES = [
     check("factory-bad-ref", "m.py:f", "--inputs", "m.py", exit=USAGE, needles=["--inputs"]),
     inputs("not_tuple", exit=USAGE, needles=["m.py:not_tuple()", "returned int"]),
     inputs("not_tensors", exit=USAGE, needles=["non-tensor inputs"]),
-    inputs("empty", exit=USAGE, needles=["returned tuple", "non-empty"]),
+    inputs("empty", exit=USAGE, needles=["returned an empty tuple", "non-empty"]),
     inputs("none_f", exit=USAGE, needles=["returned NoneType"]),
     inputs("dict_f", exit=USAGE, needles=["returned dict"]),
     inputs("raises_f", exit=USAGE, needles=["factory broke", "m.py:"]),

@@ -367,3 +367,49 @@ def _positions(inv: torch.Tensor) -> torch.Tensor:
 def test_an_integer_cast_to_16_bits_is_rounded_inside_a_kernel() -> None:
     inv = (1.0 / (10000 ** (torch.arange(0, 16, 2).float() / 16))).bfloat16()
     assert same_bits(_emulated(_positions, (inv,), "inductor-cpu"), _compiled(_positions, (inv,), emulate=False))
+
+
+def _gated_linear_attention(p: torch.nn.ParameterDict, ids: torch.Tensor) -> torch.Tensor:
+    """Trial 53's research-style fp16 block: a gated linear attention whose decays exp(A_i - A_j) of a
+    cumsum'd log-sigmoid gate are masked below the diagonal (above it they overflow fp16), between
+    hand-written RMSNorms, and a cross-entropy loss."""
+    def rmsnorm(x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * p["norm_w"]
+
+    x = p["emb"][ids]
+    b, t, d = x.shape
+    heads = lambda y: y.view(b, t, 4, d // 4).transpose(1, 2)
+    h = rmsnorm(x)
+    q, k, v = heads(h @ p["wq"]), heads(h @ p["wk"]), heads(h @ p["wv"])
+    big = torch.cumsum(torch.nn.functional.logsigmoid(heads(h @ p["wg"])).mean(-1), dim=-1)
+    decay = torch.exp(big[..., :, None] - big[..., None, :]).masked_fill(~torch.tril(torch.ones(t, t, dtype=torch.bool)), 0.0)
+    scores = torch.einsum("bhid,bhjd->bhij", q, k) * (d // 4) ** -0.5
+    o = torch.einsum("bhij,bhjd->bhid", scores * decay, v).transpose(1, 2).reshape(b, t, d) @ p["wo"]
+    logits = rmsnorm(x + o) @ p["head"]
+    return torch.nn.functional.cross_entropy(logits.float().view(-1, logits.shape[-1]), ids.view(-1))
+
+
+def test_training_graph_stores_a_reused_exp_the_backward_computes_again() -> None:
+    """Trial 53: torch.compile's partitioner has the backward compute ``exp`` again; used twice there,
+    Inductor's C++ backend stores it in fp16 (inf above the diagonal) and ``0 * inf`` makes NaN
+    gradients, where the plan kept it in fp32 in each kernel and predicted finite ones (check passed).
+    Oracle: real torch.compile's gradients: NaN at the same elements as the emulation's."""
+    g = torch.Generator().manual_seed(0)
+    shapes = {"emb": (128, 64), "wq": (64, 64), "wk": (64, 64), "wv": (64, 64), "wg": (64, 64), "wo": (64, 64),
+              "head": (64, 128)}
+    p = torch.nn.ParameterDict({k: (torch.randn(*s, generator=g) * (1.0 if k == "emb" else s[0] ** -0.5)).to(torch.float16)
+                                for k, s in shapes.items()})
+    p["norm_w"] = torch.ones(64, dtype=torch.float16)
+    ids = torch.randint(0, 128, (2, 32), generator=g)
+    step = functools.partial(_gated_linear_attention, p)
+    torch._dynamo.reset()
+    torch.compile(_fresh(_gated_linear_attention), dynamic=False, fullgraph=True)(p, ids).backward()
+    real = {k: t.grad for k, t in p.items()}
+    program = capture(step, ids, backward=True)
+    emulated = dict(zip(program.output_labels(), run_plan(plan(program, "inductor-cpu"), program.example_inputs)))
+    nans = {k: int(real[k].isnan().sum()) for k in real}
+    assert sum(nans.values()) > 0  # the real defect
+    for label, grad in emulated.items():
+        if label != "out":
+            (name,) = [k for k in real if label.endswith(k)]
+            assert torch.equal(grad.isnan(), real[name].isnan()), (label, nans)

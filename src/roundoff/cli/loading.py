@@ -155,9 +155,8 @@ def as_input_tuple(value: Any, where: str) -> tuple[torch.Tensor, ...]:
     if isinstance(value, torch.Tensor):
         return (value,)
     if not isinstance(value, (tuple, list)) or not value:
-        raise UsageError(
-            f"{where} returned {type(value).__name__}; it must return a non-empty tuple of tensors"
-        )
+        what = f"an empty {type(value).__name__}" if isinstance(value, (tuple, list)) else type(value).__name__
+        raise UsageError(f"{where} returned {what}; it must return a non-empty tuple of tensors (or one tensor)")
     bad = [
         f"#{i}: {type(v).__name__}" for i, v in enumerate(value) if not isinstance(v, torch.Tensor)
     ]

@@ -41,6 +41,7 @@ a persistent reduction fused with its pointwise epilogue), `Fusion.notes` says s
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -90,9 +91,14 @@ class Fusion:
     members: dict[int, frozenset[str]]
     stored: frozenset[str]  # values written to memory (read rounded by other kernels)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: forward values the backward computes again and stores (`_stored_by_backward`): read rounded there
+    stored_backward: frozenset[str] = frozenset()
+    backward: frozenset[str] = frozenset()  # the backward's own nodes
 
     def reads_rounded(self, consumer: str, producer: str) -> bool:
         """Whether `consumer` reads `producer` from memory (i.e. rounded to its storage dtype)."""
+        if producer in self.stored_backward and consumer in self.backward:
+            return True
         if producer not in self.stored:
             return False
         group = self.home.get(consumer)
@@ -211,10 +217,33 @@ class _Reach:
         return True
 
 
+def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]],
+                        stored: set[str]) -> set[str]:
+    """Forward values the backward stores under the C++ realize-on-reuse rule. torch.compile's
+    partitioner saves some forward values for the backward and has the backward compute the others
+    again from them; in the backward's own graph such a copy is one value with all its backward-side
+    users (backward nodes, and forward nodes computed again there), so with more than one, calling a
+    `HEAVY_OPS` op, the backward stores it and its backward readers read it rounded, while the forward
+    keeps it in its kernel (measured, torch 2.13: an fp16 ``exp(a_i - a_j)`` masked below the
+    diagonal is inf above it in the backward's buffer, 0 * inf NaN in the gradients)."""
+    by_id = {n.id: n for n in nodes}
+    again: set[str] = set()  # forward nodes the backward computes again
+    for n in reversed(nodes):
+        if n.backward or n.kind not in (Kind.FUSIBLE, Kind.VIEW) or n.saved or n.is_output:
+            continue
+        if any(u.backward or u.id in again for u in users[n.id]):
+            again.add(n.id)
+    return {
+        i for i in again if i not in stored and by_id[i].kind is Kind.FUSIBLE
+        and len([u for u in users[i] if u.backward or u.id in again]) > 1 and _calls_heavy(by_id[i], by_id, stored)
+    }
+
+
 def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> Fusion:
     by_id = {n.id: n for n in nodes}
     users = _users(nodes)
     stored, alias = _stored(nodes, users, heavy_reuse)
+    by_backward = _stored_by_backward(nodes, users, stored) if heavy_reuse else set()
     kernels: list[tuple[str, str, set[str]]] = []  # (kind, root, members)
     for n in nodes:
         if n.kind is Kind.INPUT or n.id in alias or n.id not in stored:
@@ -227,7 +256,15 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> F
         kind = {Kind.REDUCTION: "reduction", Kind.EXTERN: "extern"}.get(n.kind, "pointwise")
         kernels.append((kind, n.id, {n.id} | _inline(n, by_id, stored)))
     kernels, merge_notes = _merge_pointwise(kernels, by_id, nodes, cat_slices=heavy_reuse)
-    return _assemble(nodes, kernels, stored, users, merge_notes)
+    if by_backward:
+        order = {n.id: i for i, n in enumerate(nodes)}
+        merge_notes.append(
+            "computed again by the backward and stored there (more than one use in the backward, calling "
+            f"{'/'.join(sorted(HEAVY_OPS))}: Inductor's C++ realize-on-reuse rule): "
+            f"{', '.join(sorted(by_backward, key=order.__getitem__))}; the backward reads them rounded, the forward does not")
+    fusion = _assemble(nodes, kernels, stored, users, merge_notes)
+    return dataclasses.replace(fusion, stored_backward=frozenset(by_backward),
+                               backward=frozenset(n.id for n in nodes if n.backward))
 
 
 def _loop_numel(n: FusionNode, by_id: dict[str, FusionNode], cat_slices: bool) -> int:
