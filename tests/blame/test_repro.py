@@ -292,3 +292,6 @@ def test_a_repro_of_many_outputs_prints_the_failing_and_worst_first_and_counts_t
     assert line.endswith("(and 6 more)")
     assert describe(res, fp64, names, shown=1, first=["g0"]).split(": ")[1] == "g0"  # a failing output first
     assert describe(res[:2], fp64[:2], ["a", "b"]).count("max|err|=") == 2  # few outputs: every one
+    # trial 53: an output with NaN says its error is over its finite entries, not "max|err|=0" beside nan=3
+    nans = torch.tensor([1.0, float("nan"), float("nan"), float("nan")], dtype=torch.bfloat16)
+    assert "g: max|err| over its 1 finite entries=0 (0 of its largest) nan=3" in describe([nans], fp64[:1], ["g"])
