@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from roundoff.analyze.metrics import Metrics, PendingMetrics, exact_metrics, from_stats, launch_many
+from roundoff.analyze.metrics import Metrics, exact_metrics, from_stats, launch_many
 from roundoff.analyze.observe import implied_pass
 from roundoff.analyze.output_verdicts import (
     LOST_SIGNAL,
@@ -61,7 +61,7 @@ class _Made:
     ref_dtype: torch.dtype  # the reference's (against the oracle: fp64 rounded to `judged`, as the result's)
     judged: torch.dtype
     numel: int
-    pending: PendingMetrics  # (result, fp64)[, (result, reference), (reference as the result's dtype, fp64)]
+    pending: PendingStats  # (result, fp64)[, (result, reference), (reference as the result's dtype, fp64)], stubs
     extras: tuple[str, ...]  # the figures launched after the flags, in order (`_extras`)
 
 
@@ -107,8 +107,7 @@ class CapturedOutputJudge:
             extras = self._extras(res, oracle, ref, o.judged)
             self._tensors += [*pending.tensors(), _flags(o, self.has_reference),
                               *(t.double().reshape(1) for t in extras.values())]
-            stripped = PendingMetrics([(_stub(a), _stub(r), d) for a, r, d in pending.triples], PendingStats(
-                [(_stub(a), _stub(r), f) for a, r, f in pending.stats.pairs], pending.stats.rows))
+            stripped = PendingStats([(_stub(a), _stub(r), f) for a, r, f in pending.stats.pairs], pending.stats.rows)
             self.made.append(_Made(i, res.dtype, ref.dtype, o.judged, res.numel(), stripped, tuple(extras)))
         return (RELEASED,) * len(vals)
 
@@ -140,7 +139,7 @@ class CapturedOutputJudge:
         settled, at = {}, 0
         for m in self.made:
             n = len(m.pending.tensors())
-            stats = m.pending.stats.finish(read[at : at + n])
+            stats = m.pending.finish(read[at : at + n])
             lost, nan, same, ref_bad = read[at + n]
             extras = {name: read[at + n + 1 + k][0] for k, name in enumerate(m.extras)}
             at += n + 1 + len(m.extras)
@@ -191,7 +190,7 @@ def _settle_from_figures(m: _Made, stats: list, lost: bool, nan: bool, agree: bo
             values = err == 0.0 or err <= EXCESS_LIMIT * max(scale * max(floor, lucky_rounding_floor(m.judged)), 0.0)
     verdict = OutputVerdict(
         name="", node_id="", passes=False, rmse_result=res_rmse, rmse_reference=rmse_ref, vs_oracle=vs_fp64,
-        vs_reference=(_agreeing(m) if agree else vs_ref) if has_reference else None, rule=rule.value, nonfinite=0,
+        vs_reference=(_agreeing(m.numel) if agree else vs_ref) if has_reference else None, rule=rule.value, nonfinite=0,
         unrepresentable=0, nan_in_fp64=0, dtype=str(m.dtype).removeprefix("torch."),
         judged_dtype=str(m.judged).removeprefix("torch."), reference_nonfinite=0 if agree else ref_bad, below_range=0,
     )
@@ -226,7 +225,6 @@ def _by_rule(rule: Rule, extras: dict[str, float]) -> bool:
     raise NeedsValues(f"`{rule.value}` needs its values (its figures do not decide it)")
 
 
-def _agreeing(m: _Made) -> Metrics:
-    """`exact_metrics` of a finite result of `m`'s size (its values are gone; it has no infinities)."""
-    return exact_metrics(torch.empty(m.numel, dtype=widen_fp8(torch.empty(0, dtype=m.dtype)).dtype, device="meta"),
-                         infinities=0)
+def _agreeing(numel: int) -> Metrics:
+    """`exact_metrics` of a finite result of `numel` elements (its values are gone; it has no infinities)."""
+    return exact_metrics(torch.empty(numel, device="meta"), infinities=0)

@@ -235,7 +235,7 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
             again.add(n.id)
     return {
         i for i in again if i not in stored and by_id[i].kind is Kind.FUSIBLE
-        and len([u for u in users[i] if u.backward or u.id in again]) > 1 and _calls_heavy(by_id[i], by_id, stored)
+        and sum(u.backward or u.id in again for u in users[i]) > 1 and _calls_heavy(by_id[i], by_id, stored)
     }
 
 
