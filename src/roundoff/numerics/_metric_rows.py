@@ -37,7 +37,7 @@ def _lut(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
-    """Per row of `ulps` (k, n): [sum ulps, sum log2(1 + ulps), max ulps, count of ulps != 0], fp64.
+    """Per row of `ulps` (k, n; overwritten): [sum ulps, sum log2(1 + ulps), max ulps, count of ulps != 0], fp64.
 
     Large inputs whose ulps are all below `_LUT_SIZE` (the common case) are histogrammed (one
     `bincount`) and the sums taken as counts @ values: ulp sums exact, bit sums equal to the
@@ -47,12 +47,13 @@ def _ulp_sums(ulps: torch.Tensor) -> list[torch.Tensor]:
     k, n = ulps.shape
     if ulps.numel() <= _SMALL:  # the elementwise formulas in the fewest calls
         wide = ulps.to(torch.float64)
-        return [wide.sum(1), wide.add(1.0).log2_().sum(1), wide.amax(1),
-                torch.count_nonzero(ulps, dim=1).to(torch.float64)]
+        sums = [wide.sum(1), None, wide.amax(1), torch.count_nonzero(ulps, dim=1).to(torch.float64)]
+        sums[1] = wide.add_(1.0).log2_().sum(1)  # in place, last: no second fp64 copy
+        return sums  # type: ignore[return-value]
     umax = ulps.amax(1)
     if not _capturing(ulps) and int(umax.max()) < _LUT_SIZE:  # (a read, and bincount's: not in a CUDA graph)
         off = (torch.arange(k, dtype=ulps.dtype, device=ulps.device) * _LUT_SIZE).unsqueeze(1)
-        counts = torch.bincount((ulps + off).reshape(-1), minlength=k * _LUT_SIZE).view(k, _LUT_SIZE)
+        counts = torch.bincount(ulps.add_(off).reshape(-1), minlength=k * _LUT_SIZE).view(k, _LUT_SIZE)
         counts = counts.to(torch.float64)
         values, bits = _lut(ulps.device)
         return [counts @ values, counts @ bits, umax.to(torch.float64), n - counts[:, 0]]
@@ -94,17 +95,19 @@ def _stacked(actuals: Sequence[torch.Tensor]) -> torch.Tensor:
     return a
 
 
-def _rows(err: torch.Tensor, r64: torch.Tensor, ulps: torch.Tensor) -> torch.Tensor:
+def _rows(err: torch.Tensor, r64: torch.Tensor, ulps: torch.Tensor, own_reference: bool = False) -> torch.Tensor:
     """The (k, 9) figures of `eager_finite_stats` from |a - r| (k, n; overwritten), the reference in
-    fp64 (n,), or one per row (k, n), and the ULP distances (k, n)."""
+    fp64 (n,), or one per row (k, n; overwritten where `own_reference`), and the ULP distances (k, n;
+    overwritten)."""
     zero = r64 == 0
     k = err.shape[0]
+    signal = torch.dot(r64, r64).expand(k) if r64.dim() == 1 else torch.linalg.vecdot(r64, r64)
+    absr = r64.abs_() if own_reference else r64.abs()
     if r64.is_cuda or bool(zero.any()):  # rel = err / |r| where r != 0, err / inf = 0 elsewhere (no sync on CUDA)
-        absr = r64.abs().masked_fill_(zero, math.inf)
+        absr.masked_fill_(zero, math.inf)
         zero_ref = ((err != 0) & zero).sum(1).to(torch.float64)
     else:  # (the common case, in fewer calls)
-        absr, zero_ref = r64.abs(), torch.zeros(k, dtype=torch.float64, device=err.device)
-    signal = torch.dot(r64, r64).expand(k) if r64.dim() == 1 else torch.linalg.vecdot(r64, r64)
+        zero_ref = torch.zeros(k, dtype=torch.float64, device=err.device)
     red = [err.amax(1), signal, torch.linalg.vecdot(err, err), zero_ref]
     red.insert(1, err.div_(absr).amax(1))  # in place, last (err is not read after): no third fp64 copy
     red[4:4] = _ulp_sums(ulps)
@@ -162,7 +165,9 @@ def _eager_rows(
         ref_ords = _fast_ordinal(rounded if rounded is not None else r, f).expand(k, n)
         ulps = torch.cat([ords, ords[i : i + 1]]).sub_(torch.cat([ref_ords, ords[j : j + 1]])).abs_()
         refs = torch.cat([r64.expand(k, n), a64[j : j + 1]])
-        return _rows(torch.cat([a64, a64[i : i + 1]]).sub_(refs).abs_(), refs, ulps)
+        err = torch.cat([a64, a64[i : i + 1]]).sub_(refs).abs_()
+        del a64, ords  # before the figures' temporaries: peak ~ four (k + 1, n) copies
+        return _rows(err, refs, ulps, own_reference=True)
     if pair is not None:  # large: the pair's row by a pass of its own (no per-row copies of the reference)
         i, j = pair
         ref = a64[j].clone()
