@@ -126,3 +126,31 @@ def test_a_sum_kept_in_fp32_that_overflows_where_it_is_stored_is_the_origin():
         f":{_kl_loss.__code__.co_firstlineno + 2}"))
     assert r.diverges and r.nan_origin == total.node_id, r.nan_origin
     assert r.explanations[0].startswith(f"`sum` ({total.node_id}") and "overflows float16" in r.explanations[0]
+
+
+def _decayed(g: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    a = torch.cumsum(g, 0)  # a running log decay (rounded differently by the two runs)
+    decay = torch.exp(a[:, None] - a[None, :])  # beyond fp16's range above the diagonal, which is masked
+    mask = torch.tril(torch.ones(a.shape[0], a.shape[0], dtype=torch.bool))
+    return decay.masked_fill(~mask, 0.0) @ v
+
+
+def test_a_wide_kept_exp_is_not_held_to_eagers_overflow_of_its_format():
+    """Trial 53: a gated linear attention's fp16 ``exp(A_i - A_j)``, masked above the diagonal. Eager's
+    exp is inf there, where fp64 is finite but correctly rounded to fp16 is inf too (the format's
+    overflow); inductor-gpu keeps it in fp32 inside its kernel. Judged in fp16 against eager, the exp was
+    called diverging (its fp32 value stored is that same inf) and headed the report as "first node beyond
+    the limit". Oracle: fp64's values and torch's fp16 cast of them; the module doc of
+    `roundoff.analyze.verdict` (a format's overflow is not held against the node at first)."""
+    gen = torch.Generator().manual_seed(0)
+    g = (-2.0 - 0.1 * torch.rand(16, generator=gen)).half()
+    v = torch.randn(16, 8, generator=gen).half()
+    a = torch.cumsum(g.double(), 0)
+    exact = torch.exp(a[:, None] - a[None, :])
+    assert bool(exact.isfinite().all()) and bool(exact.half().isinf().any())  # the format's overflow
+    a16 = torch.cumsum(g, 0)
+    assert bool(torch.exp(a16[:, None] - a16[None, :]).isinf().any())  # eager's fp16 exp is inf there
+    r = check(_decayed, (g, v), "inductor-gpu", against="eager", nodes="all")
+    exp = next(n for n in r.nodes if n.op == "exp")
+    assert exp.verdict.value == "ok" and r.first_divergent is None, (exp.verdict, r.first_divergent)
+    assert not r.diverges

@@ -250,7 +250,7 @@ def own_excess(own: Metrics, format_loss: float, dtype: torch.dtype, terms_rmse:
     return score
 
 
-def _forced(value: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
+def format_overflow(value: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
     """Mask of the elements +-inf in `value` where fp64 is finite and fp64 correctly rounded to
     `value`'s format is that same infinity: the format cannot hold the value, whatever the run does."""
     from roundoff.numerics import round_to
@@ -274,7 +274,7 @@ def nonfinite_counts(value: torch.Tensor, oracle: torch.Tensor) -> tuple[int, in
     lost = ~value.isfinite() & oracle.isfinite()
     if not bool(lost.any()):
         return 0, 0
-    forced = _forced(value, oracle)
+    forced = format_overflow(value, oracle)
     return int((lost & ~forced).sum()), int(forced.sum())
 
 
