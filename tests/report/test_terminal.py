@@ -186,6 +186,26 @@ def test_worst_nodes_cells_say_what_their_figures_cover():
     assert "* diverges at or below 16" in " ".join(text.split())
 
 
+def test_against_a_reference_the_nodes_caption_gives_the_rule_and_marks_no_zeros():
+    """Trial 53: against eager, a node diverging by the `same` rule with its own excess within 16 was
+    marked "diverges*", captioned "it is 0 where fp64 is not, and a later node divides by it" and "it
+    diverges above 16", none of which holds for a verdict the rule gives. Oracle: the planted
+    user-softmax-backward case's check against eager (nodes diverging by the rule with own excess <= 16)."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import document_from_checks, run_from_check
+    from tests.analyze.planted import PLANTED
+
+    case = next(c for c in PLANTED if c.name == "user-softmax-backward")
+    xs = case.inputs()
+    r = check(capture(case.fn, *xs, backward=case.backward), xs, case.policy, against=case.against)
+    low = [n for n in r.nodes if n.verdict.value == "diverges" and n.own_excess <= 16]
+    assert case.against == "eager" and low, "precondition: nodes the rule fails with own excess within the limit"
+    text = " ".join(_render(check_report(document_from_checks("t", "eager", [run_from_check(r)])), tty=False).split())
+    assert "diverges*" not in text and "diverges above 16" not in text and "later node divides" not in text
+    assert "verdict: the `same` rule on the node's value and eager's" in text
+
+
 def test_a_passing_run_folds_its_modelling_notes_into_one_line():
     """Trial 27: on a clean model each Inductor/XLA policy printed rematerialized nodes, 20 persistent-
     reduction notes, unmodelled ops and decomposition ids, none of which a user can act on when the

@@ -45,9 +45,10 @@ def _interesting(node: dict[str, Any]) -> bool:
     return node["verdict"] != "ok" or bool(bad) or bool(err)
 
 
-def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
+def nodes_table(run: dict[str, Any], top: int = 10, against: str = "oracle") -> RenderableType:
     """The `top` worst nodes of one run with their source lines and scale-aware figures; a one-line
-    note instead when no node has any error against fp64 (never for ``top=0``: that shows nothing)."""
+    note instead when no node has any error against fp64 (never for ``top=0``: that shows nothing).
+    `against`: the document's reference (its verdicts are the rule's against it, not the own excess's)."""
     if not run["nodes"]:  # screened: no node examined (a note says so)
         return Text("")
     if not any(_interesting(n) for n in run["nodes"]):
@@ -58,7 +59,8 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
     rows = [n for n in worst_nodes(run, top) if _interesting(n)]
     if not rows:
         return Text("")
-    table = _NodesTable(run["policy"], rows, frozenset(c["id"] for c in run.get("causes") or []))
+    table = _NodesTable(run["policy"], rows, frozenset(c["id"] for c in run.get("causes") or []),
+                        None if against == "oracle" else (run.get("rule") or "same", against))
     shown = {n["id"] for n in rows}
     hidden = [n for n in run["nodes"] if n["verdict"] != "ok" and n["id"] not in shown]
     if not hidden:
@@ -70,11 +72,11 @@ def nodes_table(run: dict[str, Any], top: int = 10) -> RenderableType:
 
 _METRIC_COLUMNS = ("own excess", "rel err", "bits", "nan/inf", "verdict")
 #: What the columns are (the judged figure first; the total figures include inherited error).
-NODES_CAPTION = (
-    "own excess: the node's error recomputed from fp64 inputs (rounded as it reads them) over the rounding "
-    "of the format it is judged in (it diverges above 16); rel err and bits: its total error against fp64, "
-    "inherited error included (bits: log2 of its largest error in units in the last place of its format)"
-)
+_OWN_CAPTION = ("own excess: the node's error recomputed from fp64 inputs (rounded as it reads them) over the rounding "
+                "of the format it is judged in")
+_TOTAL_CAPTION = ("rel err and bits: its total error against fp64, inherited error included (bits: log2 of its largest "
+                  "error in units in the last place of its format)")
+NODES_CAPTION = f"{_OWN_CAPTION} (it diverges above {EXCESS_LIMIT:g}); {_TOTAL_CAPTION}"
 
 
 #: Beyond this, a normwise relative error only says "nothing right" (fp64's values are about 0 there).
@@ -98,22 +100,36 @@ def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
 
 
 def _zeros_only(node: dict[str, Any]) -> bool:
+    """A node the oracle rule finds diverging with its own excess within the limit (`culprits`: a 0
+    that a later node divides by)."""
     return node["verdict"] == "diverges" and 0 <= _own_excess(node) <= EXCESS_LIMIT
+
+
+def _by_rule_caption(rule: str, against: str) -> str:
+    """The caption where nodes are judged against a reference by `rule`, not by their own excess."""
+    return f"{_OWN_CAPTION}; {_TOTAL_CAPTION}; verdict: the `{rule}` rule on the node's value and {against}'s"
 
 
 class _NodesTable:
     """The worst-nodes table, laid out for the width it is given: one line per node where it fits,
     else node and op over the source line in the first column. Names are never cut mid-word."""
 
-    def __init__(self, policy: str, rows: list[dict[str, Any]], named: frozenset[str] = frozenset()) -> None:
+    def __init__(self, policy: str, rows: list[dict[str, Any]], named: frozenset[str] = frozenset(),
+                 by_rule: tuple[str, str] | None = None) -> None:
         """`named`: the ids of the causes the report names (an ok verdict there says so: the node is
-        correct in its format, the cause all the same, as the source of an error another node amplifies)."""
-        self.policy, self.rows, self.named = policy, rows, named
+        correct in its format, the cause all the same, as the source of an error another node amplifies).
+        `by_rule`: (rule, reference) where the verdicts are that rule's against the reference."""
+        self.policy, self.rows, self.named, self.by_rule = policy, rows, named, by_rule
+
+    def _marked(self, node: dict[str, Any]) -> bool:
+        return self.by_rule is None and _zeros_only(node)
 
     def _table(self, stacked: bool) -> Table:
-        marked = any(_zeros_only(n) for n in self.rows)
+        marked = any(self._marked(n) for n in self.rows)
+        caption = (_by_rule_caption(*self.by_rule) if self.by_rule is not None
+                   else NODES_CAPTION + (_ZEROS_CAPTION if marked else ""))
         table = narrow_table(f"Worst nodes under {self.policy} (named causes first, then by own error over the format's rounding)",
-                             NODES_CAPTION + (_ZEROS_CAPTION if marked else ""))
+                             caption)
         names = ("node / source",) if stacked else ("node", "op", "source")
         for col in names + _METRIC_COLUMNS:
             table.add_column(col, no_wrap=True)
@@ -129,7 +145,7 @@ class _NodesTable:
                 fmt_num(_own_excess(node) if _own_excess(node) >= 0 else None, 3),
                 *_total_figures(node),
                 f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
-                Text.assemble(verdict_text(node["verdict"] + (_ZEROS_MARK if _zeros_only(node) else "")),
+                Text.assemble(verdict_text(node["verdict"] + (_ZEROS_MARK if self._marked(node) else "")),
                               " (named above)" if node["verdict"] == "ok" and node["id"] in self.named else ""),
             )
         return table

@@ -137,7 +137,7 @@ def outputs_table(run: dict[str, Any]) -> Table:
     return table
 
 
-def run_report(run: dict[str, Any], top: int = 10) -> Group:
+def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> Group:
     """One policy's section, causes first: verdict, what blame changes, the findings (failing outputs,
     the nodes whose own error causes them), outputs, worst nodes, NaN/Inf origin, hazards, notes."""
     parts: list[RenderableType] = [
@@ -154,7 +154,7 @@ def run_report(run: dict[str, Any], top: int = 10) -> Group:
         parts.append(Text(f"  {origin['explanation']}"))
     parts += [
         outputs_table(run),
-        nodes_table(run, top),
+        nodes_table(run, top, against),
         Text((f"first node beyond the limit: {node_ref_text(run['first_divergent'])} (no output fails for it)"
               if run["first_divergent"] is not None and run["verdict"] == "ok" else
               f"first divergent node (graph order): {node_ref_text(run['first_divergent'])}")
@@ -261,7 +261,7 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
         rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
         parts.append(Text(short_legend(document["against"], rule), style="dim"))
     parts += [Text(f"note: {s}", style="yellow") for s in document.get("specializations", [])]
-    return Group(*parts, *(run_report(r, top) for r in document["runs"]))
+    return Group(*parts, *(run_report(r, top, document["against"]) for r in document["runs"]))
 
 
 def sweep_table(
