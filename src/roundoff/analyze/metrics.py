@@ -127,10 +127,11 @@ def norm_rels(values: Sequence[torch.Tensor], reference: torch.Tensor) -> list[f
 
 
 def norm_figures(values: Sequence[torch.Tensor], reference: torch.Tensor) -> torch.Tensor:
-    """`norm_rels`' norms, not read: each value's distance from `reference`, then the reference's (fp64)."""
+    """`norm_rels`' norms, not read: each value's distance from `reference`, then the reference's (fp64).
+    One fp64 temporary of the values' size at a time (a value's copy, its difference taken in place)."""
     ref = reference.double().reshape(-1)
-    diffs = torch.stack([v.double().reshape(-1) - ref for v in values])
-    return torch.cat([torch.linalg.vector_norm(diffs, dim=1), torch.linalg.vector_norm(ref)[None]])
+    norms = [torch.linalg.vector_norm(v.to(torch.float64, copy=True).reshape(-1).sub_(ref)) for v in values]
+    return torch.stack([*norms, torch.linalg.vector_norm(ref)])
 
 
 def norm_rels_from(figures: Sequence[float]) -> list[float] | None:

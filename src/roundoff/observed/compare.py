@@ -46,7 +46,7 @@ from roundoff.analyze.verdict import (
     working_dtype,
 )
 from roundoff.capture.program import NODE_ID, Program, base_id, node_source
-from roundoff.execute.interpreter import Lockstep
+from roundoff.execute.interpreter import RELEASED, Lockstep
 from roundoff.numerics import get_format, round_to
 from roundoff.observed.buffers import Observed, bit_mismatch, narrow_float
 from roundoff.observed.causes import emulation_cause, local_region
@@ -208,6 +208,15 @@ class KernelObserver:
         self.run_demand = demanded_dtypes(emulated.program.graph, _dtype) if emulated is not None else {}
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
+        """Report `node` where a kernel wrote it and hand the sides the observed value; then, where only the
+        output node reads it, release it on every side but fp64 of the whole program (whose outputs the
+        comparison keeps): a training step's gradients are not held to the end three more times."""
+        got = self._observe(node, vals, ls)
+        if node.op == "call_function" and node.users and all(u.op == "output" for u in node.users):
+            return tuple(v if i == GLOBAL else RELEASED for i, v in enumerate(vals if got is None else got))
+        return got
+
+    def _observe(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
         if self.floors is not None and node in self.floors.sites:
             self.floors.record(node, vals[GLOBAL], ls.reader(GLOBAL))
         if node.target in _CANCELLING and isinstance(vals[GLOBAL], torch.Tensor) and vals[GLOBAL].is_floating_point():
