@@ -154,3 +154,26 @@ def test_a_wide_kept_exp_is_not_held_to_eagers_overflow_of_its_format():
     exp = next(n for n in r.nodes if n.op == "exp")
     assert exp.verdict.value == "ok" and r.first_divergent is None, (exp.verdict, r.first_divergent)
     assert not r.diverges
+
+
+def _decayed_by_product(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    causal = torch.tril(torch.ones(a.shape[0], a.shape[0], dtype=a.dtype))
+    return (torch.exp(a[:, None] - a[None, :]) * causal) @ v  # eager: inf * 0 = NaN above the diagonal
+
+
+def test_a_node_is_not_held_to_eagers_nan_where_fp64_and_the_policy_are_finite():
+    """The same decay masked by a product: eager's fp16 ``inf * 0`` is NaN where fp64 is 0; inductor-gpu
+    keeps the exp in fp32 and gets 0. Integer log decays make every other element agree exactly, so
+    under `allclose` (which fails on the reference's NaN) the product was called diverging for eager's
+    failure alone. Oracle: fp64's values; eager's own fp16 run; their agreement below the diagonal."""
+    a = (-2.0 * torch.arange(16)).half()
+    v = torch.randn(16, 8, generator=torch.Generator().manual_seed(0)).half()
+    causal = torch.tril(torch.ones(16, 16))
+    eager = torch.exp(a[:, None] - a[None, :]) * causal.half()
+    exact = torch.exp(a.double()[:, None] - a.double()[None, :]) * causal.double()
+    assert bool(eager.isnan().any()) and bool(exact.isfinite().all())
+    assert torch.equal(eager[causal.bool()], exact.half()[causal.bool()])  # eager is right where it is finite
+    r = check(_decayed_by_product, (a, v), "inductor-gpu", against="eager", nodes="all", rule="allclose")
+    product = next(n for n in r.nodes if n.op == "mul")
+    assert product.vs_reference.ref_nan and product.verdict.value == "ok", product
+    assert r.first_divergent is None, r.first_divergent

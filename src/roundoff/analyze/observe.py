@@ -53,6 +53,7 @@ from roundoff.analyze.verdict import (
     reduction_floor_from,
     reduction_norm,
     unit_roundoff,
+    widen_fp8,
     working_dtype,
 )
 from roundoff.capture.program import NODE_ID, multi_output_parent, node_source, output_op_name
@@ -345,15 +346,17 @@ class NodeObserver:
         return torch.equal(ref.to(dtype), res.to(dtype))
 
     def _judge(self, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> bool:
-        """The rule on (ref, res) in `dtype`, leaving out the elements where either is the infinity fp64
-        correctly rounded to `dtype` is: the format's overflow, not held against the node at first (module
-        doc of `roundoff.analyze.verdict`; `forced` tracks whether a later node turns it into harm). An
-        fp32 ``exp`` kept wide in its kernel, judged in its fp16 storage, is inf there as eager's is."""
+        """The rule on (ref, res) in `dtype`, leaving out the elements where the reference is NaN/inf and
+        fp64 is not (the reference fails there, not the node: the outputs' findings say so, as observe's
+        kernels leave them out) and where the node's value is the infinity fp64 correctly rounded to
+        `dtype` is (the format's overflow, not held against the node at first: module doc of
+        `roundoff.analyze.verdict`; `forced` tracks whether a later node turns it into harm). An fp32
+        ``exp`` kept wide in its kernel, judged in its fp16 storage, is inf there as eager's is."""
         ref, res = ref.to(dtype), res.to(dtype)
         if judge(self.rule, ref, res, oracle, self.tol):
             return True
-        overflow = format_overflow(res, oracle) | format_overflow(ref, oracle)
-        return bool(overflow.any()) and judge(self.rule, ref, res, oracle.masked_fill(overflow, math.nan), self.tol)
+        left_out = (~widen_fp8(ref).isfinite() & oracle.isfinite()) | format_overflow(res, oracle)
+        return bool(left_out.any()) and judge(self.rule, ref, res, oracle.masked_fill(left_out, math.nan), self.tol)
 
     def _stored_overflow(self, res: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> int:
         return stored_overflow(res, oracle, dtype)
