@@ -413,3 +413,59 @@ def test_training_graph_stores_a_reused_exp_the_backward_computes_again() -> Non
         if label != "out":
             (name,) = [k for k in real if label.endswith(k)]
             assert torch.equal(grad.isnan(), real[name].isnan()), (label, nans)
+
+
+def _decay_by_outer_exps(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """Trial 54's gated linear attention, the unnormalised way: decay exp(G_i) * exp(-G_j) of a cumsum'd
+    fp16 log decay, masked above the diagonal. Each exp is read by a (T, T) product: a broadcast, which
+    Inductor lowers as an ``expand`` that marks the exp reused, so its C++ backend stores both exps in
+    fp16 (inf where -G > 11.09) and the masked product is 0 * inf = NaN."""
+    big = torch.cumsum(g, dim=1)
+    decay = torch.exp(big) * torch.exp(-big).transpose(1, 2)
+    decay = decay.masked_fill(~torch.ones(q.shape[1], q.shape[1], dtype=torch.bool).tril(), 0.0)
+    return ((q @ k.transpose(1, 2)) * q.shape[-1] ** -0.5 * decay) @ v
+
+
+def test_a_broadcast_read_of_an_exp_stores_it() -> None:
+    """Trial 54: the plan kept both exps in fp32 inside the (T, T) kernel and predicted a finite output
+    (check passed) where torch.compile's is NaN/inf. Oracle: real torch.compile's output, NaN and inf at
+    the same elements as the emulation's."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 64, 32, generator=g).half() for _ in range(3))
+    decays = (-0.5 * torch.rand(2, 64, 1, generator=g) - 0.1).half()
+    xs = (q, k, v, decays)
+    real = _compiled(_decay_by_outer_exps, xs, emulate=False)
+    emulated = _emulated(_decay_by_outer_exps, xs, "inductor-cpu")
+    assert bool(real.isnan().any()) and bool(real.isinf().any())  # the real defect
+    assert torch.equal(emulated.isnan(), real.isnan()) and torch.equal(emulated.isinf(), real.isinf())
+
+
+def _softplus_decay(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    """Trial 54: a Mamba-style step size by a hand-written fp16 softplus, log(1 + exp(x @ w + b)), whose
+    exp overflows fp16 where the pre-activation is above 11.09 (eager's dt is inf there)."""
+    dt = torch.log(1 + torch.exp(x @ w + b))
+    return (torch.exp(dt * a) * x[:, : dt.shape[1]]).sum(dim=0)
+
+
+def test_a_backward_value_made_in_the_loop_that_reads_it_is_read_as_computed() -> None:
+    """Trial 54: the backward computes the softplus's exp and 1 + exp again and uses each twice, so
+    Inductor's C++ backend realizes them, but every reader sits in the pointwise loop that makes them
+    (the store cache): they are read in fp32, and only the log, loaded by the reduction of `a`'s
+    gradient, is read from its fp16 buffer. The plan had every backward reader load all three (inf) and
+    predicted NaN weight gradients. Oracle: real torch.compile's gradients, finite, and their NaN masks
+    equal to the emulation's (trial 53's case, where a second reduction loads its ``exp``, holds too)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 64, generator=g).half()
+    params = [(torch.randn(64, 32, generator=g) * 0.8).half(), torch.full((32,), 4.0).half(),
+              (-torch.rand(32, generator=g) * 0.05 - 0.01).half()]
+    assert float((x.double() @ params[0].double() + params[1].double()).max()) > 11.1  # exp overflows fp16
+    leaves = [t.clone().requires_grad_() for t in params]
+    torch._dynamo.reset()
+    torch.compile(_fresh(_softplus_decay), dynamic=False, fullgraph=True)(x, *leaves).sum().backward()
+    real = [t.grad for t in leaves]
+    program = capture(lambda *ts: _softplus_decay(x, *ts).sum(), *[t.clone().requires_grad_() for t in params],
+                      backward=True)
+    emulated = run_plan(plan(program, "inductor-cpu"), program.example_inputs)[1:]
+    assert all(bool(t.isfinite().all()) for t in real)
+    for got, want in zip(emulated, real):
+        assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.isinf(), want.isinf())

@@ -28,8 +28,10 @@ does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the 
 
 ``FusionModel.POINTWISE_CPP`` (Inductor's C++ backend) adds the CPU branch of Inductor's
 realize-on-reuse heuristic (``StorageBox.should_realize_on_reuse``, torch 2.9-2.13): a fusible node
-with more than one user whose computation, its unstored fusible ancestors inlined, calls one of
-`HEAVY_OPS` is stored ("realized"). Its consumers in other kernels read it rounded: a C++ kernel
+with more than one user, or read by a broadcast (``expand``'s lowering marks it reused by the
+broadcast factor), whose computation, its unstored fusible ancestors inlined, calls one of
+`HEAVY_OPS` and reads memory (an ``exp`` of an ``arange`` is recomputed in each reader) is stored
+("realized"). Its consumers in other kernels read it rounded: a C++ kernel
 that also holds them loads it from memory in a later loop nest (measured, torch 2.13: fp16
 ``e = x.exp(); e / e.sum(-1, keepdim=True)`` stores ``e`` in fp16, so ``inf / inf`` is NaN where
 eager's fp16 ``exp`` overflows). Values computed in fp32 (an upcast softmax) are stored in fp32:
@@ -94,11 +96,15 @@ class Fusion:
     #: forward values the backward computes again and stores (`_stored_by_backward`): read rounded there
     stored_backward: frozenset[str] = frozenset()
     backward: frozenset[str] = frozenset()  # the backward's own nodes
+    #: (backward reader, `stored_backward` value) pairs read from memory: the reader is computed (inlined)
+    #: in some kernel other than the one that makes and stores the value (`_backward_loads`)
+    backward_loads: frozenset[tuple[str, str]] = frozenset()
 
     def reads_rounded(self, consumer: str, producer: str) -> bool:
-        """Whether `consumer` reads `producer` from memory (i.e. rounded to its storage dtype)."""
+        """Whether `consumer` reads `producer` from memory (i.e. rounded to its storage dtype); a value the
+        backward stores (`stored_backward`): see `backward_loads`."""
         if producer in self.stored_backward and consumer in self.backward:
-            return True
+            return (consumer, producer) in self.backward_loads
         if producer not in self.stored:
             return False
         group = self.home.get(consumer)
@@ -140,12 +146,17 @@ def _users(nodes: Sequence[FusionNode]) -> dict[str, list[FusionNode]]:
 
 def _stored(
     nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]], heavy_reuse: bool = False
-) -> tuple[set[str], set[str]]:
-    """(stored ids, alias ids) in one topological pass; `heavy_reuse`: the C++ realize-on-reuse rule."""
+) -> tuple[set[str], set[str], set[str]]:
+    """(stored ids, alias ids, forward values the backward stores) in one topological pass; `heavy_reuse`:
+    the C++ realize-on-reuse rule, which the backward's nodes apply seeing those forward values stored
+    (a product reading a backward-stored ``exp`` calls no ``exp`` of its own)."""
     by_id = {n.id: n for n in nodes}
     stored: set[str] = set()
     alias: set[str] = set()
+    by_backward: set[str] | None = None
     for n in nodes:
+        if n.backward and by_backward is None:  # the forward's values are all decided: the backward's copies
+            by_backward = _stored_by_backward(nodes, users, stored) if heavy_reuse else set()
         if n.kind in (Kind.INPUT, Kind.REDUCTION, Kind.EXTERN):
             stored.add(n.id)
         elif n.kind is Kind.ITEM:
@@ -157,18 +168,48 @@ def _stored(
             us = users[n.id]
             same_pass = [u for u in us if u.backward == n.backward]  # the users compiled with it
             realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
-                heavy_reuse and n.kind is Kind.FUSIBLE and len(same_pass) > 1 and _calls_heavy(n, by_id, stored))
+                heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
+                and _calls_heavy(n, by_id, stored | by_backward if n.backward and by_backward else stored))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
             elif realized:
                 stored.add(n.id)
-    return stored, alias
+    return stored, alias, by_backward or set()
+
+
+def _read_broadcast(n: FusionNode, readers: Sequence[FusionNode], users: dict[str, list[FusionNode]]) -> bool:
+    """Whether one of `readers` of `n`, through same-sized views, computes more elements than `n` has: a
+    broadcast, which Inductor lowers as an ``expand`` that marks `n` reused by that factor (``expand``'s
+    lowering calls ``mark_reuse``, torch 2.9-2.13: fp16 ``exp(g) * exp(-g).T`` stores both exps)."""
+    if not n.numel:
+        return False
+    todo, seen = list(readers), set()
+    while todo:
+        u = todo.pop()
+        if u.id in seen or u.backward != n.backward:
+            continue
+        seen.add(u.id)
+        if u.kind in (Kind.FUSIBLE, Kind.VIEW) and u.numel > n.numel:
+            return True
+        if u.kind is Kind.VIEW and u.numel == n.numel:
+            todo.extend(users[u.id])
+    return False
 
 
 def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: set[str]) -> bool:
-    """Whether `n`'s computation, with its unstored ancestors inlined, calls one of `HEAVY_OPS`."""
-    return n.op in HEAVY_OPS or any(by_id[p].op in HEAVY_OPS for p in _inline(n, by_id, stored))
+    """Whether `n`'s computation, with its unstored ancestors inlined, calls one of `HEAVY_OPS` and reads
+    memory: one that reads none (an ``exp`` of an ``arange``: index arithmetic only) is computed again in
+    each kernel, never stored (measured, torch 2.13: realized on reuse, then inlined into its readers)."""
+    inlined = _inline(n, by_id, stored)
+    return (n.op in HEAVY_OPS or any(by_id[p].op in HEAVY_OPS for p in inlined)) and any(
+        p in stored and _in_memory(by_id[p]) for m in (n.id, *inlined) for p in by_id[m].inputs)
+
+
+def _in_memory(n: FusionNode) -> bool:
+    """Whether a stored value is read from memory: not a constant its readers compute from indices
+    (``arange``, ``full``: an input-kind node of no operands that is no graph input or attribute)."""
+    return n.kind is not Kind.INPUT or bool(n.inputs) or n.op in ("placeholder", "get_attr")
 
 
 def _inline(root: FusionNode, by_id: dict[str, FusionNode], stored: set[str]) -> set[str]:
@@ -235,15 +276,17 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
             again.add(n.id)
     return {
         i for i in again if i not in stored and by_id[i].kind is Kind.FUSIBLE
-        and sum(u.backward or u.id in again for u in users[i]) > 1 and _calls_heavy(by_id[i], by_id, stored)
+        and (sum(u.backward or u.id in again for u in users[i]) > 1
+             or _read_broadcast(dataclasses.replace(by_id[i], backward=True),
+                                [u for u in users[i] if u.backward], users))
+        and _calls_heavy(by_id[i], by_id, stored)
     }
 
 
 def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> Fusion:
     by_id = {n.id: n for n in nodes}
     users = _users(nodes)
-    stored, alias = _stored(nodes, users, heavy_reuse)
-    by_backward = _stored_by_backward(nodes, users, stored) if heavy_reuse else set()
+    stored, alias, by_backward = _stored(nodes, users, heavy_reuse)
     kernels: list[tuple[str, str, set[str]]] = []  # (kind, root, members)
     for n in nodes:
         if n.kind is Kind.INPUT or n.id in alias or n.id not in stored:
@@ -261,10 +304,36 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> F
         merge_notes.append(
             "computed again by the backward and stored there (more than one use in the backward, calling "
             f"{'/'.join(sorted(HEAVY_OPS))}: Inductor's C++ realize-on-reuse rule): "
-            f"{', '.join(sorted(by_backward, key=order.__getitem__))}; the backward reads them rounded, the forward does not")
+            f"{', '.join(sorted(by_backward, key=order.__getitem__))}; backward kernels other than the one making them "
+            "read them rounded, the forward does not")
     fusion = _assemble(nodes, kernels, stored, users, merge_notes)
-    return dataclasses.replace(fusion, stored_backward=frozenset(by_backward),
-                               backward=frozenset(n.id for n in nodes if n.backward))
+    backward = frozenset(n.id for n in nodes if n.backward)
+    return dataclasses.replace(fusion, stored_backward=frozenset(by_backward), backward=backward,
+                               backward_loads=_backward_loads(fusion, by_backward, nodes))
+
+
+def _backward_loads(fusion: Fusion, by_backward: set[str], nodes: Sequence[FusionNode]) -> frozenset[tuple[str, str]]:
+    """(backward reader, value) pairs for the values the backward stores where the reader reads it from
+    memory. The value is made and stored by the kernel computing it whose first backward node comes
+    first in graph order; there its readers read it as computed (the store cache), in every other
+    kernel from memory. A reader inlined into both (one value in the emulation) is taken as loading
+    it: the rounded value is the one that can turn inf (measured, torch 2.13: trial 53's ``exp`` made in
+    one reduction's loop, loaded by the other's where ``0 * inf`` is NaN; a softplus's ``log`` made in
+    the backward's pointwise loop and loaded by a parameter gradient's reduction)."""
+    order = {n.id: i for i, n in enumerate(nodes) if n.backward}
+    by_id = {n.id: n for n in nodes}
+    home: dict[str, tuple[int, int]] = {}
+    for g in fusion.groups:
+        members = fusion.members[g.id]
+        first = min((order[m] for m in members if m in order), default=None)
+        for v in by_backward & members if first is not None else ():
+            if v not in home or first < home[v][0]:
+                home[v] = (first, g.id)
+    return frozenset(
+        (m, v) for g in fusion.groups for v in by_backward & fusion.members[g.id]
+        if v in home and g.id != home[v][1]
+        for m in fusion.members[g.id] if m in order and v in by_id[m].inputs
+    )
 
 
 def _loop_numel(n: FusionNode, by_id: dict[str, FusionNode], cat_slices: bool) -> int:
