@@ -1022,3 +1022,41 @@ def test_against_eager_a_kernel_is_not_failed_where_eager_itself_is_nan():
     result = observe_compiled(padded_attention, x, pad, w, backward=True, against="eager", repeats=1)
     assert not result.diverges, [(k.kernel, k.buffer) for k in result.kernels if k.verdict is not Verdict.OK]
     assert any(k.vs_eager.ref_nan for k in result.kernels)  # eager's NaN, said in the headline
+
+
+def _outer_exp_decay(q: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    big = torch.cumsum(g, dim=1)  # (B, T, 1), decreasing: -big beyond 11.09 overflows fp16's exp
+    decay = torch.exp(big) * torch.exp(-big).transpose(1, 2)
+    decay = decay.masked_fill(~torch.ones(q.shape[1], q.shape[1], dtype=torch.bool).tril(), 0.0)
+    return decay @ q
+
+
+def _outer_exp_inputs() -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    return torch.randn(2, 64, 32, generator=gen).half(), (-0.5 * torch.rand(2, 64, 1, generator=gen) - 0.1).half()
+
+
+def test_a_stored_fp16_overflow_read_by_its_own_kernel_is_where_the_nan_begins():
+    """Trial 54: Inductor stores fp16 exp(-G) (inf where fp64 is beyond fp16's range) and the same kernel's
+    next loop reads it for the masked product 0 * inf = NaN. observe named the product's buffer, "made
+    first inside the kernel by mul", and passed the stored exp as ok. Oracle: fp64's exp(-G) (finite,
+    beyond fp16's largest value) and real torch.compile's output (NaN where fp64 is finite)."""
+    q, g = _outer_exp_inputs()
+    big = torch.cumsum(g.double(), dim=1)
+    assert bool(torch.exp(-big).isfinite().all()) and float(torch.exp(-big).max()) > torch.finfo(torch.float16).max
+    assert bool(torch.compile(_outer_exp_decay)(q, g).isnan().any())
+    result = observe_compiled(_outer_exp_decay, q, g, against="oracle", repeats=1)
+    first = result.first_divergent
+    assert first is not None and first.op == "exp" and first.verdict is Verdict.NONFINITE, first
+
+
+def test_against_eager_a_kernel_is_not_held_to_nan_eager_makes_too():
+    """Trial 54: against eager, the masked product's buffer was `nonfinite` where eager's own fp16 run is
+    NaN/inf at the same elements (the README: such elements are not held against the kernel). Oracle:
+    real eager's output, NaN/inf at the same elements as torch.compile's."""
+    q, g = _outer_exp_inputs()
+    eager, compiled = _outer_exp_decay(q, g), torch.compile(_outer_exp_decay)(q, g)
+    assert torch.equal(~eager.isfinite(), ~compiled.isfinite()) and bool((~eager.isfinite()).any())
+    result = observe_compiled(_outer_exp_decay, q, g, against="eager", repeats=1)
+    assert all(k.verdict is not Verdict.NONFINITE for k in result.kernels), [
+        (k.buffer, k.op, k.verdict) for k in result.kernels]

@@ -43,6 +43,7 @@ from roundoff.analyze.verdict import (
     own_excess,
     reduction_floor,
     unit_roundoff,
+    widen_fp8,
     working_dtype,
 )
 from roundoff.capture.program import NODE_ID, Program, base_id, node_source
@@ -239,7 +240,8 @@ class KernelObserver:
             return None
         value = value.reshape(vals[ORACLE].shape)
         self.reports.append(self._report(node, nid, obs, value, vals, ls))
-        if nonfinite_counts(value, vals[GLOBAL])[1]:
+        kept, whole = self._own_elements(value, vals), vals[GLOBAL].reshape(value.shape)
+        if nonfinite_counts(value, whole)[1] if kept is None else nonfinite_counts(value[kept], whole[kept])[1]:
             self.forced[nid] = len(self.reports) - 1
         # the oracle side holds it as stored (`NarrowHeldOracle`: no fp64 copy of every buffer while it lives);
         # a side that drops it and reads it again takes the observed value again (`Lockstep.pin`)
@@ -365,6 +367,14 @@ class KernelObserver:
                 todo += [p.meta.get(NODE_ID) for p in self.originals[i].all_input_nodes]
         return found
 
+    def _own_elements(self, value: torch.Tensor, vals: tuple) -> torch.Tensor | None:
+        """The elements held against the kernel: against eager, not where eager is NaN/inf and fp64 of the
+        whole program is finite (eager's failure, README); None where that is all of them."""
+        if self.against != "eager":
+            return None
+        kept = widen_fp8(vals[EAGER]).isfinite().reshape(value.shape) | ~vals[GLOBAL].reshape(value.shape).isfinite()
+        return None if bool(kept.all()) else kept
+
     def _makes_nonfinite(self, nid: str, obs: Observed, value: torch.Tensor, total: torch.Tensor) -> bool:
         """NaN/inf where the whole program's fp64 run is finite, with no operand from another kernel
         that already had such elements: this kernel made them (even where, from its rounded
@@ -376,8 +386,10 @@ class KernelObserver:
         operands = {
             p.meta.get(NODE_ID) for i in fused if i in self.originals for p in self.originals[i].all_input_nodes
         }
-        harmed = self._kernel_operands(operands - fused) & set(self.forced)
-        for o in harmed:  # it read an overflow its format forced: that kernel is where the NaN/inf began
+        # it read an overflow its format forced, stored by another kernel or by its own in an earlier loop
+        # (trial 54: an fp16 exp stored as inf, then 0 * inf in the same kernel): that is where the NaN/inf began
+        harmed = (self._kernel_operands(operands - fused) | (fused - {nid})) & set(self.forced)
+        for o in harmed:
             i = self.forced.pop(o)
             self.reports[i] = replace(self.reports[i], verdict=Verdict.NONFINITE)
         return not (operands - fused) & self.bad and not harmed
@@ -416,7 +428,14 @@ class KernelObserver:
         exc = excess(vs_oracle, floor, work, terms)
         if exc > EXCESS_LIMIT and (zero := self._structural_floor(nid, obs, value.numel(), work)) > terms:
             exc = excess(vs_oracle, floor, work, zero)  # it carries a value 0 by structure: its operands' rounding
-        if new_nonfinite(value, oracle) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL]):
+        kept = self._own_elements(value, vals)
+        if kept is None:
+            nonfinite = bool(new_nonfinite(value, oracle)) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL])
+        else:  # (where the kernel made them all the same, they still mark it as their origin for later kernels)
+            made = self._makes_nonfinite(nid, obs, value, vals[GLOBAL])
+            whole = vals[GLOBAL].reshape(value.shape)[kept]
+            nonfinite = bool(new_nonfinite(value[kept], oracle[kept])) or (made and bool(new_nonfinite(value[kept], whole)))
+        if nonfinite:
             verdict = Verdict.NONFINITE
         elif self.against == "oracle" and self.rule is Rule.SAME:  # (check's score: a format that cannot hold
             # the values, underflow or overflow, and a buffer that loses them too, diverges)
