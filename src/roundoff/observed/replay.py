@@ -124,11 +124,22 @@ class _Learner:
         self.current: tuple[tuple, dict, Any] = ((), {}, None)  # the call being scanned
         self.found: list[tuple[Capture, torch.Tensor, torch.Tensor, int]] = []  # capture, buffer, copy, version
         self.unmapped_kernels: dict[str, str] = {}  # unmapped buffer -> the kernel that wrote it (run order)
+        self.mutated: set[str] = set()  # buffers an op between two kernel calls changed (an in-place fallback)
 
     def call(self, kernel: str, args: tuple, kwargs: dict, out: Any) -> None:
+        """Record a kernel call that has just run."""
         self.kernels.append(kernel)
         written = _written_tensors(kernel, args, kwargs, out, self.signatures)
         self.writes.append({_storage(t) for t in written})
+        # a found buffer whose version moved since its tap, and that this call does not write, was changed
+        # by an op no tap sees (trial 54: ``aten.scatter_reduce_.two`` finishing buf0 between two kernels,
+        # whose memory a later kernel reuses: the end-of-run check alone took that for the later kernel's)
+        for i, (c, value, copy, version) in enumerate(self.found):
+            if value._version != version:
+                if _storage(value) in self.writes[-1]:  # this call's own write (an extern's out=)
+                    self.found[i] = (c, value, copy, value._version)
+                else:
+                    self.mutated.add(c.buffer)
         self.spans.append([_span(t) for t in written])
         self.current = (args, kwargs, out)
 
@@ -177,7 +188,7 @@ class _Learner:
                 continue
             kept_slices.update(slices)  # (judged as the whole)
             changed = value._version != version or not _bitwise_equal(value.detach().cpu(), copy)
-            if changed and not later:  # finished by an op no tap sees: the tap saw its first state only
+            if c.buffer in self.mutated or changed and not later:  # finished by an op no tap sees: the tap saw its first state only
                 untapped.append(c.buffer)
                 continue
             captures[c.launch].append(replace(c, copy=later or changed))
