@@ -10,6 +10,7 @@ import torch
 from roundoff.analyze import check
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.capture import capture
+from roundoff.capture.program import NODE_ID
 
 _aten = torch.ops.aten
 _DECIDING = {_aten.eq, _aten.ne, _aten.lt, _aten.le, _aten.gt, _aten.ge, _aten.where, _aten.argmax,
@@ -177,3 +178,21 @@ def test_a_node_is_not_held_to_eagers_nan_where_fp64_and_the_policy_are_finite()
     product = next(n for n in r.nodes if n.op == "mul")
     assert product.vs_reference.ref_nan and product.verdict.value == "ok", product
     assert r.first_divergent is None, r.first_divergent
+
+
+def _softplus(x: torch.Tensor) -> torch.Tensor:
+    return torch.log(1 + torch.exp(x))
+
+
+def test_a_node_reading_an_overflow_another_finding_names_refers_to_where_it_began():
+    """Trial 54: an fp16 hand-written softplus. The exp's overflow was named, then `log` was said to make
+    inf because "its operand `add` exceeds its format's range": the add only carries the exp's infinity.
+    Oracle: fp64 (the exp's argument beyond 11.09, where fp16's exp overflows; log of it finite) and the
+    captured graph (which node is the exp)."""
+    x = torch.linspace(0, 30, 64).half()
+    assert bool(torch.exp(x.double()).isfinite().all()) and bool(torch.exp(x).isinf().any())
+    program = capture(_softplus, x)
+    exp_id = next(n.meta[NODE_ID] for n in program.graph.nodes if n.target is _aten.exp.default)
+    r = check(program, (x,), "eager", against="oracle")
+    log_line = next(line for line in r.explanations if line.startswith("`log`"))
+    assert f"the overflow of `exp` ({exp_id}" in log_line and "exceed their format's range" not in log_line, log_line

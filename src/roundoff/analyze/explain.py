@@ -381,6 +381,25 @@ def _overflowing(node: torch.fx.Node, by_id: dict[str, NodeReport], overflow: se
     return out
 
 
+def _overflow_began(p: torch.fx.Node, by_id: dict[str, NodeReport]) -> NodeReport | None:
+    """The first node whose format overflow `p`'s infinities carry (`p` itself, or the earliest of the
+    operands it passes them on from: ``1 + exp(x)`` after an fp16 ``exp`` overflows), None where none is."""
+    seen: set[torch.fx.Node] = set()
+    began = None
+    while p not in seen:
+        seen.add(p)
+        pr = by_id.get(p.meta.get(NODE_ID, ""))
+        if pr is None or pr.vs_oracle.inf <= pr.vs_oracle.ref_inf:
+            break
+        began = pr if pr.overflow else began
+        carriers = [a for a in p.all_input_nodes if (ar := by_id.get(a.meta.get(NODE_ID, ""))) is not None
+                    and ar.vs_oracle.inf > ar.vs_oracle.ref_inf]
+        if len(carriers) != 1:
+            break
+        p = carriers[0]
+    return began
+
+
 def _origin_sentence(
     r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str], named: set[str] = frozenset(),
     overflow: set[str] = frozenset(),
@@ -394,6 +413,10 @@ def _origin_sentence(
             "(NaN, inf or 0 where fp64 is finite): compute it in a wider format or keep its values in range."
         )
     over = _overflowing(node, by_id, overflow)
+    began = next((b for b in (_overflow_began(p, by_id) for p in node.all_input_nodes) if b is not None), None)
+    if over and began is not None and began.node_id in named and began.node_id != r.node_id:
+        return (f"{_at(r)} is where the overflow of {_at(began)} (above) turns into {_kind(r)} where fp64 is finite: "
+                f"it reads {', '.join(over)} (fp64's values are finite, the stored ones inf).")
     if over:
         return (
             f"{_at(r)} makes {_kind(r)} where fp64 is finite: its operand(s) {', '.join(over)} exceed their "

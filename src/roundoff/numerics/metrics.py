@@ -29,7 +29,6 @@ import torch
 
 from roundoff.numerics import _metric_kernel
 from roundoff.numerics._metric_rows import (
-    _SMALL,
     finite_stats,
     masked_disagreement,
     masked_eager,
@@ -44,19 +43,15 @@ __all__ = ["ErrorAccumulator", "ErrorStats", "bits_of_error", "compare", "elemen
 def elements_per_update(actuals: Sequence[torch.Tensor], reference: torch.Tensor, fmt: Format | str | torch.dtype) -> int:
     """How many elements of each actual a caller should pass per `update_each` to bound temporaries.
 
-    The eager path holds ~10 fp64 copies of a chunk per actual (~80 bytes an element, where the values
-    compared take 2-8), so it gets a quarter of the tensor per chunk: its temporaries stay near the
-    bytes of the values themselves. A chunk is at least `_SMALL` elements, below which a pass costs its
-    calls, not its arithmetic, and at most 2**22 elements in all (32 MiB of fp64 per copy). Where the
-    compiled single pass applies (no temporaries beyond its small output), 2**22 in all on the CPU
-    and 2**27 on CUDA: every chunk costs a launch and a host sync, and a 134M-element attention matrix
-    in 2**22-element chunks costs more in syncs than in arithmetic.
+    The eager path holds ~10 fp64 copies of a chunk per actual, so it gets 2**22 elements in all
+    (32 MiB of fp64 per copy). On CUDA, where the compiled single pass applies (no temporaries beyond
+    its small output), 2**27 in all: every chunk costs a launch and a host sync, and a 134M-element
+    attention matrix in 2**22-element chunks costs more in syncs than in arithmetic.
     """
     k = max(1, len(actuals))
     f = get_format(fmt)
-    if _metric_kernel.applies(actuals, reference.reshape(-1), f):
-        return max(1, (1 << 27 if reference.is_cuda else 1 << 22) // k)
-    return max(1, min((1 << 22) // k, max(_SMALL, -(-reference.numel() // 4))))
+    big = reference.is_cuda and _metric_kernel.applies(actuals, reference.reshape(-1), f)
+    return max(1, (1 << 27 if big else 1 << 22) // k)
 
 def _format_nan(t: torch.Tensor, f: Format) -> torch.Tensor:
     """`t` with NaN where a non-NaN value rounds to NaN in `f` (see the module docstring), as fp32/fp64;
