@@ -178,6 +178,9 @@ def test_a_node_is_not_held_to_eagers_nan_where_fp64_and_the_policy_are_finite()
     product = next(n for n in r.nodes if n.op == "mul")
     assert product.vs_reference.ref_nan and product.verdict.value == "ok", product
     assert r.first_divergent is None, r.first_divergent
+    assert torch.isnan(_decayed_by_product(a, v)).any() and not r.outputs[0].nonfinite  # eager fails, the policy not
+    said = next(e for e in r.explanations if "itself fails there" in e)  # (trial 54: "at 1 of them" read as elements)
+    assert "this policy does not at all of those outputs" in said, said
 
 
 def _softplus(x: torch.Tensor) -> torch.Tensor:

@@ -66,4 +66,11 @@ def test_a_long_note_is_cut_after_its_last_whole_sentence_and_points_to_json_onc
     short, ids = compact_notes([note])
     assert len(short) <= MAX_CHARS and short.count("--json has all") == 1
     assert short.endswith(". ...") and "; its" not in short  # the cut sentence is left out whole
-    assert "n51.4" in ids and "decomposition" in ids
+    assert "such as n50.0 name the nodes of n50's decomposition" in ids  # an id of this note, not a fixed example
+
+
+def test_the_decomposition_note_names_an_id_of_the_notes_themselves():
+    """Trial 54: the note read "ids such as n51.4 name the nodes of n51's decomposition" where n51 was a
+    plain, undecomposed mul of the user's program. Oracle: the notes' own ids."""
+    _, ids = compact_notes(["kernel 3 stores n7.2 (a decomposed layer norm's mean)"])
+    assert "such as n7.2 name the nodes of n7's decomposition" in ids and "n51" not in ids

@@ -289,7 +289,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         lines.append(
             f"the reference ({result.against}) is NaN/inf where fp64 is finite at {len(broken)} output(s) ({names}; "
             f"{sum(o.reference_nonfinite for o in broken)} element(s)): {result.against} itself fails there"
-            + (f", this policy does not at {len(clean)} of them" if clean else "")
+            + (f", this policy does not at {'all' if len(clean) == len(broken) else len(clean)} of those outputs"
+               if clean else "")
             + "; check each against fp64 with --against oracle."
         )
     for o in result.outputs:

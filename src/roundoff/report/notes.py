@@ -79,6 +79,9 @@ def compact_notes(notes: Sequence[str]) -> list[str]:
         named = first is not None and len(ids) == len(same)
         about = f" (for {first.group(1)} {_abbrev(ids, ', ')})" if named else ""
         out.append(shorten(f"{len(same)} similar notes{about}; the first: {same[0]}"))
-    if any(_DECOMPOSED.search(n) for n in out):
-        out.append("node ids such as n51.4 name the nodes of n51's decomposition (the policy decomposes n51 into several ops)")
+    found = next((m.group(0) for n in out if (m := _DECOMPOSED.search(n))), None)
+    if found is not None:  # (an id of this run: trial 54 read a fixed "n51" as one of its own nodes)
+        parent = found.split(".")[0]
+        out.append(f"node ids such as {found} name the nodes of {parent}'s decomposition (the policy decomposes "
+                   f"{parent} into several ops)")
     return out
