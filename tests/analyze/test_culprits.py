@@ -199,3 +199,24 @@ def test_a_node_reading_an_overflow_another_finding_names_refers_to_where_it_beg
     r = check(program, (x,), "eager", against="oracle")
     log_line = next(line for line in r.explanations if line.startswith("`log`"))
     assert f"the overflow of `exp` ({exp_id}" in log_line and "exceed their format's range" not in log_line, log_line
+
+
+def _outer_decay(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    big = torch.cumsum(g, dim=1)  # (B, T, 1), decreasing: exp(-big) >= 1
+    decay = torch.exp(big) * torch.exp(-big).transpose(1, 2)
+    decay = decay.masked_fill(~torch.ones(q.shape[1], q.shape[1], dtype=torch.bool).tril(), 0.0)
+    return ((q @ k.transpose(1, 2)) * q.shape[-1] ** -0.5 * decay) @ v
+
+
+def test_under_the_bitwise_rule_a_cause_within_the_limit_is_not_said_to_be_zero():
+    """Trial 54: with --rule bitwise, a cause whose own error is within the limit was explained as "0
+    where fp64 is not ... the zeros come from `neg` ... it subtracts values that agree in almost every
+    bit": the zero-divisor sentence, for an exp that is at least 1 everywhere and a neg that subtracts
+    nothing. Oracle: fp64's exp(-G) >= 1 (fp16 cannot round it to 0)."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 64, 32, generator=gen).half() for _ in range(3))
+    g = (-0.5 * torch.rand(2, 64, 1, generator=gen) - 0.1).half()
+    assert float(torch.exp(-torch.cumsum(g.double(), 1)).min()) >= 1.0
+    r = check(_outer_decay, (q, k, v, g), "inductor-gpu", against="oracle", rule="bitwise")
+    assert r.diverges and r.explanations
+    assert not any("is 0 where fp64 is not" in e or "the zeros come from" in e for e in r.explanations), r.explanations

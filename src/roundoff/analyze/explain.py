@@ -63,7 +63,10 @@ def _kind(r: NodeReport) -> str:
     return nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
 
 
-def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | None = None) -> str:
+def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | None = None,
+                    zeros: frozenset[str] | None = None, rule: str = "same") -> str:
+    """Why `r`, a cause of a failing output, is one. `zeros`: the ids a NaN/inf-making node reads as 0
+    where fp64 is not (None: not known, taken as `r` being one where its own error is within the limit)."""
     own = r.local if r.local is not None else r.vs_oracle
     d = plan.decisions.get(r.node_id)
     if d is not None and d.fma is not None and fma_can_err(plan, d) and not own.new_nonfinite:
@@ -80,6 +83,10 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
             f"{_at(r)} loses accuracy itself: fp64's value is exactly 0 there, and recomputed from fp64 inputs "
             f"it is up to {own.max_abs:.2g} away."
         )
+    if r.own_excess <= EXCESS_LIMIT and zeros is not None and r.node_id not in zeros:  # (trial 54: --rule bitwise)
+        return (f"{_at(r)} is on the path of an output that fails the `{rule}` rule; its own error is "
+                f"{r.own_excess:.3g} times the rounding of {r.working_dtype or r.dtype}, within the limit: what the "
+                "rule does not allow there is that format's rounding itself.")
     if r.own_excess <= EXCESS_LIMIT:  # a culprit only by a zero a later node divides by or takes the log of
         source = error_source(plan.program, r, by_id) if by_id else None
         return (
@@ -231,6 +238,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     overflow = {h.node_id for h in result.hazards if h.kind in OVERFLOW_HAZARDS}
     named = set()
     sources: dict[str, str] = {}  # amplifier id -> the source its sentence named
+    zeros = frozenset(z for zs in (zero_operands or {}).values() for z in zs)
+    rule = result.outputs[0].rule if result.outputs else "same"
     for nid in result.culprits[:3]:
         if nid in named:  # an amplifier its source's sentence named, with its own error within the limit
             continue
@@ -264,7 +273,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
                 and _overflowing(plan.program.node(nid), by_id, overflow)):
             lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         else:
-            lines.append(_cause_sentence(by_id[nid], plan, by_id))
+            lines.append(_cause_sentence(by_id[nid], plan, by_id, zeros, rule))
         named.add(nid)
     if origin is not None and origin not in named:
         lines.append(_origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
