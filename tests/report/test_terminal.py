@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import torch
 from rich.console import Console
 
 from roundoff.report.cells import fmt_num
@@ -294,3 +295,24 @@ def test_outputs_table_keeps_long_output_names_whole():
     console.print(outputs_table(run))
     text = "".join(line.split("│")[1].strip() if "│" in line else "" for line in console.export_text().splitlines())
     assert all(n in text for n in names), text
+
+
+def test_a_value_kept_wide_and_stored_as_inf_shows_its_stored_infinities_and_its_overflow_sentence():
+    """Trial 54: inductor-cpu stores an fp16 exp(-G) its kernel computes in fp32: the node read `nonfinite`
+    beside nan/inf 0/0, and its overflow went unsaid behind an amplification sentence. Oracle: torch's
+    fp16 cast of fp64's exp(-G) (its infinities: the format's overflow)."""
+    from roundoff.analyze import check
+    from roundoff.report.from_check import run_from_check
+    from roundoff.report.nodes_table import nodes_table
+    from tests.analyze.test_culprits import _outer_decay
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 64, 32, generator=gen).half() for _ in range(3))
+    g = (-0.5 * torch.rand(2, 64, 1, generator=gen) - 0.1).half()
+    beyond = int(torch.exp(-torch.cumsum(g.double(), 1)).half().isinf().sum())
+    assert beyond > 0
+    r = check(_outer_decay, (q, k, v, g), "inductor-cpu", against="oracle")
+    text = _render(nodes_table(run_from_check(r), 20), tty=False)
+    exp_rows = [t for t in text.splitlines() if " exp " in t and "nonfinite" in t]
+    assert exp_rows and f"0/0, {beyond} inf stored" in exp_rows[0], text
+    assert any(e.startswith("`exp`") and f"overflows float16: at {beyond} element(s)" in e for e in r.explanations), r.explanations

@@ -262,7 +262,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
                          else _source_sentence(by_id[nid], amp, plan))
             sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
                             and a != nid})
-            if (amp.own_excess <= EXCESS_LIMIT or amp.amplifies_read) and not (amp.local or amp.vs_oracle).new_nonfinite:
+            if ((amp.own_excess <= EXCESS_LIMIT or amp.amplifies_read) and not (amp.local or amp.vs_oracle).new_nonfinite
+                    and not amp.overflow):  # (an overflowing amplifier has its own sentence: trial 54's stored exp)
                 named.add(amp.node_id)
         elif nid in sources and by_id[nid].amplifies_read is not None:  # amplifies a read another sentence named
             r = by_id[nid]

@@ -44,6 +44,7 @@ def _metrics(n: NodeReport) -> dict[str, Any]:
         excess=m.excess,
         local_excess=n.own_excess,
         numel=m.numel,
+        overflow=n.overflow,
     )
 
 

@@ -32,7 +32,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                    "verdict",           # "ok" | "diverges" | "nonfinite" (NaN/inf, fp64 finite)
                    "metrics": {"max_ulp", "bits", "mean_bits", "max_abs", "max_rel",
                                "mismatch", "sqnr_db", "nan", "inf", "local_bits",
-                               "inherited_bits", "norm_rel", "excess", "local_excess", "numel"}}],
+                               "inherited_bits", "norm_rel", "excess", "local_excess", "numel",
+                               "overflow"}}],
                                         # metrics of the policy run against the fp64 oracle
         "hazards": [{"kind", "node", "source", "message"}],
         "groups": [{"id", "kind", "nodes": [ids]}],      # the plan's kernels
@@ -52,7 +53,8 @@ cannot hold, are the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (see `jsonable`
 the metric's own unit: `max_ulp` in units in the last place of the node's storage format, `bits`
 as log2(1 + max ulp), `mean_bits` as the mean over elements of log2(1 + ulp), `sqnr_db` in
 decibels, `mismatch` as a fraction of elements in [0, 1],
-`nan`/`inf` as element counts. `local_bits` is the node's own error (max bits when recomputed under
+`nan`/`inf` as element counts, `overflow` the elements +-inf where fp64 is finite but beyond the
+node's format (in its value, or where a kernel keeping it wider stores it: then `inf` can be 0). `local_bits` is the node's own error (max bits when recomputed under
 the policy from oracle inputs); `inherited_bits` the mean bits of error not explained by it.
 `norm_rel` is the normwise relative error ||x - x64|| / ||x64||; `excess` (`local_excess`) the
 node's (local) error over that of fp64 correctly rounded to its format (see roundoff.analyze.verdict).
@@ -109,6 +111,7 @@ METRIC_KEYS = (
     "excess",
     "local_excess",
     "numel",
+    "overflow",
 )
 
 SCHEMA: dict[str, Any] = {

@@ -99,6 +99,14 @@ def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
             fmt_num(m["bits"], 3))
 
 
+def _nonfinite_cell(m: dict[str, Any]) -> str:
+    """NaN/inf counts of the node's value; and where it has none but a kernel keeping it wider stores it
+    as inf (the format's overflow, `overflow`), those too (trial 54: `nonfinite` beside 0/0)."""
+    cell = f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}"
+    stored = number(m.get("overflow")) or 0
+    return cell + (f", {fmt_num(stored)} inf stored" if stored and not number(m.get("inf")) else "")
+
+
 def _zeros_only(node: dict[str, Any]) -> bool:
     """A node the oracle rule finds diverging with its own excess within the limit (`culprits`: a 0
     that a later node divides by)."""
@@ -144,7 +152,7 @@ class _NodesTable:
                 *where,
                 fmt_num(_own_excess(node) if _own_excess(node) >= 0 else None, 3),
                 *_total_figures(node),
-                f"{fmt_num(m['nan'])}/{fmt_num(m['inf'])}",
+                _nonfinite_cell(m),
                 Text.assemble(verdict_text(node["verdict"] + (_ZEROS_MARK if self._marked(node) else "")),
                               " (named above)" if node["verdict"] == "ok" and node["id"] in self.named else ""),
             )
