@@ -1085,3 +1085,20 @@ def test_a_buffer_an_in_place_fallback_finishes_between_kernels_is_not_judged():
                               backward=True, partitioned=True, repeats=1)
     assert "backward:buf0" in result.untapped, result.untapped
     assert all(k.buffer != "backward:buf0" for k in result.kernels)
+
+
+def test_an_overflowing_sum_a_later_kernel_turns_into_inf_stays_the_origin_after_the_unrounded_rerun():
+    """Trial 54: a log-sum-exp without the max in fp16. Inductor's fp16 sum of exps is inf where fp64's is
+    beyond fp16's range, and the mean reading it makes the loss inf. The first run named the sum; the rerun
+    with unrounded reads did not, and the report kept the rerun's `ok`: no kernel was named. Oracle: torch's
+    fp16 cast of fp64's sums (inf: the format's overflow) and real torch.compile's loss (inf)."""
+    gen = torch.Generator().manual_seed(0)
+    x, w = (torch.randn(64, 64, generator=gen)).half(), (torch.randn(64, 128, generator=gen) * 0.4).half()
+    target = torch.randint(0, 128, (64,), generator=gen)
+    assert bool(torch.exp(x.double() @ w.double()).sum(-1).half().isinf().any())
+    torch._dynamo.reset()
+    assert not bool(torch.compile(_lse_head)(x, w, target).isfinite())
+    result = observe_compiled(_lse_head, x.clone().requires_grad_(), w.clone().requires_grad_(), target,
+                              backward=True, partitioned=True, repeats=1)
+    first = result.first_divergent
+    assert first is not None and first.op == "sum" and first.verdict is Verdict.NONFINITE, first

@@ -112,6 +112,10 @@ class KernelReport:
     #: output beyond the limit (`analyze.replay.moves_outputs`): named after the buffers that matter, as
     #: `check` names such a node after the causes that move an output
     moves_no_output: bool = False
+    #: `nonfinite` because a later kernel turned this buffer's format overflow (inf where fp64 of the
+    #: whole program is finite but beyond its format) into NaN/inf: a fact of the whole run, which the
+    #: run with unrounded reads (`better`) does not undo
+    overflow_harms: bool = False
 
     @property
     def emulated_identical(self) -> bool:
@@ -137,7 +141,8 @@ def better(a: KernelReport, b: KernelReport) -> KernelReport:
     """Of two reports of one buffer (operands read rounded, or unrounded), the one that explains the
     kernel better: the smaller excess over fp64 decides the figures and verdict; the emulation's
     agreement is the closer one."""
-    best = a if (a.verdict is Verdict.OK, -a.excess) >= (b.verdict is Verdict.OK, -b.excess) else b
+    best = a if (a.overflow_harms, a.verdict is Verdict.OK, -a.excess) >= (
+        b.overflow_harms, b.verdict is Verdict.OK, -b.excess) else b
     closest = a if a.emulated_mismatch <= b.emulated_mismatch else b
     return replace(best, emulated_mismatch=closest.emulated_mismatch, cause=closest.cause)
 
@@ -391,7 +396,7 @@ class KernelObserver:
         harmed = (self._kernel_operands(operands - fused) | (fused - {nid})) & set(self.forced)
         for o in harmed:
             i = self.forced.pop(o)
-            self.reports[i] = replace(self.reports[i], verdict=Verdict.NONFINITE)
+            self.reports[i] = replace(self.reports[i], verdict=Verdict.NONFINITE, overflow_harms=True)
         return not (operands - fused) & self.bad and not harmed
 
     def _amplifies_rounding(self, node: torch.fx.Node, ls: Lockstep, whole: torch.Tensor, work: torch.dtype,
