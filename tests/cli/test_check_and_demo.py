@@ -268,3 +268,18 @@ def test_blame_json_is_one_document_with_the_fix_and_the_files_it_wrote(tmp_path
     doc = json.loads(already.stdout)
     assert doc["status"] == "already_ok" and doc["written"] == {"--save-policy": None, "--repro": None}
     assert not (tmp_path / "x.toml").exists()
+
+
+def test_check_blame_and_observe_documents_carry_the_same_version_keys():
+    """Trial 54: check's JSON had schema_version/roundoff_version, blame's schema/version, observe's none.
+    Oracle: the package's own version string."""
+    from roundoff import __version__
+
+    docs = [json.loads(run(*args).stdout) for args in (
+        ("check", "zoo:fma-cancel", "-p", "inductor-gpu", "--json"),
+        ("blame", "zoo:fma-cancel", "-p", "inductor-gpu", "--json"),
+        ("observe", "zoo:fma-cancel", "--json"),
+    )]
+    for doc in docs:
+        assert doc["roundoff_version"] == __version__ and isinstance(doc["schema_version"], int), sorted(doc)
+    assert [d.get("schema") for d in docs[1:]] == ["roundoff.blame", "roundoff.observe"]

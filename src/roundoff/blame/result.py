@@ -58,10 +58,13 @@ class BlameResult:
         return self.status is BlameStatus.FIXED
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (schema version `SCHEMA_VERSION`)."""
+        """JSON-ready dict (schema version `SCHEMA_VERSION`; the version keys as `check`'s document has them)."""
+        from roundoff import __version__
+
         return {
             "schema": "roundoff.blame",
-            "version": SCHEMA_VERSION,
+            "schema_version": SCHEMA_VERSION,
+            "roundoff_version": __version__,
             "program": self.program,
             "policy": self.policy,
             "reference": self.reference,

@@ -35,10 +35,18 @@ def _kernel(k: KernelReport) -> dict[str, Any]:
     }
 
 
+#: Version of `observe_document`'s layout (raised when a key changes meaning or goes away).
+OBSERVE_SCHEMA_VERSION = 1
+
+
 def observe_document(result: ObserveResult, label: str | None = None) -> dict[str, Any]:
-    """The report document (plain JSON types; non-finite floats as strings by `Metrics.to_dict`)."""
+    """The report document (plain JSON types; non-finite floats as strings by `Metrics.to_dict`), with the
+    version keys `check`'s and `blame`'s documents have."""
+    from roundoff import __version__
+
     first = result.first_divergent
     return {
+        "schema": "roundoff.observe", "schema_version": OBSERVE_SCHEMA_VERSION, "roundoff_version": __version__,
         "program": label or result.program, "backend": result.backend, "device": result.device,
         "against": result.against, "policy": result.policy, "rule": result.rule,
         "verdict": "diverges" if result.diverges else "ok",
