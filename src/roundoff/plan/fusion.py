@@ -274,13 +274,15 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
             continue
         if any(u.backward or u.id in again for u in users[n.id]):
             again.add(n.id)
-    return {
-        i for i in again if i not in stored and by_id[i].kind is Kind.FUSIBLE
-        and (sum(u.backward or u.id in again for u in users[i]) > 1
-             or _read_broadcast(dataclasses.replace(by_id[i], backward=True),
-                                [u for u in users[i] if u.backward], users))
-        and _calls_heavy(by_id[i], by_id, stored)
-    }
+    chosen: set[str] = set()  # in graph order: a value reading one already stored calls no heavy op of its own
+    for n in nodes:
+        i = n.id
+        if (i in again and i not in stored and n.kind is Kind.FUSIBLE
+                and (sum(u.backward or u.id in again for u in users[i]) > 1
+                     or _read_broadcast(dataclasses.replace(n, backward=True), [u for u in users[i] if u.backward], users))
+                and _calls_heavy(n, by_id, stored | chosen)):
+            chosen.add(i)
+    return chosen
 
 
 def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> Fusion:
@@ -315,11 +317,14 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> F
 def _backward_loads(fusion: Fusion, by_backward: set[str], nodes: Sequence[FusionNode]) -> frozenset[tuple[str, str]]:
     """(backward reader, value) pairs for the values the backward stores where the reader reads it from
     memory. The value is made and stored by the kernel computing it whose first backward node comes
-    first in graph order; there its readers read it as computed (the store cache), in every other
-    kernel from memory. A reader inlined into both (one value in the emulation) is taken as loading
-    it: the rounded value is the one that can turn inf (measured, torch 2.13: trial 53's ``exp`` made in
-    one reduction's loop, loaded by the other's where ``0 * inf`` is NaN; a softplus's ``log`` made in
-    the backward's pointwise loop and loaded by a parameter gradient's reduction)."""
+    first in graph order; there its readers read it as computed (the store cache), unless that kernel
+    loops over more elements than the value has (it is made in a loop of its own there and loaded), and
+    in every other kernel from memory. A reader inlined into both (one value in the emulation) is taken
+    as loading it: the rounded value is the one that can turn inf (measured, torch 2.13: trial 53's
+    ``exp`` made in one reduction's loop, loaded by the other's where ``0 * inf`` is NaN; a softplus's
+    ``log`` made in the backward's pointwise loop and loaded by a parameter gradient's reduction;
+    gpt-oss's MoE ``sigmoid`` made in a loop of its 8192 elements and loaded by the 16384-element loop
+    writing the interleaved gate/up gradient)."""
     order = {n.id: i for i, n in enumerate(nodes) if n.backward}
     by_id = {n.id: n for n in nodes}
     home: dict[str, tuple[int, int]] = {}
@@ -329,9 +334,13 @@ def _backward_loads(fusion: Fusion, by_backward: set[str], nodes: Sequence[Fusio
         for v in by_backward & members if first is not None else ():
             if v not in home or first < home[v][0]:
                 home[v] = (first, g.id)
+
+    def own_loop(g: FusionGroup, v: str) -> bool:  # a pointwise kernel looping over more elements loads it
+        return g.kind != "pointwise" or by_id[g.node_ids[-1]].numel in (0, by_id[v].numel)
+
     return frozenset(
         (m, v) for g in fusion.groups for v in by_backward & fusion.members[g.id]
-        if v in home and g.id != home[v][1]
+        if v in home and (g.id != home[v][1] or not own_loop(g, v))
         for m in fusion.members[g.id] if m in order and v in by_id[m].inputs
     )
 
