@@ -244,8 +244,8 @@ class KernelObserver:
             self.skipped.append(nid)
             return None
         value = value.reshape(vals[ORACLE].shape)
-        self.reports.append(self._report(node, nid, obs, value, vals, ls))
         kept, whole = self._own_elements(value, vals), vals[GLOBAL].reshape(value.shape)
+        self.reports.append(self._report(node, nid, obs, value, vals, ls, kept))
         if nonfinite_counts(value, whole)[1] if kept is None else nonfinite_counts(value[kept], whole[kept])[1]:
             self.forced[nid] = len(self.reports) - 1
         # the oracle side holds it as stored (`NarrowHeldOracle`: no fp64 copy of every buffer while it lives);
@@ -421,6 +421,7 @@ class KernelObserver:
 
     def _report(
         self, node: torch.fx.Node, nid: str, obs: Observed, value: torch.Tensor, vals: tuple, ls: Lockstep,
+        kept: torch.Tensor | None = None,
     ) -> KernelReport:
         dtype = value.dtype
         oracle, eager, emulated = vals[ORACLE].double(), vals[EAGER].to(dtype), vals[EMULATED].to(dtype)
@@ -433,8 +434,7 @@ class KernelObserver:
         exc = excess(vs_oracle, floor, work, terms)
         if exc > EXCESS_LIMIT and (zero := self._structural_floor(nid, obs, value.numel(), work)) > terms:
             exc = excess(vs_oracle, floor, work, zero)  # it carries a value 0 by structure: its operands' rounding
-        kept = self._own_elements(value, vals)
-        if kept is None:
+        if kept is None:  # (`kept`: `_own_elements`, the elements held against the kernel)
             nonfinite = bool(new_nonfinite(value, oracle)) or self._makes_nonfinite(nid, obs, value, vals[GLOBAL])
         else:  # (where the kernel made them all the same, they still mark it as their origin for later kernels)
             made = self._makes_nonfinite(nid, obs, value, vals[GLOBAL])

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
 from roundoff.plan.model import FusionGroup
@@ -169,7 +169,7 @@ def _stored(
             same_pass = [u for u in us if u.backward == n.backward]  # the users compiled with it
             realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
                 heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
-                and _calls_heavy(n, by_id, stored | by_backward if n.backward and by_backward else stored))
+                and _calls_heavy(n, by_id, _Either(stored, by_backward) if n.backward and by_backward else stored))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
@@ -197,7 +197,7 @@ def _read_broadcast(n: FusionNode, readers: Sequence[FusionNode], users: dict[st
     return False
 
 
-def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: set[str]) -> bool:
+def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> bool:
     """Whether `n`'s computation, with its unstored ancestors inlined, calls one of `HEAVY_OPS` and reads
     memory: one that reads none (an ``exp`` of an ``arange``: index arithmetic only) is computed again in
     each kernel, never stored (measured, torch 2.13: realized on reuse, then inlined into its readers)."""
@@ -212,7 +212,19 @@ def _in_memory(n: FusionNode) -> bool:
     return n.kind is not Kind.INPUT or bool(n.inputs) or n.op in ("placeholder", "get_attr")
 
 
-def _inline(root: FusionNode, by_id: dict[str, FusionNode], stored: set[str]) -> set[str]:
+class _Either:
+    """Membership in either of two sets, without building their union (a check per node of the graph)."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: Container[str], b: Container[str]) -> None:
+        self.a, self.b = a, b
+
+    def __contains__(self, x: object) -> bool:
+        return x in self.a or x in self.b
+
+
+def _inline(root: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> set[str]:
     out: set[str] = set()
     stack = [p for p in root.inputs if p not in stored]
     while stack:
@@ -280,7 +292,7 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
         if (i in again and i not in stored and n.kind is Kind.FUSIBLE
                 and (sum(u.backward or u.id in again for u in users[i]) > 1
                      or _read_broadcast(dataclasses.replace(n, backward=True), [u for u in users[i] if u.backward], users))
-                and _calls_heavy(n, by_id, stored | chosen)):
+                and _calls_heavy(n, by_id, _Either(stored, chosen))):
             chosen.add(i)
     return chosen
 
