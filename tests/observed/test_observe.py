@@ -1102,3 +1102,31 @@ def test_an_overflowing_sum_a_later_kernel_turns_into_inf_stays_the_origin_after
                               backward=True, partitioned=True, repeats=1)
     first = result.first_divergent
     assert first is not None and first.op == "sum" and first.verdict is Verdict.NONFINITE, first
+
+
+def _gated_mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, w3: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(x @ w1)  # a hand-written sigmoid gate
+    return ((e / (1 + e)) * (x @ w2)) @ w3
+
+
+def test_a_buffer_whose_store_codegen_dropped_is_not_judged_in_the_memory_its_kernel_takes():
+    """Trial 55: the backward kernel takes the saved ``mm``'s memory as an ``in_out_ptr`` planned for the
+    ``exp`` it recomputes, then drops that store (every reader is in the kernel). observe judged the
+    ``mm`` left there as ``exp``'s value, 4e3x off fp64, and named it the first diverging kernel.
+    Oracle: the generated backward's source (a pointer the kernel loads and never stores) and fp64."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 32, generator=gen).half()
+    w1, w2 = (torch.randn(32, 64, generator=gen) * 0.6).half(), (torch.randn(32, 64, generator=gen) / 32 ** 0.5).half()
+    w3 = (torch.randn(64, 32, generator=gen) / 8).half()
+    leaves = [t.clone().requires_grad_() for t in (w1, w2, w3)]
+    torch._dynamo.reset()
+    _, codes = run_and_get_code(lambda: torch.compile(_gated_mlp)(x, *leaves).sum().backward())
+    kernels = re.findall(r"kernel\((.*?)\n\}", "\n".join(codes), re.DOTALL)
+    unstored = [k for k in kernels for p in re.findall(r"(in_out_ptr\d+)", k.split(")")[0])
+                if f"store({p}" not in k and not re.search(rf"\b{p}\[[^\]]*\]\s*=[^=]", k)]
+    assert unstored, "precondition: a kernel takes an in_out_ptr it never stores"
+    result = observe_compiled(_gated_mlp, x, *(t.clone().requires_grad_() for t in (w1, w2, w3)),
+                              backward=True, partitioned=True, repeats=1)
+    assert all(k.op != "exp" for k in result.kernels), [(k.buffer, k.op) for k in result.kernels]
+    assert result.first_divergent is None, result.first_divergent
+    assert all(k.verdict is Verdict.OK for k in result.kernels)

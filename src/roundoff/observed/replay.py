@@ -144,6 +144,8 @@ class _Learner:
         self.current = (args, kwargs, out)
 
     def sink(self, kernel: str, launch: int, buffer: str, value: torch.Tensor) -> None:
+        if buffer in self.compiled.unstored:
+            return
         if buffer not in self.compiled.buffers:
             self.unmapped_kernels[buffer] = kernel
             return

@@ -92,6 +92,10 @@ class CompiledProgram:
     #: buffers that hold no Program node's whole value -> the roundoff ids of the nodes they were
     #: computed for (an intermediate of Inductor's decomposition: a LayerNorm's mean, a softmax's sum)
     partials: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: buffers codegen never stores (every reader is in the kernel that computes them), though that kernel
+    #: may take their memory: an ``in_out_ptr`` reusing a dead input's (trial 55: a saved ``mm`` passed as
+    #: the ``exp`` it would have held); what that memory holds after the kernel is not their value
+    unstored: frozenset[str] = frozenset()
 
     @property
     def source(self) -> str:
@@ -190,7 +194,7 @@ def _partials(buffers: list[Any], table: dict[str, BufferInfo], graph: torch.fx.
 
 
 @contextlib.contextmanager
-def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[str, tuple[str, ...]]]]) -> Iterator[None]:
+def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[str, tuple[str, ...]], frozenset[str]]]) -> Iterator[None]:
     """Wrap `GraphLowering.run_node`/`compile_to_module` (read only) for the duration."""
     from torch._inductor.graph import GraphLowering
 
@@ -205,9 +209,11 @@ def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[s
     def recorded_to_module(self: Any, *args: Any, **kwargs: Any) -> Any:
         module = to_module(self, *args, **kwargs)
         if hasattr(module, "call"):
-            table = _table(lowered.get(id(self), []), self.module.graph)
-            table = {**table, **_mean_sums(list(self.buffers), self.module.graph, table)}
-            found.append((module, table, _partials(list(self.buffers), table, self.module.graph)))
+            unstored = frozenset((*self.removed_buffers, *self.inplaced_to_remove))  # `CompiledProgram.unstored`
+            buffers = [b for b in self.buffers if b.get_name() not in unstored]
+            table = {k: v for k, v in _table(lowered.get(id(self), []), self.module.graph).items() if k not in unstored}
+            table = {**table, **_mean_sums(buffers, self.module.graph, table)}
+            found.append((module, table, _partials(buffers, table, self.module.graph), unstored))
         return module
 
     GraphLowering.run_node = recorded_run_node
@@ -258,7 +264,7 @@ def compile_graph(
     import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
-    found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[str, tuple[str, ...]]]] = []
+    found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[str, tuple[str, ...]], frozenset[str]]] = []
     try:
         with _recording(found), inductor_config.patch(fx_graph_cache=False), torch.no_grad():
             compiled = (compiler or compile_fx)(gm, list(inputs))
@@ -286,8 +292,8 @@ def compile_graph(
             f"Inductor produced {len(found)} wrapper modules for program {name!r}; observe "
             "expects one (a graph Inductor splits into partitions is not supported yet)"
         )
-    module, buffers, partials = found[0]
-    return CompiledProgram(module, compiled, buffers, partials)
+    module, buffers, partials, unstored = found[0]
+    return CompiledProgram(module, compiled, buffers, partials, unstored)
 
 
 def _storage(t: torch.Tensor) -> int:
