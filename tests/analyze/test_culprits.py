@@ -220,3 +220,32 @@ def test_under_the_bitwise_rule_a_cause_within_the_limit_is_not_said_to_be_zero(
     r = check(_outer_decay, (q, k, v, g), "inductor-gpu", against="oracle", rule="bitwise")
     assert r.diverges and r.explanations
     assert not any("is 0 where fp64 is not" in e or "the zeros come from" in e for e in r.explanations), r.explanations
+
+
+def _attention_no_max(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: torch.Tensor) -> torch.Tensor:
+    s = (x @ wq) @ (x @ wk).transpose(-1, -2) * (x.shape[-1] ** -0.5)
+    p = torch.exp(s)  # no max subtracted
+    return p / p.sum(-1, keepdim=True) @ (x @ wv)
+
+
+def test_a_division_by_an_operand_its_format_overflows_does_not_lose_accuracy_itself():
+    """Trial 55: fp16 attention without the max under inductor-cpu. The exp (kept in fp32 in its kernel)
+    is stored as inf, and the row sum, stored in fp16, is inf at every row where fp64's sum is beyond
+    fp16's range; the division reading it makes 0 and NaN there. check named the division first, as
+    losing accuracy itself (1.4e3x its format's rounding). Oracle: fp64's values and torch's fp16 cast of
+    them (the exp's and the sum's overflow), and the division recomputed in fp64 from fp64's operands
+    (exact where they are finite)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 16, 32, generator=g).half()
+    wq, wk = (torch.randn(32, 32, generator=g) * 0.33).half(), (torch.randn(32, 32, generator=g) * 0.33).half()
+    wv = (torch.randn(32, 32, generator=g) / 32 ** 0.5).half()
+    xd, qd, kd = x.double(), wq.double(), wk.double()
+    exp = torch.exp((xd @ qd) @ (xd @ kd).transpose(-1, -2) * 32 ** -0.5)
+    assert bool(exp.isfinite().all()) and bool(exp.half().isinf().any())  # the format's overflow
+    assert bool(exp.sum(-1).half().isinf().sum() > exp.half().isinf().any(-1).sum())  # a row sum's too
+    r = check(_attention_no_max, (x, wq, wk, wv), "inductor-cpu", against="oracle", nodes="all")
+    by_op = {n.op: n for n in r.nodes}
+    assert r.diverges and r.explanations[0].startswith(f"`exp` ({by_op['exp'].node_id}"), r.explanations
+    assert "overflows float16" in r.explanations[0]
+    assert by_op["div"].own_excess <= EXCESS_LIMIT, by_op["div"].own_excess
+    assert not any("`div`" in e and "loses accuracy itself" in e for e in r.explanations), r.explanations

@@ -252,6 +252,9 @@ class DeferredObserver(NodeObserver):
             return None
         return self._rec.local
 
+    def _without_overflowed_reads(self, local: Any, oracle: Any, reads: list, ls: Any) -> Any:
+        raise NeedsValues("a pointwise node reads an operand's format overflow (its own error is judged without it)")
+
     def _recompute_whole(self, node: torch.fx.Node, vals: tuple, ls: Any) -> None:
         # gathered as if some operand were inexact: where all are exact, the interpreter does not recompute
         if (self.local and node.target in SUMS_IN_STORAGE and isinstance(vals[POLICY], (tuple, list))

@@ -38,6 +38,25 @@ def stored_overflow_count(value: torch.Tensor, exact: torch.Tensor, dtype: torch
     return (big & round_to(value, fmt).isinf() & round_to(exact, fmt).isinf()).sum()
 
 
+def overflowed_reads(shape: torch.Size, reads: Collection[tuple[torch.Tensor, torch.dtype]]) -> torch.Tensor | None:
+    """The elements of a pointwise result of `shape` that read an operand fp64 holds finite where its
+    value as read, fp64 correctly rounded to the read format, is +-inf (`reads`: each such operand's
+    fp64 value and that format); None where none does or an operand does not broadcast to `shape`. What
+    the op makes there (``x / inf = 0``, ``inf / inf = NaN``) is the operand format's overflow, not the
+    op's own error."""
+    mask = None
+    for exact, dtype in reads:
+        over = exact.isfinite() & round_to(exact, get_format(dtype)).isinf()
+        if not bool(over.any()):
+            continue
+        try:
+            over = torch.broadcast_to(over, shape)
+        except RuntimeError:
+            return None
+        mask = over if mask is None else mask | over
+    return mask
+
+
 def noise_size(exact: torch.Tensor, own: Metrics) -> float:
     """What a value fp64 holds only as noise is held to: the larger of its RMS and of its `own` error."""
     finite = exact[exact.isfinite()]

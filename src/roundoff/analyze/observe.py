@@ -24,6 +24,7 @@ from roundoff.analyze.noise import (
     all_zero,
     fp64_without,
     noise_size,
+    overflowed_reads,
     rms_of,
     stored_overflow,
     unlike,
@@ -202,6 +203,9 @@ class NodeObserver:
         ref = vals[REFERENCE] if self.has_reference else self._rounded_oracle(oracle, dtype)
         ref_differs = self.has_reference and self._differs(ref, res)  # common: the policies agree here
         local_value = self._local_value(node, ls)
+        harmed = None  # where the format overflow began that this node turns into wrong values, if it does
+        if local_value is not None and (reads := self._overflowing_reads(node, op_class)):
+            local_value, harmed = self._without_overflowed_reads(local_value, oracle, reads, ls)
         pair = _judged_pair(res, ref, dtype) if ref_differs else None  # (against the oracle no `same` per node)
         m, floor, floor_work = self._figures(res, ref, oracle, local_value, pair, ref_differs, dtype, work)
         vs_oracle = m["policy"]
@@ -262,6 +266,8 @@ class NodeObserver:
             local is not None and score > EXCESS_LIMIT and not local.new_nonfinite and not self.has_reference) else None
         if verdict is not Verdict.OK and node not in self.forced and (began := self._forced_from(node)) is not None:
             self._overflow_harms(began)
+        elif harmed is not None:
+            self._overflow_harms(harmed)
         self.reports.append(
             NodeReport(
                 node_id=nid, op=output_op_name(node), source=node_source(node),
@@ -419,6 +425,36 @@ class NodeObserver:
         else:
             value = self.side.evaluate(node, read, fresh=True)
         return value if is_float(value) else None
+
+    def _overflowing_reads(self, node: torch.fx.Node, op_class: OpClass | None) -> list[tuple[torch.fx.Node, torch.dtype]]:
+        """The operands pointwise `node` reads in a narrow format fp64's value overflows somewhere, with that
+        format: one +-inf where fp64 is finite (`forced`), or one kept wide whose stored value is
+        (`stored_wide`) where `node` reads it stored (trial 55: a softmax's fp16 row sum, inf at a row
+        where fp64's is 6.6e4, read by the division)."""
+        if op_class not in (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL):
+            return []
+        d = self.side.decision(node)
+        rounded = d.rounded_inputs if d is not None else ()
+        return [(p, dtype) for p in node.all_input_nodes
+                if (p in self.forced or p in self.stored_wide and p.meta.get(NODE_ID) in rounded)
+                and isinstance(dtype := self.side.storage(p), torch.dtype) and dtype in HELD_NARROW]
+
+    def _without_overflowed_reads(
+        self, local: torch.Tensor, oracle: torch.Tensor, reads: list[tuple[torch.fx.Node, torch.dtype]], ls: Lockstep,
+    ) -> tuple[torch.Tensor, str | None]:
+        """`local` with its finite elements that read an operand's format overflow (`noise.overflowed_reads`)
+        set to fp64's value in `local`'s dtype, so that the node's own error is judged where it has one
+        (NaN/inf it makes there stay: the origin rules name where that overflow began); and, where it
+        makes 0 of them while fp64 is finite and not 0 (``x / inf``), the node where that overflow began
+        (`_overflow_harms`), else None."""
+        read = ls.reader(ORACLE)
+        mask = overflowed_reads(local.shape, [(read(p), dtype) for p, dtype in reads])
+        if mask is None:
+            return local, None
+        mask = mask & local.isfinite()  # (`mask` may be a broadcast view)
+        zeroed = mask & (local == 0) & oracle.isfinite() & (oracle != 0)
+        began = next(self.forced[p] for p, _ in reads if p in self.forced) if bool(zeroed.any()) else None
+        return torch.where(mask, oracle.to(local.dtype), local), began
 
     def _stored(self, node: torch.fx.Node, nid: str) -> bool:
         """Whether some user of `node` reads it rounded to its storage format (a kernel boundary stores it)."""
