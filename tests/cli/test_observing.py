@@ -116,3 +116,31 @@ def test_inductor_config_is_set_while_observe_compiles(tmp_path, monkeypatch):
     assert bad.exit_code == 2 and "has no 'cpp.simdlenx'" in bad.output and len(bad.output.strip().splitlines()) == 1
     form = run("observe", f"{script}:small_erf", "--inductor-config", "cpp.simdlen")
     assert form.exit_code == 2 and "KEY=VALUE" in form.output
+
+
+def test_inductor_config_values_are_read_as_the_type_inductor_declares(tmp_path, monkeypatch):
+    """Trial 56: ``--inductor-config emulate_precision_casts=false`` was the text "false", which Inductor
+    takes for true, and ``cpp.threads=two`` failed inside the compile as "a roundoff bug". Oracle:
+    Inductor's own config, read while observe_compiled runs, and the types its config declares."""
+    import torch._inductor.config as config
+
+    import roundoff.observed
+
+    seen = []
+    original = roundoff.observed.observe_compiled
+
+    def spy(*args, **kwargs):
+        seen.append((config.fallback_random, config.cpp.simdlen))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(roundoff.observed, "observe_compiled", spy)
+    script = tmp_path / "erf_small.py"
+    script.write_text(SCRIPT)
+    with config.patch(fallback_random=True):
+        run("observe", f"{script}:small_erf", "--inductor-config", "fallback_random=false",
+            "--inductor-config", "cpp.simdlen=None")
+    assert seen == [(False, None)], seen
+    for setting, declared in (("cpp.threads=two", "int"), ("max_autotune=maybe", "bool"), ("cpp.simdlen=abc", "int or None")):
+        bad = run("observe", f"{script}:small_erf", "--inductor-config", setting)
+        assert bad.exit_code == 2 and f"takes {declared}" in bad.output, bad.output
+        assert len(bad.output.strip().splitlines()) == 1, bad.output

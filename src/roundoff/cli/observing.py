@@ -46,12 +46,46 @@ rounding amplified later (a stored bf16 mean subtracted from values near it) sho
 )
 
 
-def inductor_options(settings: list[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` settings as a dict for ``torch._inductor.config.patch`` (a value read as a Python
-    literal where it is one: ``cpp.simdlen=1``, ``fallback_random=True``; else the text); a key Inductor's
-    config does not have, or no ``=``: `UsageError`."""
-    import ast
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
+
+def _config_value(setting: str, key: str, text: str, declared: Any) -> Any:
+    """`text` as a value of the type Inductor's config declares for `key` (``bool``: true/false, 1/0,
+    yes/no, on/off; ``int``; ``float``; ``str``; ``None`` where the type allows it; anything else a
+    Python literal); a value of none of its types: `UsageError` (``max_autotune=false`` must not be the
+    text "false", which Python takes for true)."""
+    import ast
+    import types
+    import typing
+
+    allowed = typing.get_args(declared) if isinstance(declared, types.UnionType) or typing.get_origin(
+        declared) is typing.Union else (declared,)
+    word = text.lower()
+    if type(None) in allowed and word in ("none", "null"):
+        return None
+    if bool in allowed and word in _TRUE + _FALSE:
+        return word in _TRUE
+    for kind in (int, float):
+        if kind in allowed:
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+    if str in allowed:
+        return text
+    if not any(t in allowed for t in (bool, int, float, type(None))):
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            pass
+    names = " or ".join("None" if t is type(None) else getattr(t, "__name__", str(t)) for t in allowed)
+    raise UsageError(f"--inductor-config {setting!r}: {key} takes {names}, not {text!r}")
+
+
+def inductor_options(settings: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` settings as a dict for ``torch._inductor.config.patch``, each value read as the type
+    Inductor's config declares for its key (`_config_value`: ``cpp.simdlen=1``, ``max_autotune=false``);
+    a key Inductor's config does not have, no ``=``, or a value not of the key's type: `UsageError`."""
     from torch._inductor import config
 
     out: dict[str, Any] = {}
@@ -60,16 +94,12 @@ def inductor_options(settings: list[str] | None) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             raise UsageError(f"--inductor-config {setting!r}: write KEY=VALUE (e.g. cpp.simdlen=1)")
-        node: Any = config
-        for part in key.split("."):
-            if not hasattr(node, part):
-                raise UsageError(f"--inductor-config {setting!r}: torch._inductor.config has no {key!r} in this "
-                                 "torch (see torch._inductor.config)")
-            node = getattr(node, part)
-        try:
-            out[key] = ast.literal_eval(text.strip())
-        except (ValueError, SyntaxError):
-            out[key] = text.strip()
+        entry = getattr(config, "_config", {}).get(key)
+        if entry is None:
+            raise UsageError(f"--inductor-config {setting!r}: torch._inductor.config has no {key!r} in this "
+                             "torch (see torch._inductor.config)")
+        declared = getattr(entry, "value_type", None) or type(entry.default)
+        out[key] = _config_value(setting, key, text.strip(), declared)
     return out
 
 
