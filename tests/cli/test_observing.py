@@ -91,7 +91,7 @@ def test_observe_on_cuda_runs(tmp_path):
 def test_inductor_config_is_set_while_observe_compiles(tmp_path, monkeypatch):
     """Trial 45: torch 2.13's vectorized C++ code for an fp16 backward did not build, and only a wrapper
     script could set `cpp.simdlen=1`. Oracle: Inductor's own config, read while observe_compiled runs."""
-    import torch._inductor.config as config
+    from torch._inductor import config
 
     import roundoff.observed
 
@@ -122,7 +122,7 @@ def test_inductor_config_values_are_read_as_the_type_inductor_declares(tmp_path,
     """Trial 56: ``--inductor-config emulate_precision_casts=false`` was the text "false", which Inductor
     takes for true, and ``cpp.threads=two`` failed inside the compile as "a roundoff bug". Oracle:
     Inductor's own config, read while observe_compiled runs, and the types its config declares."""
-    import torch._inductor.config as config
+    from torch._inductor import config
 
     import roundoff.observed
 
