@@ -249,3 +249,27 @@ def test_a_division_by_an_operand_its_format_overflows_does_not_lose_accuracy_it
     assert "overflows float16" in r.explanations[0]
     assert by_op["div"].own_excess <= EXCESS_LIMIT, by_op["div"].own_excess
     assert not any("`div`" in e and "loses accuracy itself" in e for e in r.explanations), r.explanations
+
+
+def _timestep_embedding(t: torch.Tensor) -> torch.Tensor:
+    freqs = torch.exp(-9.210340371976184 * torch.arange(16, dtype=torch.float16) / 16)  # log(10000)
+    args = t[:, None].half() * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+
+def test_a_correctly_rounded_source_names_the_operands_that_carry_as_much_of_the_error():
+    """Trial 56: a diffusion model's fp16 timestep embedding. check said "keep `mul` (t * freqs) in a
+    wider format"; with only that, the sines stay far off fp64, since the fp16 ``freqs`` carry as much of
+    the phase error. Oracle: fp64's sines of t times the fp16 freqs (the product exact) against fp64's,
+    beyond 16x fp16's rounding of them."""
+    t = torch.tensor([17, 999])
+    exact = torch.exp(-9.210340371976184 * torch.arange(16, dtype=torch.float64) / 16)
+    freqs16 = torch.exp(-9.210340371976184 * torch.arange(16, dtype=torch.float16) / 16).double()
+    sines = torch.sin(t[:, None].double() * exact[None])
+    only_product_wide = torch.sin(t[:, None].double() * freqs16[None])
+    floor = (sines.half().double() - sines).norm()
+    assert (only_product_wide - sines).norm() > EXCESS_LIMIT * floor  # the freqs' rounding alone fails
+    r = check(_timestep_embedding, (t,), "eager", against="oracle")
+    exp_id = next(n.node_id for n in r.nodes if n.op == "exp")
+    said = next(e for e in r.explanations if "amplifies that error" in e)
+    assert said.startswith("`mul`") and f"`exp` ({exp_id}" in said, said

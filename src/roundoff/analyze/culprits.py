@@ -40,7 +40,7 @@ def path_cause(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> NodeReport 
     return worst if worst is not None and worst.own_excess > EXCESS_LIMIT else None
 
 
-def _reported_operands(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> list[NodeReport]:
+def reported_operands(node: torch.fx.Node, by_id: dict[str, NodeReport]) -> list[NodeReport]:
     """`node`'s operands that have a report, looking through unreported ones (views, non-float nodes)."""
     out, todo, seen = [], list(node.all_input_nodes), set()
     while todo:
@@ -69,7 +69,7 @@ def error_source(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) 
     if not math.isfinite(total) or total <= EXCESS_LIMIT * own.norm_rel:
         return None
     node = program.node(r.node_id)
-    ups = [u for u in _reported_operands(node, by_id) if math.isfinite(u.vs_oracle.norm_rel)]
+    ups = [u for u in reported_operands(node, by_id) if math.isfinite(u.vs_oracle.norm_rel)]
     cur = max(ups, key=lambda u: u.vs_oracle.norm_rel, default=None)
     if cur is None or own.norm_rel >= cur.vs_oracle.norm_rel:
         return None  # `r` itself is less accurate than what it reads (a cancellation): it is the cause
@@ -85,7 +85,7 @@ def _created(program: Program, cur: NodeReport, by_id: dict[str, NodeReport]) ->
     while cur.vs_oracle.norm_rel > 0:
         if cur.vs_oracle.excess is not None and cur.vs_oracle.excess <= 2:
             return cur
-        ups = [u for u in _reported_operands(program.node(cur.node_id), by_id)
+        ups = [u for u in reported_operands(program.node(cur.node_id), by_id)
                if math.isfinite(u.vs_oracle.norm_rel) and u.vs_oracle.norm_rel >= cur.vs_oracle.norm_rel / 2]
         if not ups:
             return cur
@@ -240,7 +240,7 @@ def amplifies(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> 
     its terms' rounding instead. Not a node's own defect: `error_source` names where the error began."""
     if r.op_class not in _POINTWISE or not r.total_excess > EXCESS_LIMIT:
         return False
-    operands = _reported_operands(program.node(r.node_id), by_id)
+    operands = reported_operands(program.node(r.node_id), by_id)
     if any(u.vs_oracle.nonfinite > u.vs_oracle.ref_nan + u.vs_oracle.ref_inf for u in operands):
         return False  # it reads NaN/inf fp64 does not have (figures over the finite elements only): the
         # NaN/inf rules judge that (an overflowing exp in 1/(1 + exp(-x)))

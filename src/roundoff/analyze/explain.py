@@ -13,6 +13,7 @@ from roundoff.analyze.culprits import (
     ancestors,
     error_source,
     path_cause,
+    reported_operands,
     upstream,
     value_maker,
 )
@@ -160,17 +161,26 @@ def _amplification(source: NodeReport, amp: NodeReport) -> float:
     return amp.vs_oracle.norm_rel / max(source.vs_oracle.norm_rel, 1e-300)
 
 
-def _source_sentence(r: NodeReport, amp: NodeReport, plan: Plan) -> str:
+def _source_sentence(r: NodeReport, amp: NodeReport, plan: Plan, by_id: dict[str, NodeReport]) -> str:
     """Why a node whose own error may be small is named: a later node amplifies the error it passes on.
-    A cast or view only reads a value: the node that made the value is named, read through it."""
+    A cast or view only reads a value: the node that made the value is named, read through it. Its
+    operands in the same format that already carry at least half its error are named too: their
+    rounding is in its value as well (trial 56: a timestep embedding's fp16 ``t * freqs`` before a
+    ``sin``, whose fp16 ``freqs`` carry as much of the phase error as the product's rounding)."""
     fmt = r.working_dtype or r.dtype
     how = "is correctly rounded" if r.own_excess <= EXCESS_LIMIT else f"loses {r.own_excess:.3g} times its rounding"
     made = _made_by(r, plan)
     subject = _at(r) if made is None else f"{made}, read in {fmt} by {_at(r)},"
+    carriers = [u for u in reported_operands(plan.program.node(r.node_id), by_id)
+                if u.dtype == r.dtype and u.vs_oracle.norm_rel >= r.vs_oracle.norm_rel / 2 > 0]
+    also = (f" It is computed from {fmt} values already about as far off fp64 ("
+            + ", ".join(f"{_at(u)}: {u.vs_oracle.norm_rel:.2g}" for u in carriers)
+            + "): where their rounding reaches it, keeping only it wider leaves that error; "
+              "blame --against oracle finds which to keep.") if carriers else ""
     return (
         f"{subject} {how} in {fmt} (its value's normwise relative error {r.vs_oracle.norm_rel:.2g}), but "
         f"{_at(amp)} amplifies that error about {_amplification(r, amp):.3g}x (to {amp.vs_oracle.norm_rel:.2g}): "
-        f"{fmt} is too narrow for this value; keep it in a wider format."
+        f"{fmt} is too narrow for this value; keep it in a wider format.{also}"
     )
 
 
@@ -259,7 +269,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         elif amp is not None and _amplification(by_id[nid], amp) >= 2:
             lines.append(_below_normal_sentence(by_id[nid]) + f" {_at(amp)} amplifies that error about "
                          f"{_amplification(by_id[nid], amp):.3g}x." if _below_normal(by_id[nid])
-                         else _source_sentence(by_id[nid], amp, plan))
+                         else _source_sentence(by_id[nid], amp, plan, by_id))
             sources.update({a: nid for a in result.culprits if a in by_id and by_id[a].amplifies_read is not None
                             and a != nid})
             if ((amp.own_excess <= EXCESS_LIMIT or amp.amplifies_read) and not (amp.local or amp.vs_oracle).new_nonfinite
