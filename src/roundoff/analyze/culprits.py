@@ -241,9 +241,10 @@ def amplifies(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> 
     if r.op_class not in _POINTWISE or not r.total_excess > EXCESS_LIMIT:
         return False
     operands = reported_operands(program.node(r.node_id), by_id)
-    if any(u.vs_oracle.nonfinite > u.vs_oracle.ref_nan + u.vs_oracle.ref_inf for u in operands):
-        return False  # it reads NaN/inf fp64 does not have (figures over the finite elements only): the
-        # NaN/inf rules judge that (an overflowing exp in 1/(1 + exp(-x)))
+    if any(u.vs_oracle.nonfinite > u.vs_oracle.ref_nan + u.vs_oracle.ref_inf or u.overflow for u in operands):
+        return False  # it reads NaN/inf fp64 does not have (figures over the finite elements only), or a
+        # value stored as its format's overflow (a wide-kept fp16 row sum, inf where stored): the NaN/inf
+        # rules judge that (an overflowing exp in 1/(1 + exp(-x)))
     reads = [u.vs_oracle.norm_rel for u in operands]
     return bool(reads) and r.vs_oracle.norm_rel > EXCESS_LIMIT * max(reads)
 
