@@ -226,3 +226,42 @@ def test_a_16_bit_layer_norms_weight_gradient_equals_eager(dtype: torch.dtype) -
     for row in dy:
         by_rows = (by_rows.float() + row.float()).to(dtype)
     assert same_bits(real[2], by_rows)
+
+
+def _logsumexps(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return torch.logsumexp(x, -1), torch.logsumexp(x, (0, 2), keepdim=True), x.logsumexp(1)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_logsumexp_equals_eager(dtype: torch.dtype) -> None:
+    """Trial 57: eager runs ``logsumexp`` as amax, sub, exp, sum, log and add, each rounded to the
+    input's dtype (``logsumexp_out_impl``); the eager policy planned it as one op rounded once, 2 of 64
+    fp16 rows off real eager on CLIP-style logits. Oracle: real eager, bit for bit, on rows up to 14 (an
+    fp16 exp of 14 overflows without the max), rows of -inf (a mask: eager's max is set to 0 there) and
+    a row of +inf."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(6, 16, 32, generator=g) * 4 + 8).to(dtype)
+    x[1, 3] = float("-inf")
+    x[2, 5, :7] = float("-inf")
+    x[3, 2, 4] = float("inf")
+    program = capture(_logsumexps, x)
+    assert sum(n.target is torch.ops.aten.logsumexp.default for n in program.graph.nodes) == 3
+    emulated = run_plan(plan(program, "eager"), (x,))
+    for got, want in zip(emulated, _logsumexps(x)):
+        assert same_bits(got, want), n_differ(got, want)
+
+
+def test_roundoff_compile_under_eager_gives_eagers_logsumexp() -> None:
+    """The same steps enforced on Inductor (`roundoff.compile(policy="eager")`, per-op rounding): bit for
+    bit real eager's fp16 ``logsumexp`` (Inductor's own decomposition computes it in fp32 and rounds
+    once: 2 of 64 rows off). Oracle: real eager."""
+    import roundoff
+
+    g = torch.Generator().manual_seed(0)
+    a0 = torch.randn(64, 32, generator=g)
+    a = torch.nn.functional.normalize(a0, dim=-1).half()
+    b = torch.nn.functional.normalize(a0 + 0.3 * torch.randn(64, 32, generator=g), dim=-1).half()
+    logits = a @ b.T / 0.07
+    torch._dynamo.reset()
+    got = roundoff.compile(lambda t: torch.logsumexp(t, -1), policy="eager")(logits)
+    assert same_bits(got, torch.logsumexp(logits, -1)), n_differ(got, torch.logsumexp(logits, -1))

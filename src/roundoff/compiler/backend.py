@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from roundoff.capture.program import Program, node_id, value_holders
+from roundoff.capture.retrace import decomposition_table
 from roundoff.compiler.checking import Checker
 from roundoff.compiler.emulate_casts import emulated_casts_kept
 from roundoff.compiler.errors import (
@@ -126,7 +127,9 @@ def make_backend(
         state = {"graphs": 0, "backward_pending": False, "joint": False}
         # Triton computes -x as 0.0 - x; a sign-flip policy gets x * -1.0 instead (rewrite module)
         flip = device == "cuda" and policy.negation is Negation.SIGN_FLIP
-        no_cache = not placer.empty or flip  # AOTAutograd's cache key is taken before rewrites
+        decompositions = _decompositions(policy, gm)
+        # AOTAutograd's cache key is taken before rewrites, and does not see a decomposition table
+        no_cache = not placer.empty or flip or decompositions is not None
 
         def place(graph: torch.fx.GraphModule | torch.fx.Graph, joint: bool) -> None:
             placed = placer.apply(graph, joint=joint)
@@ -154,9 +157,24 @@ def make_backend(
 
         joint = {} if placer.empty or not has_config("joint_custom_pre_pass") else {"joint_custom_pre_pass": joint_pass}
         with _patched(settings, no_cache), torch._inductor.config.patch(joint):
-            return compile_fx(gm, example_inputs, inner_compile=inner)
+            return compile_fx(gm, example_inputs, inner_compile=inner, decompositions=decompositions)
 
     return backend
+
+
+def _decompositions(policy: Policy, gm: torch.fx.GraphModule) -> dict[Any, Any] | None:
+    """Inductor's decomposition table with the policy's ``eager`` set over it, where Dynamo's graph `gm`
+    calls one of its ops (an op eager runs as rounded steps, such as ``logsumexp``, decomposed into
+    those steps, which per-op rounding then rounds as eager does); None (Inductor's own) otherwise."""
+    if "eager" not in policy.decompositions:
+        return None
+    eager = decomposition_table(["eager"])
+    names = {op.overloadpacket.__name__ for op in eager}
+    if not any(name in str(getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes for name in names):
+        return None
+    from torch._inductor.decomposition import select_decomp_table
+
+    return {**select_decomp_table(), **eager}
 
 
 def _registered_backend(
