@@ -318,3 +318,38 @@ def test_a_training_steps_override_names_the_node_check_backward_names() -> None
     loss.backward()
     assert abs(float(loss) - exact) < 0.01 * exact, (float(loss), exact)
     assert all(bool(p.grad.isfinite().all()) for p in model.parameters())
+
+
+def _info_nce(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    logits = a @ b.T / 0.07
+    return -(logits.diag() - torch.log(torch.exp(logits).sum(-1))).mean()
+
+
+def test_a_kept_exp_the_backward_reads_through_an_alias_is_saved_in_fp32() -> None:
+    """Trial 57: blame's forward-only fix for an fp16 InfoNCE loss keeps the exp and its row sum in fp32.
+    On the joint graph the backward reads the exp through an ``aten.alias`` of it, which the placement
+    cast back to fp16 like any other reader: the partitioner saved that inf-holding fp16 copy, and every
+    gradient of the real step was inf where the emulation (and fp64) are finite. Oracle: fp64's
+    gradients, and the emulated policy's (`run_plan`) error against them."""
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+    from roundoff.policy import get_policy
+
+    g = torch.Generator().manual_seed(0)
+    a0 = torch.randn(64, 32, generator=g)
+    a = torch.nn.functional.normalize(a0, dim=-1).half()
+    b = torch.nn.functional.normalize(a0 + 0.3 * torch.randn(64, 32, generator=g), dim=-1).half()
+    a64, b64 = a.double().requires_grad_(), b.double().requires_grad_()
+    _info_nce(a64, b64).backward()
+    program = capture(_info_nce, a.requires_grad_(), b.requires_grad_(), backward=True)
+    ids = {n.target: n.meta["roundoff_id"] for n in program.graph.nodes if n.op == "call_function"}
+    fixed = with_overrides(get_policy("inductor-cpu"), "keep-exp-sum", node={
+        ids[torch.ops.aten.exp.default]: KEEP, ids[torch.ops.aten.sum.dim_IntList]: KEEP})
+    emulated = run_plan(plan(program, fixed), program.example_inputs)[1]
+    assert bool(emulated.isfinite().all())  # the plan's prediction: finite gradients
+    torch._dynamo.reset()
+    xa, xb = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    roundoff.compile(_info_nce, policy=fixed)(xa, xb).backward()
+    assert bool(xa.grad.isfinite().all()), int((~xa.grad.isfinite()).sum())
+    floor = (a64.grad.half().double() - a64.grad).norm()
+    assert (xa.grad.double() - a64.grad).norm() <= 2 * max((emulated.double() - a64.grad).norm(), floor)

@@ -179,7 +179,27 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, boundaries_round:
     node.args = tuple(args)
     if isinstance(node.meta.get("val"), torch.Tensor):
         node.meta["val"] = node.meta["val"].to(torch.float32)
+    _users_read_unrounded(graph, node, dtype, boundaries_round, kept)
+
+
+def _passes_through(user: torch.fx.Node, node: torch.fx.Node) -> bool:
+    """Whether `user` is a view or copy of `node` alone (``aten.alias``: what a joint graph's backward
+    reads of a saved result), whose dtype is its input's."""
+    return (user.op == "call_function" and classify(user.target).op_class is OpClass.DATA_MOVEMENT
+            and [a for a in user.all_input_nodes if _float_dtype(a) is not None] == [node])
+
+
+def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: torch.dtype, boundaries_round: bool,
+                          kept: Iterable[torch.fx.Node]) -> None:
+    """`keep_unrounded`'s consumers of fp32 `node` (once of `dtype`): a view or copy of it alone is fp32
+    too and its own consumers are rewritten (trial 57: the ``alias`` a training step's backward reads an
+    fp32-kept ``exp`` through was cast back to fp16, and the backward read inf); every other computes in
+    fp32 and its result is cast back."""
     for user in list(node.users):
+        if _passes_through(user, node) and isinstance(val := user.meta.get("val"), torch.Tensor):
+            user.meta["val"] = val.new_empty_strided(val.shape, val.stride(), dtype=torch.float32)
+            _users_read_unrounded(graph, user, dtype, boundaries_round, kept)
+            continue
         if user.op == "output":
             with graph.inserting_after(node):
                 rounded = _cast(graph, node, dtype)
