@@ -50,6 +50,28 @@ def test_wrong_input_dtype_is_a_clear_error() -> None:
         check(prog, tuple(x.float() for x in xs), "eager")
 
 
+def test_a_missing_argument_a_bad_policy_and_a_bad_tolerance_are_clear_errors() -> None:
+    """Trial 57: a forgotten argument was taken from the capture's example inputs (a result for inputs
+    never passed), ``check(program, xs, 123)`` raised AttributeError from deep inside, and ``tol=-1``
+    was accepted. A module's parameters may still be left out (they follow its arguments)."""
+    w = get_workload("bf16-chain")
+    fn, xs = w.build(), w.make_inputs()
+    prog = capture(fn, *xs)
+    with pytest.raises(ValueError, match=f"takes {len(xs)} argument"):
+        check(prog, xs[:-1], "eager")
+    with pytest.raises(TypeError, match="a Policy or a preset name"):
+        check(prog, xs, 123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="a Policy or a preset name"):
+        check(prog, xs, "eager", against=3.5)  # type: ignore[arg-type]
+    for tol in (-1, 0.0, float("nan"), "1e-4"):
+        with pytest.raises(ValueError, match="tol="):
+            check(prog, xs, "eager", tol=tol)  # type: ignore[arg-type]
+    module = torch.nn.Linear(4, 3).bfloat16()
+    x = torch.randn(2, 4).bfloat16()
+    linear = capture(module, x)
+    assert len(linear.input_names) == 3 and not check(linear, (x,), "eager").diverges  # weight, bias: the capture's
+
+
 def test_not_callable_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="Program, a function or an nn.Module"):
         check(42, (torch.zeros(2),), "eager")  # type: ignore[arg-type]

@@ -170,3 +170,10 @@ def test_overflow_eager_also_makes_is_reported_once_and_never_raised() -> None:
     assert len(overflow) == 1 and f"{expected} NaN/inf element(s)" in str(overflow[0].message)
     checks = [c for _, cs in f.roundoff_state.checker.history for c in cs]
     assert [c.overflow for c in checks] == [expected, expected] and all(c.passed for c in checks)
+
+
+def test_a_mode_is_refused_not_ignored() -> None:
+    """Trial 57: ``roundoff.compile(f, mode="bogus")`` ran, torch.compile ignoring a mode given with a
+    backend of its own (a valid one too, silently)."""
+    with pytest.raises(ValueError, match="does not take mode='max-autotune'"):
+        roundoff.compile(torch.exp, mode="max-autotune")

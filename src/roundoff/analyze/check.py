@@ -11,6 +11,7 @@ means is defined once, in `roundoff.analyze.verdict`.
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -150,6 +151,12 @@ def check(
         raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
     if nodes_with not in NODES_WITH:
         raise ValueError(f"nodes_with={nodes_with!r}: choose one of {', '.join(NODES_WITH)}")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < math.inf:
+        raise ValueError(f"tol={tol!r}: a positive number (`same`'s and `allclose`'s tolerance, default 1e-4)")
+    for name, value in (("policy", policy), ("against", against)):
+        if not isinstance(value, (str, Policy)):
+            raise TypeError(f"{name}: a Policy or a preset name (see `roundoff policies`), got "
+                            f"{type(value).__name__} {value!r}")
     rule = Rule.parse(rule)
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)

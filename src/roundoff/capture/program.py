@@ -153,6 +153,10 @@ class Program:
     # the example inputs' in-place version counters at capture (a parameter changed since then no
     # longer holds the values a specialized graph was captured with)
     example_versions: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    #: how many leading inputs are the callable's own arguments (the rest: a module's parameters and
+    #: buffers, taken from `example_inputs` where a caller passes only the arguments); None: unknown
+    #: (any prefix of the inputs is accepted)
+    user_inputs: int | None = None
     #: the graph as `capture` made it, where a plan has rewritten this one (decompositions, CSE,
     #: rematerialised copies: `rewritten`); None where this is that graph
     as_captured: torch.fx.GraphModule | None = field(default=None, repr=False, compare=False)

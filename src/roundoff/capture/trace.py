@@ -91,6 +91,7 @@ def capture(
         name=name or getattr(fn_or_module, "__name__", type(fn_or_module).__name__),
         specializations=tuple(specializations),
         example_versions=tuple(t._version for t in spec.tensors),
+        user_inputs=spec.num_user,
     )
 
 

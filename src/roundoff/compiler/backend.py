@@ -233,6 +233,12 @@ def compile(
         raise ValueError(
             "roundoff.compile sets the backend itself; pass policy=... instead of backend=..."
         )
+    if "mode" in torch_compile_kwargs:  # (torch.compile ignores a mode given with a backend of its own)
+        raise ValueError(
+            f"roundoff.compile does not take mode={torch_compile_kwargs['mode']!r}: it compiles with Inductor under "
+            "the policy's settings, and torch.compile would ignore a mode given with that backend; set Inductor "
+            "options with torch._inductor.config.patch(...) around the call instead"
+        )
     pol = get_policy(policy)
     reference = reference_for(model_or_fn, check_reference)
     Checker(
