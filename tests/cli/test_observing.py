@@ -144,3 +144,22 @@ def test_inductor_config_values_are_read_as_the_type_inductor_declares(tmp_path,
         bad = run("observe", f"{script}:small_erf", "--inductor-config", setting)
         assert bad.exit_code == 2 and f"takes {declared}" in bad.output, bad.output
         assert len(bad.output.strip().splitlines()) == 1, bad.output
+
+
+def test_a_policy_with_node_overrides_is_refused(tmp_path):
+    """Trial 57: ``observe -p FIX.toml`` compiled plain Inductor and compared its kernels with the fix's
+    emulation, calling them identical though the fix (a node kept in fp32) was not in them: a fix only
+    roundoff.compile enforces. Oracle: the policy file's own node overrides."""
+    import dataclasses
+
+    from roundoff.policy import get_policy
+    from roundoff.policy.model import OpOverride
+    from roundoff.policy.serialize import policy_to_toml
+
+    fix = dataclasses.replace(get_policy("inductor-cpu"), name="fix", node_overrides={"n1": OpOverride(round_result=False)})
+    (tmp_path / "fix.toml").write_text(policy_to_toml(fix))
+    script = tmp_path / "erf_small.py"
+    script.write_text(SCRIPT)
+    out = run("observe", f"{script}:small_erf", "-p", str(tmp_path / "fix.toml"))
+    assert out.exit_code == 2 and "node overrides (n1)" in out.output, out.output
+    assert len(out.output.strip().splitlines()) == 1

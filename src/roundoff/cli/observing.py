@@ -120,6 +120,12 @@ def run_observe(
     if against not in ("oracle", "fp64", "eager"):
         raise UsageError(f"--against {against!r}: choose oracle (also spelled fp64) or eager")
     chosen = resolve_policy(policy) if policy is not None else None  # a bad name fails before compiling
+    if chosen is not None and chosen.node_overrides:  # (trial 57: kernels of plain Inductor called "identical"
+        raise UsageError(  # to a blame fix's emulation whose point, an exp kept in fp32, they do not have)
+            f"--policy {policy}: its node overrides ({', '.join(list(chosen.node_overrides)[:4])}) are a fix only "
+            "roundoff.compile enforces, and observe compiles plain torch.compile, not that program; compare with "
+            "the policy it was made from (-p inductor-cpu) and see the fix's emulation with `roundoff check -p "
+            f"{policy}`")
     program = capture_target(loaded)
     try:
         with config.patch(options or {}):
