@@ -177,3 +177,22 @@ def test_a_mode_is_refused_not_ignored() -> None:
     backend of its own (a valid one too, silently)."""
     with pytest.raises(ValueError, match="does not take mode='max-autotune'"):
         roundoff.compile(torch.exp, mode="max-autotune")
+
+
+def test_a_passing_check_keeps_its_verdicts_where_the_readme_says() -> None:
+    """Trial 57: checking mode is silent while samples pass, and its verdicts were reachable only
+    through an undocumented attribute (on a module, another one). Oracle: the README's own words, and
+    the sampled calls (1 and 3 of 3, `sample_every=2`)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "fast.roundoff_state.checker.history" in readme
+    torch._dynamo.reset()
+    module = torch.nn.Linear(8, 8).bfloat16()
+    x = torch.randn(4, 8).bfloat16()
+    fast = roundoff.compile(module, policy="eager", check="raise", sample_every=2)
+    for _ in range(3):
+        fast(x)
+    fast.flush_checks()
+    history = fast.roundoff_state.checker.history
+    assert [call for call, _ in history] == [1, 3] and all(c.passed for _, checks in history for c in checks), history

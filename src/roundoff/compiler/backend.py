@@ -369,3 +369,8 @@ class _CompiledModule(torch.nn.Module):
     def flush_checks(self) -> None:
         """Deliver the verdict of a pending asynchronous sample (waits for its GPU work)."""
         self._roundoff.checker.flush()
+
+    @property
+    def roundoff_state(self) -> _Compiled:
+        """The compile's state, as on a compiled function: ``.checker.history`` holds the verdicts."""
+        return self._roundoff
