@@ -295,3 +295,6 @@ def test_a_repro_of_many_outputs_prints_the_failing_and_worst_first_and_counts_t
     # trial 53: an output with NaN says its error is over its finite entries, not "max|err|=0" beside nan=3
     nans = torch.tensor([1.0, float("nan"), float("nan"), float("nan")], dtype=torch.bfloat16)
     assert "g: max|err| over its 1 finite entries=0 (0 of its largest) nan=3" in describe([nans], fp64[:1], ["g"])
+    # trial 57: an output with no finite entry said "over its 0 finite entries=nan (nan of its largest)"
+    infs = torch.full((4,), float("inf"), dtype=torch.bfloat16)
+    assert describe([infs], fp64[:1], ["g"]) == "g: no entry finite on both sides nan=0 inf=4 (fp64 ref nan=0)"
