@@ -1130,3 +1130,34 @@ def test_a_buffer_whose_store_codegen_dropped_is_not_judged_in_the_memory_its_ke
     assert all(k.op != "exp" for k in result.kernels), [(k.buffer, k.op) for k in result.kernels]
     assert result.first_divergent is None, result.first_divergent
     assert all(k.verdict is Verdict.OK for k in result.kernels)
+
+
+def _info_nce(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    logits = a @ b.T / 0.07
+    return -(logits.diag() - torch.log(torch.exp(logits).sum(-1))).mean()
+
+
+def test_a_buffer_with_no_finite_element_shows_no_relative_error():
+    """Trial 57: an fp16 InfoNCE step's gradient matmuls are NaN everywhere (their operands are), and the
+    table showed their relative error against fp64 as 0. Oracle: real torch.compile's gradients (NaN
+    everywhere) and the JSON's own counts."""
+    from rich.console import Console
+
+    from roundoff.report.observed import observe_document, observe_report
+
+    g = torch.Generator().manual_seed(0)
+    a0 = torch.randn(64, 32, generator=g)
+    a = torch.nn.functional.normalize(a0, dim=-1).half()
+    b = torch.nn.functional.normalize(a0 + 0.3 * torch.randn(64, 32, generator=g), dim=-1).half()
+    xa, xb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    torch._dynamo.reset()
+    torch.compile(_info_nce)(xa, xb).backward()
+    assert bool(xa.grad.isnan().all())
+    doc = observe_document(observe_compiled(_info_nce, a.clone().requires_grad_(), b.clone().requires_grad_(),
+                                            backward=True, partitioned=True, repeats=1))
+    console = Console(width=400, record=True)
+    console.print(observe_report(doc, top=50))
+    rows = {line.split("│")[2].strip(): [c.strip() for c in line.split("│")] for line in console.export_text().splitlines()
+            if line.count("│") > 8}
+    empty = [k["buffer"] for k in doc["kernels"] if k["vs_oracle"]["nan"] + k["vs_oracle"]["inf"] >= k["vs_oracle"]["numel"]]
+    assert empty and all(rows[b][8] == "-" for b in empty), {b: rows[b] for b in empty}

@@ -70,3 +70,9 @@ def verdict_remark(output: dict[str, Any]) -> str:
         return " (0 by the model's structure: its values are rounding noise)"
     below = output.get("below_range") or 0
     return f" ({below} values below its format's range)" if below and output["verdict"] == "ok" else ""
+
+
+def none_finite(m: dict[str, Any]) -> bool:
+    """Whether no element of metrics `m`'s value is finite (its error figures cover finite ones only)."""
+    numel, bad = number(m.get("numel")), (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
+    return numel is not None and bad >= numel > 0

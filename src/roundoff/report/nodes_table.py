@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
-from roundoff.report.cells import fmt_num, narrow_table, verdict_text
+from roundoff.report.cells import fmt_num, narrow_table, none_finite, verdict_text
 from roundoff.report.json_report import number
 
 
@@ -91,8 +91,7 @@ def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
     """(rel err, bits) cells: "-" where no element is finite on both sides (the figures cover those
     only), a relative error beyond `_REL_SHOWN` as such."""
     m = node["metrics"]
-    numel, bad = number(m.get("numel")), (number(m.get("nan")) or 0) + (number(m.get("inf")) or 0)
-    if numel is not None and bad >= numel > 0:
+    if none_finite(m):
         return "-", "-"
     rel = number(m.get("norm_rel"))
     return (f"> {_REL_SHOWN:g}" if rel is not None and rel > _REL_SHOWN else fmt_num(m.get("norm_rel"), 3),

@@ -14,7 +14,7 @@ from rich.text import Text
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.observed import KernelReport, ObserveResult
 from roundoff.observed.api import OutputFailure
-from roundoff.report.cells import fmt_num, verdict_text
+from roundoff.report.cells import fmt_num, none_finite, verdict_text
 
 
 def _kernel(k: KernelReport) -> dict[str, Any]:
@@ -236,7 +236,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
                       Text.assemble(verdict_text(k["verdict"]), " (moves no output)" if k.get("moves_no_output") else ""),
                       fmt_num(k["excess"], 3),
-                      fmt_num(k["vs_oracle"].get("norm_rel"), 3), emulated)
+                      "-" if none_finite(k["vs_oracle"]) else fmt_num(k["vs_oracle"].get("norm_rel"), 3), emulated)
     agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
     s = doc["seconds"]
     foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; "
