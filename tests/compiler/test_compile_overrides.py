@@ -353,3 +353,33 @@ def test_a_kept_exp_the_backward_reads_through_an_alias_is_saved_in_fp32() -> No
     assert bool(xa.grad.isfinite().all()), int((~xa.grad.isfinite()).sum())
     floor = (a64.grad.half().double() - a64.grad).norm()
     assert (xa.grad.double() - a64.grad).norm() <= 2 * max((emulated.double() - a64.grad).norm(), floor)
+
+
+def _attention_with_bias(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    q = (x @ w).view(2, 16, 4, 16).transpose(1, 2)
+    k = x.view(2, 16, 4, 16).transpose(1, 2)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, k, attn_mask=bias, scale=1.0).float().sum()
+
+
+def test_a_kept_query_matmul_before_a_fused_attention_compiles_and_runs() -> None:
+    """Trial 58: a policy keeping the query's ``mm`` in fp32 (part of blame's fix for an fp16 T5) made
+    the compiled step fail inside Inductor's CPU flash attention ("Attention mask is the same data type
+    as query"): the fp32 query reached it beside fp16 keys and mask. An op of several results reads a
+    kept value as it was. Oracle: real eager's output and the emulated policy's (`run_plan`)."""
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+    from roundoff.policy import get_policy
+
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(64, 64, generator=g).half()
+    x, bias = torch.randn(2, 16, 64, generator=g).half(), torch.randn(1, 4, 16, 16, generator=g).half()
+    program = capture(_attention_with_bias, x, w.requires_grad_(), bias, backward=True)
+    mm = next(n.meta["roundoff_id"] for n in program.graph.nodes if n.target is torch.ops.aten.mm.default)
+    policy = with_overrides(get_policy("eager"), "keep-q", node={mm: KEEP})
+    torch._dynamo.reset()
+    wc = w.detach().clone().requires_grad_()
+    out = roundoff.compile(_attention_with_bias, policy=policy)(x, wc, bias)
+    out.backward()
+    want = run_plan(plan(program, policy), program.example_inputs)
+    assert torch.isfinite(out) and abs(float(out) - float(want[0])) <= 1e-3 * abs(float(want[0])), (out, want[0])
+    assert bool(wc.grad.isfinite().all())

@@ -184,9 +184,12 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, boundaries_round:
 
 def _passes_through(user: torch.fx.Node, node: torch.fx.Node) -> bool:
     """Whether `user` is a view or copy of `node` alone (``aten.alias``: what a joint graph's backward
-    reads of a saved result), whose dtype is its input's."""
+    reads of a saved result), whose dtype is its input's, and whose every reader can read it in fp32
+    (not an op of several results, such as a fused attention: trial 58's query kept in fp32 beside its
+    fp16 keys made Inductor's CPU flash attention fail; such a reader gets it cast back)."""
     return (user.op == "call_function" and classify(user.target).op_class is OpClass.DATA_MOVEMENT
-            and [a for a in user.all_input_nodes if _float_dtype(a) is not None] == [node])
+            and [a for a in user.all_input_nodes if _float_dtype(a) is not None] == [node]
+            and all(u.op == "output" or isinstance(u.meta.get("val"), torch.Tensor) for u in user.users))
 
 
 def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: torch.dtype, boundaries_round: bool,
@@ -207,13 +210,18 @@ def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: tor
             continue
         user_dtype = _float_dtype(user)
         if user_dtype is None:
+            if isinstance(user.meta.get("val"), (tuple, list)):  # an op of several results (a fused attention)
+                with graph.inserting_before(user):  # reads it as it was: its other operands stay 16-bit
+                    user.replace_input_with(node, _cast(graph, node, dtype))
             continue
         if user in kept:
             continue  # (its operands are upcast by its own rewrite)
-        with graph.inserting_before(user):  # its other 16-bit operands upcast too: one dtype for a matmul
-            user.args = tuple(
-                _cast(graph, a, torch.float32) if isinstance(a, torch.fx.Node) and a is not node
-                and is_low_precision(_float_dtype(a)) else a for a in user.args)
+        with graph.inserting_before(user):  # its other 16-bit operands upcast too: one dtype for a matmul,
+            def up(a: object) -> object:  # for an attention's mask too (an ``attn_mask=`` keyword, trial 58)
+                return (_cast(graph, a, torch.float32) if isinstance(a, torch.fx.Node) and a is not node
+                        and is_low_precision(_float_dtype(a)) else a)
+            user.args = tuple(up(a) for a in user.args)
+            user.kwargs = {k: up(v) for k, v in user.kwargs.items()}
         if is_low_precision(user_dtype) and classify(user.target).op_class is not OpClass.CAST:
             # it computes in fp32 now: so says its traced value, or a pass would take the cast back for a no-op
             user.meta["val"] = user.meta["val"].to(torch.float32)
