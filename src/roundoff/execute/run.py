@@ -18,12 +18,13 @@ from roundoff.plan.model import Plan
 def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
     """`inputs` validated against the capture's example inputs (dtype, shape; no meta-device tensors).
 
-    The callable's own arguments may be followed by none of the remaining graph inputs (a module's
-    parameters and buffers): those are then taken from the capture's example inputs.
+    No inputs at all means the capture's example inputs. The callable's own arguments may be followed
+    by none of the remaining graph inputs (a module's parameters and buffers): those are then taken from
+    the capture's example inputs; fewer arguments than the callable takes are refused.
     """
     inputs = tuple(inputs)
     own = program.user_inputs or 0
-    if len(inputs) < own:  # (trial 57: a forgotten argument was taken from the capture, silently)
+    if inputs and len(inputs) < own:  # (trial 57: a forgotten argument was taken from the capture, silently)
         raise ValueError(
             f"program {program.name!r} takes {own} argument(s) ({', '.join(program.input_names[:own])}), got "
             f"{len(inputs)}; pass each (a module's parameters and buffers, which follow, come from the capture)"
