@@ -66,6 +66,12 @@ def test_a_missing_argument_a_bad_policy_and_a_bad_tolerance_are_clear_errors() 
     for tol in (-1, 0.0, float("nan"), "1e-4"):
         with pytest.raises(ValueError, match="tol="):
             check(prog, xs, "eager", tol=tol)  # type: ignore[arg-type]
+    from roundoff.policy.errors import PolicyError
+
+    with pytest.raises(PolicyError, match="'oracle' \\(fp64\\), or a policy"):  # trial 58: the choices named
+        check(prog, xs, "eager", against="bogus")
+    x1 = torch.randn(8, 4).bfloat16()  # trial 58: a bare tensor is one input, not its 8 rows
+    assert check(lambda t: t * 3, x1, "eager").outputs[0].rmse_result == check(lambda t: t * 3, (x1,), "eager").outputs[0].rmse_result
     module = torch.nn.Linear(4, 3).bfloat16()
     x = torch.randn(2, 4).bfloat16()
     linear = capture(module, x)

@@ -157,7 +157,16 @@ def check(
         if not isinstance(value, (str, Policy)):
             raise TypeError(f"{name}: a Policy or a preset name (see `roundoff policies`), got "
                             f"{type(value).__name__} {value!r}")
+    if isinstance(against, str) and against not in ORACLE_NAMES:
+        from roundoff.policy.errors import PolicyError
+        from roundoff.policy.registry import get_policy
+
+        try:
+            get_policy(against)
+        except PolicyError as exc:  # (trial 58: the reference's choices were not named)
+            raise PolicyError(f"against={against!r}: 'oracle' (fp64), or a policy: {exc}") from None
     rule = Rule.parse(rule)
+    inputs = (inputs,) if isinstance(inputs, torch.Tensor) else inputs  # one tensor: one input, not its rows
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)
     vs_oracle = isinstance(against, str) and against in ORACLE_NAMES

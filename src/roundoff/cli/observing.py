@@ -124,7 +124,7 @@ def run_observe(
         raise UsageError(  # to a blame fix's emulation whose point, an exp kept in fp32, they do not have)
             f"--policy {policy}: its node overrides ({', '.join(list(chosen.node_overrides)[:4])}) are a fix only "
             "roundoff.compile enforces, and observe compiles plain torch.compile, not that program; compare with "
-            "the policy it was made from (-p inductor-cpu) and see the fix's emulation with `roundoff check -p "
+            "a preset (-p NAME) and see the fix's emulation with `roundoff check -p "
             f"{policy}`")
     program = capture_target(loaded)
     try:

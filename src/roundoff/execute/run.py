@@ -22,7 +22,7 @@ def complete_inputs(program: Program, inputs: Sequence[Any]) -> tuple:
     by none of the remaining graph inputs (a module's parameters and buffers): those are then taken from
     the capture's example inputs; fewer arguments than the callable takes are refused.
     """
-    inputs = tuple(inputs)
+    inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)  # one tensor: one input, not its rows
     own = program.user_inputs or 0
     if inputs and len(inputs) < own:  # (trial 57: a forgotten argument was taken from the capture, silently)
         raise ValueError(
