@@ -184,12 +184,12 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, boundaries_round:
 
 def _passes_through(user: torch.fx.Node, node: torch.fx.Node) -> bool:
     """Whether `user` is a view or copy of `node` alone (``aten.alias``: what a joint graph's backward
-    reads of a saved result), whose dtype is its input's, and whose every reader can read it in fp32
-    (not an op of several results, such as a fused attention: trial 58's query kept in fp32 beside its
-    fp16 keys made Inductor's CPU flash attention fail; such a reader gets it cast back)."""
+    reads of a saved result), whose dtype is its input's, and which no fused attention reads (trial 58:
+    a query kept in fp32 beside its fp16 keys made Inductor's CPU flash attention fail; that reader
+    gets the view of the value cast back)."""
     return (user.op == "call_function" and classify(user.target).op_class is OpClass.DATA_MOVEMENT
             and [a for a in user.all_input_nodes if _float_dtype(a) is not None] == [node]
-            and all(u.op == "output" or isinstance(u.meta.get("val"), torch.Tensor) for u in user.users))
+            and not any(u.op == "call_function" and classify(u.target).op_class is OpClass.ATTENTION for u in user.users))
 
 
 def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: torch.dtype, boundaries_round: bool,
@@ -210,9 +210,9 @@ def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: tor
             continue
         user_dtype = _float_dtype(user)
         if user_dtype is None:
-            if isinstance(user.meta.get("val"), (tuple, list)):  # an op of several results (a fused attention)
-                with graph.inserting_before(user):  # reads it as it was: its other operands stay 16-bit
-                    user.replace_input_with(node, _cast(graph, node, dtype))
+            if isinstance(user.meta.get("val"), (tuple, list)) and classify(user.target).op_class is OpClass.ATTENTION:
+                with graph.inserting_before(user):  # a fused attention reads it as it was (its kernels take one
+                    user.replace_input_with(node, _cast(graph, node, dtype))  # dtype: trial 58)
             continue
         if user in kept:
             continue  # (its operands are upcast by its own rewrite)
