@@ -153,14 +153,12 @@ def check(
         raise ValueError(f"nodes_with={nodes_with!r}: choose one of {', '.join(NODES_WITH)}")
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < math.inf:
         raise ValueError(f"tol={tol!r}: a positive number (`same`'s and `allclose`'s tolerance, default 1e-4)")
-    for name, value in (("policy", policy), ("against", against)):
-        if not isinstance(value, (str, Policy)):
-            raise TypeError(f"{name}: a Policy or a preset name (see `roundoff policies`), got "
-                            f"{type(value).__name__} {value!r}")
-    if isinstance(against, str) and against not in ORACLE_NAMES:
-        from roundoff.policy.errors import PolicyError
-        from roundoff.policy.registry import get_policy
+    from roundoff.policy.errors import PolicyError
+    from roundoff.policy.registry import get_policy
 
+    if not isinstance(policy, Policy):  # a bad policy or reference fails here, not deep inside (trial 57)
+        get_policy(policy)
+    if not isinstance(against, Policy) and against not in ORACLE_NAMES:
         try:
             get_policy(against)
         except PolicyError as exc:  # (trial 58: the reference's choices were not named)

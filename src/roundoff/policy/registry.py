@@ -24,7 +24,7 @@ def get_policy(name_or_policy: str | Path | Policy) -> Policy:
         return load_policy(name_or_policy)
     if not isinstance(name_or_policy, str):
         raise TypeError(
-            f"get_policy() takes a preset name, a .toml path or a Policy, got "
+            f"a policy is a Policy or a preset name (or a .toml path; see `roundoff policies`), got "
             f"{type(name_or_policy).__name__} {name_or_policy!r}"
         )
     if name_or_policy in PRESETS:
