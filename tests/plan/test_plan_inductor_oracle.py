@@ -136,3 +136,44 @@ def test_cpp_reuse_counts_only_the_users_compiled_with_the_value() -> None:
     sigmoid = next(n for n in prog.graph.nodes if n.target is torch.ops.aten.sigmoid.default)
     assert len(sigmoid.users) > 1  # read again by the backward: one graph's reuse would store it rounded
     assert bits_differ(emulated, real) == 0, f"repro: {REPRO}"
+
+
+def _loop_nests(x, c, y, x3, w3, m3):  # type: ignore[no-untyped-def]
+    """fp16 values stored (graph outputs) and read by a row maximum; which read them unrounded depends
+    on whether the value's loop ranges are the reduction's (`roundoff.plan.loops`)."""
+    column = torch.exp(x[0] - c)  # a column operand keeps the 2-D loop: the row max reads it unrounded
+    flat = torch.exp(x[1])  # contiguous: one flat loop, the row max loads it rounded
+    down = torch.exp(x[2] - c)  # reduced over rows, not along its loop: loaded rounded
+    transposed = torch.exp(x[3] + y.T)
+    viewed = torch.exp(x[4] - c)  # read through a slice as well: no fusion, loaded rounded
+    rows3 = torch.exp(x3 * w3)  # [4, 1, 32] operand: a 3-D loop, the reduction's is 2-D: rounded
+    planes3 = torch.exp(x3 - m3)  # [1, 16, 32] operand: loop (4, 512), reduced over (1, 2): unrounded
+    return (column, column.float().amax(1), flat, flat.float().amax(1), down, down.float().amax(0),
+            transposed, transposed.float().amax(1), viewed, (viewed * viewed[:, :1]).float().amax(1),
+            rows3, rows3.float().amax(-1), planes3, planes3.float().amax((1, 2)))
+
+
+def test_cpp_reduction_reads_a_stored_value_unrounded_when_its_loop_ranges_match() -> None:
+    """Inductor's C++ backend computes a stored pointwise value in a reduction's own loop, and the
+    reduction reads it unrounded, when the value's simplified loop ranges are the reduction's (trial
+    58: a Performer's ``exp(x @ W - |x|^2 / 2)``, stored for a matmul and summed by ``mv``, predicted
+    0.011 where torch.compile gives 0.038). The exps overflow fp16 where ``x > 11.09``: a maximum read
+    rounded is inf, one read unrounded finite. Oracle: real torch.compile, the fp16 values bit for bit;
+    a maximum of unrounded fp32 exps within 2 units in the last place (the C++ kernel's vectorized
+    ``exp`` is not eager's; rounding to fp16 would differ by 2**13 units)."""
+    g = torch.Generator().manual_seed(0)
+    half = torch.float16
+    x = (torch.randn(5, 16, 32, generator=g) * 0.5 + 11.0).to(half)
+    c, y = torch.full((16, 1), -0.25, dtype=half), torch.full((32, 16), 0.25, dtype=half)
+    x3 = (torch.randn(4, 16, 32, generator=g) * 0.5 + 11.0).to(half)
+    w3, m3 = torch.full((4, 1, 32), 1.01, dtype=half), torch.full((1, 16, 32), -0.25, dtype=half)
+    inputs = (x, c, y, x3, w3, m3)
+    torch._dynamo.reset()
+    real = torch.compile(_loop_nests, dynamic=False, fullgraph=True)(*inputs)
+    emulated = run_plan(plan(capture(_loop_nests, *inputs), "inductor-cpu"), inputs)
+    assert [bits_differ(e, r) for e, r in zip(emulated[::2], real[::2])] == [0] * 7, f"repro: {REPRO}"
+    for e, r in zip(emulated[1::2], real[1::2]):
+        assert torch.equal(e.isinf(), r.isinf()), f"repro: {REPRO}"
+        torch.testing.assert_close(e, r, rtol=2**-22, atol=0, equal_nan=True, msg=f"repro: {REPRO}")
+    unrounded = [bool(torch.isfinite(m).all()) for m in real[1::2]]
+    assert unrounded == [True, False, False, True, False, False, True]  # the cases tell the rules apart

@@ -80,6 +80,9 @@ class FusionNode:
     #: computed for a training step's backward only: torch.compile compiles the backward apart, so its
     #: reads of a forward value are no reuse in the forward's kernels (the C++ realize-on-reuse rule)
     backward: bool = False
+    shape: tuple[int, ...] | None = None  # its value's sizes and strides (None: unknown, or no tensor)
+    strides: tuple[int, ...] | None = None
+    reduced: tuple[int, ...] | None = None  # a reduction's reduced dims of its first operand (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -201,9 +204,9 @@ def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[
     """Whether `n`'s computation, with its unstored ancestors inlined, calls one of `HEAVY_OPS` and reads
     memory: one that reads none (an ``exp`` of an ``arange``: index arithmetic only) is computed again in
     each kernel, never stored (measured, torch 2.13: realized on reuse, then inlined into its readers)."""
-    inlined = _inline(n, by_id, stored)
-    return (n.op in HEAVY_OPS or any(by_id[p].op in HEAVY_OPS for p in inlined)) and any(
-        p in stored and _in_memory(by_id[p]) for m in (n.id, *inlined) for p in by_id[m].inputs)
+    inner = inlined(n, by_id, stored)
+    return (n.op in HEAVY_OPS or any(by_id[p].op in HEAVY_OPS for p in inner)) and any(
+        p in stored and _in_memory(by_id[p]) for m in (n.id, *inner) for p in by_id[m].inputs)
 
 
 def _in_memory(n: FusionNode) -> bool:
@@ -224,7 +227,8 @@ class _Either:
         return x in self.a or x in self.b
 
 
-def _inline(root: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> set[str]:
+def inlined(root: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> set[str]:
+    """The unstored nodes `root`'s kernel computes with it: its ancestors reached without crossing a stored value."""
     out: set[str] = set()
     stack = [p for p in root.inputs if p not in stored]
     while stack:
@@ -298,6 +302,8 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
 
 
 def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> Fusion:
+    from roundoff.plan.loops import reduction_loop_reads  # (it reads this module's node model)
+
     by_id = {n.id: n for n in nodes}
     users = _users(nodes)
     stored, alias, by_backward = _stored(nodes, users, heavy_reuse)
@@ -311,8 +317,17 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> F
                 owner[2].add(n.id)
                 continue
         kind = {Kind.REDUCTION: "reduction", Kind.EXTERN: "extern"}.get(n.kind, "pointwise")
-        kernels.append((kind, n.id, {n.id} | _inline(n, by_id, stored)))
+        kernels.append((kind, n.id, {n.id} | inlined(n, by_id, stored)))
     kernels, merge_notes = _merge_pointwise(kernels, by_id, nodes, cat_slices=heavy_reuse)
+    in_loop = reduction_loop_reads(kernels, by_id, stored) if heavy_reuse else {}
+    for kind, root, members in kernels:
+        if root in in_loop:
+            members |= in_loop[root]
+            merge_notes.append(
+                f"the reduction {root} computes {', '.join(sorted(in_loop[root] & stored))} in its own loop and reads "
+                "it unrounded: Inductor's C++ backend fuses a stored pointwise value whose loop ranges are the "
+                "reduction's (a broadcast or transposed operand keeps its loop from flattening) into that loop; "
+                "other kernels read it rounded")
     if by_backward:
         order = {n.id: i for i, n in enumerate(nodes)}
         merge_notes.append(
@@ -320,7 +335,7 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> F
             f"{'/'.join(sorted(HEAVY_OPS))}: Inductor's C++ realize-on-reuse rule): "
             f"{', '.join(sorted(by_backward, key=order.__getitem__))}; backward kernels other than the one making them "
             "read them rounded, the forward does not")
-    fusion = _assemble(nodes, kernels, stored, users, merge_notes)
+    fusion = _assemble(nodes, kernels, stored, users, merge_notes, in_loop)
     backward = frozenset(n.id for n in nodes if n.backward)
     return dataclasses.replace(fusion, stored_backward=frozenset(by_backward), backward=backward,
                                backward_loads=_backward_loads(fusion, by_backward, nodes))
@@ -405,16 +420,22 @@ def _assemble(
     stored: set[str],
     users: dict[str, list[FusionNode]],
     notes: list[str],
+    in_loop: dict[str, frozenset[str]] | None = None,
 ) -> Fusion:
+    """`in_loop`: per reduction root, the values it computes in its own loop beside their home kernel
+    (`roundoff.plan.loops.reduction_loop_reads`): no rematerialization to note, and no epilogue of that reduction."""
     order = {n.id: i for i, n in enumerate(nodes)}
     groups = tuple(
         FusionGroup(gid, kind, tuple(sorted(members, key=order.__getitem__)))
         for gid, (kind, _, members) in enumerate(kernels)
     )
+    borrowed = {gid: (in_loop or {}).get(root, frozenset()) for gid, (_, root, _) in enumerate(kernels)}
     home: dict[str, int | None] = {n.id: None for n in nodes}
     where: dict[str, list[int]] = {}
     for g in groups:
         for m in g.node_ids:
+            if m in borrowed[g.id]:
+                continue
             where.setdefault(m, []).append(g.id)
             if home[m] is None:
                 home[m] = g.id
@@ -434,7 +455,7 @@ def _assemble(
             {
                 u.id
                 for m in g.node_ids
-                if m in stored
+                if m in stored and m not in borrowed[g.id]
                 for u in users[m]
                 if u.kind in (Kind.FUSIBLE, Kind.VIEW)
             },

@@ -1,0 +1,146 @@
+"""Inductor's loop ranges: the loop nest a kernel runs over a value's dims, from the strides it indexes.
+
+Numeric meaning: Inductor's C++ backend computes a stored pointwise value inside a reduction's own
+loop nest, and the reduction then reads it as computed (fp32 for a 16-bit value, unrounded), only
+when the two loops have the same ranges; otherwise the value is computed in a loop nest of its own
+and the reduction loads it from memory, rounded to its storage format (`roundoff.plan.fusion`).
+
+Inductor simplifies a loop over a shape (``_simplify_loops``, torch 2.9-2.13): dims of size 1 are
+dropped, and two adjacent dims merge into one when every index the kernel loads or stores walks
+them as one (the outer dim's stride is the inner dim's stride times its size). A reduction merges
+its kept dims and its reduced dims apart. So an ``exp`` of a contiguous fp16 matrix runs one flat
+loop and the row sums load it rounded, while ``exp(x - c)`` with ``c`` a column (stride 0 along the
+rows' elements) keeps the row loop and its row sums read the ``exp`` unrounded (measured, CPU,
+torch 2.13: ``tests/plan/test_plan_inductor_oracle.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Container, Sequence
+
+from roundoff.plan.fusion import FusionNode, Kind, inlined
+
+#: an index's strides over a loop's dims (0 along a dim it is broadcast over)
+Strides = tuple[int, ...]
+
+
+def broadcast_strides(shape: Sequence[int], strides: Sequence[int], loop: Sequence[int]) -> Strides | None:
+    """The strides over `loop`'s dims of a value of `shape` and `strides` read broadcast to `loop`
+    (dims aligned from the right, as PyTorch broadcasts); None when it does not broadcast to it."""
+    if len(shape) > len(loop) or len(strides) != len(shape):
+        return None
+    lead = len(loop) - len(shape)
+    out = [0] * lead
+    for size, stride, want in zip(shape, strides, loop[lead:]):
+        if size == want:
+            out.append(stride if size != 1 else 0)
+        elif size == 1:
+            out.append(0)
+        else:
+            return None
+    return tuple(out)
+
+
+def merged_boundaries(loop: Sequence[int], dims: Sequence[int], indices: Sequence[Strides]) -> tuple[bool, ...]:
+    """For each pair of adjacent dims of `dims` (a subset of `loop`'s, in order; size-1 dims left out),
+    whether Inductor merges them into one loop: every index walks them as one."""
+    kept = [d for d in dims if loop[d] != 1]
+    return tuple(
+        all(s[outer] == s[inner] * loop[inner] for s in indices)
+        for outer, inner in itertools.pairwise(kept)
+    )
+
+
+def same_loop_nest(
+    loop: Sequence[int],
+    reduced: Sequence[int],
+    pointwise_indices: Sequence[Strides],
+    reduction_indices: Sequence[Strides],
+) -> bool:
+    """Whether a pointwise kernel over `loop` (indexing memory by `pointwise_indices`, its store's
+    included) runs the same simplified loop ranges as a reduction over `reduced` dims of `loop`
+    (indexing by `reduction_indices`): the reduced dims trail the kept ones, and the pointwise loop
+    merges exactly the dims the reduction's kept and reduced ranges merge, and not across them."""
+    reduced = sorted(set(reduced))
+    kept = [d for d in range(len(loop)) if d not in reduced]
+    if reduced != list(range(len(kept), len(loop))) or all(loop[d] == 1 for d in reduced):
+        return False
+    pointwise = merged_boundaries(loop, range(len(loop)), pointwise_indices)
+    reduction = merged_boundaries(loop, kept, reduction_indices)
+    if any(loop[d] != 1 for d in kept):
+        reduction += (False,)  # the kept ranges and the reduced ones are two loops
+    return pointwise == reduction + merged_boundaries(loop, reduced, reduction_indices)
+
+
+def reduction_loop_reads(
+    kernels: list[tuple[str, str, set[str]]], by_id: dict[str, FusionNode], stored: Container[str]
+) -> dict[str, frozenset[str]]:
+    """Per reduction root, the stored pointwise values (with the unstored nodes computing them) that
+    Inductor's C++ backend computes in the reduction's own loop nest, so that the reduction reads them
+    as computed: each is read element for element (at its own shape, not through a view) by the
+    reduction or the operands inlined into it, and runs the same loop ranges (`same_loop_nest`).
+    Measured, torch 2.13: a Performer's fp16 ``exp(x @ W - |x|^2 / 2)``, stored for a matmul, read
+    unrounded by the row sums of ``mv``; a flat ``exp(x)`` read rounded by the same sums."""
+    out: dict[str, frozenset[str]] = {}
+    for kind, root, members in kernels:
+        r = by_id[root]
+        loop = by_id[r.inputs[0]].shape if kind == "reduction" and r.reduced is not None and r.inputs else None
+        reduction_indices = _indices(members, members, by_id, loop) if loop else None
+        if reduction_indices is None:
+            continue
+        readers: dict[str, list[FusionNode]] = {}
+        viewed: set[str] = set()  # values also read through a view: at another index, so never fused
+        for m in members:
+            for p in by_id[m].inputs:
+                if p not in members and p in stored:
+                    readers.setdefault(p, []).append(by_id[m])
+                    viewed |= _view_bases(by_id[p], by_id)
+        fused: set[str] = set()
+        for p, reading in readers.items():
+            value = by_id[p]
+            if (value.kind is not Kind.FUSIBLE or value.backward != r.backward or value.shape != loop or p in viewed
+                    or value.strides is None or any(m is not r and m.shape != loop for m in reading)):
+                continue
+            computed = {p} | inlined(value, by_id, stored)
+            indices = _indices(computed, computed, by_id, loop)
+            if indices is not None and same_loop_nest(loop, r.reduced or (), [value.strides, *indices],
+                                                      reduction_indices):
+                fused |= computed
+        if fused:
+            out[root] = frozenset(fused)
+    return out
+
+
+def _view_bases(n: FusionNode, by_id: dict[str, FusionNode]) -> set[str]:
+    """The values a view (an alias of stored memory) reads, through views of views; empty for others."""
+    out: set[str] = set()
+    todo = [n] if n.kind is Kind.VIEW else []
+    while todo:
+        for p in todo.pop().inputs:
+            if p not in out:
+                out.add(p)
+                if by_id[p].kind is Kind.VIEW:
+                    todo.append(by_id[p])
+    return out
+
+
+def _indices(ids: Container[str] | set[str], inside: Container[str], by_id: dict[str, FusionNode],
+             loop: tuple[int, ...]) -> list[Strides] | None:
+    """The strides over `loop` of every value the nodes `ids` read from outside `inside`, each read
+    broadcast to `loop`; None where a node re-indexes (a view of a computed value) or a shape is unknown."""
+    out: list[Strides] = []
+    for i in ids:  # type: ignore[union-attr]
+        n = by_id[i]
+        if n.kind is Kind.VIEW or (n.kind is not Kind.REDUCTION and (
+                n.shape is None or broadcast_strides(n.shape, (0,) * len(n.shape), loop) is None)):
+            return None
+        for p in n.inputs:
+            if p in inside:
+                continue
+            u = by_id[p]
+            index = broadcast_strides(u.shape, u.strides, loop) if u.shape is not None and u.strides is not None else None
+            if index is None:
+                return None
+            out.append(index)
+    return out
