@@ -383,3 +383,35 @@ def test_a_kept_query_matmul_before_a_fused_attention_compiles_and_runs() -> Non
     want = run_plan(plan(program, policy), program.example_inputs)
     assert torch.isfinite(out) and abs(float(out) - float(want[0])) <= 1e-3 * abs(float(want[0])), (out, want[0])
     assert bool(wc.grad.isfinite().all())
+
+
+def _clamped(x: torch.Tensor, c: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    h = torch.clamp(x * 1.001, min=-c, max=c)  # T5's fp16 clamp, with tensor bounds
+    return h * 7.0 + y.to(torch.bfloat16) * 3.0
+
+
+def test_overrides_on_ops_inductor_decomposes_are_placed_on_their_last_step() -> None:
+    """Trial 58: blame's T5 fix keeps a ``clamp`` with tensor bounds and a ``.to`` in fp32. Inductor's
+    decomposition table turns the one into an fp32 clamp and a cast back and the other into a cast, so
+    roundoff.compile found neither in the compiled graph and refused the fix. Each is now placed on the
+    cast that ends its decomposition, made a cast to fp32. Oracle: the same arithmetic by hand in fp32."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4096, generator=g).to(torch.bfloat16) * 4
+    c = torch.tensor(3.0).to(torch.bfloat16)
+    y = torch.randn(4096, generator=g) * 2
+    prog = capture(_clamped, x, c, y)
+    ids: dict[str, str] = {}
+    for n in prog.graph.nodes:  # the first node of each op
+        ids.setdefault(str(n.target), n.meta["roundoff_id"])
+    keep = {ids["aten.mul.Tensor"]: KEEP, ids["aten.clamp.Tensor"]: KEEP, ids["aten._to_copy.default"]: KEEP}
+    f = roundoff.compile(_clamped, policy=with_overrides(eager(), "keep-clamp", node=keep))
+    out = f(x, c, y)
+    h = torch.clamp(_f(x) * 1.001, min=-_f(c), max=_f(c))
+    oracle = ((h * 7.0).bfloat16().float() + (y * 3.0).bfloat16().float()).bfloat16()
+    repro = "repro: pytest tests/compiler/test_compile_overrides.py -k decomposes"
+    assert differing(out, oracle) == 0.0, repro
+    assert differing(out, _clamped(x, c, y)) > 0.01, "the overrides had no effect; " + repro
+    placed = {p.split(" -> ")[0]: p.split(" (")[1] for p in f.roundoff_state.placements}
+    assert placed == {ids["aten.mul.Tensor"]: "aten.mul.Tensor, keep_unrounded)",
+                      ids["aten.clamp.Tensor"]: "prims.convert_element_type.default, keep_unrounded)",
+                      ids["aten._to_copy.default"]: "prims.convert_element_type.default, keep_unrounded)"}

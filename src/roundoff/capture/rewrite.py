@@ -20,7 +20,7 @@ from roundoff.capture.retrace import (
 )
 
 
-def decompose(program: Program, names: Sequence[str]) -> Program:
+def decompose(program: Program, names: Sequence[str], *, lowerings: bool = True) -> Program:
     """`program` re-traced with the union of the named decomposition tables (`DECOMPOSITION_SETS`).
 
     Ids survive: a node left as it was keeps its id; the nodes that decomposing node ``n7`` produced
@@ -28,7 +28,8 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
     Decompositions may compute differently (e.g. a softmax written as exp/sum/div, or with an fp32
     upcast inside), so values can change in the last bits; with no names the program is returned as is.
     ``"inductor"`` also lowers 16-bit means and variances as Inductor does
-    (`roundoff.capture.reduction_lowerings`).
+    (`roundoff.capture.reduction_lowerings`), unless `lowerings` is false: the graph Inductor receives,
+    which it lowers so afterwards.
     """
     table = decomposition_table(names)
     if "inductor" in names and any("max_pool" in str(n.target) for n in program.graph.nodes):
@@ -36,7 +37,7 @@ def decompose(program: Program, names: Sequence[str]) -> Program:
         # (``should_fallback_max_pool_with_indices``) without importing it; importing it costs ~0.7 s, so
         # only a program that pools pays it (else tracing fails unless the user happened to import it)
         import torch._inductor.lowering  # noqa: F401
-    if "inductor" in names:
+    if "inductor" in names and lowerings:
         table.update(REDUCTION_LOWERINGS)
     table = _keep_pairs_consistent(table, program.graph)
     if not any(n.op == "call_function" and n.target in table for n in program.graph.nodes):

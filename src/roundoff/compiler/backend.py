@@ -283,6 +283,20 @@ def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
             if i not in present and i in holder_of and o == OpOverride(round_result=False)}
 
 
+def _as_compiled(program: Program, policy: Policy) -> Program | None:
+    """`program` decomposed as the compiler decomposes it (Inductor's table, and the policy's ``eager``
+    set, `_decompositions`) where a node override names a node that table decomposes (blame's fix
+    keeping a ``clamp`` with tensor bounds, or a ``.to``, in fp32: trial 58); None where none does."""
+    from roundoff.capture.rewrite import decompose
+
+    names = ["inductor", *(["eager"] if "eager" in policy.decompositions else [])]
+    table = decomposition_table(names)
+    named = [n for n in program.nodes() if node_id(n) in policy.node_overrides]
+    if not any(n.target in table for n in named):
+        return None
+    return decompose(program, names, lowerings=False)
+
+
 def _capture_as_checked(fn: Callable, args: tuple) -> Program:
     """The capture whose node ids a policy for `fn` names: with its backward (``check --backward``, blame's
     training-step fixes) where gradients are taken, else the forward alone. The two number nodes apart
@@ -333,7 +347,8 @@ class _Compiled:
                     "node overrides need positional tensor inputs to capture the callable"
                 )
             program = _capture_as_checked(self.fn, args)
-            self.keys = program_keys(program, self.policy.node_overrides, kept_aliases(program, self.policy))
+            self.keys = program_keys(program, self.policy.node_overrides, kept_aliases(program, self.policy),
+                                     decomposed=_as_compiled(program, self.policy))
         try:
             return self.checker(*args, **kwargs)
         except Exception as err:  # dynamo wraps backend errors; surface roundoff's own

@@ -101,22 +101,38 @@ def group_sizes(keys: Iterable[NodeKey]) -> dict[tuple[str, str | None], int]:
     return sizes
 
 
-def program_keys(program, node_ids: Iterable[str], aliases: Mapping[str, str] | None = None
-                 ) -> dict[str, tuple[NodeKey, int]]:
-    """Key of each id in `node_ids` within a roundoff Program, with the size of its key group.
-    `aliases`: {id a plan made (``n7.3``): the captured node placed for it (``n7``)}."""
+def _keyed(program) -> tuple[dict[str, NodeKey], dict[tuple[str, str | None], int]]:
+    """{id: key} of a Program's forward nodes (the compiled graphs are keyed on theirs), and group sizes."""
     from roundoff.capture.program import NODE_ID, NODE_SOURCE
 
     nodes = program.graph.nodes
-    if program.backward:  # the forward's nodes: the compiled graphs are keyed on theirs
+    if program.backward:
         from roundoff.plan.saved import forward_ids
 
         forward = forward_ids(program)
         nodes = [n for n in nodes if n.meta.get(NODE_ID) in forward]
     keys = keys_by_node(nodes, lambda n: _normalize_source(n.meta.get(NODE_SOURCE)))
-    by_id = {node.meta.get(NODE_ID): key for node, key in keys.items()}
+    return {node.meta.get(NODE_ID): key for node, key in keys.items()}, group_sizes(keys.values())
+
+
+def program_keys(program, node_ids: Iterable[str], aliases: Mapping[str, str] | None = None,
+                 decomposed=None) -> dict[str, tuple[NodeKey, int]]:
+    """Key of each id in `node_ids` within a roundoff Program, with the size of its key group.
+    `aliases`: {id a plan made (``n7.3``): the captured node placed for it (``n7``)}. `decomposed`: the
+    Program as the compiler decomposes it (`roundoff.capture.rewrite.decompose`); a node it decomposed
+    (a ``clamp`` with tensor bounds: an fp32 clamp and a cast back) is keyed at the last node made from
+    it, which holds its value in the compiled graphs."""
+    from roundoff.capture.program import value_holders
+
+    by_id, sizes = _keyed(program)
     by_id.update({made: by_id[base] for made, base in (aliases or {}).items() if base in by_id})
-    sizes = group_sizes(keys.values())
+    in_compiled: dict[str, tuple[NodeKey, int]] = {}
+    if decomposed is not None:
+        made_keys, made_sizes = _keyed(decomposed)
+        for holder, base in value_holders(decomposed.graph).items():
+            if holder in made_keys:
+                key = made_keys[holder]
+                in_compiled[base] = (key, made_sizes[(key.op, key.source)])
     out = {}
     for nid in node_ids:
         if nid not in by_id:
@@ -128,13 +144,13 @@ def program_keys(program, node_ids: Iterable[str], aliases: Mapping[str, str] | 
                 f"decomposition made (n7.0), but for round_result=false at the last step, the value of n7 "
                 f"(placed as n7)"
             )
-        key = by_id[nid]
+        key, size = in_compiled.get(nid) or (by_id[nid], sizes[(by_id[nid].op, by_id[nid].source)])
         if key.source is None:
             raise RoundoffPlacementError(
                 f"node override {nid!r} ({key.op}) has no source line in the capture, so it cannot "
                 f"be placed on the compiled graph; key the override by op instead (op_overrides)"
             )
-        out[nid] = (key, sizes[(key.op, key.source)])
+        out[nid] = (key, size)
     return out
 
 
@@ -168,6 +184,12 @@ def keep_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, boundaries_round:
     drops, so its result is stored rounded as before (the plan's model: a kernel boundary)."""
     dtype = _float_dtype(node)
     if not is_low_precision(dtype):
+        return
+    if node.target is torch.ops.prims.convert_element_type.default:
+        # a cast to 16 bits (a decomposition's last step, or ``.to``): kept unrounded, it casts to fp32
+        node.args = (node.args[0], torch.float32)
+        node.meta["val"] = node.meta["val"].to(torch.float32)
+        _users_read_unrounded(graph, node, dtype, boundaries_round, kept)
         return
     with graph.inserting_before(node):
         args = [
