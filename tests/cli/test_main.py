@@ -100,6 +100,31 @@ def test_bad_input_exits_2_with_one_line(scripts, command, target, extra, needle
     _usage_error(run(command, target, *extra), *needles)
 
 
+def test_a_policy_file_without_toml_suffix_is_named_as_the_file_it_is(scripts, tmp_path, monkeypatch):
+    """Trial 58: an existing file that is no policy, and a policy file named without its suffix, were
+    both "unknown policy" with the preset list; the one now gets its parse error, the other a hint."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("just notes\n")
+    (tmp_path / "fix.toml").write_text(policy_to_toml(get_policy("eager")))
+    _usage_error(run("check", f"{scripts}/good.py:f", "-p", "notes.txt"), "'notes.txt' is no preset",
+                 "does not parse", "TOML")
+    _usage_error(run("check", f"{scripts}/good.py:f", "-p", "fix"), "did you mean 'fix.toml'?")
+
+
+def test_two_policy_files_of_one_name_are_told_apart_by_their_file(scripts, tmp_path):
+    """Trial 58: two fixes blame saved from one preset both printed "policy eager+blame: ...", one
+    diverging, one not, with no way to tell which file was which."""
+    import dataclasses
+
+    paths = [tmp_path / "a.toml", tmp_path / "b.toml"]
+    for path, rounding in zip(paths, ["eager", "fp32"]):
+        p = dataclasses.replace(get_policy(rounding), name="eager+blame")
+        path.write_text(policy_to_toml(p))
+    result = run("check", f"{scripts}/good.py:f", "-p", str(paths[0]), "-p", str(paths[1]), "--json")
+    names = [r["policy"] for r in json.loads(result.stdout)["runs"]]
+    assert names == [f"eager+blame ({paths[0]})", f"eager+blame ({paths[1]})"], result.output
+
+
 def test_unknown_against_names_the_option_and_every_reference(scripts):
     result = run("check", f"{scripts}/good.py:f", "--against", "eagr")
     _usage_error(result, "--against 'eagr'", "eager", "oracle (fp64)", "inductor-gpu", "xla-2.9")

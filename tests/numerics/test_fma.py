@@ -150,6 +150,11 @@ def test_bad_operands_are_rejected(args: tuple, words: str) -> None:
         fma(*args)
 
 
+def test_operands_of_shapes_that_do_not_broadcast_are_named() -> None:
+    with pytest.raises(ValueError, match=r"do not broadcast to one shape: a \[3\], b \[4\]"):
+        fma(torch.ones(3), torch.ones(4), 1.0)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_matches_fmaf() -> None:
     a, b, c = _random_triples(np.random.default_rng(5), 1_000_000)

@@ -54,6 +54,7 @@ from roundoff.cli.params import (
 from roundoff.cli.policies import (
     check_node_overrides,
     reference_name,
+    resolve_policies,
     resolve_policy,
     resolve_reference,
 )
@@ -141,7 +142,7 @@ def trace(
             raise UsageError(
                 f"--policy: trace shows one policy or two side by side; got {len(names)}"
             )
-        chosen = [resolve_policy(p) for p in names]
+        chosen = resolve_policies(names)
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
         for name, p in zip(names, chosen, strict=True):
@@ -197,7 +198,7 @@ def check(
         check_writable(html, "--html")
         check_rule(rule)
         names = policy or [DEFAULT_POLICY]
-        chosen = [resolve_policy(p) for p in names]
+        chosen = resolve_policies(names)
         against = reference_name(against)
         reference = resolve_reference(against)
         loaded = load_target(target, inputs, backward)
@@ -316,7 +317,7 @@ def sweep(
             raise UsageError(
                 "--inputs is for SCRIPT:FUNCTION targets; zoo workloads bring their own"
             )
-        chosen = [resolve_policy(p) for p in (policy or DEFAULT_POLICIES)]
+        chosen = resolve_policies(policy or DEFAULT_POLICIES)
         rows = run_sweep(chosen_targets, chosen, backward, _stderr(), inputs)
         names = [p.name for p in chosen]
         table = terminal.sweep_table([(r.workload, r.layer, r.values) for r in rows], names)

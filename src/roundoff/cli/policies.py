@@ -3,9 +3,11 @@ program they are applied to."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import difflib
 import hashlib
+from pathlib import Path
 
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.cli.loading import UsageError
@@ -18,16 +20,31 @@ def resolve_policy(name_or_path: str) -> Policy:
     try:
         return get_policy(name_or_path)
     except (KeyError, ValueError, OSError) as exc:
+        reason = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+        reason = reason.removeprefix(f"{name_or_path}: ")  # (the loader names the file too)
         if name_or_path.endswith(".toml"):
-            reason = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
-            reason = reason.removeprefix(f"{name_or_path}: ")  # (the loader names the file too)
             raise UsageError(f"policy file {name_or_path!r}: {reason}") from exc
+        if Path(name_or_path).is_file():  # a file that is no policy (trial 58: "unknown policy" said nothing)
+            raise UsageError(
+                f"{name_or_path!r} is no preset, and as a policy file: {reason} (a policy file is TOML, as "
+                "`roundoff blame --save-policy FILE.toml` writes one)") from exc
         presets = [p if isinstance(p, str) else p.name for p in list_policies()]
         close = difflib.get_close_matches(name_or_path.replace("_", "-").lower(), presets, n=1)
+        if Path(f"{name_or_path}.toml").is_file():
+            close = [f"{name_or_path}.toml"]
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(
             f"unknown policy {name_or_path!r}; {hint}presets: {', '.join(presets)} (or pass a .toml path)"
         ) from exc
+
+
+def resolve_policies(names_or_paths: list[str]) -> list[Policy]:
+    """`resolve_policy` of each; policies of one name (two fixes blame saved from one preset) are told
+    apart by the argument that named them: ``eager+blame (fix_fwd.toml)``."""
+    chosen = [resolve_policy(p) for p in names_or_paths]
+    counts = collections.Counter(p.name for p in chosen)
+    return [dataclasses.replace(p, name=f"{p.name} ({arg})") if counts[p.name] > 1 and arg != p.name else p
+            for p, arg in zip(chosen, names_or_paths, strict=True)]
 
 
 def reference_name(against: str) -> str:

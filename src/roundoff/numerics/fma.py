@@ -44,7 +44,12 @@ def fma(a: torch.Tensor | float, b: torch.Tensor | float, c: torch.Tensor | floa
     numbers, which are first rounded to fp32 like a 0-dim fp32 tensor. All tensors on one device.
     """
     device = next((t.device for t in (a, b, c) if isinstance(t, torch.Tensor)), None)
-    shape = torch.broadcast_shapes(*(t.shape for t in (a, b, c) if isinstance(t, torch.Tensor)))
+    shapes = {n: tuple(t.shape) for t, n in ((a, "a"), (b, "b"), (c, "c")) if isinstance(t, torch.Tensor)}
+    try:
+        shape = torch.broadcast_shapes(*shapes.values())
+    except RuntimeError:
+        raise ValueError(f"fma: the operands' shapes do not broadcast to one shape: "
+                         f"{', '.join(f'{n} {list(s)}' for n, s in shapes.items())}") from None
     if shape.numel() <= CHUNK:
         return _fma64(*(_operand(v, n, device) for v, n in ((a, "a"), (b, "b"), (c, "c"))))
     # Large: elementwise, so computed chunk by chunk into the result; the ~10 fp64 temporaries of

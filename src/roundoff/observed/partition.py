@@ -79,8 +79,8 @@ class Staged:
 def _joint(program: Program, device: torch.device) -> torch.fx.GraphModule:
     """The labelled joint graph of `program` with its gradient seed as the last input, `TANGENT`."""
     if not program.backward:
-        raise ObserveError(f"program {program.name!r} has no backward: capture it with backward=True to "
-                           "observe forward and backward partitioned")
+        raise ObserveError(f"program {program.name!r} has no backward: pass backward=True (or capture it with "
+                           "backward=True) to observe forward and backward partitioned")
     try:
         return with_tangent(labelled_graph(program, device), program.name)
     except PartitionError as exc:
