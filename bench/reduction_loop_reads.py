@@ -27,7 +27,7 @@ F32 = torch.float32
 
 
 def patterns(device: str) -> dict[str, tuple[str, Callable[[torch.Tensor], tuple[torch.Tensor, ...]]]]:
-    half = dict(dtype=torch.float16, device=device)
+    half: dict = {"dtype": torch.float16, "device": device}
     g = torch.Generator().manual_seed(0)
     w = torch.randn(32, 8, generator=g).to(**half)
     x1 = (torch.rand(512, generator=g) + 11.5).to(**half)
@@ -89,7 +89,7 @@ def main() -> None:
     agree = sum(r["real"] == r["plan"] for r in rows)
     print(f"{agree} of {len(rows)} patterns: the plan reads as real torch.compile does ({policy}, {args.device})")
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
         head = (f"# Reduction reads of a stored fp16 value: real torch.compile vs the {policy} plan ({args.device})\n\n"
                 f"Command: `python bench/reduction_loop_reads.py --device {args.device} --out {args.out}` "
                 f"(torch {torch.__version__}, {platform.machine()}, commit {commit})\n\n"
