@@ -409,7 +409,12 @@ def test_by_values_keeps_what_check_passes_without_and_every_output_is_within_by
     assert trimmed.fixed and kept.fixed and set(trimmed.changes) < set(kept.changes), (trimmed.changes, kept.changes)
     assert any("--by-values" in n for n in trimmed.notes), trimmed.notes
     assert check(program, (x, y), kept.fixed_policy, against="oracle").mode == "screen"
-    assert check(program, (x, y), trimmed.fixed_policy, against="oracle").mode == "every-node"
+    passed = check(program, (x, y), trimmed.fixed_policy, against="oracle")
+    assert passed.mode == "every-node"
+    # trial 58: the trimmed fix says which outputs it leaves over the limit by value, as check measures them
+    over = {o.name: o.rmse_result / o.rmse_reference for o in passed.outputs if o.rmse_result > 16 * o.rmse_reference}
+    assert over and dict(trimmed.over_limit) == pytest.approx(over) and kept.over_limit == ()
+    assert "stay over the limit" in trimmed.notes[0] and all(f"`{name}`" in trimmed.notes[0] for name in over)
 
 
 def test_blame_says_which_changes_roundoff_compile_cannot_place():

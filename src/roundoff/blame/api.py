@@ -126,6 +126,7 @@ def blame(
     else:
         status = BlameStatus.FIXED
     notes: list[str] = []
+    over_limit: tuple[tuple[str, float], ...] = ()  # outputs the trimmed fix leaves over the limit by value
     evaluations = outcome.evaluations
     if status is BlameStatus.FIXED and whole_lines and len(candidates) <= NODE_SEARCH_MAX:
         found, added = _whole_lines(found, candidates, ev)
@@ -148,13 +149,17 @@ def blame(
             "within the limit at every output (see `roundoff check --every-node`): blame changes only what fails")
     if status is BlameStatus.FIXED and checked is not None and trim:
         found_before = found
-        found, dropped = _lines_check_needs(program, pol, args, found, checked, transcendentals)
+        found, dropped, trimmed = _lines_check_needs(program, pol, args, found, checked, transcendentals)
+        over_limit = _over_limit_by_value(trimmed) if trimmed is not None else ()
         if dropped:
-            notes.append(
+            over = "; ".join(f"`{name}` {ratio:.3g}x" for name, ratio in over_limit[:4])
+            notes.insert(0,
                 f"{len(found_before) - len(found)} more change(s) the search kept on {', '.join(dropped)} are left out: `check` passes "
                 "without them (the search holds an output to its values; check passes it once no node on its "
-                "path is flagged); to keep every output within the limit by its values, blame with --by-values "
-                "(trim=False)")
+                "path is flagged)"
+                + (f", though {len(over_limit)} output(s) stay over the limit ({EXCESS_LIMIT:g}x their reference) by "
+                   f"their values: {over}{'; ...' if len(over_limit) > 4 else ''}" if over_limit else "")
+                + "; to keep every output within the limit by its values, blame with --by-values (trim=False)")
     if status is BlameStatus.FIXED and (backward_only := _backward_only(ev.base_plan.program, found)):
         notes.append(
             f"{len(backward_only)} of the {len(found)} change(s) are at backward-only nodes "
@@ -196,6 +201,7 @@ def blame(
         notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates) if checked is not None else ())
     cost = ev.cost()
     return BlameResult(
+        over_limit=over_limit,
         program=program.name,
         policy=pol.name,
         reference=ref.value,
@@ -280,7 +286,8 @@ def _lines_check_needs(
     while check passes an output once no node on its path is flagged, so the search may keep changes
     check does not need (transformers' RoPE lines for an fp16 softmax). Lines that none of check's
     causes is on are tried first, fewest changes first; at most `MAX_PRUNE_CHECKS` checks. Returns the
-    changes kept and the lines dropped (with their change counts)."""
+    changes kept, the lines dropped (with their change counts) and the check of the kept changes (None
+    where no line was dropped)."""
     by_line: dict[str, list[Change]] = {}
     for c in found:
         by_line.setdefault(c.source or "an unknown line", []).append(c)
@@ -288,13 +295,21 @@ def _lines_check_needs(
         return tuple(found), []
     cause_lines = {r.source for r in checked.nodes if r.node_id in checked.culprits}
     order = sorted(by_line, key=lambda line: (line in cause_lines, len(by_line[line])))[:MAX_PRUNE_CHECKS]
-    kept, dropped = list(found), []
+    kept, dropped, passing = list(found), [], None
     for line in order:
         trial = [c for c in kept if c not in by_line[line]]
-        if trial and not _checked(program, apply_changes(policy, trial), inputs, transcendentals).diverges:
-            kept = trial
+        if trial and not (result := _checked(program, apply_changes(policy, trial), inputs, transcendentals)).diverges:
+            kept, passing = trial, result
             dropped.append(f"{line} ({len(by_line[line])})")
-    return tuple(kept), dropped
+    return tuple(kept), dropped, passing
+
+
+def _over_limit_by_value(result: CheckResult) -> tuple[tuple[str, float], ...]:
+    """(output, RMSE over its reference) for the outputs `result` passes though that ratio is above
+    `EXCESS_LIMIT` (no node on their path flagged), worst first."""
+    over = [(o.name, o.rmse_result / o.rmse_reference) for o in result.outputs
+            if o.passes and o.rmse_reference > 0 and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
+    return tuple(sorted(over, key=lambda t: -t[1]))
 
 
 def _backward_only(program: Program, found: Sequence[Change]) -> list[str]:

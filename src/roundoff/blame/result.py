@@ -52,6 +52,9 @@ class BlameResult:
     repro: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     affects: tuple[str, ...] = field(default_factory=tuple)
+    #: (output, RMSE over its reference) for each output the fix leaves over the limit by its values,
+    #: which check passes because no node on its path is flagged (trimmed to what check needs)
+    over_limit: tuple[tuple[str, float], ...] = ()
 
     @property
     def fixed(self) -> bool:
@@ -95,4 +98,5 @@ class BlameResult:
             "repro": self.repro,
             "notes": list(self.notes),
             "affects": list(self.affects),
+            "over_limit": [{"output": name, "x_reference": ratio} for name, ratio in self.over_limit],
         }

@@ -100,6 +100,7 @@ def blame_entry(blame: Any) -> dict[str, Any] | None:
         "evaluations": int(blame.evaluations),
         "overrides_toml": blame.policy_toml or "",
         "notes": list(blame.notes),
+        "over_limit": [{"output": name, "x_reference": ratio} for name, ratio in blame.over_limit],
     }
 
 

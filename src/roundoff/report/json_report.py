@@ -44,7 +44,9 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                          "evaluations": int,   # distinct change sets run by the search
                          "overrides_toml": str,  # a whole policy --policy accepts
                          "status": "fixed" | "already_ok" | "no_fix", "search": str,
-                         "candidates": int, "notes": [str]}   # (these four optional)
+                         "candidates": int, "notes": [str],   # (these four optional)
+                         # outputs the fix leaves over the limit by value, passed by check's path rule
+                         "over_limit": [{"output": str, "x_reference": float}]}  # (optional)
       }]
     }
 
@@ -241,6 +243,7 @@ SCHEMA: dict[str, Any] = {
                                     "search": {"type": "string"},
                                     "candidates": {"type": "integer"},
                                     "notes": {"type": "array", "items": {"type": "string"}},
+                                    "over_limit": {"type": "array", "items": {"type": "object"}},
                                 },
                             },
                         ]

@@ -200,6 +200,10 @@ def blame_report(blame: dict[str, Any]) -> Group:
         f"{len(blame['changes'])} change(s), {status}, {blame['evaluations']} change sets tried",
         f" (from {blame['candidates']} candidate changes)" if blame.get("candidates") is not None else "",
     )
+    if over := blame.get("over_limit"):  # fixed as check judges it, not by every output's values (trial 58)
+        head.append(f"; as check judges outputs: {len(over)} output(s) stay up to "
+                     f"{max(o['x_reference'] for o in over):.3g}x their reference by value (see the first note)",
+                     style="yellow")
     parts: list[RenderableType] = [head]
     if len(blame["changes"]) > 3:  # many changes: where they are in the user's code, first
         parts.append(Text("the fix by line: " + by_line(blame["changes"])))
