@@ -32,6 +32,7 @@ from roundoff.analyze.deferred import observe_deferred
 from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
+from roundoff.analyze.oracle_notes import dtype_branch_notes
 from roundoff.analyze.output_floor import OutputFloors
 from roundoff.analyze.output_verdicts import OutputJudge, output_figures, output_verdicts
 from roundoff.analyze.replay import as_held, moves_outputs
@@ -240,7 +241,7 @@ def check(
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all
-        + fell_back,
+        + fell_back + (dtype_branch_notes(program) if vs_oracle else ()) + _empty_outputs_note(outputs),
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
         examined_with=examined_with,
     )
@@ -431,7 +432,8 @@ def _screen(
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + ((
             f"screened ({s.how}): every output passes and none of {len(points)} checkpoint(s) turned "
             "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
-            "(check(..., nodes='all'))."),) + fallback,
+            "(check(..., nodes='all'))."),) + fallback + (dtype_branch_notes(program) if vs_oracle else ())
+        + _empty_outputs_note(outputs),
         mode="screen", checkpoints=points,
     )
     return replace(result, explanations=explain(result, plan_a, {}))
@@ -461,3 +463,9 @@ def _inexact_note(plan: Plan) -> tuple[str, ...]:
         "bounded against the fp64 oracle instead."
     )
     return (note,)
+
+
+def _empty_outputs_note(outputs: Sequence[OutputVerdict]) -> tuple[str, ...]:
+    """Say which outputs hold no element: they pass with nothing measured (trial 59: "rmse 0, ok")."""
+    empty = [f"`{o.name}`" for o in outputs if o.vs_oracle.numel == 0]
+    return (f"nothing measured at {', '.join(empty)}: no elements (a 0-size input?); they pass vacuously",) if empty else ()

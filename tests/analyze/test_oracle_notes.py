@@ -1,0 +1,51 @@
+"""Notes on what a check measures: the fp64 oracle runs the graph as captured, a 16-bit format's range limit
+included (trial 58: transformers' T5 clamps float16 hidden states to it, and the oracle clamped too); an
+output with no elements passes with nothing measured (trial 59)."""
+
+from __future__ import annotations
+
+import linecache
+
+import pytest
+import torch
+
+from roundoff.analyze import check
+from roundoff.capture import capture
+
+
+def test_t5s_float16_clamp_is_named_at_its_source_line() -> None:
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.t5.modeling_t5 import T5Block
+
+    torch.manual_seed(0)
+    config = transformers.T5Config(d_model=32, d_ff=64, num_heads=2, d_kv=16, num_layers=1, vocab_size=64)
+    block = T5Block(config, has_relative_attention_bias=True).half().eval()
+    x = torch.randn(2, 8, 32).half()
+    program = capture(lambda x: block(x)[0], x)
+    notes = [n for n in check(program, (x,), "eager", against="oracle").notes if "runs the graph as captured" in n]
+    assert len(notes) == 1, notes
+    limit = torch.finfo(torch.float16).max
+    assert f"with {limit:g}, float16's largest finite value" in notes[0] or "or near it" in notes[0], notes[0]
+    source = notes[0].split(" at ")[1].split(")")[0]  # modeling_t5.py:LINE, where T5 tests its dtype
+    file, line = source.rsplit(":", 1)
+    import transformers.models.t5.modeling_t5 as t5
+
+    statement = "".join(linecache.getline(t5.__file__, i) for i in range(int(line), int(line) + 4))
+    assert file == "modeling_t5.py" and "torch.finfo(hidden_states.dtype).max" in statement, source
+    assert not [n for n in check(program, (x,), "eager", against="eager").notes if "as captured" in n]
+
+
+def test_no_note_without_a_range_limit_constant() -> None:
+    w = torch.randn(16, 16).half()
+    x = torch.randn(4, 16).half()
+    program = capture(lambda x: torch.relu(x @ w).clamp(max=1000.0), x)
+    assert not [n for n in check(program, (x,), "eager", against="oracle").notes if "as captured" in n]
+
+
+def test_an_output_with_no_elements_is_said_to_pass_with_nothing_measured() -> None:
+    """Trial 59: a 0-size output showed "rmse 0, ok" as though it had been measured."""
+    x = torch.randn(0, 8).bfloat16()
+    program = capture(lambda x: (torch.exp(x) * 2, x.sum()), x)
+    notes = check(program, (x,), "inductor-cpu", against="oracle").notes
+    assert [n for n in notes if n.startswith("nothing measured")] == [
+        "nothing measured at `out0`: no elements (a 0-size input?); they pass vacuously"]
