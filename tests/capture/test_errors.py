@@ -27,6 +27,10 @@ def returns_float(x: torch.Tensor) -> float:
     return 3.0
 
 
+def returns_dict_with_label(x: torch.Tensor) -> dict:  # trial 59: the str was dropped, the tensor checked
+    return {"y": x * 2, "label": "run 1"}
+
+
 def divides_by_zero(x: torch.Tensor) -> torch.Tensor:
     return x * (1 / 0)
 
@@ -38,6 +42,7 @@ def bad_shapes(x: torch.Tensor) -> torch.Tensor:
 CASES = [
     (mutates_input, "in-place mutation of an input", "x.add_(1)"),
     (returns_float, "non-tensor output", "def returns_float"),
+    (returns_dict_with_label, "non-tensor output", "def returns_dict_with_label"),
     (divides_by_zero, "error in the program", "1 / 0"),
     (bad_shapes, "error in the program", "x @ torch.ones"),
 ]
@@ -133,6 +138,11 @@ def test_bad_arguments(args: tuple[object, ...], kwargs: dict[str, object], cons
     with pytest.raises(CaptureError) as info:
         capture(lambda *xs: xs[0] * 2, *args, **kwargs)  # type: ignore[arg-type]
     assert info.value.construct == construct, str(info.value)
+
+
+def test_a_list_of_tensors_is_told_to_be_passed_as_the_tensors() -> None:
+    with pytest.raises(CaptureError, match=r"example input 0 is a list of 2 tensor\(s\); pass the tensors themselves"):
+        capture(lambda x, y: x * y, [torch.randn(200), torch.randn(200)])
 
 
 def test_not_callable() -> None:

@@ -58,10 +58,13 @@ def test_sweep_csv_has_one_column_per_policy(tmp_path):
     )
     assert result.exit_code == 0, result.output
     rows = list(csv.reader(out.read_text().splitlines()))
-    assert rows[0] == ["workload", "layer", "inductor-gpu", "eager"]
+    assert rows[0] == ["workload", "layer", "unit", "inductor-gpu", "eager"]
     by_layer = {r[1]: r for r in rows[1:]}
-    assert float(by_layer["output rmse"][2]) == math.inf  # the FMA's inf output
-    assert float(by_layer["output rmse"][3]) == 0.0
+    assert float(by_layer["output rmse"][3]) == math.inf  # the FMA's inf output
+    assert float(by_layer["output rmse"][4]) == 0.0
+    # each row names its unit (trial 59: one column held dB for the layers and an RMSE for the output)
+    assert {r[1]: r[2] for r in rows[1:]} == {r[1]: "rmse" if r[1] == "output rmse" else "sqnr_db" for r in rows[1:]}
+    assert by_layer["output rmse"][2] == "rmse" and len(rows) > 2
 
 
 def test_sweep_bad_usage_exits_2(tmp_path):

@@ -93,6 +93,12 @@ def collect_inputs(
             construct="capture target is not callable",
         )
     for i, x in enumerate(example_inputs):
+        if isinstance(x, (list, tuple)) and x and all(isinstance(t, torch.Tensor) for t in x):
+            raise CaptureError(  # (trial 59: the message showed the tensors' values, cut mid-number)
+                f"example input {i} is a {type(x).__name__} of {len(x)} tensor(s); pass the tensors themselves as "
+                "inputs: capture(fn, *xs)",
+                construct="non-tensor example input",
+            )
         if not isinstance(x, torch.Tensor):
             raise CaptureError(
                 f"example input {i} is {type(x).__name__} ({x!r:.60}); every example input must be a "

@@ -137,8 +137,9 @@ def _flatten_outputs(result: Any, fn: Callable[..., Any]) -> tuple[list[torch.Te
         items: list[tuple[str, Any]] = [("out", result)]
     elif isinstance(result, (tuple, list)):
         items = [(f"out{i}", r) for i, r in enumerate(result)]
-    elif isinstance(result, dict):  # a transformers ModelOutput's cache object is no output
-        items = [(str(k), v) for k, v in result.items() if isinstance(v, torch.Tensor)]
+    elif isinstance(result, dict):  # a transformers ModelOutput's cache object is no output; a Python value
+        items = [(str(k), v) for k, v in result.items()  # is refused as in a tuple (trial 59: a str was dropped)
+                 if isinstance(v, (torch.Tensor, str, bytes, int, float, complex))]
         items = items or [(str(k), v) for k, v in result.items()]
     else:
         items = [("out", result)]

@@ -105,13 +105,15 @@ def run_sweep(
 
 
 def to_csv(rows: Sequence[SweepRow], policies: Sequence[str]) -> str:
-    """CSV: workload, layer, one column per policy (inf/nan spelled out, empty: not measured)."""
+    """CSV: workload, layer, the unit of its row (``sqnr_db``: lowest SQNR vs fp64 in dB over the layer's
+    nodes; ``rmse``: the output row's RMSE vs fp64), one column per policy (inf/nan spelled out, empty:
+    not measured)."""
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(["workload", "layer", *policies])
+    writer.writerow(["workload", "layer", "unit", *policies])
     for r in rows:
         cells = ["" if r.values.get(p) is None else repr(float(r.values[p])) for p in policies]
-        writer.writerow([r.workload, r.layer, *cells])
+        writer.writerow([r.workload, r.layer, "rmse" if r.layer == OUTPUT_ROW else "sqnr_db", *cells])
     return buf.getvalue()
 
 

@@ -19,12 +19,17 @@ def compiler_error(exc: BaseException) -> str:
 def codegen_failed(exc: BaseException) -> bool:
     """Whether Inductor's generated code failed in the C++/Triton compiler (``CppCompileError``, maybe
     wrapped in Inductor's own error), not in lowering."""
+    return codegen_compiler(exc) is not None
+
+
+def codegen_compiler(exc: BaseException) -> str | None:
+    """``"C++"`` or ``"CUDA"``: the compiler that rejected Inductor's generated code; None for another error."""
     seen: BaseException | None = exc
     while seen is not None:
         if type(seen).__name__ in ("CppCompileError", "CUDACompileError"):
-            return True
+            return "C++" if type(seen).__name__ == "CppCompileError" else "CUDA"
         seen = seen.__cause__ or seen.__context__
-    return "CppCompileError" in str(exc).splitlines()[0] if str(exc) else False
+    return "C++" if str(exc) and "CppCompileError" in str(exc).splitlines()[0] else None
 
 
 _TORCH_NAMESPACES = frozenset({"aten", "prims", "quantized", "_c10d_functional", "c10d_functional", "inductor"})

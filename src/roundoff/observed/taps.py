@@ -40,7 +40,12 @@ import torch.fx
 
 from roundoff.capture.program import Program
 from roundoff.execute.node_numerics import stride_free
-from roundoff.observed.compile_errors import codegen_failed, compiler_error, custom_ops
+from roundoff.observed.compile_errors import (
+    codegen_compiler,
+    codegen_failed,
+    compiler_error,
+    custom_ops,
+)
 from roundoff.ops.classes import OpClass
 from roundoff.ops.classify import classify
 from roundoff.plan.partitioner import custom_id, label
@@ -280,7 +285,10 @@ def compile_graph(
                 f"Inductor generated code for program {name!r} that its C++/Triton compiler rejects: "
                 f"{compiler_error(exc)} (a torch.compile bug, not your program's nor roundoff's: "
                 "torch.compile of your function most likely fails the same way; check that, and report it to "
-                "PyTorch; observe needs a program Inductor can build)"
+                "PyTorch; observe needs a program Inductor can build"
+                + ("; C++ code that fails on its vectorized loops often builds unvectorized: --inductor-config "
+                   "cpp.simdlen=1 (observe_compiled under torch._inductor.config.patch({'cpp.simdlen': 1}))"
+                   if codegen_compiler(exc) == "C++" else "") + ")"
             ) from exc
         raise CompileError(
             f"Inductor could not compile roundoff's captured aten graph of program {name!r}: "

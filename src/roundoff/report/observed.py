@@ -241,7 +241,9 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     s = doc["seconds"]
     foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; "
                 f"compiled step {fmt_num(s['compiled_step'], 3)} s, "
-                f"observed {fmt_num(s['observed_step'], 3)} s, comparison {fmt_num(s['comparison'], 3)} s")
+                f"observed {fmt_num(s['observed_step'], 3)} s (each the fastest of a few "
+                "interleaved runs: noisy on a loaded machine; bench/observe.py measures them), "
+                f"comparison {fmt_num(s['comparison'], 3)} s")
     more = len(ranked) - len(rows)
     rest = Text(f"... and {more} more buffer(s), all within tolerance and bit-identical to the emulation "
                 f"(--top {len(ranked)} or --json shows them)" if more and all(
