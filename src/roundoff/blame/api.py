@@ -292,7 +292,7 @@ def _lines_check_needs(
     for c in found:
         by_line.setdefault(c.source or "an unknown line", []).append(c)
     if len(by_line) < 2:
-        return tuple(found), []
+        return tuple(found), [], None
     cause_lines = {r.source for r in checked.nodes if r.node_id in checked.culprits}
     order = sorted(by_line, key=lambda line: (line in cause_lines, len(by_line[line])))[:MAX_PRUNE_CHECKS]
     kept, dropped, passing = list(found), [], None
