@@ -34,6 +34,7 @@ def patterns(device: str) -> dict[str, tuple[str, Callable[[torch.Tensor], tuple
     x3 = (torch.rand(4, 16, 32, generator=g) + 11.5).to(**half)
     c, r = torch.full((16, 1), 0.25, **half), torch.full((1, 32), 0.25, **half)
     colv, v, y = torch.full((32,), 1.01, **half), torch.ones(32, **half), torch.full((32, 16), 0.25, **half)
+    w2 = (torch.randn(32, 32, generator=g) * 0.01).to(**half)
     c3, w3, m3 = torch.full((4, 16, 1), 0.25, **half), torch.full((4, 1, 32), 1.01, **half), torch.full((1, 16, 32), 0.25, **half)
     return {
         "flat exp, rows summed": ("exp(x) @ w; sum(1)", lambda x: ((e := torch.exp(x)) @ w, e.sum(1, dtype=F32))),
@@ -63,6 +64,9 @@ def patterns(device: str) -> dict[str, tuple[str, Callable[[torch.Tensor], tuple
         "3-D, [4,16,1] operand, last dim": ("exp(x3 - c3) @ w; sum(-1)", lambda x: ((e := torch.exp(x3 - c3)) @ w, e.sum(-1, dtype=F32))),
         "3-D, [4,1,32] operand, last dim": ("exp(x3 * w3) @ w; sum(-1)", lambda x: ((e := torch.exp(x3 * w3)) @ w, e.sum(-1, dtype=F32))),
         "3-D, [1,16,32] operand, last dim": ("exp(x3 - m3) @ w; sum(-1)", lambda x: ((e := torch.exp(x3 - m3)) @ w, e.sum(-1, dtype=F32))),
+        "viewed for a matmul, added to its result": ("y = x - c; exp(y.view(16, 32) @ w2 + y) @ w; sum(1)",
+                                                     lambda x: ((e := torch.exp((y := x - c).view(16, 32) @ w2 + y)) @ w,
+                                                                e.sum(1, dtype=F32))),
         "3-D, [1,16,32] operand, last two dims": ("exp(x3 - m3) @ w; sum((1, 2))",
                                                   lambda x: ((e := torch.exp(x3 - m3)) @ w, e.sum((1, 2), dtype=F32))),
     }

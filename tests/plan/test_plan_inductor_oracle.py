@@ -138,7 +138,7 @@ def test_cpp_reuse_counts_only_the_users_compiled_with_the_value() -> None:
     assert bits_differ(emulated, real) == 0, f"repro: {REPRO}"
 
 
-def _loop_nests(x, c, y, x3, w3, m3):  # type: ignore[no-untyped-def]
+def _loop_nests(x, c, y, x3, w3, m3, w2):  # type: ignore[no-untyped-def]
     """fp16 values stored (graph outputs) and read by a row maximum; which read them unrounded depends
     on whether the value's loop ranges are the reduction's (`roundoff.plan.loops`)."""
     column = torch.exp(x[0] - c)  # a column operand keeps the 2-D loop: the row max reads it unrounded
@@ -148,9 +148,11 @@ def _loop_nests(x, c, y, x3, w3, m3):  # type: ignore[no-untyped-def]
     viewed = torch.exp(x[4] - c)  # read through a slice as well: no fusion, loaded rounded
     rows3 = torch.exp(x3 * w3)  # [4, 1, 32] operand: a 3-D loop, the reduction's is 2-D: rounded
     planes3 = torch.exp(x3 - m3)  # [1, 16, 32] operand: loop (4, 512), reduced over (1, 2): unrounded
+    normed = x[5] - c  # stored: a matmul reads it through a view (Electra's LayerNorm output), so
+    residual = torch.exp(normed.view(16, 32) @ w2 + normed)  # the add loads it: a flat loop, rounded
     return (column, column.float().amax(1), flat, flat.float().amax(1), down, down.float().amax(0),
             transposed, transposed.float().amax(1), viewed, (viewed * viewed[:, :1]).float().amax(1),
-            rows3, rows3.float().amax(-1), planes3, planes3.float().amax((1, 2)))
+            rows3, rows3.float().amax(-1), planes3, planes3.float().amax((1, 2)), residual, residual.float().amax(1))
 
 
 def test_cpp_reduction_reads_a_stored_value_unrounded_when_its_loop_ranges_match() -> None:
@@ -163,17 +165,17 @@ def test_cpp_reduction_reads_a_stored_value_unrounded_when_its_loop_ranges_match
     ``exp`` is not eager's; rounding to fp16 would differ by 2**13 units)."""
     g = torch.Generator().manual_seed(0)
     half = torch.float16
-    x = (torch.randn(5, 16, 32, generator=g) * 0.5 + 11.0).to(half)
+    x = (torch.randn(6, 16, 32, generator=g) * 0.5 + 11.0).to(half)
     c, y = torch.full((16, 1), -0.25, dtype=half), torch.full((32, 16), 0.25, dtype=half)
     x3 = (torch.randn(4, 16, 32, generator=g) * 0.5 + 11.0).to(half)
     w3, m3 = torch.full((4, 1, 32), 1.01, dtype=half), torch.full((1, 16, 32), -0.25, dtype=half)
-    inputs = (x, c, y, x3, w3, m3)
+    inputs = (x, c, y, x3, w3, m3, torch.zeros(32, 32, dtype=half))  # (a matmul exact in any order)
     torch._dynamo.reset()
     real = torch.compile(_loop_nests, dynamic=False, fullgraph=True)(*inputs)
     emulated = run_plan(plan(capture(_loop_nests, *inputs), "inductor-cpu"), inputs)
-    assert [bits_differ(e, r) for e, r in zip(emulated[::2], real[::2])] == [0] * 7, f"repro: {REPRO}"
+    assert [bits_differ(e, r) for e, r in zip(emulated[::2], real[::2])] == [0] * 8, f"repro: {REPRO}"
     for e, r in zip(emulated[1::2], real[1::2]):
         assert torch.equal(e.isinf(), r.isinf()), f"repro: {REPRO}"
         torch.testing.assert_close(e, r, rtol=2**-22, atol=0, equal_nan=True, msg=f"repro: {REPRO}")
     unrounded = [bool(torch.isfinite(m).all()) for m in real[1::2]]
-    assert unrounded == [True, False, False, True, False, False, True]  # the cases tell the rules apart
+    assert unrounded == [True, False, False, True, False, False, True, False]  # the cases tell the rules apart

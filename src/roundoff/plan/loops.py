@@ -83,6 +83,11 @@ def reduction_loop_reads(
     Measured, torch 2.13: a Performer's fp16 ``exp(x @ W - |x|^2 / 2)``, stored for a matmul, read
     unrounded by the row sums of ``mv``; a flat ``exp(x)`` read rounded by the same sums."""
     out: dict[str, frozenset[str]] = {}
+    # a value a stored view reads is in memory in Inductor (the view aliases its buffer), though the plan
+    # recomputes it where it is read directly: a load of the value's kernel, not computed in it (Electra's
+    # LayerNorm output, viewed for the next matmul and added to its result, keeps the add's loop flat)
+    in_memory = set(stored) | {p for n in by_id.values() if n.kind is Kind.VIEW and n.id in stored
+                               for p in n.inputs if by_id[p].kind is Kind.FUSIBLE}
     for kind, root, members in kernels:
         r = by_id[root]
         loop = by_id[r.inputs[0]].shape if kind == "reduction" and r.reduced is not None and r.inputs else None
@@ -102,7 +107,7 @@ def reduction_loop_reads(
             if (value.kind is not Kind.FUSIBLE or value.backward != r.backward or value.shape != loop or p in viewed
                     or value.strides is None or any(m is not r and m.shape != loop for m in reading)):
                 continue
-            computed = {p} | inlined(value, by_id, stored)
+            computed = {p} | inlined(value, by_id, in_memory)
             indices = _indices(computed, computed, by_id, loop)
             if indices is not None and same_loop_nest(loop, r.reduced or (), [value.strides, *indices],
                                                       reduction_indices):
