@@ -11,13 +11,17 @@ them as one (the outer dim's stride is the inner dim's stride times its size). A
 its kept dims and its reduced dims apart. So an ``exp`` of a contiguous fp16 matrix runs one flat
 loop and the row sums load it rounded, while ``exp(x - c)`` with ``c`` a column (stride 0 along the
 rows' elements) keeps the row loop and its row sums read the ``exp`` unrounded (measured, CPU,
-torch 2.13: ``tests/plan/test_plan_inductor_oracle.py``).
+torch 2.13: ``tests/plan/test_plan_inductor_oracle.py``). `layout` and `reduced_dims` read the sizes,
+strides and reduced dims this needs from a traced node.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
+
+import torch
+import torch.fx
 
 from roundoff.plan.fusion import FusionNode, Kind, inlined
 
@@ -71,6 +75,41 @@ def same_loop_nest(
     if any(loop[d] != 1 for d in kept):
         reduction += (False,)  # the kept ranges and the reduced ones are two loops
     return pointwise == reduction + merged_boundaries(loop, reduced, reduction_indices)
+
+
+def layout(node: torch.fx.Node) -> dict[str, tuple[int, ...] | None]:
+    """The fusion model's `shape` and `strides` of `node`, from its traced value; None where symbolic or
+    unknown."""
+    val = node.meta.get("val")
+    try:
+        shape = tuple(int(d) for d in val.shape) if isinstance(val, torch.Tensor) else None
+        strides = tuple(int(d) for d in val.stride()) if shape is not None and val.layout is torch.strided else None
+    except (TypeError, RuntimeError):  # symbolic sizes
+        shape = strides = None
+    return {"shape": shape, "strides": strides}
+
+
+def reduced_dims(node: torch.fx.Node) -> tuple[int, ...] | None:
+    """The dims of its first operand that a reduction with a ``dim`` argument (or none: all of them)
+    reduces, normalized and sorted; None where unknown."""
+    schema = getattr(node.target, "_schema", None)
+    operand = node.args[0] if node.args else None
+    val = operand.meta.get("val") if isinstance(operand, torch.fx.Node) else None
+    if schema is None or not isinstance(val, torch.Tensor) or not schema.returns:
+        return None
+    names = [a.name for a in schema.arguments]
+    rank = val.dim()
+    if "dim" not in names:
+        dims: object = None
+    else:
+        i = names.index("dim")
+        dims = node.args[i] if len(node.args) > i else node.kwargs.get("dim", schema.arguments[i].default_value)
+    if dims is None or dims == []:
+        return tuple(range(rank))
+    dims = [dims] if isinstance(dims, int) else dims
+    if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) and -max(rank, 1) <= d < max(rank, 1) for d in dims):
+        return None
+    return tuple(sorted({d % max(rank, 1) for d in dims}))
 
 
 def reduction_loop_reads(
@@ -130,12 +169,12 @@ def _view_bases(n: FusionNode, by_id: dict[str, FusionNode]) -> set[str]:
     return out
 
 
-def _indices(ids: Container[str] | set[str], inside: Container[str], by_id: dict[str, FusionNode],
+def _indices(ids: Iterable[str], inside: Container[str], by_id: dict[str, FusionNode],
              loop: tuple[int, ...]) -> list[Strides] | None:
     """The strides over `loop` of every value the nodes `ids` read from outside `inside`, each read
     broadcast to `loop`; None where a node re-indexes (a view of a computed value) or a shape is unknown."""
     out: list[Strides] = []
-    for i in ids:  # type: ignore[union-attr]
+    for i in ids:
         n = by_id[i]
         if n.kind is Kind.VIEW or (n.kind is not Kind.REDUCTION and (
                 n.shape is None or broadcast_strides(n.shape, (0,) * len(n.shape), loop) is None)):

@@ -39,6 +39,7 @@ from roundoff.plan import _dtypes as dt
 from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
+from roundoff.plan.loops import layout, reduced_dims
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
 from roundoff.plan.partitioner import saved_values
 from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
@@ -255,58 +256,25 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base], partitioned: frozen
     for n in program.nodes():
         if n.op == "output":
             outputs.update(node_id(p) for p in n.all_input_nodes)
-    nodes = [
-        FusionNode(
+    nodes = []
+    for n in program.nodes():
+        if n.op == "output":
+            continue
+        kind = _kind(n, bases[node_id(n)])
+        nodes.append(FusionNode(
             node_id(n),
-            _kind(n, bases[node_id(n)]),
+            kind,
             tuple(node_id(p) for p in n.all_input_nodes),
             node_id(n) in outputs,
             _packet(bases[node_id(n)].op),
             numel(n),
-            **_layout(n),
-        )
-        for n in program.nodes()
-        if n.op != "output"
-    ]
+            **layout(n),
+            reduced=reduced_dims(n) if kind is Kind.REDUCTION else None,
+        ))
     saved = saved_values_stored(program, nodes, partitioned)
     forward = forward_ids(program) if program.backward else None
     return [dataclasses.replace(n, saved=n.id in saved, backward=forward is not None and n.id not in forward)
             for n in nodes]
-
-
-def _layout(node: torch.fx.Node) -> dict[str, tuple[int, ...] | None]:
-    """The fusion model's `shape`, `strides` and (a reduction's) `reduced` dims of `node`, from its
-    traced value and its ``dim`` argument; None where symbolic or unknown."""
-    val = node.meta.get("val")
-    try:
-        shape = tuple(int(d) for d in val.shape) if isinstance(val, torch.Tensor) else None
-        strides = tuple(int(d) for d in val.stride()) if shape is not None and val.layout is torch.strided else None
-    except (TypeError, RuntimeError):  # symbolic sizes
-        shape = strides = None
-    return {"shape": shape, "strides": strides, "reduced": _reduced_dims(node)}
-
-
-def _reduced_dims(node: torch.fx.Node) -> tuple[int, ...] | None:
-    """The dims of its first operand that a reduction with a ``dim`` argument (or none: all of them)
-    reduces, normalized and sorted; None for other nodes or where unknown."""
-    schema = getattr(node.target, "_schema", None)
-    operand = node.args[0] if node.args else None
-    val = operand.meta.get("val") if isinstance(operand, torch.fx.Node) else None
-    if schema is None or not isinstance(val, torch.Tensor) or not schema.returns:
-        return None
-    names = [a.name for a in schema.arguments]
-    rank = val.dim()
-    if "dim" not in names:
-        dims: object = None
-    else:
-        i = names.index("dim")
-        dims = node.args[i] if len(node.args) > i else node.kwargs.get("dim", schema.arguments[i].default_value)
-    if dims is None or dims == []:
-        return tuple(range(rank))
-    dims = [dims] if isinstance(dims, int) else dims
-    if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) and -max(rank, 1) <= d < max(rank, 1) for d in dims):
-        return None
-    return tuple(sorted({d % max(rank, 1) for d in dims}))
 
 
 def _packet(name: str) -> str:
