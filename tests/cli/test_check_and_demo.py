@@ -141,7 +141,7 @@ def test_a_saved_fix_is_refused_for_another_program_with_the_same_node_ids(tmp_p
     """Node ids are per program: blame's saved policy records the program (name and graph
     fingerprint) and another program with that node id is refused, not silently overridden."""
     from roundoff.capture import capture
-    from roundoff.cli.policies import graph_fingerprint
+    from roundoff.capture.program import graph_fingerprint
     from roundoff.zoo import get_workload
 
     fixed = tmp_path / "fix.toml"

@@ -415,3 +415,25 @@ def test_overrides_on_ops_inductor_decomposes_are_placed_on_their_last_step() ->
     assert placed == {ids["aten.mul.Tensor"]: "aten.mul.Tensor, keep_unrounded)",
                       ids["aten.clamp.Tensor"]: "prims.convert_element_type.default, keep_unrounded)",
                       ids["aten._to_copy.default"]: "prims.convert_element_type.default, keep_unrounded)"}
+
+
+def test_a_fix_made_for_another_program_is_refused() -> None:
+    """Trial 60: a policy blame saved for one function, given to roundoff.compile of another, placed its
+    overrides on that function's nodes of the same ids, silently (970 elements changed); the CLI refused
+    it. The policy records its program's graph, and roundoff.compile now refuses another graph too."""
+    import dataclasses
+
+    from roundoff.capture.program import graph_fingerprint
+
+    a, b, c, d = xs = bf16_inputs(1000, 4)
+    nid = _first_mul_id(xs)
+    fix = dataclasses.replace(with_overrides(eager(), "chain+blame", node={nid: KEEP}),
+                              made_for="chain", made_for_graph=graph_fingerprint(capture(chain, *xs)))
+    out = roundoff.compile(chain, policy=fix)(*xs)  # its own program: placed
+    assert differing(out, chain(*xs)) > 0.0
+
+    def other(a, b, c, d):
+        return (a * d + b) * c
+
+    with pytest.raises(RoundoffPlacementError, match=r"made for program 'chain' \(graph [0-9a-f]{12}\), not for 'other'"):
+        roundoff.compile(other, policy=fix)(*xs)

@@ -10,6 +10,7 @@ Node metadata contract (other layers rely on these keys):
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -224,3 +225,10 @@ class Program:
                     f"break at {where}, so it runs only on its capture inputs, and input {name!r} "
                     "differs; capture again with these inputs"
                 )
+
+
+def graph_fingerprint(program: Program) -> str:
+    """12 hex digits of sha256 over the captured graph's node ids with their op targets: equal for
+    two captures of one program, different where node ids would name other ops."""
+    lines = [f"{n.meta.get(NODE_ID)}={n.op}:{n.target}" for n in program.graph.nodes]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]

@@ -6,10 +6,9 @@ from __future__ import annotations
 import collections
 import dataclasses
 import difflib
-import hashlib
 from pathlib import Path
 
-from roundoff.capture.program import NODE_ID, Program
+from roundoff.capture.program import NODE_ID, Program, graph_fingerprint
 from roundoff.cli.loading import UsageError
 from roundoff.policy import get_policy, list_policies, policy_from_toml, policy_to_toml
 from roundoff.policy.model import Policy
@@ -67,13 +66,6 @@ def resolve_reference(against: str) -> list[Policy]:
             f"--against {against!r}: choose eager, oracle (fp64) or a policy: {names} "
             "(or a .toml path)"
         ) from exc
-
-
-def graph_fingerprint(program: Program) -> str:
-    """12 hex digits of sha256 over the captured graph's node ids with their op targets: equal for
-    two captures of one program, different where node ids would name other ops."""
-    lines = [f"{n.meta.get(NODE_ID)}={n.op}:{n.target}" for n in program.graph.nodes]
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
 
 
 def stamp_program(policy_toml: str, program: Program) -> str:

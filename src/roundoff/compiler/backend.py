@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from roundoff.capture.program import Program, node_id, value_holders
+from roundoff.capture.program import Program, graph_fingerprint, node_id, value_holders
 from roundoff.capture.retrace import decomposition_table
 from roundoff.compiler.checking import Checker
 from roundoff.compiler.emulate_casts import emulated_casts_kept
@@ -283,6 +283,19 @@ def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
             if i not in present and i in holder_of and o == OpOverride(round_result=False)}
 
 
+def _check_made_for(program: Program, policy: Policy) -> None:
+    """RoundoffPlacementError where `policy`'s node overrides were recorded as made for another program
+    (blame's --save-policy records its graph): its ids name other nodes here (trial 60: a fix for one
+    function placed on another's n4, n8, n9, silently; the CLI refused the same policy)."""
+    if policy.made_for_graph and (mine := graph_fingerprint(program)) != policy.made_for_graph:
+        raise RoundoffPlacementError(
+            f"policy {policy.name!r}'s node overrides were made for program {policy.made_for!r} (graph "
+            f"{policy.made_for_graph}), not for {program.name!r} (graph {mine}, captured "
+            f"{'with' if program.backward else 'without'} its backward): node ids differ between programs, "
+            "and between a training step and its forward alone; run roundoff blame on this program (with "
+            "--backward for a training step) for a policy of its own")
+
+
 def _as_compiled(program: Program, policy: Policy) -> Program | None:
     """`program` decomposed as the compiler decomposes it (Inductor's table, and the policy's ``eager``
     set, `_decompositions`) where a node override names a node that table decomposes (blame's fix
@@ -347,6 +360,7 @@ class _Compiled:
                     "node overrides need positional tensor inputs to capture the callable"
                 )
             program = _capture_as_checked(self.fn, args)
+            _check_made_for(program, self.policy)
             self.keys = program_keys(program, self.policy.node_overrides, kept_aliases(program, self.policy),
                                      decomposed=_as_compiled(program, self.policy))
         try:
