@@ -425,7 +425,7 @@ def test_a_fix_made_for_another_program_is_refused() -> None:
 
     from roundoff.capture.program import graph_fingerprint
 
-    a, b, c, d = xs = bf16_inputs(1000, 4)
+    xs = bf16_inputs(1000, 4)
     nid = _first_mul_id(xs)
     fix = dataclasses.replace(with_overrides(eager(), "chain+blame", node={nid: KEEP}),
                               made_for="chain", made_for_graph=graph_fingerprint(capture(chain, *xs)))
