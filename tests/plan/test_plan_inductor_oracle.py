@@ -179,3 +179,28 @@ def test_cpp_reduction_reads_a_stored_value_unrounded_when_its_loop_ranges_match
         torch.testing.assert_close(e, r, rtol=2**-22, atol=0, equal_nan=True, msg=f"repro: {REPRO}")
     unrounded = [bool(torch.isfinite(m).all()) for m in real[1::2]]
     assert unrounded == [True, False, False, True, False, False, True, False]  # the cases tell the rules apart
+
+
+def _scatters(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def zeros() -> torch.Tensor:
+        return torch.zeros(32, 32, dtype=torch.float16)
+
+    diagonal = torch.diagonal_scatter(zeros(), x / 3.0)  # a copy into a view of a buffer: stored, rounded
+    row = torch.select_scatter(zeros(), x / 3.0, 0, 5)  # lowered pointwise: fused, unrounded
+    rows = torch.slice_scatter(zeros(), (x / 3.0).reshape(1, 32).expand(4, 32), 0, 4, 8)
+    return tuple(((y + d) * 7.0).float() for d in (diagonal, row, rows))
+
+
+def test_a_diagonal_scatter_is_stored_before_its_readers_and_other_scatters_fuse() -> None:
+    """Trial 60: a contrastive loss's backward scatters ``-g / (N * pos)`` onto a diagonal; Inductor
+    writes it into an fp16 buffer before the add that cancels it, where the plan had fused it (gradients
+    24x the predicted error). Oracle: real torch.compile, bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(32, generator=g).half(), torch.randn(32, 32, generator=g).half()
+    torch._dynamo.reset()
+    real = torch.compile(_scatters, dynamic=False, fullgraph=True)(x, y)
+    prog = capture(_scatters, x, y)
+    emulated = run_plan(plan(prog, "inductor-cpu"), (x, y))
+    assert [bits_differ(e, r) for e, r in zip(emulated, real)] == [0, 0, 0], f"repro: {REPRO}"
+    unrounded = ((y.float() + torch.diag(x.float() / 3.0)) * 7.0).half().float()  # the diagonal fused
+    assert bits_differ(unrounded, real[0]) > 0, "the case must tell stored from fused"

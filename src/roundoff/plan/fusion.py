@@ -15,7 +15,7 @@ does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the 
   from memory and whose outputs are stored.
 * Stored values: graph inputs; reduction and extern results (a reduction ENDS its kernel: its
   consumers read its stored, rounded result); fusible nodes that are graph outputs, have no users,
-  or feed an extern op ("realized"); a pure data-movement node whose operands are all stored is an
+  feed an extern op, or scatter into a view (`WRITTEN_INTO_VIEWS`) ("realized"); a pure data-movement node whose operands are all stored is an
   alias of stored memory (no kernel: Inductor's ReinterpretView).
 * Kernels: every reduction, extern and realized fusible node roots one kernel, which also computes
   (inlines) every unstored fusible ancestor reachable without crossing a stored value. An unstored
@@ -52,6 +52,13 @@ from dataclasses import dataclass, field
 
 from roundoff.plan.model import FusionGroup
 from roundoff.policy.model import FusionModel
+
+#: data movement Inductor lowers as a copy into a view of a fresh buffer (a mutation: the buffer is realized),
+#: so its result is stored, rounded, before any reader sees it; its source is computed in that copy's kernel
+#: (trial 60: a contrastive loss's backward ``diagonal_scatter`` of ``-g / (N * pos)``, stored in fp16 before
+#: an add that cancels it, 24x the error the plan predicted with it fused); select_scatter and slice_scatter
+#: are lowered pointwise (measured, torch 2.13: ``tests/plan/test_plan_inductor_oracle.py``)
+WRITTEN_INTO_VIEWS = frozenset({"diagonal_scatter", "as_strided_scatter"})
 
 #: Inductor's C++ "heavy ops" (``should_realize_on_reuse``): a reused value computing one is stored
 HEAVY_OPS = frozenset({"exp", "log", "log10", "log1p", "log2", "sigmoid", "tanh"})
@@ -173,6 +180,7 @@ def _stored(
             us = users[n.id]
             same_pass = [u for u in us if u.backward == n.backward]  # the users compiled with it
             realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
+                n.op in WRITTEN_INTO_VIEWS) or (
                 heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
                 and _calls_heavy(n, by_id, _Either(stored, by_backward) if n.backward and by_backward else stored))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
@@ -319,6 +327,8 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> F
                 owner[2].add(n.id)
                 continue
         kind = {Kind.REDUCTION: "reduction", Kind.EXTERN: "extern"}.get(n.kind, "pointwise")
+        if n.op in WRITTEN_INTO_VIEWS:  # a mutation's kernel: its readers load the buffer, none fuses with it
+            kind = "extern"
         kernels.append((kind, n.id, {n.id} | inlined(n, by_id, stored)))
     kernels, merge_notes = _merge_pointwise(kernels, by_id, nodes, cat_slices=heavy_reuse)
     in_loop = reduction_loop_reads(kernels, by_id, stored) if heavy_reuse else {}
