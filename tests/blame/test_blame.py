@@ -494,3 +494,30 @@ def test_placeable_blame_searches_only_changes_roundoff_compile_can_place(monkey
     everything, forward = searched
     assert set(forward) < set(everything) and not placeable(everything)
     assert all(placeable([i]) for i in forward)
+
+
+def _rms_block_loss(x: torch.Tensor, g: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    """Trial 60's hand-written fp16 RMSNorm residual block, no upcasts."""
+    h = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * g
+    return (x + torch.relu(h @ w1) @ w2).pow(2).mean()
+
+
+def test_placeable_leaves_out_fp16_roundings_roundoff_compile_cannot_place():
+    """Trial 60: blame --placeable saved a fix keeping fp16 values rounded inside fused kernels, which
+    roundoff.compile writes for bf16 only under fusion-boundary rounding: it refused the fix at the first
+    call. Oracle: roundoff.compile itself, which refuses the unconstrained fix."""
+    import roundoff
+    from roundoff.compiler import RoundoffPlacementError
+
+    gen = torch.Generator().manual_seed(1)
+    inputs = ((torch.randn(32, 64, generator=gen) * 6 + 3).half(), (1 + 0.1 * torch.randn(64, generator=gen)).half(),
+              (torch.randn(64, 128, generator=gen) / 8).half(), (torch.randn(128, 64, generator=gen) / 11.3).half())
+    xs = tuple(t.requires_grad_() for t in inputs)
+    program = capture(_rms_block_loss, *xs, backward=True)
+    free = blame(program, "inductor-cpu", xs, against="eager", repro=False)
+    assert free.fixed and any(c.override.round_result is True for c in free.changes), free.changes
+    with pytest.raises(RoundoffPlacementError, match="bf16 only"):
+        roundoff.compile(_rms_block_loss, policy=free.fixed_policy)(*xs).backward()
+    placeable = blame(program, "inductor-cpu", xs, against="eager", repro=False, placeable=True)
+    assert not any(c.override.round_result is True for c in placeable.changes), placeable.changes
+    assert placeable.notes[0].startswith("--placeable left out"), placeable.notes

@@ -27,8 +27,9 @@ from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
 from roundoff.capture.program import Program, base_id, node_id
+from roundoff.plan import Plan
 from roundoff.policy import get_policy
-from roundoff.policy.model import Policy
+from roundoff.policy.model import ComputePrecision, Policy, RoundingPoint
 
 SEARCHES = ("ddmin", "prefix", "prefix-linear")
 
@@ -92,8 +93,9 @@ def blame(
     `whole_lines`: ddmin searches the changes of one op, source line and pass that repeats (a loop's
     iterations, the same line in every layer) as one change (`_line_units`), as a fix in the code
     would change them, so its result is 1-minimal in such lines; False searches node by node.
-    `placeable`: on a training step, search only changes at forward nodes, the ones roundoff.compile
-    can place (by default a fix may change backward-only nodes: a note counts them).
+    `placeable`: search only changes roundoff.compile can place: on a training step, at forward nodes
+    (by default a fix may change backward-only nodes: a note counts them), and under fusion-boundary
+    rounding no kept rounding of a value other than bf16 (`_placeable_rounding`).
     """
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -115,6 +117,8 @@ def blame(
     candidates = candidate_changes(ev.base_plan, ref)
     if placeable and (backward_only := set(_backward_only(ev.base_plan.program, candidates))):
         candidates = tuple(c for c in candidates if c.node_id not in backward_only)
+    unplaceable = [c for c in candidates if placeable and not _placeable_rounding(c, ev.base_plan)]
+    candidates = tuple(c for c in candidates if c not in unplaceable)
     if on_evaluation is not None:  # progress: (evaluations so far, candidate changes)
         ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
     outcome = _search(search, candidates, ev, whole_lines)
@@ -125,7 +129,11 @@ def blame(
         status = BlameStatus.NO_FIX
     else:
         status = BlameStatus.FIXED
-    notes: list[str] = []
+    notes: list[str] = [(
+        f"--placeable left out {len(unplaceable)} candidate change(s) that keep an fp16 value rounded inside a "
+        "fused kernel, which roundoff.compile writes for bf16 only under fusion-boundary rounding: blame without "
+        "--placeable finds a fix for check and the repro, and a policy with rounding=every_op places such roundings"
+    )] if unplaceable else []
     over_limit: tuple[tuple[str, float], ...] = ()  # outputs the trimmed fix leaves over the limit by value
     evaluations = outcome.evaluations
     if status is BlameStatus.FIXED and whole_lines and len(candidates) <= NODE_SEARCH_MAX:
@@ -192,11 +200,12 @@ def blame(
         beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
         still = ev.failing(candidates)
         notes.append(
-            f"all {len(candidates)} candidate changes together still diverge"
+            f"all {len(candidates)} {'placeable ' if unplaceable else ''}candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
-            + ": the divergence is not a placement decision this policy controls"
-            + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits)
-               else " (e.g. an implementation difference)")
+            + (": the changes --placeable left out may fix it (blame without --placeable tries them)" if unplaceable
+               else ": the divergence is not a placement decision this policy controls"
+               + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits)
+                  else " (e.g. an implementation difference)"))
         )
         notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates) if checked is not None else ())
     cost = ev.cost()
@@ -310,6 +319,18 @@ def _over_limit_by_value(result: CheckResult) -> tuple[tuple[str, float], ...]:
     over = [(o.name, o.rmse_result / o.rmse_reference) for o in result.outputs
             if o.passes and o.rmse_reference > 0 and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
     return tuple(sorted(over, key=lambda t: -t[1]))
+
+
+def _placeable_rounding(change: Change, base: Plan) -> bool:
+    """Whether roundoff.compile can place `change`'s rounding: a kept rounding (``round_result=True``,
+    ``compute=STORAGE``) under fusion-boundary rounding is written as integer RNE to bf16 only
+    (`roundoff.compiler.rewrite.keep_rounded`; trial 60: blame --placeable saved an fp16 fix that
+    roundoff.compile refused)."""
+    o = change.override
+    if not (o.round_result is True or o.compute is ComputePrecision.STORAGE):
+        return True
+    d = base.decisions.get(change.node_id)
+    return base.policy.rounding is RoundingPoint.EVERY_OP or d is None or d.storage_dtype == torch.bfloat16
 
 
 def _backward_only(program: Program, found: Sequence[Change]) -> list[str]:

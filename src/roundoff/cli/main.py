@@ -256,8 +256,9 @@ def blame_command(
     ] = False,
     placeable: Annotated[
         bool, typer.Option("--placeable", metavar=FLAG, help=(
-            "With --backward: change forward nodes only, the ones roundoff.compile can place on a training "
-            "step (by default a fix may change backward-only nodes, which a note counts)."))
+            "Only changes roundoff.compile can place: with --backward, at forward nodes (by default a fix "
+            "may change backward-only nodes, which a note counts); under fusion-boundary rounding, no kept "
+            "rounding of an fp16 value."))
     ] = False,
     backward: BackwardOpt = False,
     json_out: JsonOpt = False,
