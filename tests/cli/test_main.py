@@ -204,3 +204,6 @@ def test_a_missing_optional_package_is_an_environment_error_not_a_roundoff_bug(m
 def test_blame_refuses_several_policies_instead_of_taking_the_last() -> None:
     _usage_error(run("blame", "zoo:fma-cancel", "-p", "eager", "-p", "inductor-gpu"),
                  "one policy at a time", "--policy eager --policy inductor-gpu")
+    # trial 60: --by-values against eager was accepted and changed nothing
+    _usage_error(run("blame", "zoo:fma-cancel", "-p", "inductor-gpu", "--against", "eager", "--by-values"),
+                 "--by-values is for --against oracle")

@@ -1162,3 +1162,27 @@ def test_a_buffer_with_no_finite_element_shows_no_relative_error():
             if line.count("│") > 8}
     empty = [k["buffer"] for k in doc["kernels"] if k["vs_oracle"]["nan"] + k["vs_oracle"]["inf"] >= k["vs_oracle"]["numel"]]
     assert empty and all(rows[b][8] == "-" for b in empty), {b: rows[b] for b in empty}
+
+
+def _rms_block(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * g
+
+
+def test_a_buffer_the_bitwise_rule_fails_within_its_range_is_not_called_out_of_range():
+    """Trial 60: under --rule bitwise, an fp16 mean of values near 45 that is not fp64 correctly rounded
+    was said to "lie outside float16's range" and GradScaler advised. Oracle: its fp64 value, well
+    inside float16's range."""
+    from roundoff.report.observed import observe_document, observe_report
+
+    gen = torch.Generator().manual_seed(1)
+    x, g = (torch.randn(32, 64, generator=gen) * 6 + 3).half(), (1 + 0.1 * torch.randn(64, generator=gen)).half()
+    result = observe_compiled(capture(_rms_block, x, g), rule="bitwise", repeats=1)
+    diverging = [k for k in result.kernels if k.verdict is not Verdict.OK]
+    assert diverging and all(k.excess <= 16 for k in diverging)
+    mean = (x.double() * x.double()).mean(-1)
+    assert 1e-3 < float(mean.min()) and float(mean.max()) < torch.finfo(torch.float16).max
+    console = Console(width=400, record=True)
+    console.print(observe_report(observe_document(result)))
+    text = console.export_text()
+    assert "outside" not in text and "GradScaler" not in text, text
+    assert "the `bitwise` rule holds it to fp64 correctly rounded to its format" in text, text

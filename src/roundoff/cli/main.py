@@ -279,6 +279,9 @@ def blame_command(
         against = reference_name(against)
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
+        if by_values and against != "oracle":  # (trial 60: accepted, and no different, against eager)
+            raise UsageError("--by-values is for --against oracle: against eager every output is held to its "
+                             "values already")
         loaded = load_target(target, inputs, backward)
         found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
                                    placeable=placeable)
