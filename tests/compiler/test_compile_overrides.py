@@ -149,6 +149,29 @@ def test_kept_rounding_bit_trick_matches_torch_cast_on_every_bf16_pattern() -> N
     )
 
 
+def test_kept_rounding_bit_trick_matches_torch_cast_on_every_fp16_pattern() -> None:
+    """The fp16 kept rounding (trial 60: blame's fp16 fix was refused as bf16-only): every fp16 pattern
+    times a random one, exact in fp32 (11-bit significands), rounded by the rewrite inside a fused
+    kernel against torch's own cast: ties, overflow to inf at 65520, subnormals, NaN, -0.0."""
+    from roundoff.policy import get_policy
+
+    x = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.float16)
+    g = torch.Generator().manual_seed(5)
+    y = torch.randint(-(2**15), 2**15, (x.numel(),), generator=g, dtype=torch.int32).to(torch.int16)
+    y = y.view(torch.float16)
+    w = _f(x) * _f(y)
+    expected = _rounded_minus_exact(x, y, w)
+    assert ((_f(x) * _f(y)).half().float() != _f(x) * _f(y)).sum() > 30_000  # the rounding is exercised
+    prog = capture(_rounded_minus_exact, x, y, w)
+    nid = next(n.meta["roundoff_id"] for n in prog.graph.nodes if "mul" in str(n.target))
+    pol = with_overrides(get_policy("inductor-cpu"), "round", node={nid: OpOverride(round_result=True)})
+    out = roundoff.compile(_rounded_minus_exact, policy=pol)(x, y, w)
+    bad = ((out != expected) & ~(out.isnan() & expected.isnan())).nonzero().flatten()
+    assert bad.numel() == 0, f"{bad.numel()} bad, first: x={x[bad[0]].item()!r} y={y[bad[0]].item()!r}; repro: this test"
+    unrounded = roundoff.compile(_rounded_minus_exact, policy="inductor-cpu")(x, y, w)
+    assert ((unrounded != expected) & ~expected.isnan()).sum() > 30_000  # without it, the kernel keeps fp32
+
+
 def _offset(x: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     h = x + 64.0  # near 64 in bf16 (an ulp of 0.5); Inductor stores it for the matmul: a kernel boundary
     return (h @ w) * c

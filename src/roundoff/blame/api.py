@@ -95,7 +95,7 @@ def blame(
     would change them, so its result is 1-minimal in such lines; False searches node by node.
     `placeable`: search only changes roundoff.compile can place: on a training step, at forward nodes
     (by default a fix may change backward-only nodes: a note counts them), and under fusion-boundary
-    rounding no kept rounding of a value other than bf16 (`_placeable_rounding`).
+    rounding no kept rounding of a value other than bf16 or fp16 (`_placeable_rounding`).
     """
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -130,8 +130,8 @@ def blame(
     else:
         status = BlameStatus.FIXED
     notes: list[str] = [(
-        f"--placeable left out {len(unplaceable)} candidate change(s) that keep an fp16 value rounded inside a "
-        "fused kernel, which roundoff.compile writes for bf16 only under fusion-boundary rounding: blame without "
+        f"--placeable left out {len(unplaceable)} candidate change(s) that keep a value rounded inside a fused "
+        "kernel to a format roundoff.compile writes no such rounding for (bf16 and fp16 only): blame without "
         "--placeable finds a fix for check and the repro, and a policy with rounding=every_op places such roundings"
     )] if unplaceable else []
     over_limit: tuple[tuple[str, float], ...] = ()  # outputs the trimmed fix leaves over the limit by value
@@ -323,14 +323,14 @@ def _over_limit_by_value(result: CheckResult) -> tuple[tuple[str, float], ...]:
 
 def _placeable_rounding(change: Change, base: Plan) -> bool:
     """Whether roundoff.compile can place `change`'s rounding: a kept rounding (``round_result=True``,
-    ``compute=STORAGE``) under fusion-boundary rounding is written as integer RNE to bf16 only
-    (`roundoff.compiler.rewrite.keep_rounded`; trial 60: blame --placeable saved an fp16 fix that
-    roundoff.compile refused)."""
+    ``compute=STORAGE``) under fusion-boundary rounding is written as integer RNE to bf16 and fp16 only
+    (`roundoff.compiler.rewrite.keep_rounded`; an fp8 value's is not)."""
     o = change.override
     if not (o.round_result is True or o.compute is ComputePrecision.STORAGE):
         return True
     d = base.decisions.get(change.node_id)
-    return base.policy.rounding is RoundingPoint.EVERY_OP or d is None or d.storage_dtype == torch.bfloat16
+    return base.policy.rounding is RoundingPoint.EVERY_OP or d is None or d.storage_dtype in (torch.bfloat16,
+                                                                                                torch.float16)
 
 
 def _backward_only(program: Program, found: Sequence[Change]) -> list[str]:

@@ -258,7 +258,7 @@ def blame_command(
         bool, typer.Option("--placeable", metavar=FLAG, help=(
             "Only changes roundoff.compile can place: with --backward, at forward nodes (by default a fix "
             "may change backward-only nodes, which a note counts); under fusion-boundary rounding, no kept "
-            "rounding of an fp16 value."))
+            "rounding of an fp8 value."))
     ] = False,
     backward: BackwardOpt = False,
     json_out: JsonOpt = False,

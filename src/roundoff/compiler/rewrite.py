@@ -19,7 +19,7 @@ Rewrites (which one an override needs depends on the policy's rounding, see ``ch
   ``emulate_precision_casts`` Inductor honours exactly these casts; under fusion-boundary rounding a
   consumer with a buffer of its own (a matmul, a reduction) is rounded back as ``keep_rounded`` does.
 - ``keep_rounded`` (``round_result=True`` or ``compute=STORAGE`` under fusion-boundary rounding,
-  bf16 only): the in-kernel fp32 value is rounded to bf16 by integer RNE on its bit pattern, which
+  bf16 and fp16): the in-kernel fp32 value is rounded to its format by integer RNE on its bit pattern, which
   Inductor cannot elide the way it elides a ``.to(bf16).to(fp32)`` pair. Under per-op rounding
   nothing is needed (every result is rounded already).
 - ``sign_flip_negations`` (policies with ``negation=SIGN_FLIP``, on CUDA): Triton lowers ``-x`` to
@@ -283,44 +283,55 @@ def _call(graph: torch.fx.Graph, target: object, *args: object) -> torch.fx.Node
 
 
 def keep_rounded(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
-    """Round `node`'s in-kernel fp32 value to bf16 with integer ops Inductor cannot elide.
+    """Round `node`'s in-kernel fp32 value to its 16-bit dtype with ops Inductor cannot elide.
 
-    Under fusion-boundary rounding Inductor drops a ``.to(bf16).to(fp32)`` pair inside a kernel, so
-    the rounding is written as RNE on the bit pattern: ``(bits + 0x7FFF + lsb) & 0xFFFF0000`` (lsb =
-    bit 16, the tie-to-even carry), which rounds halfway cases to even, carries into the exponent
-    (max finite + half an ulp -> inf, as the cast does), keeps -0.0, subnormals and inf, and passes
-    NaN through unchanged (NaN lanes are zeroed before the integer add and restored after).
+    Under fusion-boundary rounding Inductor drops a ``.to(bf16).to(fp32)`` pair inside a kernel, so the
+    rounding is written as RNE on the bit pattern. bf16: ``(bits + 0x7FFF + lsb) & 0xFFFF0000`` (lsb =
+    bit 16, the tie-to-even carry), which carries into the exponent (max finite + half an ulp -> inf, as
+    the cast does) and keeps -0.0, subnormals and inf. fp16 (`_rounded_to_fp16`): the same at bit 13
+    for magnitudes from fp16's smallest normal 2**-14 up, above 65504 inf; below, ``(|x| + 0.5) - 0.5``,
+    which rounds to a multiple of 2**-24 (fp32's spacing in [0.5, 1)) to even; the sign put back. NaN
+    passes through unchanged (NaN lanes are zeroed before the integer add and restored after).
     """
     dtype = _float_dtype(node)
-    if dtype != torch.bfloat16:
+    if dtype not in (torch.bfloat16, torch.float16):
         raise RoundoffPlacementError(
             f"a kept rounding of {node.name} ({_op_name(node)}, {dtype}) under fusion-boundary rounding "
-            f"is implemented for bf16 only; use rounding=every_op for other formats"
+            f"is implemented for bf16 and fp16 only; use rounding=every_op for other formats"
         )
     aten = torch.ops.aten
     users = list(node.users)
     with graph.inserting_before(node.next):  # one anchor: new nodes land in creation order
         up = _cast(graph, node, torch.float32)
         nan = _call(graph, aten.isnan.default, up)
-        bits = _call(
-            graph, aten.view.dtype, _call(graph, aten.where.ScalarSelf, nan, 0.0, up), torch.int32
-        )
-        lsb = _call(
-            graph,
-            aten.bitwise_and.Scalar,
-            _call(graph, aten.bitwise_right_shift.Tensor_Scalar, bits, 16),
-            1,
-        )
-        biased = _call(graph, aten.add.Tensor, _call(graph, aten.add.Tensor, bits, lsb), 0x7FFF)
-        rounded = _call(
-            graph,
-            aten.view.dtype,
-            _call(graph, aten.bitwise_and.Scalar, biased, -65536),
-            torch.float32,
-        )
+        finite = _call(graph, aten.where.ScalarSelf, nan, 0.0, up)
+        if dtype == torch.bfloat16:
+            rounded = _rne_bits(graph, finite, 16)
+        else:
+            rounded = _rounded_to_fp16(graph, finite)
         out = _cast(graph, _call(graph, aten.where.self, nan, up, rounded), dtype)
     for user in users:
         user.replace_input_with(node, out)
+
+
+def _rne_bits(graph: torch.fx.Graph, value: torch.fx.Node, drop: int) -> torch.fx.Node:
+    """`value` (fp32, no NaN) with its `drop` low mantissa bits rounded off to nearest, ties to even."""
+    aten = torch.ops.aten
+    bits = _call(graph, aten.view.dtype, value, torch.int32)
+    lsb = _call(graph, aten.bitwise_and.Scalar, _call(graph, aten.bitwise_right_shift.Tensor_Scalar, bits, drop), 1)
+    biased = _call(graph, aten.add.Tensor, _call(graph, aten.add.Tensor, bits, lsb), (1 << (drop - 1)) - 1)
+    return _call(graph, aten.view.dtype, _call(graph, aten.bitwise_and.Scalar, biased, -(1 << drop)), torch.float32)
+
+
+def _rounded_to_fp16(graph: torch.fx.Graph, value: torch.fx.Node) -> torch.fx.Node:
+    """`value` (fp32, no NaN) rounded to the nearest fp16 value, ties to even, as fp32 (see `keep_rounded`)."""
+    aten = torch.ops.aten
+    magnitude = _call(graph, aten.abs.default, value)
+    normal = _rne_bits(graph, magnitude, 13)
+    normal = _call(graph, aten.where.ScalarSelf, _call(graph, aten.gt.Scalar, normal, 65504.0), float("inf"), normal)
+    tiny = _call(graph, aten.sub.Tensor, _call(graph, aten.add.Tensor, magnitude, 0.5), 0.5)
+    below = _call(graph, aten.lt.Scalar, magnitude, 2.0**-14)
+    return _call(graph, aten.copysign.Tensor, _call(graph, aten.where.self, below, tiny, normal), value)
 
 
 def forward_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
