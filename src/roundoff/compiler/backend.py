@@ -168,13 +168,15 @@ def _decompositions(policy: Policy, gm: torch.fx.GraphModule) -> dict[Any, Any] 
     those steps, which per-op rounding then rounds as eager does); None (Inductor's own) otherwise."""
     if "eager" not in policy.decompositions:
         return None
-    eager = decomposition_table(["eager"])
-    names = {op.overloadpacket.__name__ for op in eager}
+    names = {op.overloadpacket.__name__ for op in decomposition_table(["eager"])}
     if not any(name in str(getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes for name in names):
         return None
-    from torch._inductor.decomposition import select_decomp_table
+    return decomposition_table(_compiler_tables(policy))
 
-    return {**select_decomp_table(), **eager}
+
+def _compiler_tables(policy: Policy) -> list[str]:
+    """The decomposition sets the compiler applies under `policy`: Inductor's, the ``eager`` set over it."""
+    return ["inductor", *(["eager"] if "eager" in policy.decompositions else [])]
 
 
 def _registered_backend(
@@ -302,10 +304,9 @@ def _as_compiled(program: Program, policy: Policy) -> Program | None:
     keeping a ``clamp`` with tensor bounds, or a ``.to``, in fp32: trial 58); None where none does."""
     from roundoff.capture.rewrite import decompose
 
-    names = ["inductor", *(["eager"] if "eager" in policy.decompositions else [])]
+    names = _compiler_tables(policy)
     table = decomposition_table(names)
-    named = [n for n in program.nodes() if node_id(n) in policy.node_overrides]
-    if not any(n.target in table for n in named):
+    if not any(n.target in table for n in program.nodes() if node_id(n) in policy.node_overrides):
         return None
     return decompose(program, names, lowerings=False)
 
