@@ -2,8 +2,9 @@
 
 The case is the H200 Llama run's RoPE-backward buffers (bench/results/observe-cuda-session3.md,
 buf75/buf101): Inductor unrolls a sum over 2 heads into the consuming pointwise kernel and stores
-only a transposed copy, whose origins are the layout ops alone. Oracle for what the plan does: the
-plan's own decisions (the consumer of the sum reads it rounded to bf16).
+only a transposed copy, whose origins are the layout ops alone. The plan now models the unrolling
+(`roundoff.plan.loops.unrolled_terms`); with it switched off, it rounds the sum, as it did when that
+run was made. Oracle for what the plan does: the plan's own decisions.
 """
 
 from __future__ import annotations
@@ -31,18 +32,23 @@ def _setup():
     return program, ids
 
 
-def test_a_sum_missing_from_the_origins_is_named_from_the_local_region():
+def test_a_sum_missing_from_the_origins_is_named_from_the_local_region(monkeypatch):
     program, ids = _setup()
     summed, copy = ids["aten.sum.dim_IntList"], ids["aten.clone.default"]
-    the_plan = plan(program, "inductor-gpu")
-    assert any(summed in d.rounded_inputs for d in the_plan.decisions.values())  # the plan rounds the sum
     layout = tuple(i for t, i in ids.items() if t in ("aten.t.default", "aten.clone.default"))
     obs = Observed("triton_poi_fused_add_mul_sum_0", "buf1", "pointwise", layout,
                    torch.empty(4, 8, dtype=torch.bfloat16), 0, 0)
     observed = {copy: obs}
-
     region = local_region(program, copy, obs, observed)
     assert set(ids.values()) <= set(region)  # every op back to the graph inputs
+
+    modelled = plan(program, "inductor-gpu")
+    assert not any(summed in d.rounded_inputs for d in modelled.decisions.values())  # unrolled: unrounded
+    assert emulation_cause(program, copy, obs, modelled, observed) == "summation order"
+
+    monkeypatch.setattr("roundoff.plan.loops.UNROLL_BELOW", 0)  # the plan of that run: the sum stored
+    the_plan = plan(program, "inductor-gpu")
+    assert any(summed in d.rounded_inputs for d in the_plan.decisions.values())  # the plan rounds the sum
     # from the origins alone nothing is known; from the region, the sum the plan rounds
     assert emulation_cause(program, copy, obs, the_plan) == "unmodelled decision"
     assert emulation_cause(program, copy, obs, the_plan, observed) == (

@@ -204,3 +204,61 @@ def test_a_diagonal_scatter_is_stored_before_its_readers_and_other_scatters_fuse
     assert [bits_differ(e, r) for e, r in zip(emulated, real)] == [0, 0, 0], f"repro: {REPRO}"
     unrounded = ((y.float() + torch.diag(x.float() / 3.0)) * 7.0).half().float()  # the diagonal fused
     assert bits_differ(unrounded, real[0]) > 0, "the case must tell stored from fused"
+
+
+def _small_sums(x4, x8, v4, y4):  # type: ignore[no-untyped-def]
+    return (
+        x4.sum(-1) * 3.0,  # four terms: unrolled into the multiply's loop, the fp32 sum read unrounded
+        x8.sum(-1) * 3.0,  # eight: a reduction kernel, its fp16 result stored rounded
+        v4.sum() * 3.0,  # four into one element: the C++ backend keeps the reduction kernel
+        y4.sum(0) * 3.0,  # over the leading dim
+        x4.mean(-1) * 3.0,  # a mean sums in fp32 (Inductor's lowering upcasts): nothing rounded either way
+    )
+
+
+def test_cpp_backend_unrolls_a_reduction_of_fewer_than_eight_terms_like_torch_compile(monkeypatch) -> None:
+    """Observe's Llama table: a GQA key gradient's sum over two repeated heads was kept unrounded inside
+    the RoPE backward's kernel where the plan stored it. Inductor lowers a reduction of fewer than 8
+    terms as a pointwise loop. Integer fp16 terms keep every fp32 sum exact, so summation order cannot
+    differ; oracle: real torch.compile, bit for bit, and with the rule off the plan must differ."""
+    g = torch.Generator().manual_seed(0)
+
+    def ints(*shape: int) -> torch.Tensor:
+        return torch.randint(-30000, 30000, shape, generator=g).half()
+
+    args = (ints(64, 4), ints(64, 8), ints(4), ints(4, 64))
+    torch._dynamo.reset()
+    real = torch.compile(_small_sums, dynamic=False, fullgraph=True)(*args)
+    prog = capture(_small_sums, *args)
+    emulated = run_plan(plan(prog, "inductor-cpu"), args)
+    assert [bits_differ(e, r) for e, r in zip(emulated, real)] == [0] * 5, f"repro: {REPRO}"
+    monkeypatch.setattr("roundoff.plan.loops.UNROLL_BELOW", 0)
+    stored = run_plan(plan(prog, "inductor-cpu"), args)
+    assert [bits_differ(e, r) > 0 for e, r in zip(stored, real)] == [True, False, False, True, False], (
+        "the case must tell an unrolled sum from a stored one")
+
+
+def _reused_small_sums(x, a, b):  # type: ignore[no-untyped-def]
+    s1 = x.sum(-1, keepdim=True)  # four loads: computed again by each reader, unrounded
+    s2 = (a + b).sum(-1, keepdim=True)  # eight loads: stored in fp16, the wider loop loads it rounded
+    return s1 * 3.0, x.float() * s1.float(), s2 * 3.0, a.float() * s2.float()
+
+
+def test_a_reused_unrolled_sum_is_stored_when_its_terms_load_more_than_four_values(monkeypatch) -> None:
+    """Inductor stores a reused value whose computation loads more than ``realize_reads_threshold`` (4)
+    values; an unrolled sum loads each term's operands. Oracle: real torch.compile, bit for bit (integer
+    fp16 terms: exact fp32 sums); with the threshold never or always met, the plan must differ."""
+    g = torch.Generator().manual_seed(0)
+    args = tuple(torch.randint(-30000, 30000, (64, 4), generator=g).half() for _ in range(3))
+    torch._dynamo.reset()
+    real = torch.compile(_reused_small_sums, dynamic=False, fullgraph=True)(*args)
+    prog = capture(_reused_small_sums, *args)
+
+    def differ() -> list[int]:
+        return [bits_differ(e, r) for e, r in zip(run_plan(plan(prog, "inductor-cpu"), args), real)]
+
+    assert differ() == [0, 0, 0, 0], f"repro: {REPRO}"
+    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 100)
+    assert [n > 0 for n in differ()] == [False, False, False, True]
+    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 0)
+    assert [n > 0 for n in differ()] == [False, True, False, False]

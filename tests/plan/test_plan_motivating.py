@@ -8,8 +8,9 @@ Expectations come from the sources, not from this code's output:
     operands (fp32 inputs -> bf16).
 (3) FMA thread: ``exp(x*scale - x*scale)`` is one Triton kernel
     (``triton_poi_fused_exp_mul_sub_0``), ``x * scale`` CSE'd into ``tmp4``, ``tmp4 - tmp4``
-    contracted into ``fma(a, b, -tmp4)``; the user-level softmax computes ``div`` + ``amax`` in one
-    kernel, ``sub``/``exp`` rematerialized into the ``sum`` kernel and the final ``div`` kernel.
+    contracted into ``fma(a, b, -tmp4)``; the user-level softmax over 4 elements unrolls ``amax`` and
+    ``sum`` ("we choose to unroll sum/amax"), stored by one kernel, and ``div``/``sub``/``exp`` are
+    rematerialized into the final ``div``'s kernel.
 """
 
 from __future__ import annotations
@@ -134,17 +135,20 @@ def test_fma_cancel_eager_and_cpu_do_not_contract() -> None:
 
 def test_user_softmax_kernels_around_amax_and_sum() -> None:
     p = zoo_plan("softmax-backward", False, "inductor-gpu")
-    (div1, div2) = by_op(p, "aten.div.Tensor")
-    (amax,), (sub,), (exp,), (total,) = (by_op(p, f"aten.{o}") for o in
-                                         ("amax.default", "sub.Tensor", "exp.default", "sum.dim_IntList"))  # fmt: skip
+    div1 = by_op(p, "aten.div.Tensor")[0]
+    (div2,) = [d for d in by_op(p, "aten.div.Tensor") if d.node_id != div1.node_id]
+    (amax,), (total,) = by_op(p, "aten.amax.default"), by_op(p, "aten.sum.dim_IntList")
+    subs, exps = by_op(p, "aten.sub.Tensor"), by_op(p, "aten.exp.default")
     kernels = {frozenset(g.node_ids): g.kind for g in p.groups}
     ids = lambda *ds: frozenset(d.node_id for d in ds)
-    # thread 003: div+amax; div, sub, exp rematerialized into the sum kernel and the final div's kernel
-    assert kernels.get(ids(div1, amax)) == "reduction", p.groups
-    assert kernels.get(ids(div1, sub, exp, total)) == "reduction", p.groups
-    assert kernels.get(ids(div1, sub, exp, div2)) == "pointwise", p.groups
-    assert amax.node_id in sub.rounded_inputs and total.node_id in div2.rounded_inputs
-    for d in (div1, sub, exp):
+    # thread 003: "we choose to unroll sum/amax" (4 terms: a pointwise loop each), both stored, so
+    # "preventing fusion with the downstream div_1"; div, sub and exp are rematerialized in the second
+    # kernel, which reads the stored max and sum (rounded to bf16)
+    assert kernels.get(ids(div1, amax, subs[0], exps[0], total)) == "pointwise", p.groups
+    assert kernels.get(ids(div1, subs[1], exps[1], div2)) == "pointwise", p.groups
+    assert amax.node_id in subs[1].rounded_inputs and total.node_id in div2.rounded_inputs
+    assert amax.node_id not in subs[0].rounded_inputs  # read as computed in its own kernel
+    for d in (div1, *subs, *exps):
         assert d.compute_dtype == torch.float32 and not d.rounds_result, d
     assert any("rematerialized" in note for note in p.notes)
     trace = format_trace(p)

@@ -13,6 +13,9 @@ does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the 
   movement/views. *Reduction*. *Extern*: matmul, convolution, attention, normalization kernels
   (when not decomposed), random, other and unmodeled ops: single kernels whose operands are read
   from memory and whose outputs are stored.
+* A reduction Inductor unrolls into a pointwise loop (fewer than 8 terms,
+  `roundoff.plan.loops.unrolled_terms`) is fusible; with more than one user it is stored when its
+  terms load more than `REALIZE_READS` values (`_many_reads`, Inductor's ``realize_reads_threshold``).
 * Stored values: graph inputs; reduction and extern results (a reduction ENDS its kernel: its
   consumers read its stored, rounded result); fusible nodes that are graph outputs, have no users,
   feed an extern op, or scatter into a view (`WRITTEN_INTO_VIEWS`) ("realized"); a pure data-movement node whose operands are all stored is an
@@ -62,6 +65,8 @@ WRITTEN_INTO_VIEWS = frozenset({"diagonal_scatter", "as_strided_scatter"})
 
 #: Inductor's C++ "heavy ops" (``should_realize_on_reuse``): a reused value computing one is stored
 HEAVY_OPS = frozenset({"exp", "log", "log10", "log1p", "log2", "sigmoid", "tanh"})
+#: Inductor's ``config.realize_reads_threshold``: a reused value loading more values than this is stored
+REALIZE_READS = 4
 
 
 class Kind(enum.Enum):
@@ -92,6 +97,8 @@ class FusionNode:
     shape: tuple[int, ...] | None = None  # its value's sizes and strides (None: unknown, or no tensor)
     strides: tuple[int, ...] | None = None
     reduced: tuple[int, ...] | None = None  # a reduction's reduced dims of its first operand (None: unknown)
+    #: a reduction Inductor unrolls into a pointwise loop of this many terms (kind FUSIBLE; 0: none)
+    terms: int = 0
 
 
 @dataclass(frozen=True)
@@ -168,7 +175,7 @@ def _stored(
     by_backward: set[str] | None = None
     for n in nodes:
         if n.backward and by_backward is None:  # the forward's values are all decided: the backward's copies
-            by_backward = _stored_by_backward(nodes, users, stored) if heavy_reuse else set()
+            by_backward = _stored_by_backward(nodes, users, stored, heavy_reuse)
         if n.kind in (Kind.INPUT, Kind.REDUCTION, Kind.EXTERN):
             stored.add(n.id)
         elif n.kind is Kind.ITEM:
@@ -179,10 +186,11 @@ def _stored(
         else:
             us = users[n.id]
             same_pass = [u for u in us if u.backward == n.backward]  # the users compiled with it
+            seen = _Either(stored, by_backward) if n.backward and by_backward else stored
             realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
                 n.op in WRITTEN_INTO_VIEWS) or (
-                heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
-                and _calls_heavy(n, by_id, _Either(stored, by_backward) if n.backward and by_backward else stored))
+                n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
+                and ((heavy_reuse and _calls_heavy(n, by_id, seen)) or _many_reads(n, by_id, seen)))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
@@ -217,6 +225,37 @@ def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[
     inner = inlined(n, by_id, stored)
     return (n.op in HEAVY_OPS or any(by_id[p].op in HEAVY_OPS for p in inner)) and any(
         p in stored and _in_memory(by_id[p]) for m in (n.id, *inner) for p in by_id[m].inputs)
+
+
+def _many_reads(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> bool:
+    """Whether unrolled reduction `n` (`FusionNode.terms`), its operand's computation inlined, loads more
+    than `REALIZE_READS` values from memory: each term its own element of every stored value that varies
+    along the reduced dims, the others once (Inductor's ``num_reads``: distinct loads). Reused, it is stored
+    on any backend (``should_realize_on_reuse``; measured, CPU, torch 2.13: the backward's softmax ``amax``
+    of four ``bmm / y`` terms is stored, rounded, and its ``eq`` with the unrounded quotients finds no
+    maximum: NaN gradients). Plain pointwise values are not counted (not measured)."""
+    if not n.terms:
+        return False
+    operand = by_id[n.inputs[0]] if n.inputs else None
+    reads = 0
+    seen: set[str] = set()
+    for m in (n.id, *inlined(n, by_id, stored)):
+        for p in by_id[m].inputs:
+            if p not in seen and p in stored and _in_memory(by_id[p]):
+                seen.add(p)
+                reads += n.terms if _varies(by_id[p], operand, n.reduced) else 1
+    return reads > REALIZE_READS
+
+
+def _varies(value: FusionNode, operand: FusionNode | None, reduced: tuple[int, ...] | None) -> bool:
+    """Whether `value`, read broadcast to `operand`'s shape, has more than one element along `reduced`
+    (True where a shape is unknown or does not broadcast)."""
+    if operand is None or operand.shape is None or value.shape is None or reduced is None:
+        return True
+    lead = len(operand.shape) - len(value.shape)
+    if lead < 0:
+        return True
+    return any(d - lead >= 0 and value.shape[d - lead] != 1 for d in reduced)
 
 
 def _in_memory(n: FusionNode) -> bool:
@@ -285,14 +324,15 @@ class _Reach:
 
 
 def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]],
-                        stored: set[str]) -> set[str]:
-    """Forward values the backward stores under the C++ realize-on-reuse rule. torch.compile's
+                        stored: set[str], heavy_reuse: bool) -> set[str]:
+    """Forward values the backward stores under Inductor's realize-on-reuse rule. torch.compile's
     partitioner saves some forward values for the backward and has the backward compute the others
     again from them; in the backward's own graph such a copy is one value with all its backward-side
     users (backward nodes, and forward nodes computed again there), so with more than one, calling a
-    `HEAVY_OPS` op, the backward stores it and its backward readers read it rounded, while the forward
-    keeps it in its kernel (measured, torch 2.13: an fp16 ``exp(a_i - a_j)`` masked below the
-    diagonal is inf above it in the backward's buffer, 0 * inf NaN in the gradients)."""
+    `HEAVY_OPS` op (the C++ backend, `heavy_reuse`) or loading many values (`_many_reads`), the
+    backward stores it and its backward readers read it rounded, while the forward keeps it in its
+    kernel (measured, torch 2.13: an fp16 ``exp(a_i - a_j)`` masked below the diagonal is inf above it
+    in the backward's buffer, 0 * inf NaN in the gradients)."""
     by_id = {n.id: n for n in nodes}
     again: set[str] = set()  # forward nodes the backward computes again
     for n in reversed(nodes):
@@ -306,7 +346,8 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
         if (i in again and i not in stored and n.kind is Kind.FUSIBLE
                 and (sum(u.backward or u.id in again for u in users[i]) > 1
                      or _read_broadcast(dataclasses.replace(n, backward=True), [u for u in users[i] if u.backward], users))
-                and _calls_heavy(n, by_id, _Either(stored, chosen))):
+                and ((heavy_reuse and _calls_heavy(n, by_id, _Either(stored, chosen)))
+                     or _many_reads(n, by_id, _Either(stored, chosen)))):
             chosen.add(i)
     return chosen
 
@@ -344,7 +385,8 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> F
         order = {n.id: i for i, n in enumerate(nodes)}
         merge_notes.append(
             "computed again by the backward and stored there (more than one use in the backward, calling "
-            f"{'/'.join(sorted(HEAVY_OPS))}: Inductor's C++ realize-on-reuse rule): "
+            f"{'/'.join(sorted(HEAVY_OPS))} on CPU or loading more than {REALIZE_READS} values: Inductor's "
+            "realize-on-reuse rule): "
             f"{', '.join(sorted(by_backward, key=order.__getitem__))}; backward kernels other than the one making them "
             "read them rounded, the forward does not")
     fusion = _assemble(nodes, kernels, stored, users, merge_notes, in_loop)

@@ -13,6 +13,10 @@ loop and the row sums load it rounded, while ``exp(x - c)`` with ``c`` a column 
 rows' elements) keeps the row loop and its row sums read the ``exp`` unrounded (measured, CPU,
 torch 2.13: ``tests/plan/test_plan_inductor_oracle.py``). `layout` and `reduced_dims` read the sizes,
 strides and reduced dims this needs from a traced node.
+
+Inductor also unrolls a reduction of fewer than `UNROLL_BELOW` elements into a pointwise loop
+(``Reduction.create``, torch 2.9-2.13): the terms are added in order, in fp32 for 16-bit operands, and the
+sum is inlined into its readers like any pointwise value, unrounded (`unrolled_reduction`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,11 @@ from roundoff.plan.fusion import FusionNode, Kind, inlined
 
 #: an index's strides over a loop's dims (0 along a dim it is broadcast over)
 Strides = tuple[int, ...]
+
+#: Inductor's ``config.unroll_reductions_threshold``: a reduction of fewer elements is a pointwise loop
+UNROLL_BELOW = 8
+#: the reductions ``Reduction.create`` lowers (``mean`` as a sum); Welford's (var, std) are never unrolled
+UNROLLED_OPS = frozenset({"sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "any", "all"})
 
 
 def broadcast_strides(shape: Sequence[int], strides: Sequence[int], loop: Sequence[int]) -> Strides | None:
@@ -110,6 +119,29 @@ def reduced_dims(node: torch.fx.Node) -> tuple[int, ...] | None:
     if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) and -max(rank, 1) <= d < max(rank, 1) for d in dims):
         return None
     return tuple(sorted({d % max(rank, 1) for d in dims}))
+
+
+def unrolled_terms(node: torch.fx.Node, op: str, cpp: bool) -> int:
+    """How many terms Inductor adds in a pointwise loop for reduction `node` (base op name `op`); 0 where it
+    runs a reduction kernel. It unrolls a reduction of one element, or of fewer than `UNROLL_BELOW` into a
+    result of more than one element (the C++ backend, `cpp`) or of any size (Triton). The sum is then
+    computed where it is read, in fp32, and reaches its readers unrounded (measured, CPU, torch 2.13: an
+    fp16 ``x.sum(-1) * 3`` of four terms is compiled as fp32 sums rounded once, of eight as sums stored in
+    fp16: ``tests/plan/test_plan_inductor_oracle.py``)."""
+    dims = reduced_dims(node)
+    operand = node.args[0] if node.args else None
+    val = operand.meta.get("val") if isinstance(operand, torch.fx.Node) else None
+    out = node.meta.get("val")
+    if op not in UNROLLED_OPS or dims is None or not isinstance(val, torch.Tensor) or not isinstance(out, torch.Tensor):
+        return 0
+    try:
+        terms = 1
+        for d in dims:
+            terms *= int(val.shape[d]) if val.dim() else 1
+        results = int(out.numel())
+    except (TypeError, RuntimeError):  # symbolic sizes
+        return 0
+    return terms if terms == 1 or (0 < terms < UNROLL_BELOW and (results != 1 or not cpp)) else 0
 
 
 def reduction_loop_reads(

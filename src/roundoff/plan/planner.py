@@ -39,7 +39,7 @@ from roundoff.plan import _dtypes as dt
 from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
-from roundoff.plan.loops import layout, reduced_dims
+from roundoff.plan.loops import layout, reduced_dims, unrolled_terms
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
 from roundoff.plan.partitioner import saved_values
 from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
@@ -105,7 +105,7 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     for _ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
         bases = {node_id(n): _base(n, policy, promote, copies, holder_of) for n in nodes}
-        fusion_nodes = _fusion_nodes(program, bases, partitioned)
+        fusion_nodes = _fusion_nodes(program, bases, partitioned, policy)
         fusion = fuse(fusion_nodes, policy.fusion)
         split = remat.differing_copies(fusion_nodes, fusion)
         if not split:
@@ -251,8 +251,12 @@ def _kind(node: torch.fx.Node, base: _Base) -> Kind:
     return Kind.FUSIBLE
 
 
-def _fusion_nodes(program: Program, bases: dict[str, _Base], partitioned: frozenset[str] | None) -> list[FusionNode]:
+def _fusion_nodes(
+    program: Program, bases: dict[str, _Base], partitioned: frozenset[str] | None, policy: Policy
+) -> list[FusionNode]:
     outputs: set[str] = set()
+    # Inductor's lowering unrolls a small reduction into a pointwise loop (`unrolled_terms`)
+    inductor = "inductor" in policy.decompositions and policy.fusion is not FusionModel.NONE
     for n in program.nodes():
         if n.op == "output":
             outputs.update(node_id(p) for p in n.all_input_nodes)
@@ -261,15 +265,18 @@ def _fusion_nodes(program: Program, bases: dict[str, _Base], partitioned: frozen
         if n.op == "output":
             continue
         kind = _kind(n, bases[node_id(n)])
+        terms = unrolled_terms(n, _packet(bases[node_id(n)].op), cpp=policy.fusion is FusionModel.POINTWISE_CPP) if (
+            kind is Kind.REDUCTION and inductor) else 0
         nodes.append(FusionNode(
             node_id(n),
-            kind,
+            Kind.FUSIBLE if terms else kind,
             tuple(node_id(p) for p in n.all_input_nodes),
             node_id(n) in outputs,
             _packet(bases[node_id(n)].op),
             numel(n),
             **layout(n),
             reduced=reduced_dims(n) if kind is Kind.REDUCTION else None,
+            terms=terms,
         ))
     saved = saved_values_stored(program, nodes, partitioned)
     forward = forward_ids(program) if program.backward else None
