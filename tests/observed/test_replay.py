@@ -200,3 +200,36 @@ def test_a_buffer_a_later_kernel_adds_into_is_kept_after_it_and_credited_to_it()
     assert "index_put" in kept.kernel, kept.kernel  # the kernel that adds, not the one that zeroes
     assert kept.vs_fp64_total.norm_rel == pytest.approx(err, rel=1e-6), (kept.vs_fp64_total.norm_rel, err)
 
+
+
+def _filled_by_slices(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    k = a.new_empty(*a.shape[:-1], 16)  # DeepseekV3's key states: two slices of an empty tensor written
+    k[..., :8].copy_(a)
+    k[..., 8:].copy_(b.expand(-1, 4, -1, -1))
+    return (k @ w).float().pow(2).mean()
+
+
+def test_an_extern_result_a_later_kernel_mutates_is_judged_as_the_extern_wrote_it():
+    """Trial 61 (a transformers DeepseekV3 step): the backward's ``mm`` writes the keys' gradient, then
+    the slices' backward zeroes half of that buffer in place under the same name; observe judged the
+    zeroed buffer as the ``mm``'s value (rel error 0.69, "a compiler bug", exit 1) although the compiled
+    gradients are right. Oracle: the gradients by hand in fp64 (the compiled ones are bf16-close)."""
+    from roundoff.analyze.verdict import Verdict
+    from roundoff.observed import observe_compiled
+
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(2, n, 16, 8, generator=g).bfloat16() for n in (4, 1))
+    w = torch.randn(16, 16, generator=g).bfloat16()
+    r = observe_compiled(_filled_by_slices, *(t.clone().requires_grad_() for t in (a, b, w)), backward=True,
+                         partitioned=True, repeats=1)
+    k = torch.cat([a.double(), b.double().expand(-1, 4, -1, -1)], -1)
+    grad_k = (2 * (k @ w.double()) / (k.numel() // 16 * 16)) @ w.double().T  # d loss / d k, by hand
+    exact = {"grad_a": grad_k[..., :8], "grad_b": grad_k[..., 8:].sum(1, keepdim=True)}
+    labels = capture(_filled_by_slices, *(t.clone().requires_grad_() for t in (a, b, w)), backward=True).output_labels()
+    for name, value in exact.items():
+        got = r.outputs[labels.index(name)].double()
+        assert float((got - value).norm() / value.norm()) < 2 ** -7, name  # the compiled program is right
+    mms = [k for k in r.kernels if k.op == "mm" and k.buffer.startswith("backward:")]
+    assert len(mms) == 2 and all(m.kernel == "extern_kernels.mm" for m in mms), [(m.kernel, m.buffer) for m in mms]
+    assert all(m.vs_fp64_total.norm_rel < 2 ** -7 for m in mms), [m.vs_fp64_total.norm_rel for m in mms]
+    assert not [m for m in r.kernels if m.verdict is Verdict.DIVERGES]

@@ -161,11 +161,15 @@ class _Learner:
         so it is kept here and credited to this kernel (a concatenation whose slices several kernels write
         is not: `plan` leaves it unjudged). Only where the call's written arguments are known
         (C++ and extern kernels: a Triton kernel's may be any argument; reading one changes nothing, but
-        telling the two apart needs a copy per argument per call)."""
+        telling the two apart needs a copy per argument per call). A buffer an extern kernel wrote holds its
+        node's whole value there: a later kernel writing it mutates it into another node's value (trial 61:
+        a ``slice`` copy's backward zeroes half of the ``mm`` gradient it is given, in place), so it stays
+        credited to the extern kernel, copied before that write."""
         if kernel not in self.signatures and not kernel.startswith("extern_kernels."):
             return
         for i, (c, value, copy, _) in enumerate(self.found):
             rewritten_here = (c.launch < launch and names.get(c.buffer) is value
+                              and not c.kernel.startswith("extern_kernels.")
                               and not self.compiled.buffers[c.buffer].slices
                               and _storage(value) in self.writes[launch])
             if rewritten_here and not _bitwise_equal(value.detach().cpu(), copy):
