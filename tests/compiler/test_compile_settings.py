@@ -64,3 +64,30 @@ def test_compile_leaves_global_config_untouched() -> None:
     f = roundoff.compile(lambda a: a * 2 + 1, policy="eager")
     f(torch.ones(4, dtype=torch.bfloat16))
     assert inductor_config.emulate_precision_casts == before
+
+
+def test_policy_fields_inductor_cannot_honour_are_warned_about() -> None:
+    """Trial 61: ``roundoff.compile(policy="thunder-autocast")`` compiled a Whisper exactly as plain
+    torch.compile, silently, where the policy rounds matmul operands to bf16. Oracle: real torch.compile
+    of the same fp16 matmul gives the same bits (nothing was enforced), and the emulated policy does not."""
+    import roundoff
+    from roundoff.capture import capture
+    from roundoff.compiler import RoundoffEnforcementWarning
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+    from roundoff.policy import get_policy
+
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(16, 16, generator=g).half() for _ in range(2))
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a @ b
+
+    torch._dynamo.reset()
+    with pytest.warns(RoundoffEnforcementWarning, match="matmul_input=bf16"):
+        enforced = roundoff.compile(f, policy="thunder-autocast")(a, b)
+    assert torch.equal(enforced, torch.compile(f)(a, b))
+    assert not torch.equal(run_plan(plan(capture(f, a, b), "thunder-autocast"), (a, b))[0], enforced)
+    assert any("scalars=round_to_storage" in u for u in inductor_settings(get_policy("xla-2.10"), "cpu").unenforced)
+    for name in ("eager", "inductor-cpu"):
+        assert inductor_settings(get_policy(name), "cpu").unenforced == (), name

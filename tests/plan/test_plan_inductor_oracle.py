@@ -260,5 +260,31 @@ def test_a_reused_unrolled_sum_is_stored_when_its_terms_load_more_than_four_valu
     assert differ() == [0, 0, 0, 0], f"repro: {REPRO}"
     monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 100)
     assert [n > 0 for n in differ()] == [False, False, False, True]
-    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 0)
+    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 3)  # the four loads of s1 would store it
     assert [n > 0 for n in differ()] == [False, True, False, False]
+
+
+def _normalizer(f: torch.Tensor, i: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    n, h, out = torch.zeros_like(f[0]), torch.zeros_like(f[0]), []
+    for t in range(f.shape[0]):  # an xLSTM-like recurrence, n_t = f_t * n_{t-1} + i_t * (h_{t-1} @ w + 1)
+        n = f[t] * n + i[t] * (h @ w + 1.0)
+        h = n * 0.5  # read by the next step's matmul: each step is a kernel of its own
+        out.append(h)
+    return torch.stack(out)
+
+
+def test_a_reused_pointwise_chain_is_stored_where_its_loads_exceed_four(monkeypatch) -> None:
+    """Trial 61: blame's fix for an fp16 sLSTM under inductor-cpu kept the cell state in fp32 and was
+    exact emulated, but roundoff.compile's output was 0.79 off fp64: Inductor stores the normalizer
+    every other step (each ``n_t`` inlines the previous one until its loads exceed 4), in fp16. Oracle:
+    real torch.compile, bit for bit; with the load rules off, the plan differs."""
+    g = torch.Generator().manual_seed(0)
+    args = ((torch.rand(8, 4, 16, generator=g) + 0.5).half(), torch.randn(8, 4, 16, generator=g).half(),
+            (torch.randn(16, 16, generator=g) * 0.1).half())
+    torch._dynamo.reset()
+    real = torch.compile(_normalizer, dynamic=False, fullgraph=True)(*args)
+    prog = capture(_normalizer, *args)
+    assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) == 0, f"repro: {REPRO}"
+    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 100)
+    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_ACC_READS", {False: 100, True: 100})
+    assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) > 0

@@ -19,6 +19,12 @@ Mapping (each knob only where ``torch._inductor.config`` has it; nothing is assu
   (``rewrite.sign_flip_negations``); SUBTRACT_FROM_ZERO on CPU cannot be (Inductor's C++ ``neg()``
   flips the sign bit) and is listed in `unenforced`.
 - ``rounding=FUSION_BOUNDARY``: Inductor's own behaviour, ``emulate_precision_casts=False``.
+- no knob, listed in `unenforced` (trial 61: ``thunder-autocast`` compiled as plain torch.compile, silently):
+  ``matmul_input`` (Inductor multiplies the operands as stored), ``storage``, policy-wide
+  ``scalars=round_to_storage`` (Inductor keeps a Python scalar in fp32), and a policy-wide
+  ``compute=storage`` for an elementwise or reduction class under fusion-boundary rounding (per-op
+  overrides are placed by `roundoff.compiler.rewrite`; a matmul, convolution or attention reads its
+  operands as stored anyway).
 - ``rounding=FUSION_BOUNDARY_HONOR_CASTS``: not expressible (Inductor keeps user casts only under
   ``emulate_precision_casts``, which also rounds every op); enforced as FUSION_BOUNDARY with a warning.
 - ``fma``: on CPU ``cpp.enable_floating_point_contract_flag`` = ``"off"`` (NEVER) or ``"fast"``
@@ -38,7 +44,16 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from roundoff.policy.model import Division, FmaContraction, Negation, Policy, RoundingPoint
+from roundoff.ops.classes import OpClass
+from roundoff.policy.model import (
+    ComputePrecision,
+    Division,
+    FmaContraction,
+    Negation,
+    Policy,
+    RoundingPoint,
+    ScalarMixing,
+)
 
 
 @dataclass(frozen=True)
@@ -121,4 +136,31 @@ def inductor_settings(policy: Policy, device_type: str) -> InductorSettings:
             f"fma={want} on {device_type}: Inductor ties Triton FP fusion to emulate_precision_casts "
             f"(fusion on exactly when per-op rounding is off)"
         )
+    unenforced.extend(_without_knob(policy, per_op))
     return InductorSettings(patches=patches, unenforced=tuple(unenforced), emulates_casts=per_op)
+
+
+#: classes whose kernels read their operands as stored: computing them at storage precision is Inductor's way
+_READ_AS_STORED = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
+
+
+def _without_knob(policy: Policy, per_op: bool) -> list[str]:
+    """The policy-wide fields no Inductor setting or graph rewrite of roundoff's enforces."""
+    out = []
+    if policy.matmul_input is not None:
+        out.append(f"matmul_input={policy.matmul_input}: Inductor multiplies matmul operands as stored, "
+                   f"without rounding them to {policy.matmul_input} first")
+    if policy.storage is not None:
+        out.append(f"storage={policy.storage}: Inductor stores each value in its program's dtype")
+    for field_name in ("matmul_accumulate", "reduction_accumulate"):
+        if getattr(policy, field_name) != "fp32":
+            out.append(f"{field_name}={getattr(policy, field_name)}: Inductor accumulates 16- and 32-bit "
+                       "values in fp32")
+    if policy.scalars is ScalarMixing.ROUND_TO_STORAGE:
+        out.append("scalars=round_to_storage: Inductor computes with a Python scalar in fp32, unrounded")
+    storage_classes = sorted(c.value for c, p in policy.compute.items()
+                             if p is ComputePrecision.STORAGE and c not in _READ_AS_STORED)
+    if storage_classes and not per_op:
+        out.append(f"compute=storage for {', '.join(storage_classes)} with fusion-boundary rounding: Inductor "
+                   "computes those in fp32 and rounds at its kernels' boundaries")
+    return out

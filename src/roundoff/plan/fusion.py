@@ -15,7 +15,7 @@ does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the 
   from memory and whose outputs are stored.
 * A reduction Inductor unrolls into a pointwise loop (fewer than 8 terms,
   `roundoff.plan.loops.unrolled_terms`) is fusible; with more than one user it is stored when its
-  terms load more than `REALIZE_READS` values (`_many_reads`, Inductor's ``realize_reads_threshold``).
+  terms load more than `REALIZE_READS` values (`_realized_on_loads`).
 * Stored values: graph inputs; reduction and extern results (a reduction ENDS its kernel: its
   consumers read its stored, rounded result); fusible nodes that are graph outputs, have no users,
   feed an extern op, or scatter into a view (`WRITTEN_INTO_VIEWS`) ("realized"); a pure data-movement node whose operands are all stored is an
@@ -67,6 +67,9 @@ WRITTEN_INTO_VIEWS = frozenset({"diagonal_scatter", "as_strided_scatter"})
 HEAVY_OPS = frozenset({"exp", "log", "log10", "log1p", "log2", "sigmoid", "tanh"})
 #: Inductor's ``config.realize_reads_threshold``: a reused value loading more values than this is stored
 REALIZE_READS = 4
+#: Inductor's ``realize_acc_reads_threshold`` (Triton) and ``realize_cpu_acc_reads_threshold`` (C++): a
+#: value loading more than this is stored, used once or not (by the C++ backend flag: True for C++)
+REALIZE_ACC_READS = {False: 8, True: 12}
 
 
 class Kind(enum.Enum):
@@ -189,8 +192,9 @@ def _stored(
             seen = _Either(stored, by_backward) if n.backward and by_backward else stored
             realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
                 n.op in WRITTEN_INTO_VIEWS) or (
-                n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
-                and ((heavy_reuse and _calls_heavy(n, by_id, seen)) or _many_reads(n, by_id, seen)))
+                heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
+                and _calls_heavy(n, by_id, seen)) or _realized_on_loads(
+                n, len(same_pass) > 1 or _read_broadcast(n, same_pass, users), by_id, seen, heavy_reuse)
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
@@ -227,24 +231,54 @@ def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[
         p in stored and _in_memory(by_id[p]) for m in (n.id, *inner) for p in by_id[m].inputs)
 
 
-def _many_reads(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> bool:
-    """Whether unrolled reduction `n` (`FusionNode.terms`), its operand's computation inlined, loads more
-    than `REALIZE_READS` values from memory: each term its own element of every stored value that varies
-    along the reduced dims, the others once (Inductor's ``num_reads``: distinct loads). Reused, it is stored
-    on any backend (``should_realize_on_reuse``; measured, CPU, torch 2.13: the backward's softmax ``amax``
-    of four ``bmm / y`` terms is stored, rounded, and its ``eq`` with the unrounded quotients finds no
-    maximum: NaN gradients). Plain pointwise values are not counted (not measured)."""
-    if not n.terms:
+def _loads(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> int:
+    """How many values `n`'s computation, its unstored fusible ancestors inlined, loads from memory
+    (Inductor's ``num_reads``: distinct loads): one per stored value and index, an index being the chain
+    of views it is read through (two chunks of one computed value read its operands at two offsets); an
+    unrolled reduction's (`FusionNode.terms`) operands once per term where they vary along its reduced
+    dims; an embedding two (its indices and its table)."""
+    keys: set[tuple[str, tuple[str, ...], int]] = set()
+    todo: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [(n.id, (), ())]
+    visited: set[tuple[str, tuple[str, ...], tuple[str, ...]]] = set()
+    while todo:
+        state = todo.pop()
+        if state in visited:
+            continue
+        visited.add(state)
+        mid, views, reductions = state
+        m = by_id[mid]
+        if m.terms:
+            reductions = (*reductions, mid)
+        if m.kind is Kind.VIEW and mid != n.id:
+            views = (*views, mid)
+        for p in m.inputs:
+            q = by_id[p]
+            if p in stored:
+                if _in_memory(q):
+                    terms = 1
+                    for r in reductions:
+                        red = by_id[r]
+                        if _varies(q, by_id[red.inputs[0]] if red.inputs else None, red.reduced):
+                            terms *= red.terms
+                    keys.update((p, views, i) for i in range(terms * (2 if q.op == "embedding" else 1)))
+            else:
+                todo.append((p, views, reductions))
+    return len(keys)
+
+
+def _realized_on_loads(n: FusionNode, reused: bool, by_id: dict[str, FusionNode], stored: Container[str],
+                       cpp: bool) -> bool:
+    """Inductor's load-count rules for a pointwise value, after it is lowered (torch 2.9-2.13): reused
+    (more than one user, or read broadcast), it is stored when it loads more than `REALIZE_READS` values
+    (``should_realize_on_reuse``); used once too, when it loads more than `REALIZE_ACC_READS` (12 on the
+    C++ backend, 8 on Triton: ``has_exceeded_max_reads``). Measured, CPU, torch 2.13: an unrolled sum of
+    four terms loads four values and is computed again by each reader; of ``a + b``, eight, and it is
+    stored; the backward's softmax ``amax`` of four ``bmm / y`` terms is stored, rounded, and its ``eq``
+    with the unrounded quotients finds no maximum (NaN gradients)."""
+    if n.kind is not Kind.FUSIBLE:
         return False
-    operand = by_id[n.inputs[0]] if n.inputs else None
-    reads = 0
-    seen: set[str] = set()
-    for m in (n.id, *inlined(n, by_id, stored)):
-        for p in by_id[m].inputs:
-            if p not in seen and p in stored and _in_memory(by_id[p]):
-                seen.add(p)
-                reads += n.terms if _varies(by_id[p], operand, n.reduced) else 1
-    return reads > REALIZE_READS
+    loads = _loads(n, by_id, stored)
+    return (reused and loads > REALIZE_READS) or loads > REALIZE_ACC_READS[cpp]
 
 
 def _varies(value: FusionNode, operand: FusionNode | None, reduced: tuple[int, ...] | None) -> bool:
@@ -329,7 +363,7 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
     partitioner saves some forward values for the backward and has the backward compute the others
     again from them; in the backward's own graph such a copy is one value with all its backward-side
     users (backward nodes, and forward nodes computed again there), so with more than one, calling a
-    `HEAVY_OPS` op (the C++ backend, `heavy_reuse`) or loading many values (`_many_reads`), the
+    `HEAVY_OPS` op (the C++ backend, `heavy_reuse`) or loading many values (`_realized_on_loads`), the
     backward stores it and its backward readers read it rounded, while the forward keeps it in its
     kernel (measured, torch 2.13: an fp16 ``exp(a_i - a_j)`` masked below the diagonal is inf above it
     in the backward's buffer, 0 * inf NaN in the gradients)."""
@@ -343,11 +377,12 @@ def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[Fusio
     chosen: set[str] = set()  # in graph order: a value reading one already stored calls no heavy op of its own
     for n in nodes:
         i = n.id
-        if (i in again and i not in stored and n.kind is Kind.FUSIBLE
-                and (sum(u.backward or u.id in again for u in users[i]) > 1
-                     or _read_broadcast(dataclasses.replace(n, backward=True), [u for u in users[i] if u.backward], users))
-                and ((heavy_reuse and _calls_heavy(n, by_id, _Either(stored, chosen)))
-                     or _many_reads(n, by_id, _Either(stored, chosen)))):
+        if i not in again or i in stored or n.kind is not Kind.FUSIBLE:
+            continue
+        reused = (sum(u.backward or u.id in again for u in users[i]) > 1
+                  or _read_broadcast(dataclasses.replace(n, backward=True), [u for u in users[i] if u.backward], users))
+        if ((reused and heavy_reuse and _calls_heavy(n, by_id, _Either(stored, chosen)))
+                or _realized_on_loads(n, reused, by_id, _Either(stored, chosen), heavy_reuse)):
             chosen.add(i)
     return chosen
 
@@ -429,7 +464,10 @@ def _backward_loads(fusion: Fusion, by_backward: set[str], nodes: Sequence[Fusio
 def _loop_numel(n: FusionNode, by_id: dict[str, FusionNode], cat_slices: bool) -> int:
     """The element count of the loop a kernel rooted at `n` runs. Inductor's C++ backend lowers ``cat``
     as a ConcatKernel: each operand is computed into its slice of the output, a loop of the operand's
-    count (measured, torch 2.13: ``cat([cos(a), sin(a)])`` after a realized ``a`` is one kernel)."""
+    count (measured, torch 2.13: ``cat([cos(a), sin(a)])`` after a realized ``a`` is one kernel), also
+    under a view of it (``stack``: a ``cat`` of its operands, viewed to the stacked shape)."""
+    while n.kind is Kind.VIEW and len(n.inputs) == 1 and by_id[n.inputs[0]].numel == n.numel:
+        n = by_id[n.inputs[0]]
     counts = {by_id[p].numel for p in n.inputs} if cat_slices and n.op == "cat" and n.inputs else set()
     return counts.pop() if len(counts) == 1 and 0 not in counts else n.numel
 
