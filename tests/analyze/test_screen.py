@@ -251,3 +251,20 @@ def test_an_output_within_its_operand_floor_says_so_not_ill_conditioned() -> Non
     note = next(n for n in r.notes if n.startswith("screened ("))
     assert "once the error its last op takes from its operands' rounding is counted" in note, note
     assert "ill-conditioned" not in note
+
+
+def test_checkpoints_leave_out_uninitialised_memory_and_its_slices() -> None:
+    """Trial 61: DeepseekV3's key states are ``new_empty`` filled slice by slice; the screen took the
+    allocation's memory (NaN there, by chance) for a run turning NaN/inf and examined every node. Oracle:
+    torch's semantics: ``new_empty`` and what slicing or filling part of it makes hold arbitrary bytes."""
+    def filled(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        k = a.new_empty(*a.shape[:-1], 16)
+        k[..., :8].copy_(a)
+        k[..., 8:].copy_(b)
+        return k * 2
+
+    a, b = torch.randn(2, 4, 8).bfloat16(), torch.randn(2, 4, 8).bfloat16()
+    program = capture(filled, a, b)
+    picked = [str(n.target) for n in checkpoints(program, 1)]
+    assert picked == ["aten.mul.Tensor"], picked
+    assert len(checkpoints(capture(lambda x: (x * 2).sin() + 1, a), 1)) == 3  # nothing left out otherwise

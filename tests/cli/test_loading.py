@@ -31,6 +31,7 @@ def test_inputs_option_picks_another_factory(scripts):
         ),
         ("missing_dep.py:f", None, r"failed to import: it raised ModuleNotFoundError"),
         ("good.py:nope", None, r"function 'nope' not found .* it defines: .*\bf\b"),
+        ("good.py:mmm", None, r"function 'mmm' not found in .*; did you mean 'mm'\? it defines"),  # (trial 61)
         ("good.py:NOT_A_FUNCTION", None, r"is an int, not a function"),
         ("good.py:no_factory", None, r"define no_factory_inputs\(\)"),
         ("good.py:f", "good.py:nope", r"input factory 'nope' not found"),

@@ -90,6 +90,7 @@ def test_trace_two_policies_side_by_side_and_refuses_three(scripts):
         ("good.py:compare", [], ["no floating-point outputs"]),
         ("good.py:f", ["--policy", "nope"], ["unknown policy 'nope'"]),
         ("good.py:f", ["--policy", "inductor_cpu"], ["unknown policy 'inductor_cpu'; did you mean 'inductor-cpu'?"]),
+        ("good.py:f", ["--policy", "absent.toml"], ["policy file 'absent.toml': No such file"]),  # (said twice: trial 61)
         ("good.py:f:extra", [], ["more than one ':' after the script", "good.py'"]),
         ("zoo:no-such-workload", [], ["unknown workload", "fma-cancel"]),
     ],

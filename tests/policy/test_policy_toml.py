@@ -205,6 +205,8 @@ def test_get_policy_names_and_errors(tmp_path: Path) -> None:
     assert [p.name for p in list_policies()] == list(PRESETS)
     with pytest.raises(PolicyError, match=r"unknown policy 'xla-3.0'.*eager"):
         get_policy("xla-3.0")
+    with pytest.raises(PolicyError, match=r"unknown policy 'inductor-cpuu': did you mean 'inductor-cpu'\?"):
+        get_policy("inductor-cpuu")  # (trial 61: the CLI suggested, the library did not)
     with pytest.raises(PolicyError, match="cannot read policy file"):
         get_policy(str(tmp_path / "absent.toml"))
     with pytest.raises(TypeError, match="preset name"):

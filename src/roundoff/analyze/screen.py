@@ -45,6 +45,8 @@ from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, OnNode, chained
 from roundoff.execute.run import complete_inputs
+from roundoff.ops import classify
+from roundoff.ops.classes import OpClass
 
 __all__ = ["HOWS", "Screened", "checkpoints", "probe_figures", "range_nodes", "screen"]
 
@@ -86,11 +88,26 @@ class Screened:
         return out
 
 
+#: allocations whose values are whatever memory held: a NaN there is no run's doing (trial 61: DeepseekV3's
+#: ``new_empty`` key states, filled slice by slice afterwards, screened as "turned NaN/inf")
+UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"})
+
+
 def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:
-    """Every `every`-th float-valued call_function node of `program` (and the last such node)."""
+    """Every `every`-th float-valued call_function node of `program` (and the last such node), leaving
+    out `UNINITIALISED` allocations and what data movement makes of them (a slice, a slice filled into
+    them: partly the allocation's memory still)."""
     if every < 1:
         raise ValueError(f"checkpoint spacing must be a positive number of nodes, got {every}")
-    floats = [n for n in program.graph.nodes if n.op == "call_function" and is_float(n.meta.get("val"))]
+    floats, garbage = [], set()
+    for n in program.graph.nodes:
+        if n.op != "call_function":
+            continue
+        if getattr(getattr(n.target, "overloadpacket", None), "__name__", "") in UNINITIALISED or (
+                classify(n.target).op_class is OpClass.DATA_MOVEMENT and garbage.intersection(n.all_input_nodes)):
+            garbage.add(n)
+        elif is_float(n.meta.get("val")):
+            floats.append(n)
     picked = floats[every - 1 :: every]
     if floats and (not picked or picked[-1] is not floats[-1]):
         picked.append(floats[-1])

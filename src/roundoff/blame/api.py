@@ -148,7 +148,8 @@ def blame(
         repeated = [unit for unit in _line_units(found, ev.base_plan.program, candidates) if len(unit) > 1]
         if repeated:
             notes.append(
-                f"the fix changes every node of {len(repeated)} line(s) whose op repeats in one pass "
+                f"the fix changes every node of {len({unit[0].source for unit in repeated})} line(s) whose op "
+                "repeats in one pass "
                 f"({sum(map(len, repeated))} changes: a loop's iterations, the same line in every layer), as a "
                 "fix in the code would; the search takes such a line whole (whole_lines=False: node by node)")
     if status is BlameStatus.ALREADY_OK and checked is not None and (checked.culprits or checked.hazards):

@@ -11,6 +11,8 @@ whatever it raises, ``sys.exit()`` included, is a `UsageError` naming its file a
 
 from __future__ import annotations
 
+import difflib
+
 import contextlib
 import importlib.util
 import inspect
@@ -141,8 +143,10 @@ def get_callable(module: ModuleType, name: str, script: str, role: str) -> Calla
             and not k.startswith("_")
             and getattr(v, "__module__", None) == module.__name__
         )
+        close = difflib.get_close_matches(name, found, n=1)
         raise UsageError(
-            f"{role} {name!r} not found in {script!r}; it defines: {', '.join(found) or 'nothing'}"
+            f"{role} {name!r} not found in {script!r}; {f'did you mean {close[0]!r}? ' if close else ''}"
+            f"it defines: {', '.join(found) or 'nothing'}"
         )
     if not callable(obj):
         raise UsageError(f"{role} {name!r} in {script!r} is {article(type(obj).__name__)}, "

@@ -20,7 +20,8 @@ def resolve_policy(name_or_path: str) -> Policy:
         return get_policy(name_or_path)
     except (KeyError, ValueError, OSError) as exc:
         reason = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
-        reason = reason.removeprefix(f"{name_or_path}: ")  # (the loader names the file too)
+        # (the loader names the file too)
+        reason = reason.removeprefix(f"{name_or_path}: ").removeprefix(f"cannot read policy file {name_or_path!r}: ")
         if name_or_path.endswith(".toml"):
             raise UsageError(f"policy file {name_or_path!r}: {reason}") from exc
         if Path(name_or_path).is_file():  # a file that is no policy (trial 58: "unknown policy" said nothing)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from pathlib import Path
 
 from roundoff.policy.errors import PolicyError
@@ -31,7 +33,8 @@ def get_policy(name_or_policy: str | Path | Policy) -> Policy:
         return PRESETS[name_or_policy]
     if name_or_policy.endswith(".toml") or Path(name_or_policy).is_file():
         return load_policy(name_or_policy)
+    close = difflib.get_close_matches(name_or_policy.replace("_", "-").lower(), list(PRESETS), n=1)
     raise PolicyError(
-        f"unknown policy {name_or_policy!r}: give a preset name ({', '.join(PRESETS)}) "
-        "or a path to a .toml policy file"
+        f"unknown policy {name_or_policy!r}: {f'did you mean {close[0]!r}? ' if close else ''}give a preset "
+        f"name ({', '.join(PRESETS)}) or a path to a .toml policy file"
     )
