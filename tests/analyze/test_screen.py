@@ -142,7 +142,7 @@ def test_bad_nodes_option_is_one_line() -> None:
 
 
 def test_a_screen_that_cannot_lower_falls_back_to_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
-    import roundoff.lower as lower
+    from roundoff import lower
 
     def refuse(*_a: object, **_k: object) -> None:
         raise RuntimeError("no lowering here\nsecond line")

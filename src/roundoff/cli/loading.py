@@ -11,9 +11,8 @@ whatever it raises, ``sys.exit()`` included, is a `UsageError` naming its file a
 
 from __future__ import annotations
 
-import difflib
-
 import contextlib
+import difflib
 import importlib.util
 import inspect
 import logging
