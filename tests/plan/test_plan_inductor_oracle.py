@@ -258,9 +258,9 @@ def test_a_reused_unrolled_sum_is_stored_when_its_terms_load_more_than_four_valu
         return [bits_differ(e, r) for e, r in zip(run_plan(plan(prog, "inductor-cpu"), args), real)]
 
     assert differ() == [0, 0, 0, 0], f"repro: {REPRO}"
-    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 100)
+    monkeypatch.setattr("roundoff.plan.realize.REALIZE_READS", 100)
     assert [n > 0 for n in differ()] == [False, False, False, True]
-    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 3)  # the four loads of s1 would store it
+    monkeypatch.setattr("roundoff.plan.realize.REALIZE_READS", 3)  # the four loads of s1 would store it
     assert [n > 0 for n in differ()] == [False, True, False, False]
 
 
@@ -285,6 +285,6 @@ def test_a_reused_pointwise_chain_is_stored_where_its_loads_exceed_four(monkeypa
     real = torch.compile(_normalizer, dynamic=False, fullgraph=True)(*args)
     prog = capture(_normalizer, *args)
     assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) == 0, f"repro: {REPRO}"
-    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_READS", 100)
-    monkeypatch.setattr("roundoff.plan.fusion.REALIZE_ACC_READS", {False: 100, True: 100})
+    monkeypatch.setattr("roundoff.plan.realize.REALIZE_READS", 100)
+    monkeypatch.setattr("roundoff.plan.realize.REALIZE_ACC_READS", {False: 100, True: 100})
     assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) > 0

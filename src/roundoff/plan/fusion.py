@@ -15,11 +15,13 @@ does (the FMA issue, docs/architecture.md "Sources": "rematerialize most of the 
   from memory and whose outputs are stored.
 * A reduction Inductor unrolls into a pointwise loop (fewer than 8 terms,
   `roundoff.plan.loops.unrolled_terms`) is fusible; with more than one user it is stored when its
-  terms load more than `REALIZE_READS` values (`_realized_on_loads`).
+  terms load more than 4 values (`roundoff.plan.realize`).
 * Stored values: graph inputs; reduction and extern results (a reduction ENDS its kernel: its
-  consumers read its stored, rounded result); fusible nodes that are graph outputs, have no users,
-  feed an extern op, or scatter into a view (`WRITTEN_INTO_VIEWS`) ("realized"); a pure data-movement node whose operands are all stored is an
-  alias of stored memory (no kernel: Inductor's ReinterpretView).
+  consumers read its stored, rounded result); fusible nodes Inductor realizes (`roundoff.plan.realize`:
+  graph outputs, values with no users, feeding an extern op or scattered into a view, reused ones
+  that load more than 4 values, any that load more than 12 on C++ or 8 on Triton); a pure
+  data-movement node whose operands are all stored is an alias of stored memory (no kernel:
+  Inductor's ReinterpretView).
 * Kernels: every reduction, extern and realized fusible node roots one kernel, which also computes
   (inlines) every unstored fusible ancestor reachable without crossing a stored value. An unstored
   node inlined into several kernels is recomputed in each (rematerialized), so no consumer ever
@@ -49,60 +51,16 @@ a persistent reduction fused with its pointwise epilogue), `Fusion.notes` says s
 from __future__ import annotations
 
 import dataclasses
-import enum
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from roundoff.plan.fusion_nodes import FusionNode, Kind, inlined, users_of
+from roundoff.plan.loops import reduction_loop_reads
 from roundoff.plan.model import FusionGroup
+from roundoff.plan.realize import HEAVY_OPS, REALIZE_READS, WRITTEN_INTO_VIEWS, stored_values
 from roundoff.policy.model import FusionModel
 
-#: data movement Inductor lowers as a copy into a view of a fresh buffer (a mutation: the buffer is realized),
-#: so its result is stored, rounded, before any reader sees it; its source is computed in that copy's kernel
-#: (trial 60: a contrastive loss's backward ``diagonal_scatter`` of ``-g / (N * pos)``, stored in fp16 before
-#: an add that cancels it, 24x the error the plan predicted with it fused); select_scatter and slice_scatter
-#: are lowered pointwise (measured, torch 2.13: ``tests/plan/test_plan_inductor_oracle.py``)
-WRITTEN_INTO_VIEWS = frozenset({"diagonal_scatter", "as_strided_scatter"})
-
-#: Inductor's C++ "heavy ops" (``should_realize_on_reuse``): a reused value computing one is stored
-HEAVY_OPS = frozenset({"exp", "log", "log10", "log1p", "log2", "sigmoid", "tanh"})
-#: Inductor's ``config.realize_reads_threshold``: a reused value loading more values than this is stored
-REALIZE_READS = 4
-#: Inductor's ``realize_acc_reads_threshold`` (Triton) and ``realize_cpu_acc_reads_threshold`` (C++): a
-#: value loading more than this is stored, used once or not (by the C++ backend flag: True for C++)
-REALIZE_ACC_READS = {False: 8, True: 12}
-
-
-class Kind(enum.Enum):
-    """A node's role in the fusion model."""
-
-    INPUT = "input"  # placeholder: a stored value
-    FUSIBLE = "fusible"  # pointwise / comparison / cast: inlined into consuming kernels
-    VIEW = "view"  # data movement: fusible, or an alias when its operands are stored
-    REDUCTION = "reduction"  # prologue fuses into it; ends its kernel
-    EXTERN = "extern"  # a kernel of its own, operands read from memory
-    ITEM = "item"  # getitem of a multi-output node: computed where its producer is
-
-
-@dataclass(frozen=True)
-class FusionNode:
-    """What the fusion model needs of one graph node (independent of FX, so tests can build graphs)."""
-
-    id: str
-    kind: Kind
-    inputs: tuple[str, ...]  # producer ids, in argument order (duplicates allowed)
-    is_output: bool = False  # a graph output (stored)
-    op: str = ""  # the op's base name ("exp", "add"): `HEAVY_OPS` decides C++ realization by it
-    numel: int = 0  # its element count (0: unknown); pointwise kernels of different counts never merge
-    saved: bool = False  # a training step's forward stores it for the backward (`roundoff.plan.saved`)
-    #: computed for a training step's backward only: torch.compile compiles the backward apart, so its
-    #: reads of a forward value are no reuse in the forward's kernels (the C++ realize-on-reuse rule)
-    backward: bool = False
-    shape: tuple[int, ...] | None = None  # its value's sizes and strides (None: unknown, or no tensor)
-    strides: tuple[int, ...] | None = None
-    reduced: tuple[int, ...] | None = None  # a reduction's reduced dims of its first operand (None: unknown)
-    #: a reduction Inductor unrolls into a pointwise loop of this many terms (kind FUSIBLE; 0: none)
-    terms: int = 0
-
+__all__ = ["Fusion", "FusionNode", "Kind", "fuse", "inlined"]
 
 @dataclass(frozen=True)
 class Fusion:
@@ -115,7 +73,7 @@ class Fusion:
     members: dict[int, frozenset[str]]
     stored: frozenset[str]  # values written to memory (read rounded by other kernels)
     notes: tuple[str, ...] = field(default_factory=tuple)
-    #: forward values the backward computes again and stores (`_stored_by_backward`): read rounded there
+    #: forward values the backward computes again and stores (`roundoff.plan.realize.stored_by_backward`): read rounded there
     stored_backward: frozenset[str] = frozenset()
     backward: frozenset[str] = frozenset()  # the backward's own nodes
     #: (backward reader, `stored_backward` value) pairs read from memory: the reader is computed (inlined)
@@ -158,171 +116,6 @@ def _fuse_none(nodes: Sequence[FusionNode]) -> Fusion:
     return Fusion(tuple(groups), home, members, frozenset(n.id for n in nodes))
 
 
-def _users(nodes: Sequence[FusionNode]) -> dict[str, list[FusionNode]]:
-    users: dict[str, list[FusionNode]] = {n.id: [] for n in nodes}
-    for n in nodes:
-        for p in dict.fromkeys(n.inputs):
-            users[p].append(n)
-    return users
-
-
-def _stored(
-    nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]], heavy_reuse: bool = False
-) -> tuple[set[str], set[str], set[str]]:
-    """(stored ids, alias ids, forward values the backward stores) in one topological pass; `heavy_reuse`:
-    the C++ realize-on-reuse rule, which the backward's nodes apply seeing those forward values stored
-    (a product reading a backward-stored ``exp`` calls no ``exp`` of its own)."""
-    by_id = {n.id: n for n in nodes}
-    stored: set[str] = set()
-    alias: set[str] = set()
-    by_backward: set[str] | None = None
-    for n in nodes:
-        if n.backward and by_backward is None:  # the forward's values are all decided: the backward's copies
-            by_backward = _stored_by_backward(nodes, users, stored, heavy_reuse)
-        if n.kind in (Kind.INPUT, Kind.REDUCTION, Kind.EXTERN):
-            stored.add(n.id)
-        elif n.kind is Kind.ITEM:
-            if all(p in stored for p in n.inputs):
-                stored.add(n.id)
-                if all(by_id[p].kind is Kind.INPUT or p in alias for p in n.inputs):
-                    alias.add(n.id)
-        else:
-            us = users[n.id]
-            same_pass = [u for u in us if u.backward == n.backward]  # the users compiled with it
-            seen = _Either(stored, by_backward) if n.backward and by_backward else stored
-            realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
-                n.op in WRITTEN_INTO_VIEWS) or (
-                heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
-                and _calls_heavy(n, by_id, seen)) or _realized_on_loads(
-                n, len(same_pass) > 1 or _read_broadcast(n, same_pass, users), by_id, seen, heavy_reuse)
-            if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
-                stored.add(n.id)
-                alias.add(n.id)
-            elif realized:
-                stored.add(n.id)
-    return stored, alias, by_backward or set()
-
-
-def _read_broadcast(n: FusionNode, readers: Sequence[FusionNode], users: dict[str, list[FusionNode]]) -> bool:
-    """Whether one of `readers` of `n`, through same-sized views, computes more elements than `n` has: a
-    broadcast, which Inductor lowers as an ``expand`` that marks `n` reused by that factor (``expand``'s
-    lowering calls ``mark_reuse``, torch 2.9-2.13: fp16 ``exp(g) * exp(-g).T`` stores both exps)."""
-    if not n.numel:
-        return False
-    todo, seen = list(readers), set()
-    while todo:
-        u = todo.pop()
-        if u.id in seen or u.backward != n.backward:
-            continue
-        seen.add(u.id)
-        if u.kind in (Kind.FUSIBLE, Kind.VIEW) and u.numel > n.numel:
-            return True
-        if u.kind is Kind.VIEW and u.numel == n.numel:
-            todo.extend(users[u.id])
-    return False
-
-
-def _calls_heavy(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> bool:
-    """Whether `n`'s computation, with its unstored ancestors inlined, calls one of `HEAVY_OPS` and reads
-    memory: one that reads none (an ``exp`` of an ``arange``: index arithmetic only) is computed again in
-    each kernel, never stored (measured, torch 2.13: realized on reuse, then inlined into its readers)."""
-    inner = inlined(n, by_id, stored)
-    return (n.op in HEAVY_OPS or any(by_id[p].op in HEAVY_OPS for p in inner)) and any(
-        p in stored and _in_memory(by_id[p]) for m in (n.id, *inner) for p in by_id[m].inputs)
-
-
-def _loads(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> int:
-    """How many values `n`'s computation, its unstored fusible ancestors inlined, loads from memory
-    (Inductor's ``num_reads``: distinct loads): one per stored value and index, an index being the chain
-    of views it is read through (two chunks of one computed value read its operands at two offsets); an
-    unrolled reduction's (`FusionNode.terms`) operands once per term where they vary along its reduced
-    dims; an embedding two (its indices and its table)."""
-    keys: set[tuple[str, tuple[str, ...], int]] = set()
-    todo: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [(n.id, (), ())]
-    visited: set[tuple[str, tuple[str, ...], tuple[str, ...]]] = set()
-    while todo:
-        state = todo.pop()
-        if state in visited:
-            continue
-        visited.add(state)
-        mid, views, reductions = state
-        m = by_id[mid]
-        if m.terms:
-            reductions = (*reductions, mid)
-        if m.kind is Kind.VIEW and mid != n.id:
-            views = (*views, mid)
-        for p in m.inputs:
-            q = by_id[p]
-            if p in stored:
-                if _in_memory(q):
-                    terms = 1
-                    for r in reductions:
-                        red = by_id[r]
-                        if _varies(q, by_id[red.inputs[0]] if red.inputs else None, red.reduced):
-                            terms *= red.terms
-                    keys.update((p, views, i) for i in range(terms * (2 if q.op == "embedding" else 1)))
-            else:
-                todo.append((p, views, reductions))
-    return len(keys)
-
-
-def _realized_on_loads(n: FusionNode, reused: bool, by_id: dict[str, FusionNode], stored: Container[str],
-                       cpp: bool) -> bool:
-    """Inductor's load-count rules for a pointwise value, after it is lowered (torch 2.9-2.13): reused
-    (more than one user, or read broadcast), it is stored when it loads more than `REALIZE_READS` values
-    (``should_realize_on_reuse``); used once too, when it loads more than `REALIZE_ACC_READS` (12 on the
-    C++ backend, 8 on Triton: ``has_exceeded_max_reads``). Measured, CPU, torch 2.13: an unrolled sum of
-    four terms loads four values and is computed again by each reader; of ``a + b``, eight, and it is
-    stored; the backward's softmax ``amax`` of four ``bmm / y`` terms is stored, rounded, and its ``eq``
-    with the unrounded quotients finds no maximum (NaN gradients)."""
-    if n.kind is not Kind.FUSIBLE:
-        return False
-    loads = _loads(n, by_id, stored)
-    return (reused and loads > REALIZE_READS) or loads > REALIZE_ACC_READS[cpp]
-
-
-def _varies(value: FusionNode, operand: FusionNode | None, reduced: tuple[int, ...] | None) -> bool:
-    """Whether `value`, read broadcast to `operand`'s shape, has more than one element along `reduced`
-    (True where a shape is unknown or does not broadcast)."""
-    if operand is None or operand.shape is None or value.shape is None or reduced is None:
-        return True
-    lead = len(operand.shape) - len(value.shape)
-    if lead < 0:
-        return True
-    return any(d - lead >= 0 and value.shape[d - lead] != 1 for d in reduced)
-
-
-def _in_memory(n: FusionNode) -> bool:
-    """Whether a stored value is read from memory: not a constant its readers compute from indices
-    (``arange``, ``full``: an input-kind node of no operands that is no graph input or attribute)."""
-    return n.kind is not Kind.INPUT or bool(n.inputs) or n.op in ("placeholder", "get_attr")
-
-
-class _Either:
-    """Membership in either of two sets, without building their union (a check per node of the graph)."""
-
-    __slots__ = ("a", "b")
-
-    def __init__(self, a: Container[str], b: Container[str]) -> None:
-        self.a, self.b = a, b
-
-    def __contains__(self, x: object) -> bool:
-        return x in self.a or x in self.b
-
-
-def inlined(root: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) -> set[str]:
-    """The unstored nodes `root`'s kernel computes with it: its ancestors reached without crossing a stored value."""
-    out: set[str] = set()
-    stack = [p for p in root.inputs if p not in stored]
-    while stack:
-        p = stack.pop()
-        if p in out:
-            continue
-        out.add(p)
-        stack.extend(q for q in by_id[p].inputs if q not in stored and q not in out)
-    return out
-
-
 class _Reach:
     """Ancestor bitmasks, to reject a merge that would make a cycle through another kernel."""
 
@@ -357,42 +150,10 @@ class _Reach:
         return True
 
 
-def _stored_by_backward(nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]],
-                        stored: set[str], heavy_reuse: bool) -> set[str]:
-    """Forward values the backward stores under Inductor's realize-on-reuse rule. torch.compile's
-    partitioner saves some forward values for the backward and has the backward compute the others
-    again from them; in the backward's own graph such a copy is one value with all its backward-side
-    users (backward nodes, and forward nodes computed again there), so with more than one, calling a
-    `HEAVY_OPS` op (the C++ backend, `heavy_reuse`) or loading many values (`_realized_on_loads`), the
-    backward stores it and its backward readers read it rounded, while the forward keeps it in its
-    kernel (measured, torch 2.13: an fp16 ``exp(a_i - a_j)`` masked below the diagonal is inf above it
-    in the backward's buffer, 0 * inf NaN in the gradients)."""
-    by_id = {n.id: n for n in nodes}
-    again: set[str] = set()  # forward nodes the backward computes again
-    for n in reversed(nodes):
-        if n.backward or n.kind not in (Kind.FUSIBLE, Kind.VIEW) or n.saved or n.is_output:
-            continue
-        if any(u.backward or u.id in again for u in users[n.id]):
-            again.add(n.id)
-    chosen: set[str] = set()  # in graph order: a value reading one already stored calls no heavy op of its own
-    for n in nodes:
-        i = n.id
-        if i not in again or i in stored or n.kind is not Kind.FUSIBLE:
-            continue
-        reused = (sum(u.backward or u.id in again for u in users[i]) > 1
-                  or _read_broadcast(dataclasses.replace(n, backward=True), [u for u in users[i] if u.backward], users))
-        if ((reused and heavy_reuse and _calls_heavy(n, by_id, _Either(stored, chosen)))
-                or _realized_on_loads(n, reused, by_id, _Either(stored, chosen), heavy_reuse)):
-            chosen.add(i)
-    return chosen
-
-
 def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> Fusion:
-    from roundoff.plan.loops import reduction_loop_reads  # (it reads this module's node model)
-
     by_id = {n.id: n for n in nodes}
-    users = _users(nodes)
-    stored, alias, by_backward = _stored(nodes, users, heavy_reuse)
+    users = users_of(nodes)
+    stored, alias, by_backward = stored_values(nodes, users, heavy_reuse)
     kernels: list[tuple[str, str, set[str]]] = []  # (kind, root, members)
     for n in nodes:
         if n.kind is Kind.INPUT or n.id in alias or n.id not in stored:

@@ -27,7 +27,7 @@ from collections.abc import Container, Iterable, Sequence
 import torch
 import torch.fx
 
-from roundoff.plan.fusion import FusionNode, Kind, inlined
+from roundoff.plan.fusion_nodes import FusionNode, Kind, inlined
 
 #: an index's strides over a loop's dims (0 along a dim it is broadcast over)
 Strides = tuple[int, ...]

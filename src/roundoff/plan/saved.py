@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import torch.fx
 
 from roundoff.capture.program import Program, base_id, node_id
-from roundoff.plan.fusion import FusionNode, Kind
+from roundoff.plan.fusion_nodes import FusionNode, Kind
 
 
 def numel(node: torch.fx.Node) -> int:
