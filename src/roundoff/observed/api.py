@@ -12,6 +12,7 @@ grows by nothing). Then one lock-step run of the graph
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import traceback
@@ -328,7 +329,7 @@ def observe_compiled(
     start = time.perf_counter()
     finite = all(bool(o.isfinite().all()) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())
     reports, judged_outputs, flips, moved = _compare(program, observed, on_device, REFERENCES[against], policy, tol,
-                                                     transcendentals, rule, finite)
+                                                     transcendentals, rule, finite, joint=not partitioned)
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
             failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
@@ -369,7 +370,7 @@ def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]
 
 def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
-    tol: float, transcendentals: str, rule: Rule = Rule.SAME, outputs_finite: bool = True,
+    tol: float, transcendentals: str, rule: Rule = Rule.SAME, outputs_finite: bool = True, joint: bool = False,
 ) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]], tuple[SelectionFlip, ...],
            Callable[[tuple, list[KernelReport], set[str]], tuple[OutputFailure, ...]]]:
     """Each buffer's report, a function judging the compiled program's outputs against the fp64
@@ -381,8 +382,10 @@ def _compare(
     giving the outputs the wrong kernels move (`output_rule.moved_by_wrong_kernels`). Against the
     oracle, where the compiled outputs are finite (`outputs_finite`), a buffer diverging only because its
     format cannot hold its values is marked when that loss moves no output
-    (`output_rule.range_losses_moving_nothing`)."""
-    emulated, eager = plan_pair(program, policy, "eager", plan)
+    (`output_rule.range_losses_moving_nothing`). `joint`: the program was compiled as one graph, forward
+    and backward together (the plan's `joint`: no value saved for a backward)."""
+    # the emulated policy as the compiled program was compiled: a training step's joint graph as one program
+    emulated, eager = plan_pair(program, policy, "eager", functools.partial(plan, joint=joint) if joint else plan)
     judged = path_dtypes(emulated.program.graph)
     floors = OutputFloors(emulated.program, judged)
     exact: list[Any] = []

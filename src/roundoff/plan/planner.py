@@ -79,11 +79,14 @@ class _Base:
     override: OpOverride
 
 
-def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None = None) -> Plan:
+def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None = None, joint: bool = False) -> Plan:
     """Apply `policy` (a Policy or a preset name) to `program`; see the module docstring.
 
     `rewritten` (from ``roundoff.plan.rewrite.rewrite(program, p)``) skips steps 1-2 when it fits
     `program` and `policy` (same program object, decompositions and fusion); else they run again.
+    `joint`: a training program compiled as one graph, forward and backward together (``roundoff
+    observe`` without ``--partitioned``), where torch.compile splits it in two: no value is saved for a
+    backward, and the backward's nodes are no pass of their own.
     """
     if not isinstance(program, Program):
         raise TypeError(
@@ -97,7 +100,8 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     notes: list[str] = []
     if rewritten is None or not rewritten.fits(program, policy):
         rewritten = rewrite(program, policy)
-    partitioned = saved_values(program.captured()) if program.backward and policy.fusion is not FusionModel.NONE else None
+    partitioned = saved_values(program.captured()) if (
+        program.backward and not joint and policy.fusion is not FusionModel.NONE) else None
     program, cse = rewritten.program, rewritten.cse
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
@@ -105,7 +109,7 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     for _ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
         bases = {node_id(n): _base(n, policy, promote, copies, holder_of) for n in nodes}
-        fusion_nodes = _fusion_nodes(program, bases, partitioned, policy)
+        fusion_nodes = _fusion_nodes(program, bases, partitioned, policy, joint)
         fusion = fuse(fusion_nodes, policy.fusion)
         split = remat.differing_copies(fusion_nodes, fusion)
         if not split:
@@ -252,7 +256,7 @@ def _kind(node: torch.fx.Node, base: _Base) -> Kind:
 
 
 def _fusion_nodes(
-    program: Program, bases: dict[str, _Base], partitioned: frozenset[str] | None, policy: Policy
+    program: Program, bases: dict[str, _Base], partitioned: frozenset[str] | None, policy: Policy, joint: bool
 ) -> list[FusionNode]:
     outputs: set[str] = set()
     # Inductor's lowering unrolls a small reduction into a pointwise loop (`unrolled_terms`)
@@ -278,6 +282,8 @@ def _fusion_nodes(
             reduced=reduced_dims(n) if kind is Kind.REDUCTION else None,
             terms=terms,
         ))
+    if joint:
+        return nodes
     saved = saved_values_stored(program, nodes, partitioned)
     forward = forward_ids(program) if program.backward else None
     return [dataclasses.replace(n, saved=n.id in saved, backward=forward is not None and n.id not in forward)
