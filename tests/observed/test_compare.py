@@ -155,3 +155,29 @@ def test_a_convolution_kernel_differs_by_summation_order_not_a_gemm_epilogue():
     add = next(n.meta[NODE_ID] for n in program.nodes() if n.target is torch.ops.aten.add.Tensor)
     obs = Observed("extern_kernels.addmm", "buf0", "matmul", (add,), torch.empty(3, 4), 0, 0)
     assert emulation_cause(program, add, obs).startswith("unmodelled decision: Inductor computes add")
+
+
+def stored_residual_then_norm(h, a):
+    r = h + a  # an output: stored in fp16; the sum of squares runs its own loop and loads it
+    return r, r.float().pow(2).mean(-1, keepdim=True)
+
+
+def test_a_cpp_reduction_loading_a_value_its_kernel_stored_is_not_named_kept_unrounded():
+    """Observe's Llama table (partitioned): each RMSNorm's rsqrt was "unmodelled decision: the kernel keeps
+    add unrounded", because the same kernel call stores the residual; the generated C++ loads it back in
+    the reduction's own loop nest, rounded, as the plan's loop rule says. Oracle: real torch.compile, where
+    the stored sum overflows fp16 and the mean of squares is inf (finite read unrounded)."""
+    h, a = torch.full((64, 128), 40000.0).half(), torch.full((64, 128), 40000.0).half()
+    torch._dynamo.reset()
+    _, real_mean = torch.compile(stored_residual_then_norm, dynamic=False, fullgraph=True)(h, a)
+    assert torch.isinf(real_mean).all()  # read rounded: 80000 is inf in fp16
+    program = capture(stored_residual_then_norm, h, a)
+    ids = {str(n.target): n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"}
+    added, mean = ids["aten.add.Tensor"], ids["aten.mean.dim"]
+    region = tuple(i for t, i in ids.items() if t != "aten.add.Tensor")
+    stored = Observed("cpp_fused__to_copy_add_mean_pow_0", "buf0", "pointwise", (added,),
+                      torch.empty(64, 128, dtype=torch.float16), 0, 0)
+    obs = Observed("cpp_fused__to_copy_add_mean_pow_0", "buf1", "reduction", region,
+                   torch.empty(64, 1, dtype=torch.float32), 1, 0)
+    cause = emulation_cause(program, mean, obs, plan(program, "inductor-cpu"), {added: stored, mean: obs})
+    assert not cause.startswith("unmodelled decision: the kernel keeps"), cause

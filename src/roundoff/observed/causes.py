@@ -14,6 +14,7 @@ from roundoff.observed.buffers import Observed, narrow_float
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
+from roundoff.policy.model import FusionModel
 
 _ORDERED = frozenset(  # classes whose result depends on summation order
     {OpClass.REDUCTION, OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION}
@@ -30,12 +31,13 @@ def unrounded_in_kernel(
     one of its own fusion boundaries (a recomputed ``cos.to(bf16)``). The value's node, or None."""
     fused = set(obs.fused)
     nodes = {n.meta.get(NODE_ID): n for n in program.nodes()}
+    loaded = _loaded_by_reductions(the_plan)
     for nid in obs.fused:
         for p in nodes[nid].all_input_nodes if nid in nodes else ():
             pid = p.meta.get(NODE_ID)
             other = observed.get(pid)
             if (pid not in fused and other is not None and other.launch == obs.launch and narrow_float(other.value.dtype)
-                    and not _moves_inputs(p)):
+                    and not _moves_inputs(p) and (nid, pid) not in loaded):
                 return f"{short_name(p.target)} ({pid})"
     for d in the_plan.decisions.values():
         if base_id(d.node_id) not in fused:
@@ -46,6 +48,18 @@ def unrounded_in_kernel(
             if base_id(rid) in fused and rounds and not _moves_inputs(nodes.get(base_id(rid))):
                 return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({base_id(rid)})"
     return None
+
+
+def _loaded_by_reductions(the_plan: Plan) -> set[tuple[str, str]]:
+    """(reader, value) pairs, by captured id, where the plan has a C++ reduction kernel load a value it
+    reads rounded: the loop-range rule (`roundoff.plan.loops`, measured against real torch.compile) says
+    the value's loop nest is not the reduction's, so the same kernel call storing it is no sign it was read
+    unrounded (observe's Llama table: an RMSNorm's sum of squares of the stored residual, a flat loop)."""
+    if the_plan.policy.fusion is not FusionModel.POINTWISE_CPP:
+        return set()
+    reductions = {g.id for g in the_plan.groups if g.kind == "reduction"}
+    return {(base_id(d.node_id), base_id(r)) for d in the_plan.decisions.values() if d.group in reductions
+            for r in d.rounded_inputs}
 
 
 def _moves_inputs(node: torch.fx.Node | None) -> bool:
