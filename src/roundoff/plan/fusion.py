@@ -57,7 +57,13 @@ from dataclasses import dataclass, field
 from roundoff.plan.fusion_nodes import FusionNode, Kind, inlined, users_of
 from roundoff.plan.loops import reduction_loop_reads
 from roundoff.plan.model import FusionGroup
-from roundoff.plan.realize import HEAVY_OPS, REALIZE_READS, WRITTEN_INTO_VIEWS, stored_values
+from roundoff.plan.realize import (
+    HEAVY_OPS,
+    REALIZE_READS,
+    WRITTEN_INTO_VIEWS,
+    Pinned,
+    stored_values,
+)
 from roundoff.policy.model import FusionModel
 
 __all__ = ["Fusion", "FusionNode", "Kind", "fuse", "inlined"]
@@ -91,12 +97,14 @@ class Fusion:
         return group is None or producer not in self.members[group]
 
 
-def fuse(nodes: Sequence[FusionNode], model: FusionModel) -> Fusion:
-    """Group `nodes` (in topological order) into kernels under `model` (see the module docstring)."""
+def fuse(nodes: Sequence[FusionNode], model: FusionModel, pinned: Pinned | None = None) -> Fusion:
+    """Group `nodes` (in topological order) into kernels under `model` (see the module docstring).
+    `pinned`: ``(fusion.stored, fusion.stored_backward)`` of the graph `nodes` were split from
+    (`roundoff.plan.realize.stored_values`)."""
     if model is FusionModel.NONE:
         return _fuse_none(nodes)
     if model in (FusionModel.POINTWISE, FusionModel.POINTWISE_CPP):
-        return _fuse_pointwise(nodes, heavy_reuse=model is FusionModel.POINTWISE_CPP)
+        return _fuse_pointwise(nodes, heavy_reuse=model is FusionModel.POINTWISE_CPP, pinned=pinned)
     raise ValueError(
         f"unknown fusion model {model!r}; known: {', '.join(m.value for m in FusionModel)}"
     )
@@ -150,10 +158,10 @@ class _Reach:
         return True
 
 
-def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False) -> Fusion:
+def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False, pinned: Pinned | None = None) -> Fusion:
     by_id = {n.id: n for n in nodes}
     users = users_of(nodes)
-    stored, alias, by_backward = stored_values(nodes, users, heavy_reuse)
+    stored, alias, by_backward = stored_values(nodes, users, heavy_reuse, pinned)
     kernels: list[tuple[str, str, set[str]]] = []  # (kind, root, members)
     for n in nodes:
         if n.kind is Kind.INPUT or n.id in alias or n.id not in stored:

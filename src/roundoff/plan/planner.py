@@ -58,7 +58,8 @@ _EXTERN = frozenset(
     {OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION, OpClass.RANDOM,
      OpClass.OTHER, OpClass.UNMODELED}
 )  # fmt: skip
-_MAX_SPLITS = 3  # rounds of remat.split; each resolves every mixed read the fusion found
+_MAX_SPLITS = 16  # rounds of remat.split; each resolves every mixed read the fusion found (a loop's
+# recomputed state can need one round per step it is carried: trial 62, 12 steps)
 _MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
 _SCALAR_OPERAND_CLASSES = frozenset(
     {OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL, OpClass.COMPARISON_SELECT}
@@ -106,13 +107,22 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
     holder_of = value_holders(program.graph)
-    for _ in range(_MAX_SPLITS + 1):
+    pinned = None  # the user's graph's stored values: a split's copies change no realization decision
+    for round_ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
         bases = {node_id(n): _base(n, policy, promote, copies, holder_of) for n in nodes}
         fusion_nodes = _fusion_nodes(program, bases, partitioned, policy, joint)
-        fusion = fuse(fusion_nodes, policy.fusion)
+        fusion = fuse(fusion_nodes, policy.fusion, pinned)
+        if pinned is None:
+            pinned = (fusion.stored, fusion.stored_backward)
         split = remat.differing_copies(fusion_nodes, fusion)
         if not split:
+            break
+        if round_ == _MAX_SPLITS:  # (the decisions below are this program's: it is not split again)
+            notes.append(
+                f"recomputed nodes whose copies in other kernels read differently rounded values after "
+                f"{_MAX_SPLITS} rounds of splitting ({', '.join(sorted({m for ms in split.values() for m in ms})[:8])}): "
+                "each is emulated with its home kernel's reads")
             break
         program, made = remat.split(program, fusion, split)
         copies.update({c: copies.get(o, o) for c, o in made.items()})

@@ -37,19 +37,26 @@ REALIZE_READS = 4
 REALIZE_ACC_READS = {False: 8, True: 12}
 
 
+Pinned = tuple[frozenset[str], frozenset[str]]  # (stored, stored by the backward) of the user's graph
+
+
 def stored_values(
-    nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]], heavy_reuse: bool = False
+    nodes: Sequence[FusionNode], users: dict[str, list[FusionNode]], heavy_reuse: bool = False,
+    pinned: Pinned | None = None,
 ) -> tuple[set[str], set[str], set[str]]:
     """(stored ids, alias ids, forward values the backward stores) in one topological pass; `heavy_reuse`:
     the C++ realize-on-reuse rule, which the backward's nodes apply seeing those forward values stored
-    (a product reading a backward-stored ``exp`` calls no ``exp`` of its own)."""
+    (a product reading a backward-stored ``exp`` calls no ``exp`` of its own). `pinned`: the values the
+    rules that count users and loads stored in the graph before `roundoff.plan.remat` split copies off
+    it: Inductor decides on the user's graph, whose users the copies divide (trial 62: a recurrence's
+    state, stored or not by turns as its copies took its users, never settled)."""
     by_id = {n.id: n for n in nodes}
     stored: set[str] = set()
     alias: set[str] = set()
     by_backward: set[str] | None = None
     for n in nodes:
         if n.backward and by_backward is None:  # the forward's values are all decided: the backward's copies
-            by_backward = stored_by_backward(nodes, users, stored, heavy_reuse)
+            by_backward = stored_by_backward(nodes, users, stored, heavy_reuse) if pinned is None else set(pinned[1])
         if n.kind in (Kind.INPUT, Kind.REDUCTION, Kind.EXTERN):
             stored.add(n.id)
         elif n.kind is Kind.ITEM:
@@ -62,10 +69,10 @@ def stored_values(
             same_pass = [u for u in us if u.backward == n.backward]  # the users compiled with it
             seen = _Either(stored, by_backward) if n.backward and by_backward else stored
             realized = n.is_output or n.saved or not us or any(u.kind is Kind.EXTERN for u in us) or (
-                n.op in WRITTEN_INTO_VIEWS) or (
-                heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
-                and _calls_heavy(n, by_id, seen)) or _realized_on_loads(
-                n, len(same_pass) > 1 or _read_broadcast(n, same_pass, users), by_id, seen, heavy_reuse)
+                n.op in WRITTEN_INTO_VIEWS) or (n.id in pinned[0] if pinned is not None else (
+                    heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
+                    and _calls_heavy(n, by_id, seen)) or _realized_on_loads(
+                    n, len(same_pass) > 1 or _read_broadcast(n, same_pass, users), by_id, seen, heavy_reuse))
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
