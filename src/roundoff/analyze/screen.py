@@ -42,6 +42,7 @@ import torch.fx
 from roundoff.analyze.hazards import Ranges, finite_range, ranged_ids
 from roundoff.analyze.verdict import widen_fp8
 from roundoff.capture.program import NODE_ID, Program
+from roundoff.capture.uninitialised import UNINITIALISED
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, OnNode, chained
 from roundoff.execute.run import complete_inputs
@@ -86,11 +87,6 @@ class Screened:
             if kind == "max" and math.isfinite(v) and math.isfinite(lo := values[(nid, "min", ORACLE)]):
                 out.absmax[nid], out.max[nid] = max(-lo, v), v
         return out
-
-
-#: allocations whose values are whatever memory held: a NaN there is no run's doing (trial 61: DeepseekV3's
-#: ``new_empty`` key states, filled slice by slice afterwards, screened as "turned NaN/inf")
-UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"})
 
 
 def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:

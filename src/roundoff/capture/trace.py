@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
-
 import os
 import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.fx
@@ -21,6 +20,7 @@ from roundoff.capture.program import NODE_ID, NODE_SOURCE, Program
 from roundoff.capture.retrace import copy_sources_from_origin, retrace, trace_real
 from roundoff.capture.sources import SourceRecorder, is_user_file, traceback_source
 from roundoff.capture.specialize import EagerValues, pin_eager_values
+from roundoff.capture.uninitialised import uninitialised_read
 
 aten = torch.ops.aten
 
@@ -75,6 +75,7 @@ def capture(
             gm = _functionalize(gm, spec)
     gm.graph.eliminate_dead_code()
     _require_float(gm, spec, fn_or_module)
+    _refuse_uninitialised_reads(gm)
     for i, n in enumerate(gm.graph.nodes):
         n.meta[NODE_ID] = f"n{i}"
         n.meta.setdefault(NODE_SOURCE, None)
@@ -227,6 +228,24 @@ def _require_float(gm: torch.fx.GraphModule, spec: CaptureInputs, fn: Callable[.
         "constant or intermediate value); roundoff studies floating-point rounding",
         construct="no floating-point value",
         source=definition_source(fn),
+    )
+
+
+def _refuse_uninitialised_reads(gm: torch.fx.GraphModule) -> None:
+    """CaptureError where the program computes with memory it never initialised (`uninitialised_read`)."""
+    found = uninitialised_read(gm)
+    if found is None:
+        return
+    alloc, reader = found
+    op = getattr(getattr(alloc.target, "overloadpacket", None), "__name__", str(alloc.target))
+    what = getattr(getattr(reader.target, "overloadpacket", None), "__name__", str(reader.target))
+    where = alloc.meta.get(NODE_SOURCE)
+    raise CaptureError(
+        f"`{what}` reads memory `{op}` left uninitialised{f' (allocated at {where})' if where else ''}: its values are "
+        "whatever memory held, so every run of the program differs by chance; create it with torch.zeros (or "
+        "torch.full), or write all of it (copy_, fill_) before reading it",
+        construct="uninitialised memory read",
+        source=reader.meta.get(NODE_SOURCE) or where,
     )
 
 

@@ -23,6 +23,8 @@ from typing import Any
 import torch
 from torch.fx.node import map_aggregate
 
+from roundoff.capture.uninitialised import UNINITIALISED
+
 _aten = torch.ops.aten
 
 
@@ -230,9 +232,22 @@ def _convert_element_type(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.empty_like(a, device=a.device, dtype=dtype).copy_(a)
 
 
+def _overloads(names: frozenset[str]) -> frozenset[Any]:
+    packets = [getattr(torch.ops.aten, n) for n in names if hasattr(torch.ops.aten, n)]
+    return frozenset(getattr(p, o) for p in packets for o in p.overloads())
+
+
+#: `roundoff.capture.uninitialised.UNINITIALISED`'s overloads: every run fills what they allocate with NaN
+_UNINITIALISED = _overloads(UNINITIALISED)
+
+
 def call(target: Any, args: tuple, kwargs: dict) -> Any:
     """`target(*args, **kwargs)`, with the decompositions above where the kernel cannot take the dtype
-    (fp64 always decomposes, so the oracle does not depend on which kernels a build has)."""
+    (fp64 always decomposes, so the oracle does not depend on which kernels a build has); memory an
+    ``empty`` allocates is filled with NaN, the same in every run (torch's deterministic mode does so)."""
+    if target in _UNINITIALISED:
+        out = target(*args, **kwargs)
+        return out.fill_(math.nan) if isinstance(out, torch.Tensor) and out.is_floating_point() else out
     if target is _CONVERT and not kwargs and len(args) == 2 and isinstance(args[0], torch.Tensor):
         return _convert_element_type(*args)
     decomposition = DECOMPOSITIONS.get(target)
