@@ -91,3 +91,26 @@ def test_policy_fields_inductor_cannot_honour_are_warned_about() -> None:
     assert any("scalars=round_to_storage" in u for u in inductor_settings(get_policy("xla-2.10"), "cpu").unenforced)
     for name in ("eager", "inductor-cpu"):
         assert inductor_settings(get_policy(name), "cpu").unenforced == (), name
+
+
+def test_fma_sites_the_cpu_compiler_need_not_contract_are_warned_about() -> None:
+    """Trial 62: ``roundoff.compile(policy="inductor-gpu")`` on CPU contracted none of the FMA sites the
+    emulation contracts, silently. Oracle: real compilation of ``exp(x*s - x*s)``, exactly 1 everywhere
+    (no contraction), where the emulated policy is not."""
+    import roundoff
+    from roundoff.capture import capture
+    from roundoff.compiler import RoundoffEnforcementWarning
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(0))
+    s = torch.full((), 1.1)
+
+    def f(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+        return torch.exp(x * s - x * s)
+
+    torch._dynamo.reset()
+    with pytest.warns(RoundoffEnforcementWarning, match="fma=within_fusion on cpu"):
+        compiled = roundoff.compile(f, policy="inductor-gpu")(x, s)
+    emulated = run_plan(plan(capture(f, x, s), "inductor-gpu"), (x, s))[0]
+    assert bool((compiled == 1).all()) and not bool((emulated == 1).all())

@@ -126,6 +126,11 @@ def inductor_settings(policy: Policy, device_type: str) -> InductorSettings:
     if device_type == "cpu":
         if has_config(_CPP_CONTRACT):
             patches[_CPP_CONTRACT] = "fast" if contract and not per_op else "off"
+        if contract and not per_op:  # (trial 62: inductor-gpu's exp(x*s - x*s) compiled on CPU contracted nothing)
+            unenforced.append(
+                "fma=within_fusion on cpu: the C++ compiler may contract a multiply into an add "
+                "(-ffp-contract=fast) but need not (Inductor's vectorized kernels multiply and add apart), so the "
+                "policy's FMA sites can compute as two roundings")
         if contract and per_op:
             unenforced.append(
                 "fma=within_fusion with every_op rounding: no fused kernel to contract in"
