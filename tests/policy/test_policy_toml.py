@@ -185,6 +185,14 @@ def test_bad_policy_rejected_with_field_and_fix(case: str) -> None:
     assert isinstance(err.value, ValueError)
 
 
+def test_a_partial_policy_names_its_bad_value_before_its_missing_fields() -> None:
+    """Trial 62: ``name = "x"`` and ``fma = "sometimes"`` got only "missing field(s) ..."."""
+    with pytest.raises(PolicyError, match=r"field 'fma': unknown value 'sometimes'; use one of 'never', 'within_fusion'"):
+        policy_from_toml('name = "x"\nfma = "sometimes"\n')
+    with pytest.raises(PolicyError, match=r"missing field\(s\) description, .*roundoff policy show inductor-cpu"):
+        policy_from_toml('name = "x"\n')
+
+
 def test_unparseable_toml() -> None:
     with pytest.raises(PolicyError, match="does not parse"):
         policy_from_toml("name = [")

@@ -139,10 +139,14 @@ def _compute_from_dict(data: object) -> dict[OpClass, ComputePrecision]:
 def policy_from_dict(data: Mapping[str, Any]) -> Policy:
     """Build and validate a Policy from plain data (the inverse of ``policy_to_dict``)."""
     check_mapping_keys("policy", data, _POLICY_FIELDS)
+    for field, kind in _ENUM_FIELDS.items():  # a value written wrong first (trial 62: only "missing" was said)
+        if field in data:
+            _enum(kind, data[field], field)
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise PolicyError(
-            f"policy {data.get('name', '?')!r}: missing field(s) {', '.join(missing)}"
+            f"policy {data.get('name', '?')!r}: missing field(s) {', '.join(missing)}; a policy file has every "
+            "field (`roundoff policy show inductor-cpu > my.toml` writes one to edit)"
         )
     kwargs: dict[str, Any] = dict(data)
     for field, kind in _ENUM_FIELDS.items():
