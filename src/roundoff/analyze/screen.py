@@ -46,7 +46,7 @@ from roundoff.capture.uninitialised import UNINITIALISED
 from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, OnNode, chained
 from roundoff.execute.run import complete_inputs
-from roundoff.ops import classify
+from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
 
 __all__ = ["HOWS", "Screened", "checkpoints", "probe_figures", "range_nodes", "screen"]
@@ -99,7 +99,7 @@ def checkpoints(program: Program, every: int) -> tuple[torch.fx.Node, ...]:
     for n in program.graph.nodes:
         if n.op != "call_function":
             continue
-        if getattr(getattr(n.target, "overloadpacket", None), "__name__", "") in UNINITIALISED or (
+        if short_name(n.target) in UNINITIALISED or (
                 classify(n.target).op_class is OpClass.DATA_MOVEMENT and garbage.intersection(n.all_input_nodes)):
             garbage.add(n)
         elif is_float(n.meta.get("val")):

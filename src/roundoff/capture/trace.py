@@ -20,7 +20,7 @@ from roundoff.capture.program import NODE_ID, NODE_SOURCE, Program
 from roundoff.capture.retrace import copy_sources_from_origin, retrace, trace_real
 from roundoff.capture.sources import SourceRecorder, is_user_file, traceback_source
 from roundoff.capture.specialize import EagerValues, pin_eager_values
-from roundoff.capture.uninitialised import uninitialised_read
+from roundoff.capture.uninitialised import packet_name, uninitialised_read
 
 aten = torch.ops.aten
 
@@ -237,8 +237,7 @@ def _refuse_uninitialised_reads(gm: torch.fx.GraphModule) -> None:
     if found is None:
         return
     alloc, reader = found
-    op = getattr(getattr(alloc.target, "overloadpacket", None), "__name__", str(alloc.target))
-    what = getattr(getattr(reader.target, "overloadpacket", None), "__name__", str(reader.target))
+    op, what = packet_name(alloc), packet_name(reader) or str(reader.target)
     where = alloc.meta.get(NODE_SOURCE)
     raise CaptureError(
         f"`{what}` reads memory `{op}` left uninitialised{f' (allocated at {where})' if where else ''}: its values are "

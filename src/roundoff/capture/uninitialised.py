@@ -28,11 +28,12 @@ _VIEWS = frozenset({
 _WRITES_INTO = frozenset({
     "copy", "fill", "zero", "uniform", "normal", "bernoulli", "exponential", "geometric", "log_normal", "cauchy",
     "random", "slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter", "scatter",
-    "index_copy", "index_fill", "masked_fill", "masked_scatter", "copy_", "fill_", "zero_",
+    "index_copy", "index_fill", "masked_fill", "masked_scatter",
 })
 
 
-def _name(n: torch.fx.Node) -> str:
+def packet_name(n: torch.fx.Node) -> str:
+    """The aten op's name without its overload (``empty_like``), ``getitem``, or "" for other targets."""
     if n.target is operator.getitem:
         return "getitem"
     return getattr(getattr(n.target, "overloadpacket", None), "__name__", "")
@@ -45,7 +46,7 @@ def uninitialised_read(gm: torch.fx.GraphModule) -> tuple[torch.fx.Node, torch.f
     for n in gm.graph.nodes:
         if n.op != "call_function":
             continue
-        name = _name(n)
+        name = packet_name(n)
         val = n.meta.get("val")
         if name in UNINITIALISED and getattr(val, "numel", lambda: 0)() > 0:
             unwritten[n] = n
