@@ -317,3 +317,37 @@ def test_a_recurrence_whose_copies_divide_its_users_is_planned_once_as_compiled(
     emulated = run_plan(p, (q, k, v))[0]
     per_step = [(~x.isfinite()).sum().item() for x in emulated]
     assert per_step == [(~x.isfinite()).sum().item() for x in real] and sum(per_step) > 0, per_step
+
+
+def _scaled_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    s, z, out = torch.zeros(16, 16, dtype=q.dtype), torch.zeros(16, dtype=q.dtype), []
+    for t in range(q.shape[0]):  # trial 62's program: the normalizer z nears fp16's largest finite value
+        kf, qf = torch.exp(k[t]), torch.exp(q[t]) * (1.0 / 256)
+        s = 0.97 * s + torch.outer(kf, v[t])
+        z = 0.97 * z + kf
+        out.append((qf @ s) / (qf @ z))
+    return torch.stack(out)
+
+
+def test_a_pointwise_kernel_is_computed_in_one_reduction_loop_nest(monkeypatch) -> None:
+    """Trial 62: Inductor stores the normalizer z every fourth step (its loads pass 4) in one pointwise
+    kernel, which it fuses with the row sums of steps 4-7 only; the sums of steps 12-15 load z_12 in fp16,
+    overflowed, and the output is NaN from step 8. The plan had every sum compute z in its own loop,
+    unrounded, and blame's fix worked emulated but not compiled. Oracle: real torch.compile, the NaN and
+    the inf elements (a 16-term sum's order aside, no bits to compare); with every reduction allowed to
+    compute the kernel's values, the plan must differ."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(16, 16, generator=g).half(), (0.3 * torch.randn(16, 16, generator=g) + 8.7).half(),
+               torch.randn(16, 16, generator=g).half())
+    torch._dynamo.reset()
+    real = torch.compile(_scaled_linear_attention, dynamic=False, fullgraph=True)(q, k, v)
+    prog = capture(_scaled_linear_attention, q, k, v)
+
+    def masks() -> list[bool]:
+        emulated = run_plan(plan(prog, "inductor-cpu"), (q, k, v))[0]
+        return [torch.equal(emulated.isnan(), real.isnan()), torch.equal(emulated.isinf(), real.isinf())]
+
+    assert real[8:15].isnan().any(dim=-1).all() and real[:5].isfinite().all(), "the case needs compiled NaN from step 8"
+    assert masks() == [True, True], f"repro: {REPRO}"
+    monkeypatch.setattr("roundoff.plan.loops._one_loop_nest_each", lambda *args: None)
+    assert masks() != [True, True]

@@ -153,7 +153,8 @@ def reduction_loop_reads(
     reduction or the operands inlined into it, and runs the same loop ranges (`same_loop_nest`).
     Measured, torch 2.13: a Performer's fp16 ``exp(x @ W - |x|^2 / 2)``, stored for a matmul, read
     unrounded by the row sums of ``mv``; a flat ``exp(x)`` read rounded by the same sums."""
-    out: dict[str, frozenset[str]] = {}
+    claims: dict[str, dict[str, set[str]]] = {}  # reduction root -> stored value -> the nodes computing it
+    reads: dict[str, tuple[tuple[int, ...], tuple[int, ...], set[str]]] = {}  # root -> (loop, reduced, stored reads)
     # a value a stored view reads is in memory in Inductor (the view aliases its buffer), though the plan
     # recomputes it where it is read directly: a load of the value's kernel, not computed in it (Electra's
     # LayerNorm output, viewed for the next matmul and added to its result, keeps the add's loop flat)
@@ -172,7 +173,7 @@ def reduction_loop_reads(
                 if p not in members and p in stored:
                     readers.setdefault(p, []).append(by_id[m])
                     viewed |= _view_bases(by_id[p], by_id)
-        fused: set[str] = set()
+        reads[root] = (loop, tuple(r.reduced or ()), set(readers))
         for p, reading in readers.items():
             value = by_id[p]
             if (value.kind is not Kind.FUSIBLE or value.backward != r.backward or value.shape != loop or p in viewed
@@ -182,10 +183,54 @@ def reduction_loop_reads(
             indices = _indices(computed, computed, by_id, loop)
             if indices is not None and same_loop_nest(loop, r.reduced or (), [value.strides, *indices],
                                                       reduction_indices):
-                fused |= computed
-        if fused:
-            out[root] = frozenset(fused)
-    return out
+                claims.setdefault(root, {})[p] = computed
+    _one_loop_nest_each(claims, reads, kernels, by_id)
+    return {root: frozenset().union(*values.values()) for root, values in claims.items() if values}
+
+
+def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
+                        reads: dict[str, tuple[tuple[int, ...], tuple[int, ...], set[str]]],
+                        kernels: list[tuple[str, str, set[str]]], by_id: dict[str, FusionNode]) -> None:
+    """Drop from `claims` what Inductor cannot fuse: a pointwise kernel is one scheduler node, computed in
+    one loop nest, and once fused with a reduction's loop it holds a reduction, which no fusion takes as a
+    producer (``CppScheduling.can_fuse_vertical``, torch 2.9-2.13). So the stored values of one pointwise
+    kernel are computed in the loop of at most one group of reductions (reductions over the same loop ranges
+    sharing a read: fused side by side); every other reduction loads them, rounded. The group kept is the
+    one Inductor's ``score_fusion`` ranks first: the most bytes shared with the kernel, then the nearest in
+    graph order. Measured, CPU, torch 2.13 (trial 62): a recurrent linear attention's normalizer, stored every
+    fourth step, is computed with the row sums of steps 4-7 and loaded in fp16, overflowed, by those of
+    steps 12-15."""
+    parent = {root: root for root in reads}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    by_value: dict[tuple[tuple[int, ...], tuple[int, ...], str], str] = {}
+    for root, (loop, reduced, values) in reads.items():
+        for v in values:
+            first = by_value.setdefault((loop, reduced, v), root)
+            parent[find(root)] = find(first)
+    pos = {i: k for k, i in enumerate(by_id)}
+    for kind, _, members in kernels:
+        values = {v for v in members if any(v in c for c in claims.values())} if kind == "pointwise" else set()
+        groups: dict[str, set[str]] = {}
+        for root, claimed in claims.items():
+            if values & claimed.keys():
+                groups.setdefault(find(root), set()).add(root)
+        if len(groups) < 2:
+            continue
+        lo, hi = min(pos[v] for v in values), max(pos[v] for v in values)
+        kept = max(groups.values(), key=lambda roots, values=values, lo=lo, hi=hi: (
+            sum(by_id[v].numel for v in set().union(*(values & claims[r].keys() for r in roots))),  # bytes shared
+            -max(abs(lo - max(pos[r] for r in roots)), abs(min(pos[r] for r in roots) - hi))))  # nearness
+        for roots in groups.values():
+            if roots is not kept:
+                for r in roots:
+                    for v in values:
+                        claims[r].pop(v, None)
 
 
 def _view_bases(n: FusionNode, by_id: dict[str, FusionNode]) -> set[str]:
