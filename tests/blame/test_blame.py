@@ -528,3 +528,47 @@ def test_blames_fp16_fix_is_placed_by_roundoff_compile_and_fixes_the_real_step()
     eager, plain = grad_g_error(_rms_block_loss), grad_g_error(torch.compile(_rms_block_loss))
     fixed = grad_g_error(roundoff.compile(_rms_block_loss, policy=fix.fixed_policy))
     assert plain > 10 * eager and fixed < 2 * eager, (eager, plain, fixed)
+
+
+def _fp16_state(a, b, w):
+    s = 0.5 * torch.outer(a, b)  # beyond fp16's range where |a b| / 2 > 65504; stored in fp16 for the matmul
+    return (s @ w) * 1e-3
+
+
+def _fp16_state_inputs() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(0)
+    return ((torch.rand(16, generator=g) * 400 + 50).half(), (torch.rand(16, generator=g) * 400 + 50).half(),
+            (torch.randn(16, 16, generator=g) * 0.01).half())
+
+
+def test_no_fix_against_an_eager_that_is_itself_wrong_says_so_and_names_the_oracle():
+    """Trial 62: blame against eager found no fix for a linear attention whose fp16 state overflows and said
+    "e.g. an implementation difference": eager overflows too, so no change could agree with it, while
+    against fp64 keeping the state in fp32 fixes it. Oracle: real eager's fp16 output, NaN/inf where the
+    fp64 run is finite."""
+    x = _fp16_state_inputs()
+    eager, exact = _fp16_state(*x), _fp16_state(*(t.double() for t in x))
+    assert not eager.isfinite().all() and exact.isfinite().all() and exact.abs().max() < 1000
+    program = capture(_fp16_state, *x)
+    result = blame(program, "inductor-cpu", x, against="eager", repro=False)
+    assert result.status is BlameStatus.NO_FIX
+    assert any("eager itself is NaN/inf" in n and "--against oracle" in n for n in result.notes), result.notes
+    assert not any("implementation difference" in n for n in result.notes), result.notes
+    assert blame(program, "inductor-cpu", x, against="oracle", repro=False).status is BlameStatus.FIXED
+
+
+def test_an_unreachable_cause_includes_the_nan_origin_beyond_its_formats_range():
+    """Trial 62: check's NaN/inf origin, a value beyond fp16's range (fp64 rounded to fp16 is inf too), is
+    no ranked cause (its own rounding is exact), so blame's no-fix reason left it out. Oracle: the fp64
+    values of the product, beyond fp16's largest finite value."""
+    from roundoff.analyze import check
+    from roundoff.blame.api import _unreachable_causes
+
+    x = _fp16_state_inputs()
+    assert (0.5 * torch.outer(x[0].double(), x[1].double())).max() > torch.finfo(torch.float16).max
+    program = capture(_fp16_state, *x)
+    checked = check(program, x, "inductor-cpu", against="oracle", nodes="all")
+    origin = checked.nan_origin
+    assert origin is not None and checked.node(origin).op == "mul"
+    (note,) = [n for n in _unreachable_causes(program, checked, ()) if f"({origin})" in n]
+    assert "beyond float16's range" in note, note

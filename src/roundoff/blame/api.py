@@ -199,16 +199,26 @@ def blame(
             )
     if status is BlameStatus.NO_FIX:
         beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
+        if checked is None:  # the causes check names, to say why no change reaches them (trial 62)
+            checked = _checked(program, pol, args, transcendentals, against=ref.value)
         still = ev.failing(candidates)
         notes.append(
             f"all {len(candidates)} {'placeable ' if unplaceable else ''}candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
             + (": the changes --placeable left out may fix it (blame without --placeable tries them)" if unplaceable
                else ": the divergence is not a placement decision this policy controls"
-               + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits)
+               + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits
+                                                                   or checked.nan_origin)
                   else " (e.g. an implementation difference)"))
         )
-        notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates) if checked is not None else ())
+        broken = [f"`{o.name}`" for o in checked.outputs if o.reference_nonfinite and not o.passes]
+        if ref is Reference.EAGER and broken:  # no change can match a reference that is itself wrong
+            notes.append(
+                f"eager itself is NaN/inf where fp64 is finite at {', '.join(broken[:3])}"
+                f"{' and more' if len(broken) > 3 else ''}, so no change can agree with it there: blame --against "
+                "oracle searches for the change that brings this policy to fp64")
+        else:
+            notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates))
     cost = ev.cost()
     return BlameResult(
         over_limit=over_limit,
@@ -233,11 +243,13 @@ def blame(
     )
 
 
-def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str) -> CheckResult:
-    """`check` against the oracle with every node examined: what blame must bring within the limit."""
+def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,
+             against: str = "oracle") -> CheckResult:
+    """`check` with every node examined: against the oracle, what blame must bring within the limit; against
+    eager, the causes a search that found no fix names."""
     from roundoff.analyze import check
 
-    return check(program, inputs, policy, against="oracle", nodes="all", transcendentals=transcendentals)
+    return check(program, inputs, policy, against=against, nodes="all", transcendentals=transcendentals)
 
 
 #: Nodes of one op, line and pass from which they are a loop (or layers) that the search takes whole.
@@ -362,16 +374,23 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
     reports = {r.node_id: r for r in checked.nodes}
     amplifiers = {a.node_id for c in checked.culprits if (a := amplifier(checked.culprits, program, reports, c))}
     notes = []
-    for nid in checked.culprits[:3]:
-        if nid in changed or nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
+    origin = [checked.nan_origin] if checked.nan_origin and checked.nan_origin not in checked.culprits[:3] else []
+    for nid in [*checked.culprits[:3], *origin]:
+        if nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
             continue
         r = reports[nid]
         dtype = r.dtype
         output = nid in outputs
         own = r.local if r.local is not None else r.vs_oracle
-        out_of_range = (own.excess or 0.0) <= EXCESS_LIMIT < r.own_excess  # flagged by the format's range alone
+        # flagged by the format's range alone, or its values stored as the format's overflow where fp64's are
+        # too (trial 62: a linear attention's fp16 state, NaN/inf origin, that every candidate change left)
+        out_of_range = (own.excess or 0.0) <= EXCESS_LIMIT < r.own_excess or (
+            r.overflow > 0 and not (output and dtype in ("bfloat16", "float16")))
+        if nid in changed and not out_of_range:
+            continue
         notes.append(
-            f"check names {describe_node(program, nid)} as a cause, and no change this policy offers reaches it: "
+            f"check names {describe_node(program, nid)} as a cause, and no change this policy offers "
+            f"{'fixes' if nid in changed else 'reaches'} it: "
             + (f"its values lie {'beyond' if r.overflow else 'below'} {dtype}'s range, so even fp64 correctly rounded "
                f"to {dtype} loses them; scale them into range (in a backward pass, the loss: torch.amp.GradScaler) "
                "or compute in bf16/fp32" if out_of_range else
