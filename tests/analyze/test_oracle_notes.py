@@ -49,3 +49,17 @@ def test_an_output_with_no_elements_is_said_to_pass_with_nothing_measured() -> N
     notes = check(program, (x,), "inductor-cpu", against="oracle").notes
     assert [n for n in notes if n.startswith("nothing measured")] == [
         "nothing measured at `out0`: no elements (a 0-size input?); they pass vacuously"]
+
+
+def test_an_integer_output_and_an_all_float32_program_are_said_not_to_be_judged() -> None:
+    """Trial 61: a check dropped an integer output without a word, and checked an fp32 model (its
+    ``.half()`` forgotten) as "ok" with nothing to say. Oracle: the dtypes torch itself gives the values."""
+    def counts(x):  # type: ignore[no-untyped-def]
+        return (x * 2).sum(), (x > 0).sum()
+
+    x = torch.randn(8)
+    assert counts(x)[1].dtype == torch.int64 and counts(x)[0].dtype == torch.float32
+    for dtype, fp32_note in ((torch.float32, True), (torch.float16, False)):
+        notes = check(capture(counts, x.to(dtype)), (x.to(dtype),), "inductor-cpu").notes
+        assert [n for n in notes if n.startswith("not judged: `out1` (int64)")], notes
+        assert bool([n for n in notes if n.startswith("every floating-point value of")]) is fp32_note, notes

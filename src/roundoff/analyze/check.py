@@ -34,7 +34,7 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
 from roundoff.analyze.oracle_notes import dtype_branch_notes
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.output_verdicts import OutputJudge, output_figures, output_verdicts
+from roundoff.analyze.output_verdicts import OutputJudge, output_figures, output_verdicts, scope_notes
 from roundoff.analyze.replay import as_held, moves_outputs
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.screen import screen
@@ -241,7 +241,8 @@ def check(
         outputs=outputs, first_divergent=first, nan_origin=observer.nan_origin, culprits=ranked,
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all
-        + fell_back + (dtype_branch_notes(program) if vs_oracle else ()) + _empty_outputs_note(outputs),
+        + fell_back + (dtype_branch_notes(program) if vs_oracle else ()) + _empty_outputs_note(outputs)
+        + scope_notes(program),
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
         examined_with=examined_with,
     )
@@ -436,7 +437,7 @@ def _screen(
             f"screened ({s.how}): every output passes and none of {len(points)} checkpoint(s) turned "
             "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
             "(check(..., nodes='all'))."),) + fallback + (dtype_branch_notes(program) if vs_oracle else ())
-        + _empty_outputs_note(outputs),
+        + _empty_outputs_note(outputs) + scope_notes(program),
         mode="screen", checkpoints=points,
     )
     return replace(result, explanations=explain(result, plan_a, {}))

@@ -317,3 +317,26 @@ def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype,
     lucky = lucky_rounding_floor(judged) if judged.is_floating_point else 0.0
     scale = float(oracle[finite].double().norm()) if bool(finite.any()) else 0.0
     return floor / math.sqrt(n), scale * lucky / math.sqrt(n)
+
+
+def scope_notes(program: Program) -> tuple[str, ...]:
+    """What a check of `program` does not judge: its outputs that are not floating point (an integer count
+    computed from floats can still change with rounding), and, where no value is narrower than fp32, that
+    the policies differ only in summation order and contraction (trial 61: a model checked before its
+    ``.half()``)."""
+    labels = program.output_labels()
+    skipped = [f"`{labels[i]}` ({str(v.dtype).removeprefix('torch.')})" for i, a in enumerate(program.output_args())
+               if isinstance(a, torch.fx.Node) and isinstance(v := a.meta.get("val"), torch.Tensor)
+               and not v.is_floating_point()]
+    notes = [f"not judged: {', '.join(skipped)}, not floating point; one computed from floats (a count, an "
+             "argmax) can still change with their rounding: return the floats it is made from to check them"
+             ] if skipped else []
+    floats = {v.dtype for n in program.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
+              and v.is_floating_point()}
+    if floats and all(torch.finfo(d).bits >= 32 for d in floats):
+        notes.append(
+            f"every floating-point value of {program.name!r} is {'/'.join(sorted(str(d).removeprefix('torch.') for d in floats))}:"
+            " the policies differ here only in summation order and FMA contraction, not in the bf16/fp16 roundings "
+            "they are about; to check the low-precision run, pass bf16/fp16 inputs (model.half(), "
+            "x.to(torch.bfloat16))")
+    return tuple(notes)
