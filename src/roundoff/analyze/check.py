@@ -34,7 +34,12 @@ from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
 from roundoff.analyze.observe import NodeObserver
 from roundoff.analyze.oracle_notes import dtype_branch_notes
 from roundoff.analyze.output_floor import OutputFloors
-from roundoff.analyze.output_verdicts import OutputJudge, output_figures, output_verdicts, scope_notes
+from roundoff.analyze.output_verdicts import (
+    OutputJudge,
+    output_figures,
+    output_verdicts,
+    scope_notes,
+)
 from roundoff.analyze.replay import as_held, moves_outputs
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
 from roundoff.analyze.screen import screen
