@@ -170,3 +170,19 @@ def test_an_additive_mask_pushed_below_fp16s_range_is_no_overflow_hazard():
     assert float((big.double() + big.double()).max()) > 65504  # a real overflow
     r = check(capture(lambda a, b: (a + b) * 0.5, big, big), (big, big), "eager", against="oracle", nodes="all")
     assert any(h.kind == "fp16-overflow" for h in r.hazards), r.hazards
+
+
+def test_exp_of_a_sum_of_an_input_and_a_slice_of_an_input_is_no_mixed_precision_difference() -> None:
+    """Trial 62: an RWKV step's ``exp(u + k[t])`` was flagged as read at two precisions: ``k[t]``, a select
+    of a graph input (fp16 in memory, as ``u`` is), counted as unrounded. A fused product beside an input
+    still is one."""
+    def step(u, k):  # type: ignore[no-untyped-def]
+        return torch.exp(u + k[1]), torch.exp(u + k[2] * 3.0)
+
+    g = torch.Generator().manual_seed(0)
+    u, k = torch.randn(8, generator=g).half(), torch.randn(4, 8, generator=g).half()
+    p = plan(capture(step, u, k), "inductor-cpu")
+    flagged = [h.node_id for h in lint(p) if h.kind == "exp-of-difference"]
+    from roundoff.capture.program import node_id
+
+    assert flagged == [node_id(p.program.output_args()[1])], flagged

@@ -16,6 +16,7 @@ import torch.fx
 from roundoff.analyze.result import Hazard
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.numerics import FORMATS, get_format, is_low_precision, round_to
+from roundoff.ops.classes import OpClass
 from roundoff.plan.cache import GraphCache
 from roundoff.plan.fma import is_division
 from roundoff.plan.model import NodeDecision, Plan
@@ -69,11 +70,16 @@ def _numel(n: torch.fx.Node) -> int:
 
 
 def _reads_rounded(d: NodeDecision | None, p: torch.fx.Node, plan: Plan) -> bool:
-    """Whether a consumer with decision `d` sees producer `p` rounded to its storage dtype."""
+    """Whether a consumer with decision `d` sees producer `p` rounded to its storage dtype; a view, select
+    or copy of rounded values is rounded (trial 62: an RWKV step's ``exp(u + k[t])`` of two inputs)."""
     pd = plan.decisions.get(_nid(p))
-    narrow = is_low_precision(_dtype(p))
-    rounded = p.op == "placeholder" or (pd is not None and pd.rounds_result) or (d is not None and _nid(p) in d.rounded_inputs)
-    return bool(rounded or not narrow)
+    if not is_low_precision(_dtype(p)):
+        return True
+    if p.op == "placeholder" or (pd is not None and pd.rounds_result) or (d is not None and _nid(p) in d.rounded_inputs):
+        return True
+    sources = [a for a in p.all_input_nodes if isinstance(_dtype(a), torch.dtype) and _dtype(a).is_floating_point]
+    return bool(pd is not None and pd.op_class is OpClass.DATA_MOVEMENT and sources
+                and all(_reads_rounded(pd, a, plan) for a in sources))
 
 
 def _name(n: torch.fx.Node) -> str:
