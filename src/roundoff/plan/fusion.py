@@ -42,7 +42,8 @@ that also holds them loads it from memory in a later loop nest (measured, torch 
 eager's fp16 ``exp`` overflows). Values computed in fp32 (an upcast softmax) are stored in fp32:
 no rounding. A reduction whose loop ranges are those of a stored pointwise value it reads computes that
 value in its own loop nest and reads it unrounded (`roundoff.plan.loops`: a broadcast operand keeps the
-value's loop 2-D, as the row sums' is; a flat loop is a loop nest of its own, loaded rounded).
+value's loop 2-D, as the row sums' is; a flat loop is a loop nest of its own, loaded rounded). A pointwise
+kernel goes into one group of reductions' loop at most; the other reductions load its values, rounded.
 
 Where the real scheduler's heuristics can choose otherwise (realizing a multi-use pointwise node;
 a persistent reduction fused with its pointwise epilogue), `Fusion.notes` says so.
