@@ -196,3 +196,71 @@ def test_a_passing_check_keeps_its_verdicts_where_the_readme_says() -> None:
     fast.flush_checks()
     history = fast.roundoff_state.checker.history
     assert [call for call, _ in history] == [1, 3] and all(c.passed for _, checks in history for c in checks), history
+
+
+def _scaled_linear(lin: torch.nn.Module, t: torch.Tensor) -> torch.Tensor:
+    return lin(t[:, None] * torch.full((4,), 0.37, dtype=t.dtype)).float().mean()
+
+
+def _true_fp64(lin: torch.nn.Module, t: torch.Tensor) -> torch.Tensor:
+    """The program run in fp64 by hand: the module's fp64 copy, its constant made in the input's dtype
+    (fp64), no cast to fp32 on the way."""
+    import copy
+
+    lin64 = copy.deepcopy(lin).double()
+    return lin64(t.double()[:, None] * torch.full((4,), 0.37, dtype=torch.float64)).mean()
+
+
+@pytest.mark.parametrize("form", ["closure", "module"])
+def test_a_float32_output_and_a_closure_over_a_module_are_judged_against_true_fp64(form: str) -> None:
+    """Trial 63: checking mode raised "diverges" on an output the program casts to fp32 (its fp64 run was
+    cast to fp32 too, and `same` skips its RMSE test for a fp32 reference), and crashed (Double and Half)
+    on a closure over an fp16 module, whose parameters the fp64 run did not convert. Oracle: PyTorch's own
+    `same(eager, compiled, fp64_ref)` with the fp64 program made by hand."""
+    from torch._dynamo.utils import same
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 4).half()
+    t = torch.tensor([917.0, 433.0]).half()
+    fn = (lambda t: _scaled_linear(lin, t)) if form == "closure" else _Wrapped(lin)
+    with torch.no_grad():
+        eager_out = fn(t)
+        compiled = roundoff.compile(fn, policy="inductor-cpu", check="raise")
+        out = compiled(t)  # raises RoundoffDivergenceError where the verdict is "diverges"
+    assert not torch.equal(out, eager_out), "the case needs a compiled output that differs from eager"
+    assert same(eager_out, out, fp64_ref=_true_fp64(lin, t))
+    ((_, checks),) = compiled.roundoff_state.checker.history
+    assert [c.passed for c in checks] == [True] and checks[0].rmse_compiled == pytest.approx(
+        abs(out.double() - _true_fp64(lin, t)).item(), rel=1e-6)
+
+
+class _Wrapped(torch.nn.Module):
+    def __init__(self, lin: torch.nn.Module) -> None:
+        super().__init__()
+        self.lin = lin
+
+    def forward(self, t: torch.Tensor) -> torch.Tensor:
+        return _scaled_linear(self.lin, t)
+
+
+def test_a_reference_that_cannot_run_in_fp64_warns_once_and_never_raises() -> None:
+    """Trial 63: a failing fp64 run raised inside the user's step. A closure over a raw fp16 tensor (no
+    module's parameter) cannot be run in fp64: the call is returned unchecked with one warning, even under
+    check="raise". Oracle: the compiled output equals plain torch.compile's."""
+    from roundoff.compiler import RoundoffCheckingWarning
+
+    w = (torch.randn(4, 4, generator=torch.Generator().manual_seed(0)) * 30).half()
+
+    def fn(t: torch.Tensor) -> torch.Tensor:
+        return (t[:, None] * torch.full((4,), 0.37, dtype=t.dtype)) @ w
+
+    t = torch.tensor([917.0, 433.0]).half()
+    compiled = roundoff.compile(fn, policy="inductor-cpu", check="raise")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outs = [compiled(t) for _ in range(2)]
+    torch._dynamo.reset()
+    assert all(torch.equal(o, torch.compile(fn)(t)) for o in outs)
+    assert not torch.equal(outs[0], fn(t)), "the case needs a call whose check runs the fp64 reference"
+    (warned,) = [w for w in caught if issubclass(w.category, RoundoffCheckingWarning)]
+    assert "not checked" in str(warned.message) and "pass it as an argument" in str(warned.message)

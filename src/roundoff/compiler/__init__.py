@@ -3,6 +3,7 @@
 from roundoff.compiler.backend import BACKEND_NAME, compile, make_backend, register
 from roundoff.compiler.checking import Checker, OutputCheck, compare_outputs
 from roundoff.compiler.errors import (
+    RoundoffCheckingWarning,
     RoundoffCompileError,
     RoundoffDivergenceError,
     RoundoffDivergenceWarning,
@@ -21,6 +22,7 @@ __all__ = [
     "Fp64Reference",
     "InductorSettings",
     "OutputCheck",
+    "RoundoffCheckingWarning",
     "RoundoffCompileError",
     "RoundoffDivergenceError",
     "RoundoffDivergenceWarning",

@@ -29,6 +29,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from roundoff.compiler.errors import (
+    RoundoffCheckingWarning,
     RoundoffDivergenceError,
     RoundoffDivergenceWarning,
     RoundoffOverflowWarning,
@@ -177,6 +178,22 @@ def compare_outputs(
     )
 
 
+class _ReferenceFailed(Exception):
+    """The fp64 reference run raised (its exception is the ``__cause__``)."""
+
+
+def _guarded(run: Callable[[], Any]) -> Callable[[], Any]:
+    """`run`, with any exception it raises wrapped in `_ReferenceFailed`."""
+
+    def call() -> Any:
+        try:
+            return run()
+        except Exception as exc:
+            raise _ReferenceFailed() from exc
+
+    return call
+
+
 class _Done:
     """Stands in for a CUDA event where the work runs synchronously (CPU): always complete."""
 
@@ -256,6 +273,7 @@ class Checker:
         self._pending: _Pending | None = None
         self._stream: Any = None
         self._overflow_reported: set[str] = set()
+        self._reference_failed = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
@@ -285,9 +303,27 @@ class Checker:
         t0 = time.perf_counter()
         with torch.no_grad():
             eager = self.original(*args, **kwargs)
-            checks = compare_outputs(out, eager, lambda: self.reference(args, kwargs))
+            try:
+                checks = compare_outputs(out, eager, _guarded(lambda: self.reference(args, kwargs)))
+            except _ReferenceFailed as failure:
+                self._unchecked(self.calls, failure)
+                return
         self.sample_seconds.append(time.perf_counter() - t0)
         self._deliver(self.calls, checks)
+
+    def _unchecked(self, call: int, failure: _ReferenceFailed) -> None:
+        """A sampled call whose fp64 reference failed: warned once, returned unchecked, never raised (trial
+        63: a closure over a raw fp16 tensor, which the fp64 run reads as it is)."""
+        if self._reference_failed:
+            return
+        self._reference_failed = True
+        cause = failure.__cause__
+        warnings.warn(RoundoffCheckingWarning(
+            f"roundoff.compile: call {call} is not checked: its fp64 reference failed ({type(cause).__name__}: "
+            f"{str(cause).splitlines()[0] if str(cause) else ''}). The reference runs the function on fp64 copies "
+            "of its arguments and of the modules it reads; a 16-bit tensor it reads otherwise (a closure or "
+            "global that is no module's parameter) stays 16-bit: pass it as an argument, or compile the module "
+            "itself. Reported once; later sampled calls that fail so are not checked either."), stacklevel=4)
 
     def _side(self, device: torch.device) -> Any:
         """(stream context, event factory) of the checking stream for `device`."""
@@ -333,7 +369,12 @@ class Checker:
             if p.ref64 is not None or not any(_needs_fp64(row) for row in figures):
                 break
             with stream:  # stage 2: the fp64 run
-                p.ref64 = pytree.tree_flatten(p.run_fp64())[0]
+                try:
+                    p.ref64 = pytree.tree_flatten(_guarded(p.run_fp64)())[0]
+                except _ReferenceFailed as failure:
+                    self._pending = None
+                    self._unchecked(p.call, failure)
+                    return
                 p.ready = event()
                 if device.type == "cuda":
                     p.ready.record()

@@ -25,6 +25,11 @@ class RoundoffOverflowWarning(UserWarning):
     program overflows its format."""
 
 
+class RoundoffCheckingWarning(UserWarning):
+    """Checking mode: a sampled call could not be checked (its fp64 reference run failed); the
+    compiled output is returned unchecked."""
+
+
 class RoundoffDivergenceError(RuntimeError):
     """Checking mode with ``check="raise"``: a sampled call's compiled output diverged.
 

@@ -1,16 +1,18 @@
 """The fp64 reference run of checking mode, made cheap to repeat.
 
 Contract: the reference is the user's callable evaluated in fp64 on fp64 copies of its
-floating-point arguments and of a module's floating-point parameters and buffers. Every bf16, fp16,
-fp8 and fp32 value (subnormals, +-inf, NaN, -0.0 included) is exactly an fp64 value, so these
-copies are exact; tensors captured by closure and non-floating tensors stay as they are. fp64
-rounding error (unit roundoff 2^-53 ~ 1.1e-16) is far below that of any format compared against it
-(fp32: 6e-8, bf16: 3.9e-3), so which kernels evaluate the fp64 run (eager or Inductor, fused or
-not, summation order) does not change a verdict of ``same(eager, compiled, fp64_ref)``. Where the
-callable itself casts to a narrower dtype (an RMSNorm that normalises in ``x.float()``), that part
-of the reference is evaluated at that precision, eager or compiled alike, and there the compiled
-reference may differ from the eager one at that precision (7.4e-7 absolute on the outputs of the
-d=4096 Llama block, measured on an H200: bench/results/compile_gpu_large_sample_profile.json).
+floating-point arguments and of a module's floating-point parameters and buffers, including those of
+the modules a plain callable reads through its closure or its globals (``lambda ids: model(ids).loss``).
+Every bf16, fp16, fp8 and fp32 value (subnormals, +-inf, NaN, -0.0 included) is exactly an fp64 value,
+so these copies are exact; other tensors captured by closure and non-floating tensors stay as they
+are. fp64 rounding error (unit roundoff 2^-53 ~ 1.1e-16) is far below that of any format compared
+against it (fp32: 6e-8, bf16: 3.9e-3), so which kernels evaluate the fp64 run (eager or Inductor, fused
+or not, summation order) does not change a verdict of ``same(eager, compiled, fp64_ref)``. Where the
+callable itself casts to a narrower floating dtype (``logits.float()`` before a loss, an RMSNorm that
+normalises in ``x.float()``), the eager reference keeps fp64 (`KeepFp64`: a fp32 "fp64" output made
+``same`` skip its RMSE test, trial 63); the compiled one evaluates that part at that precision, and
+there may differ from the eager one at that precision (7.4e-7 absolute on the outputs of the d=4096
+Llama block, measured on an H200: bench/results/compile_gpu_large_sample_profile.json).
 
 `Fp64Reference` keeps, for a module, one fp64 *shadow* copy built on the first run and refreshed in
 place (``copy_``, exact) from the live parameters and buffers before every run, so a training step
@@ -40,6 +42,7 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from roundoff.compiler.split_matmul import SplitMatmulMode
 
@@ -77,8 +80,56 @@ def _fp64_noting_exact(tree: Any, exact: dict[int, torch.Tensor | None]) -> Any:
 _SPLIT_DTYPES = (torch.bfloat16, torch.float16)
 
 
-def _matmul_mode(split: bool, exact: dict[int, torch.Tensor | None]) -> Any:
-    return SplitMatmulMode(exact) if split else contextlib.nullcontext()
+class KeepFp64(TorchDispatchMode):
+    """Casts to a narrower floating dtype made inside the fp64 run (``x.float()``, ``.half()``,
+    ``.to(torch.bfloat16)``) return fp64 copies: exact, so the run stays fp64 from end to end."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        dtype = kwargs.get("dtype")
+        if func is torch.ops.aten._to_copy.default and isinstance(dtype, torch.dtype) and dtype.is_floating_point:
+            kwargs = {**kwargs, "dtype": torch.float64}
+        return func(*args, **kwargs)
+
+
+def _fp64_modes(split: bool, exact: dict[int, torch.Tensor | None]) -> contextlib.ExitStack:
+    """The eager fp64 run's dispatch modes: split matmuls where `split`, and `KeepFp64` inside it (the
+    innermost mode sees the user's ops first; the split's own bf16 pieces pass below it)."""
+    stack = contextlib.ExitStack()
+    if split:
+        stack.enter_context(SplitMatmulMode(exact))
+    stack.enter_context(KeepFp64())
+    return stack
+
+
+def read_modules(fn: Callable[..., Any]) -> list[torch.nn.Module]:
+    """The modules a plain callable reads (the object of a bound method, its closure's cells, the globals
+    its code names), outermost only; none for a module itself."""
+    if isinstance(fn, torch.nn.Module):
+        return []
+    owner = getattr(fn, "__self__", None)
+    f = getattr(fn, "__func__", fn)
+    code, space = getattr(f, "__code__", None), getattr(f, "__globals__", {})
+    cells = []
+    for cell in getattr(f, "__closure__", None) or ():
+        with contextlib.suppress(ValueError):  # an empty cell
+            cells.append(cell.cell_contents)
+    found = [m for m in [owner, *cells, *(space[n] for n in (code.co_names if code else ()) if n in space)]
+             if isinstance(m, torch.nn.Module)]
+    unique = list({id(m): m for m in found}.values())
+    inner = {id(sub) for m in unique for sub in m.modules() if sub is not m}
+    return [m for m in unique if id(m) not in inner]
+
+
+def _modules_in_fp64(modules: list[torch.nn.Module], exact: dict[int, torch.Tensor | None]) -> contextlib.ExitStack:
+    """For the run, each of `modules` reads fp64 copies of its floating parameters and buffers (its own
+    tensors untouched)."""
+    from torch.nn.utils.stateless import _reparametrize_module
+
+    stack = contextlib.ExitStack()
+    for m in modules:
+        stack.enter_context(_reparametrize_module(m, _fp64_noting_exact(_state(m), exact)))
+    return stack
 
 
 def run_fp64(
@@ -96,9 +147,9 @@ def run_fp64(
     with torch.no_grad():
         if isinstance(fn, torch.nn.Module):
             state64 = _fp64_noting_exact(_state(fn) if state is None else state, exact)
-            with _matmul_mode(split, exact):
+            with _fp64_modes(split, exact):
                 return torch.func.functional_call(fn, state64, args64, kwargs64)
-        with _matmul_mode(split, exact):
+        with _modules_in_fp64(read_modules(fn), exact), _fp64_modes(split, exact):
             return fn(*args64, **kwargs64)
 
 
@@ -202,7 +253,8 @@ class Fp64Reference:
             return self._run(*args, **kwargs)  # run_fp64 converts (and splits) itself
         exact = dict(self._exact_shadow)
         args64, kwargs64 = _fp64_noting_exact((args, kwargs), exact)
-        with torch.no_grad(), _matmul_mode(self.split_for(args, kwargs), exact):
+        modes = contextlib.nullcontext() if self.compile else _fp64_modes(self.split_for(args, kwargs), exact)
+        with torch.no_grad(), _modules_in_fp64(read_modules(self.fn), exact), modes:
             return self._run(*args64, **kwargs64)
 
     def snapshot(self, args: tuple, kwargs: dict) -> Callable[[], Any]:
