@@ -460,3 +460,24 @@ def test_a_fix_made_for_another_program_is_refused() -> None:
 
     with pytest.raises(RoundoffPlacementError, match=r"made for program 'chain' \(graph [0-9a-f]{12}\), not for 'other'"):
         roundoff.compile(other, policy=fix)(*xs)
+
+
+def _frequencies(t: torch.Tensor) -> torch.Tensor:
+    freqs = -9.210340371976184 * torch.arange(0, 64, dtype=t.dtype) / 3  # -log(10000) * arange / 3, one line
+    return t[:, None] * freqs[None]
+
+
+def test_an_override_on_a_line_with_an_arange_is_placed() -> None:
+    """Trial 63: blame --placeable's fix for a sinusoidal timestep embedding was refused by
+    roundoff.compile ("mul occurs 1x in the capture but 2x in the compiled graph"): the compiled graph holds
+    arange decomposed (``iota * step + start``). Nodes made from a factory op are not the user's op at that
+    line. Oracle by hand, eager torch with explicit casts: the product kept in fp32, the quotient rounded."""
+    t = torch.tensor([1.0, 917.0, 433.0]).half()
+    prog = capture(_frequencies, t)
+    (mul,) = [n.meta["roundoff_id"] for n in prog.graph.nodes if n.op == "call_function" and "mul" in str(n.target)
+              and any("arange" in str(getattr(a, "target", "")) for a in n.args)]
+    product = torch.arange(0, 64, dtype=torch.float16).float() * torch.tensor(-9.210340371976184, dtype=torch.float32)
+    oracle = (t.float()[:, None] * (product / 3).half().float()[None]).half()
+    f = roundoff.compile(_frequencies, policy=with_overrides(eager(), "keep-mul", node={mul: KEEP}))
+    out = f(t)
+    assert differing(out, oracle) == 0.0 and differing(out, _frequencies(t)) > 0, f"repro: {mul} kept"

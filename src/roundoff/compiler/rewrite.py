@@ -94,6 +94,16 @@ def keys_by_node(nodes: Iterable[torch.fx.Node], source_of) -> dict[torch.fx.Nod
     return keys
 
 
+def made_by_factory(node: torch.fx.Node) -> bool:
+    """Whether AOTAutograd made `node` by decomposing a factory op (no tensor operand: ``arange``'s
+    ``iota * step + start``), which the capture holds as one node: it is not the user's op at that line
+    (trial 63: ``exp(-log(10000) * arange(half, dtype=fp16) / half)`` had two ``mul`` in the compiled graph)."""
+    made_from = node.meta.get("original_aten")
+    if not isinstance(made_from, torch._ops.OpOverload) or made_from is node.target:
+        return False
+    return not any("Tensor" in str(a.type) for a in made_from._schema.arguments)
+
+
 def group_sizes(keys: Iterable[NodeKey]) -> dict[tuple[str, str | None], int]:
     sizes: dict[tuple[str, str | None], int] = {}
     for key in keys:
@@ -410,7 +420,8 @@ class OverridePlacer:
         forward+backward graph, before the partitioner splits it (its forward nodes are keyed; a kept
         value's backward readers read it in fp32 too, and the forward saves it so)."""
         graph = gm if isinstance(gm, torch.fx.Graph) else gm.graph
-        keys = keys_by_node(forward_nodes(graph) if joint else graph.nodes, stack_source)
+        nodes = forward_nodes(graph) if joint else graph.nodes
+        keys = keys_by_node([n for n in nodes if not made_by_factory(n)], stack_source)
         sizes = group_sizes(keys.values())
         by_key = {key: node for node, key in keys.items()}
         targets: list[tuple[str, torch.fx.Node, str]] = []
