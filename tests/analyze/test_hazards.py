@@ -186,3 +186,14 @@ def test_exp_of_a_sum_of_an_input_and_a_slice_of_an_input_is_no_mixed_precision_
     from roundoff.capture.program import node_id
 
     assert flagged == [node_id(p.program.output_args()[1])], flagged
+
+
+def test_exp_overflow_advises_fp32_only_where_fp32_holds_it() -> None:
+    """Trial 63: an exp whose argument reaches 105 was told "or compute it in fp32", where fp32 overflows
+    too. Oracle: torch's own fp32 exp, inf at 105 and finite at 80."""
+    assert torch.exp(torch.tensor(105.0)).isinf() and torch.exp(torch.tensor(80.0)).isfinite()
+    for top, fp32_helps in ((105.0, False), (80.0, True)):
+        x = torch.linspace(0, top, 64).half()
+        (message,) = [h.message for h in check(capture(torch.exp, x), (x,), "eager", against="oracle").hazards
+                      if h.kind == "exp-overflow"]
+        assert ("compute it in fp32" in message) is fp32_helps and ("fp32 overflows there too" in message) is not fp32_helps

@@ -204,8 +204,10 @@ def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Range
         return None
     return (
         f"{_where(n)}: its argument reaches {top:.3g} in the fp64 oracle, beyond {limit:.3g} where exp overflows "
-        f"in {held}. Subtract the maximum first (x - amax(x)), as softmax does, use an op that stays in range "
-        "(torch.sigmoid, F.logsigmoid, logsumexp), or compute it in fp32."
+        f"in {held}. Subtract the maximum first (x - amax(x)), as softmax does, or use an op that stays in range "
+        "(torch.sigmoid, F.logsigmoid, logsumexp)"
+        + (", or compute it in fp32." if top <= _EXP_LIMIT[torch.float32] else
+           ": fp32 overflows there too (trial 63: the advice to compute in fp32 could not help).")
     )
 
 
