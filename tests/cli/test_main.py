@@ -142,6 +142,17 @@ def test_cli_usage_mistakes_exit_2():
     assert run("frobnicate").exit_code == 2
 
 
+
+def test_a_command_group_alone_says_a_command_is_missing(capsys):
+    """Trial 63: `roundoff policy` printed the usage, then "error: ; see ..."."""
+    from roundoff.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["policy"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "error: no command given" in err and "roundoff policy --help" in err, err
+
+
 def test_an_error_inside_roundoff_is_exit_3_not_a_usage_error(scripts, monkeypatch):
     """Any ValueError/TypeError/KeyError used to be exit 2, hiding roundoff bugs as usage errors."""
     import roundoff.analyze

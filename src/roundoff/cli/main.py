@@ -373,7 +373,8 @@ def main(argv: list[str] | None = None) -> None:
     except click_exceptions.ClickException as exc:
         known = bool(args) and args[0] in typer.main.get_command(app).commands  # an unknown command: the top help
         where = f"; see 'roundoff {args[0]} --help'" if known else "; see 'roundoff --help'"
-        fail(f"{exc.format_message().rstrip('.')}{where}", EXIT_USAGE, "--json" in args)
+        message = exc.format_message().rstrip(".") or "no command given (the usage above lists them)"  # a group alone
+        fail(f"{message}{where}", EXIT_USAGE, "--json" in args)
         code = EXIT_USAGE
     except (typer.Abort, CLICK_ABORT):
         code = EXIT_INTERRUPTED
