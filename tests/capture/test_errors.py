@@ -145,6 +145,17 @@ def test_a_list_of_tensors_is_told_to_be_passed_as_the_tensors() -> None:
         capture(lambda x, y: x * y, [torch.randn(200), torch.randn(200)])
 
 
+@pytest.mark.parametrize("target,inputs", [
+    (lambda x, w: x @ w, (torch.randn(2, 2),)),
+    (torch.nn.Linear(2, 2), (torch.randn(2, 2), torch.randn(2))),
+])
+def test_a_wrong_number_of_example_inputs_is_named_before_tracing(target, inputs) -> None:  # type: ignore[no-untyped-def]
+    """Trial 63: a missing argument was "untraceable operation at <string>:1"."""
+    with pytest.raises(CaptureError) as info:
+        capture(target, *inputs)
+    assert info.value.construct == "wrong number of example inputs" and "<string>" not in str(info.value)
+
+
 def test_not_callable() -> None:
     with pytest.raises(CaptureError, match="pass a function or torch.nn.Module"):
         capture(42, torch.randn(2))  # type: ignore[arg-type]

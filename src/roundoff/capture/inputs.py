@@ -80,6 +80,20 @@ def _is_float(t: torch.Tensor) -> bool:
     return t.is_floating_point()
 
 
+def signature_mismatch(fn: Callable[..., Any], inputs: Sequence[Any]) -> tuple[inspect.Signature, str] | None:
+    """(signature, why) where `fn` (a module: its ``forward``) cannot take `inputs` as positional arguments;
+    None where it can, or has no signature to read (a builtin: tracing will say)."""
+    try:
+        signature = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*inputs)
+    except TypeError as exc:
+        return signature, str(exc)
+    return None
+
+
 def collect_inputs(
     fn: Callable[..., Any],
     example_inputs: Sequence[Any],
@@ -111,6 +125,13 @@ def collect_inputs(
                 "program once on its example inputs: pass CPU or CUDA tensors",
                 construct="meta-device example input",
             )
+    if (mismatch := signature_mismatch(fn, example_inputs)) is not None:  # before tracing, which located it
+        signature, why = mismatch                                          # at `<string>:1` (trial 63)
+        raise CaptureError(
+            f"{getattr(fn, '__name__', type(fn).__name__)}{signature} cannot take the {len(example_inputs)} example "
+            f"input(s) given ({why}); pass one tensor per positional parameter",
+            construct="wrong number of example inputs",
+        )
     user = [x.detach() for x in example_inputs]
     names = _argument_names(fn, len(user))
     wants = [bool(backward and x.requires_grad and _is_float(x)) for x in example_inputs]

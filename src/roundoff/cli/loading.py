@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib.util
-import inspect
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from typing import Any
 import torch
 
 from roundoff.capture import capture
+from roundoff.capture.inputs import signature_mismatch
 from roundoff.capture.program import Program
 from roundoff.cli.errors import describe, is_user_error, user_frame
 
@@ -203,17 +203,11 @@ def load_script_target(target: str, inputs_ref: str | None, backward: bool) -> L
 
 def _check_arity(fn: Callable[..., Any], inputs: tuple, label: str, where: str) -> None:
     """Refuse inputs the function's signature cannot take (too few or too many), before tracing."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):  # a builtin or C callable: tracing will say
-        return
-    try:
-        sig.bind(*inputs)
-    except TypeError as exc:
+    if (mismatch := signature_mismatch(fn, inputs)) is not None:
         raise UsageError(
-            f"{label}{sig} cannot take the {len(inputs)} tensor(s) {where} returned ({exc}); return one "
-            "tensor per positional parameter"
-        ) from None
+            f"{label}{mismatch[0]} cannot take the {len(inputs)} tensor(s) {where} returned ({mismatch[1]}); "
+            "return one tensor per positional parameter"
+        )
 
 
 def load_zoo_target(name: str, backward: bool) -> Loaded:
