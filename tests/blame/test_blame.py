@@ -494,6 +494,14 @@ def test_placeable_blame_searches_only_changes_roundoff_compile_can_place(monkey
     everything, forward = searched
     assert set(forward) < set(everything) and not placeable(everything)
     assert all(placeable([i]) for i in forward)
+    # trial 63: with no placeable fix, the note said "not a placement decision" though backward changes were left out
+    from roundoff.blame.search import SearchOutcome
+
+    monkeypatch.setattr(api, "_search", lambda *a: SearchOutcome(None, 1, all_fix=False, none_fix=False))
+    notes = blame(program, "inductor-cpu", against="oracle", repro=False, placeable=True).notes
+    left_out = len([i for i in everything if not placeable([i])])
+    assert any(f"left out {left_out} candidate change(s) at backward-only nodes" in n for n in notes), notes
+    assert any("the changes --placeable left out may fix it" in n for n in notes), notes
 
 
 def _rms_block_loss(x: torch.Tensor, g: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:

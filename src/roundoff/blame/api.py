@@ -115,10 +115,12 @@ def blame(
         noise=_output_indices(program, checked, lambda o: o.noise_only) if checked is not None else None,
     )
     candidates = candidate_changes(ev.base_plan, ref)
-    if placeable and (backward_only := set(_backward_only(ev.base_plan.program, candidates))):
-        candidates = tuple(c for c in candidates if c.node_id not in backward_only)
-    unplaceable = [c for c in candidates if placeable and not _placeable_rounding(c, ev.base_plan)]
-    candidates = tuple(c for c in candidates if c not in unplaceable)
+    backward_only = set(_backward_only(ev.base_plan.program, candidates)) if placeable else set()
+    in_backward = [c for c in candidates if c.node_id in backward_only]
+    unplaceable = [c for c in candidates if placeable and c.node_id not in backward_only
+                   and not _placeable_rounding(c, ev.base_plan)]
+    left_out = bool(in_backward or unplaceable)
+    candidates = tuple(c for c in candidates if c not in unplaceable and c.node_id not in backward_only)
     if on_evaluation is not None:  # progress: (evaluations so far, candidate changes)
         ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
     outcome = _search(search, candidates, ev, whole_lines)
@@ -134,6 +136,9 @@ def blame(
         "kernel to a format roundoff.compile writes no such rounding for (bf16 and fp16 only): blame without "
         "--placeable finds a fix for check and the repro, and a policy with rounding=every_op places such roundings"
     )] if unplaceable else []
+    if in_backward and status is BlameStatus.NO_FIX:  # trial 63: said "not a placement decision" alone
+        notes.append(f"--placeable left out {len(in_backward)} candidate change(s) at backward-only nodes, which "
+                     "roundoff.compile cannot place (it places overrides on the forward graph)")
     over_limit: tuple[tuple[str, float], ...] = ()  # outputs the trimmed fix leaves over the limit by value
     evaluations = outcome.evaluations
     if status is BlameStatus.FIXED and whole_lines and len(candidates) <= NODE_SEARCH_MAX:
@@ -203,9 +208,9 @@ def blame(
             checked = _checked(program, pol, args, transcendentals, against=ref.value)
         still = ev.failing(candidates)
         notes.append(
-            f"all {len(candidates)} {'placeable ' if unplaceable else ''}candidate changes together still diverge"
+            f"all {len(candidates)} {'placeable ' if left_out else ''}candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
-            + (": the changes --placeable left out may fix it (blame without --placeable tries them)" if unplaceable
+            + (": the changes --placeable left out may fix it (blame without --placeable tries them)" if left_out
                else ": the divergence is not a placement decision this policy controls"
                + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits
                                                                    or checked.nan_origin)
