@@ -197,3 +197,19 @@ def test_exp_overflow_advises_fp32_only_where_fp32_holds_it() -> None:
         (message,) = [h.message for h in check(capture(torch.exp, x), (x,), "eager", against="oracle").hazards
                       if h.kind == "exp-overflow"]
         assert ("compute it in fp32" in message) is fp32_helps and ("fp32 overflows there too" in message) is not fp32_helps
+
+
+def test_a_constant_made_in_bf16_is_read_rounded_under_eager() -> None:
+    """Trial 63: a GAT's ``full((N,), -1e4, dtype=bf16).scatter_reduce(..., "amax")`` backward compares the
+    constant with the maximum; under eager, which rounds everything, the comparison was flagged as made at
+    two precisions. Oracle: torch's own bf16 ``full``, already rounded (-1e4 is no bf16 value)."""
+    assert torch.full((1,), -1e4, dtype=torch.bfloat16).item() != -1e4
+    e = torch.randn(12, generator=torch.Generator().manual_seed(0)).bfloat16().requires_grad_()
+    idx = torch.tensor([0, 1, 2, 3] * 3)
+
+    def emax(e):  # type: ignore[no-untyped-def]
+        return torch.full((4,), -1e4, dtype=e.dtype).scatter_reduce(0, idx, e, "amax").float().sum()
+
+    program = capture(emax, e, backward=True)
+    assert any(n.target is torch.ops.aten.eq.Tensor for n in program.graph.nodes), "the case needs the comparison"
+    assert "mixed-precision-comparison" not in {h.kind for h in lint(plan(program, "eager"))}

@@ -70,15 +70,18 @@ def _numel(n: torch.fx.Node) -> int:
 
 
 def _reads_rounded(d: NodeDecision | None, p: torch.fx.Node, plan: Plan) -> bool:
-    """Whether a consumer with decision `d` sees producer `p` rounded to its storage dtype; a view, select
-    or copy of rounded values is rounded (trial 62: an RWKV step's ``exp(u + k[t])`` of two inputs)."""
+    """Whether a consumer with decision `d` sees producer `p` rounded to its storage dtype; a value made from
+    no floating value (a ``full``, an ``arange``) is, and so is a view, select or copy of rounded values
+    (trial 62: an RWKV step's ``exp(u + k[t])`` of two inputs)."""
     pd = plan.decisions.get(_nid(p))
     if not is_low_precision(_dtype(p)):
         return True
     if p.op == "placeholder" or (pd is not None and pd.rounds_result) or (d is not None and _nid(p) in d.rounded_inputs):
         return True
     sources = [a for a in p.all_input_nodes if isinstance(_dtype(a), torch.dtype) and _dtype(a).is_floating_point]
-    return bool(pd is not None and pd.op_class is OpClass.DATA_MOVEMENT and sources
+    if not sources:  # made in its dtype from no floating value (``full(-1e4, dtype=bf16)``: trial 63, under eager)
+        return True
+    return bool(pd is not None and pd.op_class is OpClass.DATA_MOVEMENT
                 and all(_reads_rounded(pd, a, plan) for a in sources))
 
 
