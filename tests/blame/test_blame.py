@@ -580,3 +580,32 @@ def test_an_unreachable_cause_includes_the_nan_origin_beyond_its_formats_range()
     assert origin is not None and checked.node(origin).op == "mul"
     (note,) = [n for n in _unreachable_causes(program, checked, ()) if f"({origin})" in n]
     assert "beyond float16's range" in note, note
+
+
+_EDGES = torch.tensor([0, 1, 2, 3] * 8)
+
+
+def _edge_max_softmax(x):  # a GAT's max over each node's edges, subtracted before exp (trial 63)
+    e = torch.nn.functional.leaky_relu(x * 3.1, 0.2)
+    m = torch.full((4,), -1e4, dtype=e.dtype).scatter_reduce(0, _EDGES, e, "amax")
+    return torch.exp(e - m[_EDGES]).float().sum()
+
+
+def test_no_fix_for_a_nan_made_by_a_comparison_names_checks_hazard_not_a_dtype_argument():
+    """Trial 63: a bf16 GAT's amax backward is NaN under torch.compile (the tie mask compares the fused, fp32
+    edge scores with their stored bf16 maximum); blame found no fix and said the backward's division "is made
+    in bfloat16 by the code itself (e.g. a dtype= argument)". Oracle: real torch.compile's gradient, NaN,
+    and eager's, finite."""
+    x = torch.randn(32, generator=torch.Generator().manual_seed(0)).bfloat16()
+    grads = []
+    for step in (_edge_max_softmax, torch.compile(_edge_max_softmax)):
+        torch._dynamo.reset()
+        leaf = x.clone().requires_grad_()
+        step(leaf).backward()
+        grads.append(leaf.grad)
+    assert grads[0].isfinite().all() and grads[1].isnan().any()
+    result = blame(capture(_edge_max_softmax, x.clone().requires_grad_(), backward=True), "inductor-cpu",
+                   against="oracle", repro=False)
+    assert result.status is BlameStatus.NO_FIX
+    assert any("[mixed-precision-comparison]" in n for n in result.notes), result.notes
+    assert not any("by the code itself" in n for n in result.notes), result.notes

@@ -224,6 +224,8 @@ def blame(
                 "oracle searches for the change that brings this policy to fp64")
         else:
             notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates))
+            notes.extend(f"check names a hazard that no change here removes: [{h.kind}] {h.message}"
+                         for h in checked.hazards if h.kind in NAN_HAZARDS)
     cost = ev.cost()
     return BlameResult(
         over_limit=over_limit,
@@ -246,6 +248,10 @@ def blame(
         notes=tuple(notes),
         affects=affected_nodes(ev.base_plan, ev.plan_for(found)) if status is BlameStatus.FIXED else (),
     )
+
+
+#: check's hazards that make NaN/inf of a decision (a tie mask emptied by a comparison at two precisions)
+NAN_HAZARDS = ("mixed-precision-comparison", "max-subtraction-mismatch")
 
 
 def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,
@@ -379,6 +385,12 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
     reports = {r.node_id: r for r in checked.nodes}
     amplifiers = {a.node_id for c in checked.culprits if (a := amplifier(checked.culprits, program, reports, c))}
     notes = []
+    backward_nodes: set[str] = set()
+    if program.backward:
+        from roundoff.plan.saved import forward_ids
+
+        forward = forward_ids(program)
+        backward_nodes = {node_id(n) for n in program.nodes() if n.op == "call_function" and node_id(n) not in forward}
     origin = [checked.nan_origin] if checked.nan_origin and checked.nan_origin not in checked.culprits[:3] else []
     for nid in [*checked.culprits[:3], *origin]:
         if nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
@@ -393,6 +405,10 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
             r.overflow > 0 and not (output and dtype in ("bfloat16", "float16")))
         if nid in changed and not out_of_range:
             continue
+        made_by_code = not out_of_range and not (output and dtype in ("bfloat16", "float16")) and dtype in (
+            "bfloat16", "float16")
+        if made_by_code and backward_nodes and base_id(nid) in backward_nodes:
+            continue  # autograd made it in the forward's dtype, not a dtype= argument (trial 63: a NaN count's div)
         notes.append(
             f"check names {describe_node(program, nid)} as a cause, and no change this policy offers "
             f"{'fixes' if nid in changed else 'reaches'} it: "
