@@ -259,6 +259,9 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             continue
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
             lines.append(_decision_sentence(plan.program.node(nid), result, by_id))
+        elif by_id[nid].overflow:  # the format's overflow first, not the rounding of its finite elements that a
+            # reader amplifies (trial 63: an fp16 U-Net's attention exp under eager; the next line said "above")
+            lines.append(_origin_sentence(by_id[nid], by_id, plan, (zero_operands or {}).get(nid, []), named, overflow))
         elif (amp := amplifier(result.culprits, plan.program, by_id, nid)) is not None and _amplification(
                 by_id[nid], amp) < 2 and by_id[nid].own_excess <= EXCESS_LIMIT:
             continue  # a correctly rounded source of an error its amplifier barely grows: not a cause to name
