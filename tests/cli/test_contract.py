@@ -158,6 +158,7 @@ CASES = [
     check("html-unwritable", "m.py:f", "--html", "/proc/r.html", exit=USAGE, needles=["--html"]),
     check("html-folder-json", "m.py:f", "--html", "outdir", "--json", exit=USAGE,
           needles=["--html"]),
+    check("html-suffix", "m.py:f", "--html", "r.txt", exit=USAGE, needles=["--html", ".html"]),  # trial 63
     check("html-ok", "m.py:f", "-p", "eager", "--html", "r.html", needles=["HTML report"],
           writes=["r.html"], fresh=True),
     cmd("blame-save-policy-folder", "blame", "m.py:f", "--save-policy", "outdir",

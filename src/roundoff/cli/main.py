@@ -195,7 +195,7 @@ def check(
     from roundoff.cli.checking import run_check
 
     with guarded(debug, json_out):
-        check_writable(html, "--html")
+        check_writable(html, "--html", (".html", ".htm"))
         check_rule(rule)
         names = policy or [DEFAULT_POLICY]
         chosen = resolve_policies(names)
