@@ -264,3 +264,45 @@ def test_a_reference_that_cannot_run_in_fp64_warns_once_and_never_raises() -> No
     assert not torch.equal(outs[0], fn(t)), "the case needs a call whose check runs the fp64 reference"
     (warned,) = [w for w in caught if issubclass(w.category, RoundoffCheckingWarning)]
     assert "not checked" in str(warned.message) and "pass it as an argument" in str(warned.message)
+
+
+class _Ema(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("ema", torch.zeros(4, dtype=torch.float16))
+        self.lin = torch.nn.Linear(4, 4).half()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x * 3.1)
+        self.ema.mul_(0.9).add_(0.1 * y.detach().mean(0))
+        return y.float().sum()
+
+
+def _counting(x: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
+    buf.add_(1)
+    x.mul_(2)
+    return (x * buf).float().sum()
+
+
+def test_a_sampled_call_updates_buffers_and_inputs_once_as_the_compiled_step_does() -> None:
+    """Trial 64: checking mode ran eager (and fp64) on the inputs and modules the compiled step had already
+    updated, so a sampled call updated an EMA buffer twice and an in-place input twice, silently. Oracle:
+    plain torch.compile's state after the same call."""
+    states = []
+    for check in (None, "warn"):
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model = _Ema()
+        x, buf = torch.ones(4, dtype=torch.float16), torch.zeros(4, dtype=torch.float16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if check is None:
+                torch.compile(model)(torch.ones(2, 4, dtype=torch.float16))
+                torch.compile(_counting)(x, buf)
+            else:
+                roundoff.compile(model, policy="inductor-cpu", check=check)(torch.ones(2, 4, dtype=torch.float16))
+                roundoff.compile(_counting, policy="inductor-cpu", check=check)(x, buf)
+        states.append((model.ema.clone(), x.clone(), buf.clone()))
+    (ema, x, buf), (ema_checked, x_checked, buf_checked) = states
+    assert torch.equal(ema, ema_checked) and torch.equal(x, x_checked) and torch.equal(buf, buf_checked), states
+    assert x.tolist() == [2.0] * 4 and buf.tolist() == [1.0] * 4

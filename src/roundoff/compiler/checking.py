@@ -34,7 +34,7 @@ from roundoff.compiler.errors import (
     RoundoffDivergenceWarning,
     RoundoffOverflowWarning,
 )
-from roundoff.compiler.reference import Fp64Reference, run_fp64
+from roundoff.compiler.reference import Fp64Reference, read_modules, run_fp64
 
 __all__ = ["CHECK_MODES", "Checker", "OutputCheck", "compare_outputs", "run_fp64"]
 
@@ -279,13 +279,35 @@ class Checker:
         self.calls += 1
         if self._pending is not None:
             self._advance(block=False)
+        if self.mode is None or (self.calls - 1) % self.sample_every:
+            return self.compiled(*args, **kwargs)
+        # a sampled call: eager and fp64 run on copies of what the compiled step read, and the modules'
+        # buffers it updates are put back before each run and left as the compiled step left them (trial 64:
+        # an EMA buffer updated twice, an input mutated in place twice, per sampled call)
+        inputs = pytree.tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, (args, kwargs))
+        buffers = [b for m in ([self.original] if isinstance(self.original, torch.nn.Module)
+                               else read_modules(self.original)) for b in m.buffers()]
+        with torch.no_grad():
+            before = [b.detach().clone() for b in buffers]
         out = self.compiled(*args, **kwargs)
-        if self.mode is not None and (self.calls - 1) % self.sample_every == 0:
+        with torch.no_grad():
+            after = [b.detach().clone() for b in buffers]
+
+        def reset() -> None:
+            with torch.no_grad():
+                for b, v in zip(buffers, before):
+                    b.copy_(v)
+
+        try:
             if self._is_async(out):
                 self.flush()
-                self._start(out, args, kwargs)
+                self._start(out, *inputs, reset)
             else:
-                self._check(out, args, kwargs)
+                self._check(out, *inputs, reset)
+        finally:
+            with torch.no_grad():
+                for b, v in zip(buffers, after):
+                    b.copy_(v)
         return out
 
     def flush(self) -> None:
@@ -299,12 +321,18 @@ class Checker:
         leaves = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
         return self.mode == "warn" and any(t.device.type == "cuda" for t in leaves)
 
-    def _check(self, out: Any, args: tuple, kwargs: dict) -> None:
+    def _check(self, out: Any, args: tuple, kwargs: dict, reset: Callable[[], None]) -> None:
         t0 = time.perf_counter()
         with torch.no_grad():
+            reset()
             eager = self.original(*args, **kwargs)
+
+            def fp64() -> Any:
+                reset()
+                return self.reference(args, kwargs)
+
             try:
-                checks = compare_outputs(out, eager, _guarded(lambda: self.reference(args, kwargs)))
+                checks = compare_outputs(out, eager, _guarded(fp64))
             except _ReferenceFailed as failure:
                 self._unchecked(self.calls, failure)
                 return
@@ -333,11 +361,13 @@ class Checker:
             self._stream = torch.cuda.Stream(device=device)
         return torch.cuda.stream(self._stream), torch.cuda.Event
 
-    def _start(self, out: Any, args: tuple, kwargs: dict) -> None:
+    def _start(self, out: Any, args: tuple, kwargs: dict, reset: Callable[[], None]) -> None:
         """Queue a sample's work (see the class docstring); `sample_seconds` gets the host time."""
         t0 = time.perf_counter()
         with torch.no_grad():
+            reset()
             eager = self.original(*args, **kwargs)
+            reset()
             run_fp64 = self.reference.snapshot(args, kwargs)
         pairs = _float_pairs(out, eager)
         device = pairs[0][1].device if pairs else torch.device("cpu")
