@@ -60,6 +60,8 @@ def test_bad_arguments_say_what_to_do() -> None:
         roundoff.compile(chain, check="loud")
     with pytest.raises(ValueError, match="sample_every"):
         roundoff.compile(chain, check="warn", sample_every=0)
+    with pytest.raises(ValueError, match="sample_every"):  # trial 64: a bool is an int to isinstance
+        roundoff.compile(chain, check="warn", sample_every=True)
     with pytest.raises(ValueError, match="policy=..."):
         roundoff.compile(chain, backend="inductor")
     with pytest.raises(TypeError, match="callable"):

@@ -291,7 +291,7 @@ def _check_made_for(program: Program, policy: Policy) -> None:
     function placed on another's n4, n8, n9, silently; the CLI refused the same policy)."""
     if policy.made_for_graph and (mine := graph_fingerprint(program)) != policy.made_for_graph:
         raise RoundoffPlacementError(
-            f"policy {policy.name!r}'s node overrides were made for program {policy.made_for!r} (graph "
+            f"the node overrides of policy {policy.name!r} were made for program {policy.made_for!r} (graph "
             f"{policy.made_for_graph}), not for {program.name!r} (graph {mine}, captured "
             f"{'with' if program.backward else 'without'} its backward): node ids differ between programs, "
             "and between a training step and its forward alone; run roundoff blame on this program (with "

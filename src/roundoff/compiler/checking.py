@@ -63,7 +63,8 @@ class OutputCheck:
     def describe(self) -> str:
         return (
             f"{self.name}: rmse vs fp64 compiled={self.rmse_compiled:.3g} eager={self.rmse_eager:.3g}, "
-            f"{self.mismatch_fraction:.1%} elements differ from eager (max |diff| {self.max_abs_diff:.3g}), "
+            f"{self.mismatch_fraction:.1%} elements differ from eager (max |diff| {self.max_abs_diff:.3g} where both are "
+            "finite), "
             f"non-finite compiled={self.nonfinite[0]} eager={self.nonfinite[1]}"
         )
 
@@ -248,7 +249,7 @@ class Checker:
     ) -> None:
         if mode not in CHECK_MODES:
             raise ValueError(f"check={mode!r} is not accepted; use None, 'warn' or 'raise'")
-        if not isinstance(sample_every, int) or sample_every < 1:
+        if not isinstance(sample_every, int) or isinstance(sample_every, bool) or sample_every < 1:
             raise ValueError(
                 f"sample_every={sample_every!r} must be a positive int (1 checks every call)"
             )
