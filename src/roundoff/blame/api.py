@@ -385,29 +385,26 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
     reports = {r.node_id: r for r in checked.nodes}
     amplifiers = {a.node_id for c in checked.culprits if (a := amplifier(checked.culprits, program, reports, c))}
     notes = []
-    backward_nodes: set[str] = set()
+    forward = None
     if program.backward:
         from roundoff.plan.saved import forward_ids
 
         forward = forward_ids(program)
-        backward_nodes = {node_id(n) for n in program.nodes() if n.op == "call_function" and node_id(n) not in forward}
     origin = [checked.nan_origin] if checked.nan_origin and checked.nan_origin not in checked.culprits[:3] else []
     for nid in [*checked.culprits[:3], *origin]:
         if nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
             continue
         r = reports[nid]
         dtype = r.dtype
-        output = nid in outputs
+        narrow = dtype in ("bfloat16", "float16")
+        kept_output = nid in outputs and narrow  # a program output keeps its dtype
         own = r.local if r.local is not None else r.vs_oracle
         # flagged by the format's range alone, or its values stored as the format's overflow where fp64's are
         # too (trial 62: a linear attention's fp16 state, NaN/inf origin, that every candidate change left)
-        out_of_range = (own.excess or 0.0) <= EXCESS_LIMIT < r.own_excess or (
-            r.overflow > 0 and not (output and dtype in ("bfloat16", "float16")))
+        out_of_range = (own.excess or 0.0) <= EXCESS_LIMIT < r.own_excess or (r.overflow > 0 and not kept_output)
         if nid in changed and not out_of_range:
             continue
-        made_by_code = not out_of_range and not (output and dtype in ("bfloat16", "float16")) and dtype in (
-            "bfloat16", "float16")
-        if made_by_code and backward_nodes and base_id(nid) in backward_nodes:
+        if narrow and not (out_of_range or kept_output) and forward is not None and not {nid, base_id(nid)} & forward:
             continue  # autograd made it in the forward's dtype, not a dtype= argument (trial 63: a NaN count's div)
         notes.append(
             f"check names {describe_node(program, nid)} as a cause, and no change this policy offers "
@@ -416,9 +413,9 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
                f"to {dtype} loses them; scale them into range (in a backward pass, the loss: torch.amp.GradScaler) "
                "or compute in bf16/fp32" if out_of_range else
                f"it is a program output, which keeps its dtype ({dtype}); compute it in float32 in the code"
-               if output and dtype in ("bfloat16", "float16") else
+               if kept_output else
                f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
-               "float32 in the code" if dtype in ("bfloat16", "float16") else
+               "float32 in the code" if narrow else
                f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
                "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")
         )

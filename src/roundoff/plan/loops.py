@@ -200,6 +200,8 @@ def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
     graph order. Measured, CPU, torch 2.13 (trial 62): a recurrent linear attention's normalizer, stored every
     fourth step, is computed with the row sums of steps 4-7 and loaded in fp16, overflowed, by those of
     steps 12-15."""
+    if sum(bool(c) for c in claims.values()) < 2:  # one claimant at most: nothing to choose between
+        return
     parent = {root: root for root in reads}
 
     def find(x: str) -> str:
@@ -214,8 +216,9 @@ def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
             first = by_value.setdefault((loop, reduced, v), root)
             parent[find(root)] = find(first)
     pos = {i: k for k, i in enumerate(by_id)}
+    in_claims = set().union(*(c.keys() for c in claims.values()))
     for kind, _, members in kernels:
-        values = {v for v in members if any(v in c for c in claims.values())} if kind == "pointwise" else set()
+        values = members & in_claims if kind == "pointwise" else set()
         groups: dict[str, set[str]] = {}
         for root, claimed in claims.items():
             if values & claimed.keys():
