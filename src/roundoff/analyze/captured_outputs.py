@@ -39,6 +39,7 @@ from roundoff.analyze.verdict import (
     Rule,
     lucky_rounding_floor,
     path_dtypes,
+    unscaled_flag,
     widen_fp8,
 )
 from roundoff.capture.program import Program
@@ -117,7 +118,7 @@ class CapturedOutputJudge:
         value-reading code computes them where every element is finite (scalars, unread)."""
         out: dict[str, torch.Tensor] = {}
         if self.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape and not self.by_values:
-            out["close"] = close_flag(self.rule, widen_fp8(ref), widen_fp8(res), self.tol)
+            out["close"] = close_flag(self.rule, widen_fp8(ref), widen_fp8(res), oracle, self.tol)
         if self.rule is Rule.BITWISE and not self.has_reference and ref.dtype == res.dtype and ref.shape == res.shape:
             out["bits"] = same_bits_mask(ref, res).all()
         if not self.has_reference:
@@ -151,16 +152,17 @@ class CapturedOutputJudge:
         return settled
 
 
-def close_flag(rule: Rule, ref: torch.Tensor, res: torch.Tensor, tol: float) -> torch.Tensor:
+def close_flag(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.Tensor, tol: float) -> torch.Tensor:
     """Not read, for finite values: under `Rule.ALLCLOSE` whether `verdict.judge` passes; under
     `Rule.SAME`, whether ``same``'s first test, ``allclose(ref, res, atol=tol, rtol=tol)``, passes
-    (then ``same`` passes; where it fails, ``same`` compares RMSEs, which needs the values)."""
+    on values `same_rule` takes unscaled (then it passes; where it fails, or where `same_rule` scales
+    them, it compares RMSEs, which needs the values)."""
     if rule is Rule.ALLCLOSE:
         from torch.testing._comparison import default_tolerances
 
         rtol, atol = default_tolerances(res.dtype)
         return torch.isclose(res, ref.to(res.dtype), rtol=rtol, atol=atol, equal_nan=True).all()
-    return torch.isclose(ref, res, rtol=tol, atol=tol).all()
+    return torch.isclose(ref, res, rtol=tol, atol=tol).all() & unscaled_flag(oracle)
 
 
 def _settle_from_figures(m: _Made, stats: list, lost: bool, nan: bool, agree: bool, ref_bad: int,

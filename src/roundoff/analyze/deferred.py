@@ -53,7 +53,7 @@ from roundoff.analyze.observe import (
     terms_norm,
 )
 from roundoff.analyze.screen import input_signature
-from roundoff.analyze.selections import SELECTIONS, differing_count
+from roundoff.analyze.selections import differing_count, is_selection
 from roundoff.analyze.verdict import Rule
 from roundoff.capture.program import NODE_ID, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
@@ -109,7 +109,7 @@ class Gathering:
                 fig["exact"] = (policy.double() == oracle).all()
             if oracle.numel():
                 fig["range"] = finite_range(oracle)
-        if (node.op == "call_function" and node.target in SELECTIONS
+        if (is_selection(node)
                 and (count := differing_count(vals[POLICY], vals[ORACLE])) is not None):
             fig["flip"], fig["flip_of"], rec.flip_value = count[0], count[1], vals[POLICY]
         obs._recompute_whole(node, vals, ls)
@@ -159,7 +159,7 @@ class Gathering:
         if dtype in HELD_NARROW and res.dtype != dtype and obs._stored(node, node.meta.get(NODE_ID, node.name)):
             fig["stored_overflow"] = stored_overflow_count(res, oracle, dtype)
         if pair is not None and obs.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape:
-            fig["close"] = close_flag(obs.rule, pair[1], pair[0], obs.tol)  # (both in `dtype` already)
+            fig["close"] = close_flag(obs.rule, pair[1], pair[0], oracle, obs.tol)  # (both in `dtype` already)
 
     def tensors(self) -> list[torch.Tensor]:
         """Every figure not yet read, in record order."""

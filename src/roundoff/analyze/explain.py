@@ -20,6 +20,7 @@ from roundoff.analyze.culprits import (
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, fma_can_err, product_words
 from roundoff.analyze.output_sentences import output_sentences
 from roundoff.analyze.result import CheckResult, NodeReport
+from roundoff.analyze.selections import COMPARISONS, is_selection
 from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf, unit_roundoff
 from roundoff.capture.program import (
     MADE_FROM,
@@ -93,7 +94,7 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
         return (
             f"{_at(r)} is 0 where fp64 is not (elsewhere its error is {r.own_excess:.3g} times the rounding of "
             f"{r.working_dtype or r.dtype}) and a later node divides by it or takes its log: "
-            + (_cancelled_sentence(source) if source is not None else "the zeros come from a value it reads that "
+            + (_zeros_sentence(source, plan) if source is not None else "the zeros come from a value it reads that "
                "lost what fp64 has there (an epsilon absorbed upstream) or from values below the format's range.")
         )
     judged = r.working_dtype or r.dtype
@@ -127,6 +128,17 @@ def _storage_sums(r: NodeReport, plan: Plan) -> str:
     return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (eager's "
             "`index_put(accumulate=True)` on CPU and CUDA, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
             "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")
+
+
+def _zeros_sentence(source: NodeReport, plan: Plan) -> str:
+    """Where a zero-making value's error was created (`error_source`): a comparison's or a selection's
+    other outcome (`_cancelled_sentence` otherwise)."""
+    node = plan.program.node(source.node_id)
+    decided = next((n for n in (node, *node.all_input_nodes) if is_selection(n)), None)
+    if decided is None:
+        return _cancelled_sentence(source)
+    return (f"the zeros come from {_at(source)}, {source.vs_oracle.norm_rel:.2g} away from fp64 (normwise relative): it "
+            f"holds the outcome of {_node_at(decided)}, which fp64 decides otherwise there (above).")
 
 
 def _cancelled_sentence(source: NodeReport) -> str:
@@ -370,6 +382,13 @@ def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) ->
 def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: bool = False) -> str:
     """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision (or,
     `after_cause`, a consequence of an error a cause named before it put in the scores)."""
+    if n.target in COMPARISONS:  # (a tie mask `x == x.amax()`, a threshold: trial 64)
+        where = f"{_node_at(n)} compares otherwise than fp64 at {differing} of {of} elements"
+        if after_cause:
+            return where + ", downstream of the cause(s) above: the values it compares carry their error. Fix those first."
+        return (where + ": operands equal or near equal in fp64, held rounded (or at different precisions), fall on "
+                "the other side. What is computed from the other outcome differs from fp64 by more than rounding; "
+                "hold both operands in one format, and compare values that can tie in fp32.")
     where = f"{_node_at(n)} selects differently from fp64 at "
     if after_cause:
         return (where + f"{differing} of {of} positions, downstream of the cause(s) above: the scores it ranks "

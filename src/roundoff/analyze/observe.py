@@ -36,7 +36,7 @@ from roundoff.analyze.output_floor import (
     structural_zero_floor,
 )
 from roundoff.analyze.result import NodeReport
-from roundoff.analyze.selections import SELECTIONS, differing_indices
+from roundoff.analyze.selections import differing_indices, is_selection
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
@@ -173,7 +173,7 @@ class NodeObserver:
         if node.op == "output":  # an output +-inf where fp64 is finite fails: its overflow did harm
             for began in {self.forced[p] for p in node.all_input_nodes if p in self.forced}:
                 self._overflow_harms(began)
-        if (node.op == "call_function" and node.target in SELECTIONS
+        if (is_selection(node)
                 and (flip := self._flip(vals[POLICY], vals[ORACLE])) is not None):
             self.flips[node.meta.get(NODE_ID, node.name)], self.flip_values[node.meta.get(NODE_ID, node.name)] = flip
         self._recompute_whole(node, vals, ls)

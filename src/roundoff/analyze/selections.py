@@ -24,10 +24,24 @@ _aten = torch.ops.aten
 #: Ops that choose indices from float operands.
 #: Max pooling with its indices, by the count of spatial dims its indices are flat over.
 _POOLS = {_aten.max_pool2d_with_indices.default: 2, _aten.max_pool3d_with_indices.default: 3}
+#: Equality tests of float values: their bool result is the choice (a tie mask ``x == x.amax()``), which
+#: flips wherever a rounding separates values fp64 holds equal (or joins values it holds apart). Ordered
+#: comparisons (``x > t``, a ReLU's mask in its backward) are left out: their flips follow the operand's
+#: error at the threshold, and the node that makes that error is the finding.
+COMPARISONS = frozenset(getattr(getattr(_aten, op), overload) for op in ("eq", "ne") for overload in ("Tensor", "Scalar"))
 SELECTIONS = frozenset({
     _aten.topk.default, _aten.sort.default, _aten.sort.stable, _aten.max.dim, _aten.min.dim,
-    _aten.argmax.default, _aten.argmin.default, *_POOLS,
+    _aten.argmax.default, _aten.argmin.default, *_POOLS, *COMPARISONS,
 })
+
+
+def is_selection(node: torch.fx.Node) -> bool:
+    """Whether `node` chooses from float values: a `SELECTIONS` op (a comparison only where an operand
+    is a float tensor: ``topi == e`` of a router's integer choices flips only where topk did)."""
+    if node.op != "call_function" or node.target not in SELECTIONS:
+        return False
+    return node.target not in COMPARISONS or any(
+        isinstance(v := a.meta.get("val"), torch.Tensor) and v.is_floating_point() for a in node.all_input_nodes)
 
 
 def _indices(value: Any) -> torch.Tensor | None:

@@ -25,10 +25,23 @@ def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(torch.sqrt(torch.mean((a.double() - b.double()) ** 2)))
 
 
+def _order_one(fp64: torch.Tensor) -> float:
+    """roundoff's ``analyze.verdict.order_one_scale`` (this runtime imports no roundoff): the power of two
+    that brings an output whose values are all below 1 to order 1, where `tol` is meant to apply."""
+    finite = fp64[torch.isfinite(fp64)]
+    largest = float(finite.abs().max()) if finite.numel() else 0.0
+    if largest == 0.0 or largest >= 1.0:
+        return 1.0
+    return math.ldexp(1.0, min(1 - math.frexp(largest)[1], 64))
+
+
 def within(base: torch.Tensor, res: torch.Tensor, fp64: torch.Tensor, tol: float, ratio: Any) -> bool:
-    """One output: PyTorch's `same` rule, or with `ratio` a stricter RMSE bound (see `verdict`)."""
+    """One output: PyTorch's `same` rule, or with `ratio` a stricter RMSE bound (see `verdict`), on the
+    values scaled to order 1 where they are all below it (`_order_one`)."""
     from torch._dynamo.utils import same
 
+    if (scale := _order_one(fp64)) != 1.0:
+        base, res, fp64 = base * scale, res * scale, fp64 * scale
     if ratio is None:
         return bool(same(base, res, fp64, tol=tol, log_error=_quiet))
     if bool((torch.isnan(res) & ~torch.isnan(base)).any()):

@@ -29,7 +29,7 @@ import torch.fx
 from roundoff.analyze.metrics import Metrics, measure, norm_rels
 from roundoff.analyze.observe import terms_floor
 from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
-from roundoff.analyze.selections import SELECTIONS, differing_indices
+from roundoff.analyze.selections import differing_indices, is_selection
 from roundoff.analyze.verdict import (
     EXCESS_LIMIT,
     Rule,
@@ -227,7 +227,7 @@ class KernelObserver:
             self.floors.record(node, vals[GLOBAL], ls.reader(GLOBAL))
         if node.target in _CANCELLING and isinstance(vals[GLOBAL], torch.Tensor) and vals[GLOBAL].is_floating_point():
             self._record_small(node, vals[GLOBAL], ls)
-        if node.target in SELECTIONS and (flip := differing_indices(vals[ORACLE], vals[GLOBAL])) is not None:
+        if is_selection(node) and (flip := differing_indices(vals[ORACLE], vals[GLOBAL])) is not None:
             self.flips[str(node.meta.get(NODE_ID, node.name))] = (flip, vals[ORACLE])
         nid = self.targets.get(node)
         if nid is None:

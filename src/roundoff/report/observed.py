@@ -325,8 +325,8 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
             f"{doc['program']}: no kernel of {doc['backend']} diverges from fp64 of its own operands{_but_range(doc)}, but the compiled "
             f"program's outputs {named}{more} diverge from fp64 of the whole program: from the operands the compiled "
             f"program gave {'it' if len(flips) == 1 else 'them'}, {named_flips} "
-            f"choose{'s' if len(flips) == 1 else ''} other indices than fp64 (scores near a tie, rounded, fall the "
-            "other way), and fp64 given that choice moves the outputs beyond the limit: what follows is computed "
+            f"choose{'s' if len(flips) == 1 else ''} otherwise than fp64 (scores or operands near a tie, rounded, fall "
+            "the other way), and fp64 given that choice moves the outputs beyond the limit: what follows is computed "
             "from another choice. Computing the scores it ranks in fp32 makes such flips rarer; `roundoff check "
             f"--against oracle --policy {doc['policy']}` names it too.", style="bold red")
     shows = "" if amp is None else (

@@ -1,0 +1,89 @@
+"""Ties and small outputs (trial 64): an equality test that a rounding flips, and an output whose values
+are all below ``same``'s absolute tolerance. Oracles: PyTorch's own ``same`` at order 1, real
+torch.compile on CPU, and fp64 runs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch._dynamo.utils import same
+
+from roundoff.analyze import check
+from roundoff.analyze.verdict import order_one_scale, same_rule
+from roundoff.blame.repro_runtime import within
+from roundoff.capture import capture
+
+BF16 = torch.bfloat16
+
+
+def _scaled_row_maxima(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    r = x / y
+    m = r.amax(-1, keepdim=True)
+    hit = (r == m).to(r.dtype)  # the row's maximum, picked by a tie mask
+    return ((r * hit).sum(-1) * 1e-5).float()
+
+
+def _tie_inputs() -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(64, 32, generator=g).to(BF16), (torch.rand(64, 32, generator=g) + 0.5).to(BF16)
+
+
+@pytest.mark.parametrize("exponent", [-3, -17, -40, -70])
+def test_same_rule_judges_a_small_output_as_same_judges_it_at_order_one(exponent: int) -> None:
+    """An output below 1 is judged as PyTorch's `same` judges it scaled by a power of two to order 1
+    (exact in every format): the verdict does not depend on the output's units. Oracle: `same` itself on
+    the order-1 values, over bf16 results both a few roundings and far off."""
+    g = torch.Generator().manual_seed(exponent)
+    for spread in (1e-3, 1e-2, 0.3):
+        fp64 = torch.randn(256, generator=g, dtype=torch.float64)
+        fp64 = fp64 * (1.5 / fp64.abs().max())  # largest in [1, 2): `same_rule` takes it as it is
+        ref = fp64.to(BF16)
+        res = (fp64 * (1 + spread * torch.randn(256, generator=g, dtype=torch.float64))).to(BF16)
+        want = bool(same(ref, res, fp64_ref=fp64, tol=1e-4))
+        small = math.ldexp(1.0, exponent)
+        assert order_one_scale(fp64 * small) == math.ldexp(1.0, min(-exponent, 64)) * order_one_scale(fp64)
+        got = same_rule(ref * small, res * small, fp64 * small, 1e-4)
+        assert within(ref * small, res * small, fp64 * small, 1e-4, None) == got  # a repro.py's verdict too
+        assert got == want or exponent < -64 + 2, (spread, got, want)
+        if spread == 0.3:  # far off: `same` itself passes it on absolute tolerance alone once it is small
+            assert not want and bool(same(ref * small, res * small, fp64_ref=fp64 * small, tol=1e-4)) == (exponent <= -17)
+
+
+def test_a_flipped_tie_mask_fails_check_as_it_fails_compiled() -> None:
+    """Trial 64: ``(r == amax(r)) * r`` under inductor-cpu compares the unrounded r with its stored max,
+    so the mask is empty in most rows; the 1e-5-scale output, 96% off, passed check on `same`'s absolute
+    tolerance and no node was named. Oracle: real torch.compile's output against fp64."""
+    x, y = _tie_inputs()
+    fp64 = _scaled_row_maxima(x.double(), y.double()).double()
+    torch._dynamo.reset()
+    compiled = torch.compile(_scaled_row_maxima, dynamic=False, fullgraph=True)(x, y).double()
+    assert float((compiled - fp64).norm() / fp64.norm()) > 0.5  # real torch.compile loses the maxima
+    result = check(capture(_scaled_row_maxima, x, y), (x, y), "inductor-cpu", against="eager")
+    assert result.diverges and not result.outputs[0].passes
+    (flip,) = result.selection_flips  # the eq, named: its mask differs from fp64's where compiled's does
+    mask64 = (x.double() / y.double()) == (x.double() / y.double()).amax(-1, keepdim=True)
+    assert flip[2] == mask64.numel() and flip[1] >= (compiled == 0).sum().item()
+    assert any(e.startswith("`eq`") and "compares otherwise than fp64" in e for e in result.explanations), result.explanations
+    eager = check(capture(_scaled_row_maxima, x, y), (x, y), "eager", against="oracle")
+    assert not eager.diverges  # eager compares two rounded values: its mask is fp64's
+
+
+def test_an_ordered_comparison_and_an_integer_one_are_not_named() -> None:
+    """A ReLU's mask (``le`` in its backward) flips wherever its input's error crosses 0, and ``topi == e``
+    compares integers (it flips only where topk did): neither is a decision of its own. Oracle: the flips
+    exist (fp64 against eager's own bf16 values)."""
+    g = torch.Generator().manual_seed(2)
+    x, y = (torch.randn(64, 16, generator=g).to(BF16) for _ in range(2))
+    z = (x.double() * y.double()).to(BF16)  # the product correctly rounded: eager's x*y - z is 0, fp64's is not
+    w = torch.randn(16, 16, generator=g).to(BF16).requires_grad_()
+
+    def f(x, y, z, w):
+        h = torch.relu(x * y - z) @ w
+        picked = (h.argmax(-1, keepdim=True) == torch.arange(16)).to(h.dtype)
+        return (h * picked).sum() + (h * h).sum()
+
+    assert ((x * y - z > 0) != (x.double() * y.double() - z.double() > 0)).any()
+    result = check(f, (x, y, z, w), "eager", against="oracle", nodes="all", backward=True)
+    assert not any("compares otherwise" in e for e in result.explanations), result.explanations
