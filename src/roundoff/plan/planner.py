@@ -58,6 +58,12 @@ _EXTERN = frozenset(
     {OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION, OpClass.NORMALIZATION, OpClass.RANDOM,
      OpClass.OTHER, OpClass.UNMODELED}
 )  # fmt: skip
+#: Selections every backend modelled runs as a kernel of their own, reading their operand from memory
+#: (rounded to storage): Inductor's ATen fallbacks (torch 2.9-2.13 `lowering.py`: topk, kthvalue, median
+#: and mode unless `config.triton.decompose_sort_ops`, off by default), nvFuser's and XLA's unfused ops.
+_SELECTION_KERNELS = frozenset({"topk", "kthvalue", "median", "nanmedian", "mode"})
+#: Inductor's C++ backend runs a sort as an ATen fallback too (`ir.Sort` is Triton only).
+_CPP_SELECTION_KERNELS = _SELECTION_KERNELS | {"sort", "argsort", "msort"}
 _MAX_SPLITS = 16  # rounds of remat.split; each resolves every mixed read the fusion found (a loop's
 # recomputed state can need one round per step it is carried: trial 62, 12 steps)
 _MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
@@ -250,7 +256,8 @@ def _base(
     return _Base(info.name, cls, storage, compute, precision, input_format, scalar_format, override)
 
 
-def _kind(node: torch.fx.Node, base: _Base) -> Kind:
+def _kind(node: torch.fx.Node, base: _Base, own_kernels: frozenset[str]) -> Kind:
+    """`own_kernels`: the ops (packet names) that run as a kernel of their own under the policy."""
     if node.op in STORED_INPUT_OPS or base.op_class is OpClass.OTHER:
         # graph inputs and constants (full, zeros, arange): stored values, no kernel
         return Kind.INPUT
@@ -258,7 +265,7 @@ def _kind(node: torch.fx.Node, base: _Base) -> Kind:
         return Kind.ITEM
     if base.op_class is OpClass.REDUCTION:
         return Kind.REDUCTION
-    if base.op_class in _EXTERN:
+    if base.op_class in _EXTERN or _packet(base.op) in own_kernels:
         return Kind.EXTERN
     if base.op_class is OpClass.DATA_MOVEMENT:
         return Kind.VIEW
@@ -274,11 +281,12 @@ def _fusion_nodes(
     for n in program.nodes():
         if n.op == "output":
             outputs.update(node_id(p) for p in n.all_input_nodes)
+    own_kernels = _CPP_SELECTION_KERNELS if policy.fusion is FusionModel.POINTWISE_CPP else _SELECTION_KERNELS
     nodes = []
     for n in program.nodes():
         if n.op == "output":
             continue
-        kind = _kind(n, bases[node_id(n)])
+        kind = _kind(n, bases[node_id(n)], own_kernels)
         terms = unrolled_terms(n, _packet(bases[node_id(n)].op), cpp=policy.fusion is FusionModel.POINTWISE_CPP) if (
             kind is Kind.REDUCTION and inductor) else 0
         nodes.append(FusionNode(
