@@ -481,3 +481,61 @@ def test_an_override_on_a_line_with_an_arange_is_placed() -> None:
     f = roundoff.compile(_frequencies, policy=with_overrides(eager(), "keep-mul", node={mul: KEEP}))
     out = f(t)
     assert differing(out, oracle) == 0.0 and differing(out, _frequencies(t)) > 0, f"repro: {mul} kept"
+
+
+class _TopTwoRouter(torch.nn.Module):
+    """Trial 64's bf16 top-2 mixture of experts, reduced: near-tied router scores (small router weights)."""
+
+    def __init__(self, d: int = 32, experts: int = 4, fp32_softmax: bool = False) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.fp32_softmax = fp32_softmax
+        self.norm = torch.nn.LayerNorm(d)
+        self.router = torch.nn.Parameter(torch.randn(experts, d, generator=g) * 0.004)
+        self.w1 = torch.nn.Parameter(torch.randn(experts, d, 64, generator=g) * 0.1)
+        self.w2 = torch.nn.Parameter(torch.randn(experts, 64, d, generator=g) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm(x)
+        scores = h @ self.router.t()
+        probs = scores.float().softmax(-1) if self.fp32_softmax else scores.softmax(-1)
+        top_v, top_i = probs.topk(2, -1)
+        top_v = (top_v / top_v.sum(-1, keepdim=True)).to(h.dtype)
+        out = torch.zeros_like(h)
+        for e in range(self.w1.shape[0]):
+            weight = (top_v * (top_i == e)).sum(-1, keepdim=True)
+            out = out + weight * (torch.nn.functional.gelu(h @ self.w1[e]) @ self.w2[e])
+        return out.float().pow(2).mean()
+
+
+def test_a_kept_softmax_before_a_topk_is_placed_and_fixes_the_real_gradients() -> None:
+    """Trial 64: blame --placeable keeps a router's softmax (``n?.6``, the cast that ends its bf16
+    decomposition) in fp32. roundoff.compile refused it (the joint graph's backward casts the saved
+    softmax at the same line, counted as forward), and once placed, the topk reading the fp32 softmax
+    returned fp32 values its readers were traced as bf16: gradients 4x to 50x off. Oracle: an fp64
+    copy's gradients, and eager with the softmax computed in fp32 by hand."""
+    import copy
+
+    from roundoff.blame import blame
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(64, 32, generator=g).bfloat16()
+    model = _TopTwoRouter().bfloat16()
+    exact = copy.deepcopy(model).double()
+    exact(x.double()).backward()
+
+    def error(policy: object) -> float:  # the compiled w1 gradient's relative error against fp64
+        model.zero_grad(set_to_none=True)
+        torch._dynamo.reset()
+        roundoff.compile(model, policy=policy)(x).backward()
+        return float((model.w1.grad.double() - exact.w1.grad).norm() / exact.w1.grad.norm())
+
+    result = blame(capture(model, x, backward=True), "inductor-cpu", (x,), against="oracle", repro=False,
+                   placeable=True)
+    assert result.fixed and any("`_softmax`" in e for e in result.explanations), result.explanations
+    by_hand = _TopTwoRouter(fp32_softmax=True).bfloat16()  # the edit the fix names, in eager
+    by_hand.load_state_dict(model.state_dict())
+    by_hand(x).backward()
+    hand = float((by_hand.w1.grad.double() - exact.w1.grad).norm() / exact.w1.grad.norm())
+    base, fixed = error("inductor-cpu"), error(result.fixed_policy)
+    assert base > 0.1 and fixed < 2 * hand + 1e-3, (base, fixed, hand)

@@ -298,15 +298,17 @@ def _check_made_for(program: Program, policy: Policy) -> None:
             "--backward for a training step) for a policy of its own")
 
 
-def _as_compiled(program: Program, policy: Policy) -> Program | None:
+def _as_compiled(program: Program, policy: Policy, aliases: dict[str, str]) -> Program | None:
     """`program` decomposed as the compiler decomposes it (Inductor's table, and the policy's ``eager``
     set, `_decompositions`) where a node override names a node that table decomposes (blame's fix
-    keeping a ``clamp`` with tensor bounds, or a ``.to``, in fp32: trial 58); None where none does."""
+    keeping a ``clamp`` with tensor bounds, or a ``.to``, in fp32: trial 58; or, through `aliases`
+    (`kept_aliases`), the cast that ends a bf16 softmax's decomposition: trial 64); None where none does."""
     from roundoff.capture.rewrite import decompose
 
     names = _compiler_tables(policy)
     table = decomposition_table(names)
-    if not any(n.target in table for n in program.nodes() if node_id(n) in policy.node_overrides):
+    named = {aliases.get(i, i) for i in policy.node_overrides}
+    if not any(n.target in table for n in program.nodes() if node_id(n) in named):
         return None
     return decompose(program, names, lowerings=False)
 
@@ -362,8 +364,9 @@ class _Compiled:
                 )
             program = _capture_as_checked(self.fn, args)
             _check_made_for(program, self.policy)
-            self.keys = program_keys(program, self.policy.node_overrides, kept_aliases(program, self.policy),
-                                     decomposed=_as_compiled(program, self.policy))
+            aliases = kept_aliases(program, self.policy)
+            self.keys = program_keys(program, self.policy.node_overrides, aliases,
+                                     decomposed=_as_compiled(program, self.policy, aliases))
         try:
             return self.checker(*args, **kwargs)
         except Exception as err:  # dynamo wraps backend errors; surface roundoff's own

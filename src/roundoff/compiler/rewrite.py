@@ -32,6 +32,7 @@ Rewrites (which one an override needs depends on the policy's rounding, see ``ch
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -154,7 +155,9 @@ def program_keys(program, node_ids: Iterable[str], aliases: Mapping[str, str] | 
                 f"decomposition made (n7.0), but for round_result=false at the last step, the value of n7 "
                 f"(placed as n7)"
             )
-        key, size = in_compiled.get(nid) or (by_id[nid], sizes[(by_id[nid].op, by_id[nid].source)])
+        placed_on = (aliases or {}).get(nid, nid)  # (an alias's value is its captured node's)
+        key, size = in_compiled.get(nid) or in_compiled.get(placed_on) or (
+            by_id[nid], sizes[(by_id[nid].op, by_id[nid].source)])
         if key.source is None:
             raise RoundoffPlacementError(
                 f"node override {nid!r} ({key.op}) has no source line in the capture, so it cannot "
@@ -245,6 +248,8 @@ def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: tor
             if isinstance(user.meta.get("val"), (tuple, list)) and classify(user.target).op_class is OpClass.ATTENTION:
                 with graph.inserting_before(user):  # a fused attention reads it as it was (its kernels take one
                     user.replace_input_with(node, _cast(graph, node, dtype))  # dtype: trial 58)
+            elif isinstance(user.meta.get("val"), (tuple, list)):
+                _results_cast_back(graph, user, dtype)
             continue
         if user in kept:
             continue  # (its operands are upcast by its own rewrite)
@@ -262,6 +267,22 @@ def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: tor
         user.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
         if boundaries_round and classify(user.target).op_class in _OWN_BUFFER:
             keep_rounded(graph, back)
+
+
+def _results_cast_back(graph: torch.fx.Graph, user: torch.fx.Node, dtype: torch.dtype) -> None:
+    """A multi-output consumer of a value kept in fp32 (``topk``, ``sort``, ``max.dim``): its `dtype`
+    results are fp32 now (so says its traced value), and each item taken of them is cast back to `dtype`
+    (trial 64: a topk of a softmax kept in fp32 returned fp32 values its readers were traced as bf16,
+    and the gradients came out 4x to 50x off)."""
+    val = user.meta["val"]
+    user.meta["val"] = type(val)(v.to(torch.float32) if isinstance(v, torch.Tensor) and v.dtype == dtype else v
+                                 for v in val)
+    for item in list(user.users):
+        if item.target is operator.getitem and _float_dtype(item) == dtype:
+            item.meta["val"] = item.meta["val"].to(torch.float32)
+            with graph.inserting_after(item):
+                back = _cast(graph, item, dtype)
+            item.replace_all_uses_with(back, delete_user_cb=lambda u, b=back: u is not b)
 
 
 def sign_flip_negations(gm: torch.fx.GraphModule) -> int:
@@ -345,10 +366,13 @@ def _rounded_to_fp16(graph: torch.fx.Graph, value: torch.fx.Node) -> torch.fx.No
 
 
 def forward_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
-    """The nodes of a joint forward+backward graph that read no ``tangents`` input (the forward's), in order."""
+    """The nodes of a joint forward+backward graph that read no ``tangents`` input and that AOTAutograd
+    did not trace in the backward (the forward's), in order. (A backward op's first steps can read
+    forward values only: `_softmax_backward_data`'s cast of the saved bf16 softmax to fp32, trial 64.)"""
     backward: set[torch.fx.Node] = set()
     for n in graph.nodes:
-        if (n.op == "placeholder" and n.name.startswith("tangents")) or any(p in backward for p in n.all_input_nodes):
+        if ((n.op == "placeholder" and n.name.startswith("tangents")) or n.meta.get("autograd_backward")
+                or n.meta.get("partitioner_tag") == "is_backward" or any(p in backward for p in n.all_input_nodes)):
             backward.add(n)
     return [n for n in graph.nodes if n not in backward]
 
