@@ -31,24 +31,52 @@ def _tie_inputs() -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @pytest.mark.parametrize("exponent", [-3, -17, -40, -70])
-def test_same_rule_judges_a_small_output_as_same_judges_it_at_order_one(exponent: int) -> None:
-    """An output below 1 is judged as PyTorch's `same` judges it scaled by a power of two to order 1
-    (exact in every format): the verdict does not depend on the output's units. Oracle: `same` itself on
-    the order-1 values, over bf16 results both a few roundings and far off."""
+def test_same_rule_takes_allclose_at_a_small_outputs_own_scale(exponent: int) -> None:
+    """An output below 1 is close to its reference where ``allclose`` at tol holds once it is scaled by a
+    power of two to order 1 (exact); `same`'s RMSE rule stays as it is. Oracles: `same` itself at order 1,
+    and its RMSE rule computed here (rmse(res) <= 3 rmse(ref) + tol/10 for bf16)."""
     g = torch.Generator().manual_seed(exponent)
-    for spread in (1e-3, 1e-2, 0.3):
+    small = math.ldexp(1.0, exponent)
+    for spread in (1e-3, 0.3):
         fp64 = torch.randn(256, generator=g, dtype=torch.float64)
         fp64 = fp64 * (1.5 / fp64.abs().max())  # largest in [1, 2): `same_rule` takes it as it is
         ref = fp64.to(BF16)
         res = (fp64 * (1 + spread * torch.randn(256, generator=g, dtype=torch.float64))).to(BF16)
-        want = bool(same(ref, res, fp64_ref=fp64, tol=1e-4))
-        small = math.ldexp(1.0, exponent)
-        assert order_one_scale(fp64 * small) == math.ldexp(1.0, min(-exponent, 64)) * order_one_scale(fp64)
+        at_one = bool(same(ref, res, fp64_ref=fp64, tol=1e-4))
+        assert order_one_scale(fp64 * small, ref * small) == math.ldexp(1.0, min(-exponent, 64))
         got = same_rule(ref * small, res * small, fp64 * small, 1e-4)
+        rmse = lambda a: float((a.double() * small - fp64 * small).pow(2).mean().sqrt())  # noqa: E731
+        assert got == (at_one or rmse(res) <= 3 * rmse(ref) + 1e-5), (spread, got)
         assert within(ref * small, res * small, fp64 * small, 1e-4, None) == got  # a repro.py's verdict too
-        assert got == want or exponent < -64 + 2, (spread, got, want)
-        if spread == 0.3:  # far off: `same` itself passes it on absolute tolerance alone once it is small
-            assert not want and bool(same(ref * small, res * small, fp64_ref=fp64 * small, tol=1e-4)) == (exponent <= -17)
+        if spread == 0.3:  # far off: failed while its RMS error is over the RMSE rule's slack tol/10 (2**-3)
+            assert not at_one and got == (exponent != -3) and bool(
+                same(ref * small, res * small, fp64_ref=fp64 * small, tol=1e-4)) == (exponent <= -17)
+
+
+def test_same_rules_rmse_slack_still_passes_a_small_gradient_a_few_times_eagers_error() -> None:
+    """The corpus's OPTForCausalLM: a q_proj weight gradient (values ~1e-3) emulated at 3.04x eager's error
+    against fp64, where real torch.compile is 0.98x: `same`'s RMSE slack tol/10 passes it, as it does in
+    PyTorch. Oracle: `same` itself, unscaled."""
+    g = torch.Generator().manual_seed(7)
+    fp64 = torch.randn(512, generator=g, dtype=torch.float64) * 1e-3
+    ref = (fp64 * (1 + 2.0**-9 * torch.randn(512, generator=g, dtype=torch.float64))).to(BF16)
+    res = (fp64 * (1 + 4 * 2.0**-9 * torch.randn(512, generator=g, dtype=torch.float64))).to(BF16)
+    assert order_one_scale(fp64, ref) > 1 and bool(same(ref, res, fp64_ref=fp64, tol=1e-4))
+    assert not torch.allclose(ref * 1024, res * 1024, atol=1e-4, rtol=1e-4)  # not close at its own scale
+    assert same_rule(ref, res, fp64, 1e-4) and within(ref, res, fp64, 1e-4, None)
+
+
+def test_an_output_its_reference_does_not_resolve_is_left_to_same() -> None:
+    """A gradient that is 0 by the model's structure (the corpus's RobertaForQuestionAnswering: layer 1's
+    query gradient): fp64's noise of 1e-20, eager's 0, a fused fp32 kernel's 1e-13. No format resolves it,
+    so its units are not scaled away: PyTorch's `same` judges it as it is. Oracle: `same` itself."""
+    g = torch.Generator().manual_seed(5)
+    fp64 = torch.randn(64, 32, generator=g, dtype=torch.float64) * 1e-20
+    eager = torch.zeros(64, 32, dtype=BF16)
+    fused = (torch.randn(64, 32, generator=g) * 6e-13).to(BF16)
+    assert order_one_scale(fp64, eager) == 1.0
+    assert same_rule(eager, fused, fp64, 1e-4) == bool(same(eager, fused, fp64_ref=fp64, tol=1e-4)) is True
+    assert within(eager, fused, fp64, 1e-4, None)
 
 
 def test_a_flipped_tie_mask_fails_check_as_it_fails_compiled() -> None:

@@ -162,7 +162,7 @@ def close_flag(rule: Rule, ref: torch.Tensor, res: torch.Tensor, oracle: torch.T
 
         rtol, atol = default_tolerances(res.dtype)
         return torch.isclose(res, ref.to(res.dtype), rtol=rtol, atol=atol, equal_nan=True).all()
-    return torch.isclose(ref, res, rtol=tol, atol=tol).all() & unscaled_flag(oracle)
+    return torch.isclose(ref, res, rtol=tol, atol=tol).all() & unscaled_flag(oracle, ref)
 
 
 def _settle_from_figures(m: _Made, stats: list, lost: bool, nan: bool, agree: bool, ref_bad: int,
