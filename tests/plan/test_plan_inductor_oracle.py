@@ -351,3 +351,31 @@ def test_a_pointwise_kernel_is_computed_in_one_reduction_loop_nest(monkeypatch) 
     assert masks() == [True, True], f"repro: {REPRO}"
     monkeypatch.setattr("roundoff.plan.loops._one_loop_nest_each", lambda *args: None)
     assert masks() != [True, True]
+
+
+def _batched_linear_attention(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: torch.Tensor) -> torch.Tensor:
+    q, k, v = torch.exp(x @ wq - 4.0), torch.exp(x @ wk + 8.6), x @ wv  # trial 64: big keys, a big normalizer
+    s, z, out = torch.zeros(2, 16, 16, dtype=x.dtype), torch.zeros(2, 16, dtype=x.dtype), []
+    for t in range(x.shape[1]):
+        s = 0.98 * s + k[:, t, :, None] * v[:, t, None, :] * 1e-3
+        z = 0.98 * z + k[:, t]
+        out.append((q[:, t, :, None] * s).sum(1) / (q[:, t] * z).sum(-1, keepdim=True) * 1e3)
+    return torch.stack(out, 1)
+
+
+def test_the_first_reduction_group_computes_a_pointwise_kernel_it_shares_with_others() -> None:
+    """Trial 64: the same recurrence batched, with its state matrix summed too. Inductor computes the
+    normalizer's kernel (z_4, z_8, z_12 and z_16 stored) in the loop of the first group of sums that reads
+    it (steps 4-7), and steps 12-15 load z_12 in fp16, overflowed (their outputs 0). The plan chose the
+    group nearest the kernel's middle (steps 8-11), where steps 12-15 compute z_12 unrounded, and blame's
+    fix, which works emulated, left them lost compiled. Oracle: real torch.compile, bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(2, 20, 16, generator=g) * 0.5).half()
+    wq, wk, wv = (((torch.rand(16, 16, generator=g) - 0.5) / 2).half() for _ in range(3))  # (nn.Linear's range)
+    torch._dynamo.reset()
+    real = torch.compile(_batched_linear_attention, dynamic=False, fullgraph=True)(x, wq, wk, wv)
+    emulated = run_plan(plan(capture(_batched_linear_attention, x, wq, wk, wv), "inductor-cpu"), (x, wq, wk, wv))[0]
+    exact = _batched_linear_attention(x.double(), wq.double(), wk.double(), wv.double())
+    off = [float((real[:, t].double() - exact[:, t]).norm() / exact[:, t].norm()) for t in range(20)]
+    assert max(off[:12]) < 0.01 < min(off[12:16]), f"the case needs compiled steps 12-15 lost, not 0-11: {off}"
+    assert bits_differ(emulated, real) == 0, f"repro: {REPRO}"

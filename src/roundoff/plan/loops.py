@@ -195,11 +195,11 @@ def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
     one loop nest, and once fused with a reduction's loop it holds a reduction, which no fusion takes as a
     producer (``CppScheduling.can_fuse_vertical``, torch 2.9-2.13). So the stored values of one pointwise
     kernel are computed in the loop of at most one group of reductions (reductions over the same loop ranges
-    sharing a read: fused side by side); every other reduction loads them, rounded. The group kept is the
-    one Inductor's ``score_fusion`` ranks first: the most bytes shared with the kernel, then the nearest in
-    graph order. Measured, CPU, torch 2.13 (trial 62): a recurrent linear attention's normalizer, stored every
-    fourth step, is computed with the row sums of steps 4-7 and loaded in fp16, overflowed, by those of
-    steps 12-15."""
+    sharing a read: fused side by side); every other reduction loads them, rounded. The group kept shares
+    the most bytes with the kernel, then comes first in graph order. Measured, CPU, torch 2.13: a recurrent
+    linear attention's normalizer, stored every fourth step, is computed with the row sums of steps 4-7 and
+    loaded in fp16, overflowed, by those of steps 12-15 (trial 62; trial 64's batched one, where the group
+    nearest the kernel's middle, steps 8-11, was the plan's choice before and 143 elements differed)."""
     if sum(bool(c) for c in claims.values()) < 2:  # one claimant at most: nothing to choose between
         return
     parent = {root: root for root in reads}
@@ -225,10 +225,9 @@ def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
                 groups.setdefault(find(root), set()).add(root)
         if len(groups) < 2:
             continue
-        lo, hi = min(pos[v] for v in values), max(pos[v] for v in values)
-        kept = max(groups.values(), key=lambda roots, values=values, lo=lo, hi=hi: (
+        kept = max(groups.values(), key=lambda roots, values=values: (
             sum(by_id[v].numel for v in set().union(*(values & claims[r].keys() for r in roots))),  # bytes shared
-            -max(abs(lo - max(pos[r] for r in roots)), abs(min(pos[r] for r in roots) - hi))))  # nearness
+            -min(pos[r] for r in roots)))  # first in graph order
         for roots in groups.values():
             if roots is not kept:
                 for r in roots:
