@@ -45,8 +45,8 @@ def test_same_rule_takes_allclose_at_a_small_outputs_own_scale(exponent: int) ->
         at_one = bool(same(ref, res, fp64_ref=fp64, tol=1e-4))
         assert order_one_scale(fp64 * small, ref * small) == math.ldexp(1.0, min(-exponent, 64))
         got = same_rule(ref * small, res * small, fp64 * small, 1e-4)
-        rmse = lambda a: float((a.double() * small - fp64 * small).pow(2).mean().sqrt())  # noqa: E731
-        assert got == (at_one or rmse(res) <= 3 * rmse(ref) + 1e-5), (spread, got)
+        res_rmse, ref_rmse = (float((a.double() * small - fp64 * small).pow(2).mean().sqrt()) for a in (res, ref))
+        assert got == (at_one or res_rmse <= 3 * ref_rmse + 1e-5), (spread, got)
         assert within(ref * small, res * small, fp64 * small, 1e-4, None) == got  # a repro.py's verdict too
         if spread == 0.3:  # far off: failed while its RMS error is over the RMSE rule's slack tol/10 (2**-3)
             assert not at_one and got == (exponent != -3) and bool(
