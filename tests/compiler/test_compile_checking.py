@@ -306,3 +306,27 @@ def test_a_sampled_call_updates_buffers_and_inputs_once_as_the_compiled_step_doe
     (ema, x, buf), (ema_checked, x_checked, buf_checked) = states
     assert torch.equal(ema, ema_checked) and torch.equal(x, x_checked) and torch.equal(buf, buf_checked), states
     assert x.tolist() == [2.0] * 4 and buf.tolist() == [1.0] * 4
+
+
+def _scaled_row_maxima(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    r = x / y
+    hit = (r == r.amax(-1, keepdim=True)).to(r.dtype)  # a tie mask: inductor-cpu compares r unrounded
+    return ((r * hit).sum(-1) * 1e-5).float()
+
+
+def test_a_small_output_far_off_is_not_passed_by_an_absolute_tolerance() -> None:
+    """Trial 64: the compiled row maxima, 96% off fp64 at a 1e-5 scale, passed every sample: allclose's
+    atol 1e-4 holds anything that small. Taken at eager's scale, it is not close, and `same_rule` fails
+    it. Oracle: the compiled output itself against an fp64 run, and eager's."""
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(64, 32, generator=g).bfloat16(), (torch.rand(64, 32, generator=g) + 0.5).bfloat16()
+    exact = _scaled_row_maxima(x.double(), y.double()).double()
+    torch._dynamo.reset()
+    f = roundoff.compile(_scaled_row_maxima, policy="inductor-cpu", check="raise", sample_every=1)
+    with pytest.raises(RoundoffDivergenceError) as info:
+        f(x, y)
+    compiled = torch.compile(_scaled_row_maxima)(x, y).double()
+    assert float((compiled - exact).norm() / exact.norm()) > 0.5  # it is wrong
+    assert float((_scaled_row_maxima(x, y).double() - exact).norm() / exact.norm()) < 0.01  # eager is not
+    (check,) = info.value.report
+    assert not check.passed and check.rmse_compiled > 100 * check.rmse_eager
