@@ -279,3 +279,22 @@ def test_a_correctly_rounded_source_names_the_operands_that_carry_as_much_of_the
     exp_id = next(n.node_id for n in r.nodes if n.op == "exp")
     said = next(e for e in r.explanations if "amplifies that error" in e)
     assert said.startswith("`mul`") and f"`exp` ({exp_id}" in said, said
+
+
+def _overflowing_softmax(x: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(x * 12)  # fp16 overflows for x > 0.93
+    p = e / e.sum(-1, keepdim=True)
+    return p.float().sum(-1) + (x * 1e-7).float().sum(-1) * 1e7  # and a subnormal product beside it
+
+
+def test_an_overflow_that_begins_the_nan_is_named_before_what_reads_it() -> None:
+    """Trial 64: under inductor-cpu against eager (NaN too), the first finding was the `div` reading the
+    overflowed `exp` ("loses accuracy itself", 8e3x), or a backward underflow, and the overflow came after.
+    Oracle: fp64's exp beyond fp16's largest value, and real torch.compile NaN there."""
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(0)).half()
+    assert float(torch.exp(x.double() * 12).max()) > torch.finfo(torch.float16).max
+    torch._dynamo.reset()
+    assert torch.compile(_overflowing_softmax)(x).isnan().any()
+    result = check(_overflowing_softmax, (x,), "inductor-cpu")
+    assert result.explanations[0].startswith("`exp`") and "overflows float16" in result.explanations[0], (
+        result.explanations[:2])

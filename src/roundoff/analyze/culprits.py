@@ -208,6 +208,8 @@ def rank_culprits(
         if eligible(r) and makes_nonfinite(r) and r.node_id not in first:
             first.append(r.node_id)
     origin = by_id.get(nan_origin or "")
+    if origin is not None and origin.overflow and eligible(origin) and origin.node_id not in first:
+        first.insert(0, origin.node_id)  # an overflow that begins the NaN/inf: before any rounding (trial 64)
     explained = any(is_cause(z, origin) for z in zero_operands.get(origin.node_id, [])) if origin else True
     if vs_oracle and not explained and not makes_nonfinite(origin):  # NaN/inf from finite, inaccurate inputs
         cause = path_cause(program.node(origin.node_id), by_id)
