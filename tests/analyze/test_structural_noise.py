@@ -6,6 +6,7 @@ loss reads a token that sees others (its q/k gradients are real and judged)."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -42,7 +43,9 @@ def test_gradients_fp64_holds_only_as_noise_are_not_findings_and_blame_has_nothi
     gq, gk, gv = _fp64_grads(first_token)
     assert float(gq.norm()) < 1e-12 * float(gv.norm()) and float(gk.norm()) < 1e-12 * float(gv.norm())
 
-    r = check(first_token, _inputs(), "eager", against="oracle", backward=True)
+    screened = check(first_token, _inputs(), "eager", against="oracle", backward=True)
+    assert not screened.diverges and screened.mode == "screen"  # within half a quantum per element of fp64
+    r = check(first_token, _inputs(), "eager", against="oracle", backward=True, nodes="all")  # noise is found there
     outs = {o.name: o for o in r.outputs}
     assert not r.diverges and not r.culprits, r.explanations
     assert outs["grad_wq"].noise_only and outs["grad_wk"].noise_only and not outs["grad_wv"].noise_only
@@ -107,3 +110,20 @@ def test_the_screen_does_not_call_a_structural_zero_an_underflow():
     outs = {o.name: o for o in r.outputs}
     assert not r.diverges and outs["grad_q.weight"].noise_only and not outs["grad_q.weight"].below_range
     assert not any("GradScaler" in e for e in r.explanations), r.explanations
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_an_output_one_quantum_off_a_structural_zero_passes(dtype: torch.dtype) -> None:
+    """Trial 63: a DeBERTa-v2 fp16 bias gradient, 0 by structure (fp64's noise ~1e-22), that eager rounds
+    to one subnormal quantum in one element failed at 500x its reference (fp64 rounded to fp16: 0, off by
+    1e-22). The least absolute error per element an output is held to is half the format's quantum. Oracle:
+    the format's smallest positive value from torch (nextafter(0, 1)); 20 quanta in every element fail."""
+    from roundoff.analyze.verdict import oracle_output_passes, quantum_floor
+
+    quantum = float(torch.nextafter(torch.zeros((), dtype=dtype), torch.ones((), dtype=dtype)))
+    assert quantum_floor(dtype) == quantum / 2
+    fp64 = torch.randn(64, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 1e-50
+    one_off = torch.zeros(64, dtype=dtype)
+    one_off[3] = quantum
+    assert oracle_output_passes(one_off, fp64, dtype)
+    assert not oracle_output_passes(torch.full((64,), 20 * quantum, dtype=dtype), fp64, dtype)

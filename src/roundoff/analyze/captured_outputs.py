@@ -39,6 +39,7 @@ from roundoff.analyze.verdict import (
     Rule,
     lucky_rounding_floor,
     path_dtypes,
+    quantum_floor,
     unscaled_flag,
     widen_fp8,
 )
@@ -182,14 +183,16 @@ def _settle_from_figures(m: _Made, stats: list, lost: bool, nan: bool, agree: bo
         by_rule, rmse_ref = _by_rule_against_reference(m, vs_fp64, ref_fp64, agree, extras, rule)
     else:  # against the oracle: `_limit_base` with no operand floor, every element finite
         vs_ref, lucky = None, lucky_rounding_floor(m.judged) if m.judged.is_floating_point else 0.0
-        rmse_ref = max(extras["rmse_ref"], 0.0, extras["scale"] * lucky / math.sqrt(m.numel))
+        quantum = quantum_floor(m.judged) if m.judged.is_floating_point else 0.0
+        rmse_ref = max(extras["rmse_ref"], 0.0, extras["scale"] * lucky / math.sqrt(m.numel), quantum)
         by_rule = None if rule is Rule.SAME else _by_rule(rule, extras)
         if rule is Rule.SAME:  # `verdict.excess_within`, no operand floor
             if not extras["held"]:
                 raise NeedsValues("fp64 overflows the format it is judged in there (its rounding is summed from the values)")
             err, scale = extras["err"], extras["scale"]
             floor = extras["rounding"] / max(scale, 1e-300)
-            values = err == 0.0 or err <= EXCESS_LIMIT * max(scale * max(floor, lucky_rounding_floor(m.judged)), 0.0)
+            values = err == 0.0 or err <= EXCESS_LIMIT * max(scale * max(floor, lucky_rounding_floor(m.judged)),
+                                                             quantum * math.sqrt(m.numel))
     verdict = OutputVerdict(
         name="", node_id="", passes=False, rmse_result=res_rmse, rmse_reference=rmse_ref, vs_oracle=vs_fp64,
         vs_reference=(_agreeing(m.numel) if agree else vs_ref) if has_reference else None, rule=rule.value, nonfinite=0,

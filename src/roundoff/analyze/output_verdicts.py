@@ -25,6 +25,7 @@ from roundoff.analyze.verdict import (
     lucky_rounding_floor,
     oracle_output_passes,
     path_dtypes,
+    quantum_floor,
     widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
@@ -308,15 +309,15 @@ def _verdict(program: Program, s: Settled, oracle_rule: bool, flagged: bool) -> 
 def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype, floor: float,
                 vs_oracle: bool) -> tuple[float, ...]:
     """Against the oracle, the RMS errors besides fp64's rounding that the output's limit is 16x of
-    (`verdict.excess_within`): its operand floor, and a quarter of the unit roundoff of its judged
-    format, so that a scalar loss fp64 rounds luckily is not held to that luck. Nothing against a
-    reference."""
+    (`verdict.excess_within`): its operand floor, a quarter of the unit roundoff of its judged format,
+    so that a scalar loss fp64 rounds luckily is not held to that luck, and half its subnormal quantum
+    (`quantum_floor`). Nothing against a reference."""
     if not vs_oracle:
         return ()
     n = max(int(finite.sum()), 1)
     lucky = lucky_rounding_floor(judged) if judged.is_floating_point else 0.0
     scale = float(oracle[finite].double().norm()) if bool(finite.any()) else 0.0
-    return floor / math.sqrt(n), scale * lucky / math.sqrt(n)
+    return floor / math.sqrt(n), scale * lucky / math.sqrt(n), quantum_floor(judged) if judged.is_floating_point else 0.0
 
 
 def scope_notes(program: Program) -> tuple[str, ...]:
@@ -328,8 +329,8 @@ def scope_notes(program: Program) -> tuple[str, ...]:
     skipped = [f"`{labels[i]}` ({str(v.dtype).removeprefix('torch.')})" for i, a in enumerate(program.output_args())
                if isinstance(a, torch.fx.Node) and isinstance(v := a.meta.get("val"), torch.Tensor)
                and not v.is_floating_point()]
-    notes = [f"not judged: {', '.join(skipped)}, not floating point; one computed from floats (a count, an "
-             "argmax) can still change with their rounding: return the floats it is made from to check them"
+    notes = [(f"not judged: {', '.join(skipped)}, not floating point; one computed from floats (a count, an "
+              "argmax) can still change with their rounding: return the floats it is made from to check them")
              ] if skipped else []
     floats = {v.dtype for n in program.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
               and v.is_floating_point()}

@@ -27,6 +27,7 @@ from roundoff.analyze.verdict import (
     lucky_rounding_floor,
     no_worse_than,
     path_dtype,
+    quantum_floor,
 )
 from roundoff.blame import repro_runtime
 from roundoff.blame.evaluate import NO_WORSE
@@ -174,6 +175,7 @@ def repro_script(
         runtime.strip(),
         inspect.getsource(load_tensor).strip(),
         inspect.getsource(lucky_rounding_floor).strip(),
+        inspect.getsource(quantum_floor).strip(),
         inspect.getsource(excess_within).strip(),
         inspect.getsource(no_worse_than).strip(),
         _PRELUDE.strip(),
