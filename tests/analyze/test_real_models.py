@@ -39,3 +39,35 @@ def test_small_llama_bf16_eager_has_no_diverging_node_against_the_oracle() -> No
     assert [n.node_id for n in r.nodes if n.verdict is not Verdict.OK] == []
     assert max(n.own_excess for n in r.nodes) < EXCESS_LIMIT / 2, "margin below the verdict's limit"
     assert r.nan_origin is None and r.culprits == () and not r.diverges
+
+
+def test_a_router_choice_a_graph_break_reads_is_eagers_in_every_run() -> None:
+    """Trial 65: a Qwen3-MoE step with transformers' eager expert loop (``torch.where(expert_mask[e])``,
+    pinned to eager's value across its graph break). fp64's router ordered one token's top-2 otherwise
+    (the same two experts), so the fp64 run gave expert 0 the routing weight of expert 6 under eager's
+    pinned token lists, and eager's gate gradient failed at 79x against that hybrid. The topk upstream of
+    the break is now eager's choice in every run. Oracle: real eager's gradient against a real fp64 copy
+    (which routes every token to the same two experts)."""
+    import copy
+
+    if not hasattr(transformers, "Qwen3MoeConfig"):
+        pytest.skip("this transformers has no Qwen3-MoE")
+    torch.manual_seed(0)
+    config = transformers.Qwen3MoeConfig(
+        hidden_size=64, intermediate_size=128, moe_intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, num_experts=8, num_experts_per_tok=2, vocab_size=256,
+        decoder_sparse_step=1, max_position_embeddings=64, output_router_logits=False, attn_implementation="eager",
+        experts_implementation="eager")  # (a loop over experts, with a graph break per expert)
+    model = _Loss(transformers.Qwen3MoeForCausalLM(config).to(torch.bfloat16).train())
+    ids = torch.randint(0, 256, (2, 16), generator=torch.Generator().manual_seed(1))
+    exact = copy.deepcopy(model).double()
+    exact(ids).backward()
+    model(ids).backward()
+    name = "model.model.layers.0.mlp.gate.weight"
+    grad, grad64 = dict(model.named_parameters())[name].grad, dict(exact.named_parameters())[name].grad
+    real = float((grad.double() - grad64).pow(2).mean().sqrt())
+    program = capture(model, ids, backward=True)
+    assert any("topk = eager's choice" in s.detail for s in program.specializations), program.specializations
+    r = check(program, (ids,), "eager", against="oracle")
+    gate = next(o for o in r.outputs if o.name == "grad_" + name)
+    assert gate.rmse_result == pytest.approx(real, rel=1e-3) and not r.diverges, (gate.rmse_result, real)

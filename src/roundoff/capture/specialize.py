@@ -10,7 +10,12 @@ code that torch.compile runs with a graph break (``.item()``, ``if x.sum() > 0:`
   ``nonzero`` indices (the same elements, in the same order, and the same accumulation into zeros in
   the backward), and a ``nonzero``/``unique``/``masked_select`` result becomes eager's result;
 - a random draw (dropout's ``bernoulli_``, ``randn``) becomes eager's draw, so that every emulated
-  run, the oracle and the real eager replay of the graph see one and the same sample.
+  run, the oracle and the real eager replay of the graph see one and the same sample;
+- a selection (``topk``, ``sort``, ``argmax``, ``argmin``) whose indices a value pinned above is computed
+  from becomes eager's choice, its values taken from the scores at those indices: the pinned value holds
+  eager's choice, and a run that chose otherwise upstream of it would mix two choices (trial 65: a
+  Qwen3-MoE's expert loop, ``torch.where(expert_mask[e])`` pinned, gave expert 0 the fp64 router's weight
+  of expert 6, and eager's step failed against that hybrid oracle at 79x).
 
 Each becomes a `Specialization` on the Program: reports say the check crossed a graph break there,
 and the program refuses other inputs (`Program.check_inputs`).
@@ -47,9 +52,7 @@ _INDEXING = {
 # distribution's parameters), so pinning the draw keeps every value that flows from the data. Other
 # ops tagged random (fused attention or dropout kernels with a dropout probability) are left alone.
 _DRAWS = frozenset(
-    "bernoulli rand randn randint randperm rand_like randn_like randint_like normal uniform "
-    "exponential cauchy log_normal geometric random multinomial poisson binomial _standard_gamma "
-    "_sample_dirichlet".split()
+    ["bernoulli", "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "uniform", "exponential", "cauchy", "log_normal", "geometric", "random", "multinomial", "poisson", "binomial", "_standard_gamma", "_sample_dirichlet"]
 )
 
 
@@ -58,6 +61,12 @@ def _is_draw(func: Any) -> bool:
         return False
     name = func._schema.name.split("::")[-1].rstrip("_")
     return torch.Tag.nondeterministic_seeded in func.tags and name in _DRAWS
+
+
+#: Selections pinned to eager's choice where a pinned value is computed from it (module doc); each gives
+#: its values as ``gather(scores, dim, indices)``: topk and sort return the scores at their indices.
+_CHOOSING = {aten.topk.default: -1, aten.sort.default: -1, aten.sort.stable: -1, aten.argmax.default: None,
+             aten.argmin.default: None}
 
 
 def _is_mask(t: Any) -> bool:
@@ -76,6 +85,7 @@ class EagerValues(TorchDispatchMode):
         self.outputs: dict[torch.fx.Node, torch.Tensor] = {}
         self.masks: dict[torch.fx.Node, torch.Tensor] = {}
         self.selects: set[torch.fx.Node | None] = set()  # masked_select(x, mask), same shapes
+        self.choices: dict[torch.fx.Node, torch.Tensor] = {}  # a selection's node -> eager's indices
 
     def _record_mask(self, idx: Any) -> None:
         node = self._node(idx) if _is_mask(idx) else None
@@ -97,6 +107,12 @@ class EagerValues(TorchDispatchMode):
         if select:
             self._record_mask(args[1])
         out = func(*args, **kwargs)
+        if func in _CHOOSING:
+            indices = out[-1] if isinstance(out, (tuple, list)) else out
+            node = self._node(indices)
+            op_node = node.args[0] if node is not None and node.target is operator.getitem else node
+            if op_node is not None:
+                self.choices[op_node] = indices.detach().clone()
         if select:
             self.selects.add(self._node(out))
         elif _is_draw(func) or (
@@ -147,6 +163,10 @@ def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Spec
             mask_node.meta.get(NODE_SOURCE),
             f"boolean mask indexing selects {selected} of {mask.numel()} elements",
         )
+    pinned = {(n.args[0] if n.target is operator.getitem else n) for n in values.outputs} | set(values.masks)
+    for node in _upstream_choices(pinned, values.choices):
+        made[node] = Specialization(SpecializationKind.SHAPE, node.meta.get(NODE_SOURCE),
+                                    f"{_op_name(node)} = eager's choice (a graph break below reads it)")
     gm.graph.eliminate_dead_code()  # outputs nobody reads (unique's counts when not asked for)
     live = {n for n in gm.graph.nodes}
     outputs = [(n, v) for n, v in values.outputs.items() if n in live and n.users]
@@ -158,7 +178,50 @@ def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Spec
     masks = [(n, m) for n, m in values.masks.items() if n in live]
     for k, (mask_node, mask) in enumerate(sorted(masks, key=lambda kv: order[kv[0]])):
         _pin_mask(gm, k, mask_node, mask)
+    chosen = [n for n in made if n in values.choices and n in live]
+    for k, node in enumerate(sorted(chosen, key=order.__getitem__)):
+        _pin_choice(gm, k, node, values.choices[node])
     return reads + [made[n] for n in sorted(made, key=order.__getitem__)]
+
+
+def _upstream_choices(pinned: set[torch.fx.Node], choices: dict[torch.fx.Node, torch.Tensor]) -> list[torch.fx.Node]:
+    """The recorded selections some node in `pinned` is computed from."""
+    seen: set[torch.fx.Node] = set()
+    todo = list(pinned)
+    while todo:
+        for p in todo.pop().all_input_nodes:
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    return [n for n in choices if n in seen]
+
+
+def _pin_choice(gm: torch.fx.GraphModule, k: int, node: torch.fx.Node, indices: torch.Tensor) -> None:
+    """Replace selection `node`'s indices by eager's, and its values (topk, sort) by the scores it
+    reads gathered at them, so that every run takes eager's choice with its own scores."""
+    with gm.graph.inserting_before(node):
+        const = _constant(gm, f"eager_choice{k}", indices, node)
+    const.meta["val"] = _fake_like(node, indices) if not isinstance(node.meta.get("val"), (tuple, list)) else (
+        node.meta["val"][-1])
+    if _CHOOSING[node.target] is None:  # argmax / argmin: the indices alone
+        node.replace_all_uses_with(const)
+        _erase_unused(gm, node)
+        return
+    dim = node.args[2] if node.target is aten.topk.default and len(node.args) > 2 else node.kwargs.get(
+        "dim", node.args[1] if node.target is aten.sort.default and len(node.args) > 1 else -1)
+    for item in list(node.users):
+        if item.target is not operator.getitem:
+            continue
+        if item.args[1] == 1:
+            item.replace_all_uses_with(const)
+        else:
+            with gm.graph.inserting_before(item):
+                gathered = gm.graph.call_function(aten.gather.default, (node.args[0], dim, const))
+            gathered.meta.update({k: v for k, v in item.meta.items() if k in ("val", NODE_SOURCE, "stack_trace")})
+            item.replace_all_uses_with(gathered)
+        gm.graph.erase_node(item)
+    if not node.users:
+        gm.graph.erase_node(node)
 
 
 def _pin_output(gm: torch.fx.GraphModule, k: int, node: torch.fx.Node, value: torch.Tensor) -> None:
