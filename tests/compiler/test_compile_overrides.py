@@ -8,7 +8,9 @@ from compile_helpers import bf16_inputs, differing, eager, with_overrides
 
 import roundoff
 from roundoff.capture import capture
+from roundoff.capture.program import NODE_ID
 from roundoff.compiler import RoundoffPlacementError
+from roundoff.policy import get_policy
 from roundoff.policy.model import OpOverride
 
 KEEP = OpOverride(round_result=False)
@@ -539,3 +541,37 @@ def test_a_kept_softmax_before_a_topk_is_placed_and_fixes_the_real_gradients() -
     hand = float((by_hand.w1.grad.double() - exact.w1.grad).norm() / exact.w1.grad.norm())
     base, fixed = error("inductor-cpu"), error(result.fixed_policy)
     assert base > 0.1 and fixed < 2 * hand + 1e-3, (base, fixed, hand)
+
+
+def _broken(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    h = torch.tanh(x @ w)
+    if h.sum() > 0:  # a graph break: the rest is a graph of its own
+        h = h * 2
+    return torch.exp((h @ w) * 0.5)
+
+
+def _broken_by_hand(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:  # the second matmul kept in fp32
+    h = torch.tanh(x @ w)
+    if h.sum() > 0:
+        h = h * 2
+    return torch.exp((h.float() @ w.float()) * 0.5).to(x.dtype)
+
+
+def test_an_override_after_a_graph_break_is_placed_in_the_graph_that_holds_it() -> None:
+    """Trial 65: node overrides were placed per graph and the first graph's placement raised for the ones
+    after a graph break. Keys now count on across the graphs in the order they compile, and a missing
+    override is reported once a first call has compiled them all. Oracle: real torch.compile of the same
+    change written in the code, bit for bit."""
+    g = torch.Generator().manual_seed(4)
+    x, w = torch.randn(16, 32, generator=g).bfloat16(), (torch.randn(32, 32, generator=g) / 4).bfloat16()
+    program = capture(_broken, x, w)
+    assert program.specializations, "the case needs a graph break"
+    second = [n.meta[NODE_ID] for n in program.graph.nodes if n.target is torch.ops.aten.mm.default][-1]
+    policy = with_overrides(get_policy("inductor-cpu"), "keep-second-mm", node={second: KEEP})
+    torch._dynamo.reset()
+    fixed = roundoff.compile(_broken, policy=policy)(x, w)
+    torch._dynamo.reset()
+    by_hand = torch.compile(_broken_by_hand)(x, w)
+    torch._dynamo.reset()
+    plain = torch.compile(_broken)(x, w)
+    assert differing(fixed, plain) > 0 and torch.equal(fixed.view(torch.int16), by_hand.view(torch.int16))

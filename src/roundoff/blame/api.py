@@ -26,7 +26,7 @@ from roundoff.blame.explain import describe_node, explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
-from roundoff.capture.program import Program, base_id, node_id
+from roundoff.capture.program import Program, SpecializationKind, base_id, node_id
 from roundoff.plan import Plan
 from roundoff.policy import get_policy
 from roundoff.policy.model import ComputePrecision, Policy, RoundingPoint
@@ -181,6 +181,13 @@ def blame(
             "them, but roundoff.compile places overrides on forward nodes only and refuses these "
             "(RoundoffPlacementError); what the forward changes alone do, `roundoff check` with a policy that "
             "keeps only those tells")
+    breaks = [b for b in program.specializations if b.kind is not SpecializationKind.RANDOM]
+    if status is BlameStatus.FIXED and breaks:
+        notes.append(
+            f"the program has {len(breaks)} graph break(s) (the first at {breaks[0].source}): torch.compile compiles "
+            "it as several graphs, and roundoff.compile places a node override only where its line's compiled code "
+            "serves that node alone; code compiled once for several calls (a loop's, each layer's) refuses it "
+            "(RoundoffPlacementError): make such a change in the code, or remove the break")
     fixed_policy = replace(
         apply_changes(pol, found),
         name=f"{pol.name}+blame",

@@ -31,7 +31,13 @@ from roundoff.compiler.errors import (
     RoundoffPlacementError,
 )
 from roundoff.compiler.reference import Fp64Reference
-from roundoff.compiler.rewrite import NodeKey, OverridePlacer, program_keys, sign_flip_negations
+from roundoff.compiler.rewrite import (
+    GraphNumbering,
+    NodeKey,
+    OverridePlacer,
+    program_keys,
+    sign_flip_negations,
+)
 from roundoff.compiler.settings import (
     _CPP_CONTRACT,
     InductorSettings,
@@ -99,9 +105,12 @@ def make_backend(
     policy: Policy,
     node_keys: Callable[[], Mapping[str, tuple[NodeKey, int]]] | None = None,
     placements: list[str] | None = None,
+    numbering: GraphNumbering | None = None,
 ) -> Callable[..., Any]:
     """A torch.compile backend enforcing `policy`. `node_keys` supplies the placement keys of the
-    policy's node overrides (see ``rewrite.program_keys``); it is called at compile time."""
+    policy's node overrides (see ``rewrite.program_keys``); it is called at compile time. `numbering`
+    numbers them across the graphs of one compilation; its ``finish`` is the caller's, once the graphs
+    of a first call are compiled."""
     if policy.node_overrides and node_keys is None:
         raise RoundoffPlacementError(
             f"policy {policy.name!r} has node overrides ({', '.join(policy.node_overrides)}); their ids "
@@ -122,17 +131,17 @@ def make_backend(
         keys = node_keys() if policy.node_overrides else {}
         fma_off = settings.patches.get(_CPP_CONTRACT) == "off" and device == "cpu"
         placer = OverridePlacer(
-            policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts, fma_off
+            policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts, fma_off, numbering
         )
-        state = {"graphs": 0, "backward_pending": False, "joint": False}
+        state = {"joint": False}
         # Triton computes -x as 0.0 - x; a sign-flip policy gets x * -1.0 instead (rewrite module)
         flip = device == "cuda" and policy.negation is Negation.SIGN_FLIP
         decompositions = _decompositions(policy, gm)
         # AOTAutograd's cache key is taken before rewrites, and does not see a decomposition table
         no_cache = not placer.empty or flip or decompositions is not None
 
-        def place(graph: torch.fx.GraphModule | torch.fx.Graph, joint: bool) -> None:
-            placed = placer.apply(graph, joint=joint)
+        def place(graph: torch.fx.GraphModule | torch.fx.Graph, joint: bool, backward: bool = False) -> None:
+            placed = placer.apply(graph, joint=joint, backward=backward)
             if placements is not None:
                 placements.extend(placed)
 
@@ -141,18 +150,13 @@ def make_backend(
             # so a value kept in fp32 is saved in fp32 and the backward reads it so (the plan's model)
             state["joint"] = True
             place(graph, joint=True)
-            placer.finish()
 
         def inner(graph: torch.fx.GraphModule, inputs: Any, **kwargs: Any) -> Any:
             with _patched(settings, no_cache):
                 if flip:
                     sign_flip_negations(graph)
-                if not placer.empty and not state["joint"]:  # (inference: no joint graph)
-                    place(graph, joint=False)
-                    is_bw = bool(kwargs.get("is_backward"))
-                    state["backward_pending"] = not is_bw and not kwargs.get("is_inference", True)
-                    if not state["backward_pending"]:
-                        placer.finish()
+                if not placer.empty and not state["joint"]:  # (inference, or a torch without a joint pass)
+                    place(graph, joint=False, backward=bool(kwargs.get("is_backward")))
                 return compile_fx_inner(graph, inputs, **kwargs)
 
         joint = {} if placer.empty or not has_config("joint_custom_pre_pass") else {"joint_custom_pre_pass": joint_pass}
@@ -343,8 +347,10 @@ class _Compiled:
         self.fn, self.policy = fn, policy
         self.keys: Mapping[str, tuple[NodeKey, int]] | None = None
         self.placements: list[str] = []
+        self.numbering = GraphNumbering()
+        self.placed = not policy.node_overrides  # (checked once the first call has compiled its graphs)
         compiled = torch.compile(
-            fn, backend=make_backend(policy, self._node_keys, self.placements), **kwargs
+            fn, backend=make_backend(policy, self._node_keys, self.placements, self.numbering), **kwargs
         )
         self.checker = Checker(fn, compiled, check, sample_every, reference, check_async)
 
@@ -368,12 +374,16 @@ class _Compiled:
             self.keys = program_keys(program, self.policy.node_overrides, aliases,
                                      decomposed=_as_compiled(program, self.policy, aliases))
         try:
-            return self.checker(*args, **kwargs)
+            out = self.checker(*args, **kwargs)
         except Exception as err:  # dynamo wraps backend errors; surface roundoff's own
             cause = getattr(err, "inner_exception", None) or err.__cause__
             if isinstance(cause, RoundoffCompileError):
                 raise cause from None
             raise
+        if not self.placed:
+            self.placed = True
+            self.numbering.finish()
+        return out
 
     def wrapper(self) -> Callable[..., Any]:
         if isinstance(self.fn, torch.nn.Module):

@@ -36,27 +36,18 @@ import operator
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 import torch
 import torch.fx
 
 from roundoff.compiler.errors import RoundoffPlacementError
+from roundoff.compiler.numbering import GraphNumbering, NodeKey
 from roundoff.numerics import is_low_precision
 from roundoff.ops import classify
 from roundoff.ops.classes import OpClass
 from roundoff.policy.model import ComputePrecision, OpOverride
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-@dataclass(frozen=True)
-class NodeKey:
-    """Where a node is in user code: aten overload, ``basename:line``, occurrence index."""
-
-    op: str
-    source: str | None
-    occurrence: int
 
 
 def _normalize_source(source: str | None) -> str | None:
@@ -409,10 +400,11 @@ def check_override(
 
 
 class OverridePlacer:
-    """Places a policy's op and node overrides on the aten graphs one compilation produces.
+    """Places a policy's op and node overrides on one aten graph of a compilation.
 
-    `node_keys` maps stable ids to their (key, group size) from ``program_keys``. ``apply`` is
-    called once per aten graph; ``finish`` raises for ids that no graph held.
+    `node_keys` maps stable ids to their (key, group size) from ``program_keys``; `numbering` numbers
+    the keys across the compilation's graphs and collects what was placed (`GraphNumbering.finish`
+    raises for ids that no graph held).
     """
 
     def __init__(
@@ -422,6 +414,7 @@ class OverridePlacer:
         node_keys: Mapping[str, tuple[NodeKey, int]],
         emulates_casts: bool,
         fma_off: bool = False,
+        numbering: GraphNumbering | None = None,
     ) -> None:
         def needs(label: str, o: OpOverride) -> str | None:
             return check_override(label, o, emulates_casts, fma_off)
@@ -434,30 +427,27 @@ class OverridePlacer:
         }
         self.placed: dict[str, str] = {}
         self.emulates_casts = emulates_casts
+        self.numbering = numbering if numbering is not None else GraphNumbering()
+        self.numbering.rewrites.update(self.node_rewrites)
 
     @property
     def empty(self) -> bool:
         return not self.op_rewrites and not self.node_rewrites
 
-    def apply(self, gm: torch.fx.GraphModule | torch.fx.Graph, joint: bool = False) -> list[str]:
+    def apply(self, gm: torch.fx.GraphModule | torch.fx.Graph, joint: bool = False, backward: bool = False) -> list[str]:
         """Rewrite `gm` in place; return a line per placed override. `joint`: `gm` is AOTAutograd's joint
         forward+backward graph, before the partitioner splits it (its forward nodes are keyed; a kept
-        value's backward readers read it in fp32 too, and the forward saves it so)."""
+        value's backward readers read it in fp32 too, and the forward saves it so). `backward`: a
+        partitioned backward graph, which takes op overrides only (node ids name forward nodes)."""
         graph = gm if isinstance(gm, torch.fx.Graph) else gm.graph
         nodes = forward_nodes(graph) if joint else graph.nodes
         keys = keys_by_node([n for n in nodes if not made_by_factory(n)], stack_source)
-        sizes = group_sizes(keys.values())
-        by_key = {key: node for node, key in keys.items()}
+        by_key = ({key: node for node, key in self.numbering.number(keys).items()}
+                  if self.node_rewrites and not backward else {})
         targets: list[tuple[str, torch.fx.Node, str]] = []
-        for nid, ((key, size), action) in self.node_rewrites.items():
+        for nid, ((key, _), action) in self.node_rewrites.items():
             if nid in self.placed or key not in by_key:
                 continue
-            if sizes[(key.op, key.source)] != size:
-                raise RoundoffPlacementError(
-                    f"node override {nid!r}: {key.op} at {key.source} occurs {size}x in the capture but "
-                    f"{sizes[(key.op, key.source)]}x in the compiled graph, so occurrence "
-                    f"{key.occurrence} is ambiguous; split the line or use an op override"
-                )
             targets.append((nid, by_key[key], action))
         for name, action in self.op_rewrites.items():  # (every node of the graph, backward ones too)
             targets += [(f"op {name}", n, action) for n in graph.nodes if n.op == "call_function" and _matches_op(name, n)]
@@ -468,6 +458,8 @@ class OverridePlacer:
             else:
                 keep_rounded(graph, node)
             self.placed[label] = f"{label} -> {node.name} ({_op_name(node)}, {action})"
+            if label in self.node_rewrites:
+                self.numbering.placed[label] = self.placed[label]
         if targets:
             graph.lint()
             if isinstance(gm, torch.fx.GraphModule):
@@ -475,13 +467,5 @@ class OverridePlacer:
         return [self.placed[label] for label, _, _ in targets]
 
     def finish(self) -> None:
-        missing = [nid for nid in self.node_rewrites if nid not in self.placed]
-        if missing:
-            detail = ", ".join(
-                f"{nid} ({k.op} at {k.source}#{k.occurrence})"
-                for nid, (k, _) in ((m, self.node_rewrites[m][0]) for m in missing)
-            )
-            raise RoundoffPlacementError(
-                f"node overrides not found in any compiled graph: {detail}; the op may have been "
-                f"decomposed or fused away by Inductor's pre-lowering passes"
-            )
+        """`GraphNumbering.finish` (for a placer used on its own)."""
+        self.numbering.finish()
