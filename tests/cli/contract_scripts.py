@@ -233,3 +233,4 @@ def write_all(folder) -> None:
         (folder / name).write_text(text)
     (folder / "dir.toml").mkdir()
     (folder / "outdir").mkdir()
+    (folder / "adir.py").mkdir()  # (a folder whose name looks like a script: trial 65)

@@ -60,6 +60,7 @@ CASES = [
     # the script, the function and the factory
     check("script-missing", "nowhere.py:f", exit=USAGE, needles=["nowhere.py", "does not exist"]),
     check("script-not-py", "m.txt:f", exit=USAGE, needles=["m.txt", "not a .py file"]),
+    check("script-is-folder", "adir.py:f", exit=USAGE, needles=["adir.py", "is a folder"]),
     check("target-no-colon", "m.py", exit=USAGE, needles=["'m.py'", "SCRIPT:NAME"]),
     check("function-missing", "m.py:nope", exit=USAGE, needles=["'nope' not found", "m.py"]),
     check("function-not-callable", "m.py:NOT_A_FUNCTION", exit=USAGE, needles=["not a function"]),

@@ -100,6 +100,8 @@ def import_script(path_text: str) -> ModuleType:
             raise UsageError(f"target {path_text}:... has more than one ':' after the script "
                              f"{path_text[:path_text.index('.py:') + 3]!r}; pass SCRIPT.py:FUNCTION")
         raise UsageError(f"script {path_text!r} is not a .py file; pass SCRIPT.py:FUNCTION")
+    if path.is_dir():  # (trial 65: a folder named x.py was said not to exist)
+        raise UsageError(f"script {path_text!r} is a folder, not a file; pass SCRIPT.py:FUNCTION")
     if not path.is_file():
         where = "" if path.is_absolute() else f" (looked in {Path.cwd()})"  # (a relative path's folder)
         raise UsageError(f"script {path_text!r} does not exist{where}")

@@ -298,8 +298,9 @@ def _check_made_for(program: Program, policy: Policy) -> None:
             f"the node overrides of policy {policy.name!r} were made for program {policy.made_for!r} (graph "
             f"{policy.made_for_graph}), not for {program.name!r} (graph {mine}, captured "
             f"{'with' if program.backward else 'without'} its backward): node ids differ between programs, "
-            "and between a training step and its forward alone; run roundoff blame on this program (with "
-            "--backward for a training step) for a policy of its own")
+            "between a training step and its forward alone, and between training steps whose inputs require "
+            "grad differently (the backward computes other gradients); run roundoff blame on this program (with "
+            "--backward for a training step, its inputs as they are here) for a policy of its own")
 
 
 def _as_compiled(program: Program, policy: Policy, aliases: dict[str, str]) -> Program | None:
