@@ -298,3 +298,27 @@ def test_an_overflow_that_begins_the_nan_is_named_before_what_reads_it() -> None
     result = check(_overflowing_softmax, (x,), "inductor-cpu")
     assert result.explanations[0].startswith("`exp`") and "overflows float16" in result.explanations[0], (
         result.explanations[:2])
+
+
+def _vq_distances(z: torch.Tensor, codebook: torch.Tensor) -> torch.Tensor:
+    d = (z * z).sum(-1, keepdim=True) - 2 * (z @ codebook.t()) + (codebook * codebook).sum(-1)
+    return d.float()
+
+
+def test_a_fused_fp32_op_that_amplifies_a_rounded_read_is_not_said_to_lose_accuracy_itself() -> None:
+    """Trial 65: a VQ-VAE's distances under inductor-cpu: the fused fp32 `add` reads the codebook's squared
+    norms (a reduction, stored in bf16) rounded, and was said to "lose accuracy itself". Oracle: the same
+    sum in fp64 from the norms rounded by torch's bf16 cast is far off fp64's, and exact from exact norms."""
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(32, generator=g) + 2.0
+    codebook = (base + 0.05 * torch.randn(16, 32, generator=g)).bfloat16()
+    z = (base + 0.05 * torch.randn(64, 32, generator=g)).bfloat16()
+    z64, c64 = z.double(), codebook.double()
+    norms = (c64 * c64).sum(-1)
+    exact = (z64 * z64).sum(-1, keepdim=True) - 2 * (z64 @ c64.t()) + norms
+    from_rounded = (z64 * z64).sum(-1, keepdim=True) - 2 * (z64 @ c64.t()) + norms.bfloat16().double()
+    assert float((from_rounded - exact).norm() / exact.norm()) > 16 * 2.0**-9  # the read's rounding, amplified
+    result = check(_vq_distances, (z, codebook), "inductor-cpu", against="oracle")
+    first = result.explanations[0]
+    assert first.startswith("`add`") and "amplifies the rounding of what it reads" in first and "`sum`" in first, first
+    assert "loses accuracy itself" not in first

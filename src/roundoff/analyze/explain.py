@@ -31,6 +31,7 @@ from roundoff.capture.program import (
     value_holders,
 )
 from roundoff.execute.node_numerics import accumulates_in_storage
+from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
 
@@ -98,6 +99,8 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
                "lost what fp64 has there (an epsilon absorbed upstream) or from values below the format's range.")
         )
     judged = r.working_dtype or r.dtype
+    if (amplified := _rounded_reads_amplified(r, plan, judged)) is not None:
+        return amplified
     held = f"; the narrowest format its value meets, it computes in {r.dtype}" if judged != r.dtype else ""
     return (
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them, its error is "
@@ -151,6 +154,29 @@ def _cancelled_sentence(source: NodeReport) -> str:
         "a variance as mean(x*x) - mean(x)**2 is one). Compute it without the cancellation (mean((x - mean)**2)) "
         "or in a wider format: an epsilon alone does not fix it."
     )
+
+
+def _rounded_reads_amplified(r: NodeReport, plan: Plan, judged: str) -> str | None:
+    """A pointwise node that computes in fp32 inside a kernel and reads some operands rounded to 16 bits
+    (a kernel boundary): its own fp32 rounding is far below 16 bits', so an error many times the 16-bit
+    rounding is that of what it reads, amplified (trial 65: a VQ-VAE's ``||z||^2 - 2 z.e + ||e||^2``
+    under inductor-cpu was said to "lose accuracy itself"). None where that does not hold."""
+    d = plan.decisions.get(r.node_id)
+    if (d is None or d.compute_dtype not in (torch.float32, torch.float64) or judged not in ("bfloat16", "float16")
+            or d.op_class not in (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL)):
+        return None
+    rounded = [plan.program.node(i) for i in d.rounded_inputs
+               if (p := plan.decisions.get(i)) is not None and p.storage_dtype in (torch.bfloat16, torch.float16)]
+    if not rounded:
+        return None
+    own = r.local if r.local is not None else r.vs_oracle
+    names = ", ".join(_node_at(p) for p in rounded[:2])
+    return (f"{_at(r)} amplifies the rounding of what it reads: it computes in {str(d.compute_dtype).removeprefix('torch.')}, "
+            f"but reads {names} rounded to {judged} (a kernel boundary), and from fp64 inputs so read its error is "
+            f"{r.own_excess:.3g} times the rounding of {judged} (its normwise relative error {own.norm_rel:.2g}): "
+            "a cancellation of rounded operands, or a function steep there. Keep what it reads in a wider format "
+            "(blame --against oracle tries such placements where the policy makes them), or compute it without the "
+            "cancellation.")
 
 
 def _narrow_reads(r: NodeReport, plan: Plan) -> str:
