@@ -609,3 +609,48 @@ def test_no_fix_for_a_nan_made_by_a_comparison_names_checks_hazard_not_a_dtype_a
     assert result.status is BlameStatus.NO_FIX
     assert any("[mixed-precision-comparison]" in n for n in result.notes), result.notes
     assert not any("by the code itself" in n for n in result.notes), result.notes
+
+
+def _online_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    m = torch.full((q.shape[0], 1), float("-inf"), dtype=q.dtype)  # trial 65: FlashAttention-style, fp16
+    l, acc = torch.zeros(q.shape[0], 1, dtype=q.dtype), torch.zeros(q.shape[0], v.shape[1], dtype=q.dtype)
+    for j in range(0, k.shape[0], 16):
+        s = (q @ k[j:j + 16].t()) * 32 ** -0.5
+        m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+        p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)
+        l = l * alpha + p.sum(-1, keepdim=True)
+        acc = acc * alpha + p @ v[j:j + 16]
+        m = m_new
+    return acc / l
+
+
+def test_a_removable_nan_is_said_where_no_change_reaches_the_limit() -> None:
+    """Trial 65: an fp16 online softmax's backward, NaN under inductor-cpu (its amax tie masks compare a
+    fused unrounded value with its stored max), finite in eager but 640x off fp64. blame --against oracle
+    said the divergence was "not a placement decision", though the changes together remove the NaN and
+    blame --against eager finds a few that do. Oracles: real torch.compile's NaN gradients and eager's
+    finite ones; the fix compiled by roundoff.compile, finite."""
+    import roundoff
+
+    g = torch.Generator().manual_seed(0)
+    q, k = ((torch.randn(64, 32, generator=g) * 0.2).half() for _ in range(2))
+    v = ((torch.randn(64, 32, generator=g) * 300 + 2000) / 1000).half()
+
+    def loss(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return _online_attention(q, k, v).float().sum()
+
+    def grad_q(fn) -> torch.Tensor:
+        qq = q.detach().clone().requires_grad_()
+        fn(qq, k, v).backward()
+        return qq.grad
+
+    torch._dynamo.reset()
+    assert grad_q(torch.compile(loss)).isnan().any() and grad_q(loss).isfinite().all()
+    program = capture(loss, q.detach().clone().requires_grad_(), k, v, backward=True)
+    found = blame(program, "inductor-cpu", (q, k, v), against="oracle", repro=False)
+    assert found.status is BlameStatus.NO_FIX
+    assert any("remove the NaN/inf this policy makes at `grad_q`" in n for n in found.notes), found.notes
+    to_eager = blame(program, "inductor-cpu", (q, k, v), against="eager", repro=False, placeable=True)
+    assert to_eager.status is BlameStatus.FIXED
+    torch._dynamo.reset()
+    assert grad_q(roundoff.compile(loss, policy=to_eager.fixed_policy)).isfinite().all()

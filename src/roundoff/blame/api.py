@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import torch
 
@@ -214,22 +215,30 @@ def blame(
         if checked is None:  # the causes check names, to say why no change reaches them (trial 62)
             checked = _checked(program, pol, args, transcendentals, against=ref.value)
         still = ev.failing(candidates)
+        removed = _nonfinite_removed(ev, candidates) if ref is Reference.ORACLE else []
         notes.append(
             f"all {len(candidates)} {'placeable ' if left_out else ''}candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
             + (": the changes --placeable left out may fix it (blame without --placeable tries them)" if left_out
-               else ": the divergence is not a placement decision this policy controls"
+               else (": beyond the NaN/inf they remove (below), " if removed else ": ")
+               + "the divergence is not a placement decision this policy controls"
                + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits
                                                                    or checked.nan_origin)
                   else " (e.g. an implementation difference)"))
         )
+        if removed:
+            notes.append(
+                f"all candidate changes together remove the NaN/inf this policy makes at {', '.join(removed[:3])}"
+                f"{' and more' if len(removed) > 3 else ''}, where eager is finite: what stays over the limit is "
+                "also eager's error (check -p eager --against oracle); blame --against eager finds the fewest "
+                "changes that bring this policy to eager there")
         broken = [f"`{o.name}`" for o in checked.outputs if o.reference_nonfinite and not o.passes]
         if ref is Reference.EAGER and broken:  # no change can match a reference that is itself wrong
             notes.append(
                 f"eager itself is NaN/inf where fp64 is finite at {', '.join(broken[:3])}"
                 f"{' and more' if len(broken) > 3 else ''}, so no change can agree with it there: blame --against "
                 "oracle searches for the change that brings this policy to fp64")
-        else:
+        elif not removed:  # (where the changes remove the NaN, its causes and hazards are removable)
             notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates))
             notes.extend(f"check names a hazard that no change here removes: [{h.kind}] {h.message}"
                          for h in checked.hazards if h.kind in NAN_HAZARDS)
@@ -350,6 +359,21 @@ def _over_limit_by_value(result: CheckResult) -> tuple[tuple[str, float], ...]:
     over = [(o.name, o.rmse_result / o.rmse_reference) for o in result.outputs
             if o.passes and o.rmse_reference > 0 and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
     return tuple(sorted(over, key=lambda t: -t[1]))
+
+
+def _nonfinite_removed(ev: Evaluator, candidates: Sequence[Change]) -> list[str]:
+    """The outputs (names, backticked) where the policy is NaN/inf and fp64 and eager are finite, and the
+    policy with every candidate change is finite (trial 65: an fp16 online softmax's NaN gradients,
+    removable, where eager itself is 640x off fp64 and no change reaches the limit)."""
+    def bad(values: Sequence[Any]) -> set[int]:
+        return {i for i, (v, x) in enumerate(zip(values, ev.oracle)) if isinstance(v, torch.Tensor)
+                and v.is_floating_point() and bool((~v.isfinite() & x.isfinite()).any())}
+
+    made = bad(ev.base_outputs) - bad(ev.eager)
+    if not made:
+        return []
+    names = ev.program.output_labels()
+    return [f"`{names[i]}`" for i in sorted(made - bad(ev.outputs(candidates)))]
 
 
 def _placeable_rounding(change: Change, base: Plan) -> bool:
