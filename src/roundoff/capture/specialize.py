@@ -63,10 +63,11 @@ def _is_draw(func: Any) -> bool:
     return torch.Tag.nondeterministic_seeded in func.tags and name in _DRAWS
 
 
-#: Selections pinned to eager's choice where a pinned value is computed from it (module doc); each gives
-#: its values as ``gather(scores, dim, indices)``: topk and sort return the scores at their indices.
-_CHOOSING = {aten.topk.default: -1, aten.sort.default: -1, aten.sort.stable: -1, aten.argmax.default: None,
-             aten.argmin.default: None}
+#: Selections pinned to eager's choice where a pinned value is computed from it (module doc).
+_CHOOSING = frozenset({aten.topk.default, aten.sort.default, aten.sort.stable, aten.argmax.default,
+                       aten.argmin.default})
+#: Those that also return values: the scores at their indices, ``gather(scores, dim, indices)``.
+_WITH_VALUES = frozenset({aten.topk.default, aten.sort.default, aten.sort.stable})
 
 
 def _is_mask(t: Any) -> bool:
@@ -203,7 +204,7 @@ def _pin_choice(gm: torch.fx.GraphModule, k: int, node: torch.fx.Node, indices: 
         const = _constant(gm, f"eager_choice{k}", indices, node)
     const.meta["val"] = _fake_like(node, indices) if not isinstance(node.meta.get("val"), (tuple, list)) else (
         node.meta["val"][-1])
-    if _CHOOSING[node.target] is None:  # argmax / argmin: the indices alone
+    if node.target not in _WITH_VALUES:  # argmax / argmin: the indices alone
         node.replace_all_uses_with(const)
         _erase_unused(gm, node)
         return

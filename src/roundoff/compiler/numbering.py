@@ -20,7 +20,6 @@ class NodeKey:
     occurrence: int
 
 
-
 class GraphNumbering:
     """The occurrence numbers of node keys across the graphs torch.compile splits one program into at its
     graph breaks, in the order they are compiled (the order they run: the capture's). A graph's keys
