@@ -307,11 +307,13 @@ def order_one_scale(fp64: torch.Tensor, reference: torch.Tensor) -> float:
     (a gradient that is 0 by the model's structure: fp64's noise of 1e-20, eager's 0, a fused fp32
     kernel's 1e-13) is left to ``same``'s absolute tolerance. A power of two scales every float
     format's values exactly (where the product stays in range)."""
-    finite = fp64.isfinite() & reference.isfinite() if reference.shape == fp64.shape else fp64.isfinite()
-    exact = fp64[finite].double()
-    largest = float(exact.abs().max()) if exact.numel() else 0.0
-    if largest == 0.0 or largest >= 1.0 or reference.shape != fp64.shape:
+    if reference.shape != fp64.shape or not fp64.numel():
         return 1.0
+    finite = fp64.isfinite() & reference.isfinite()
+    largest = float(torch.where(finite, fp64.abs(), 0).max())
+    if largest == 0.0 or largest >= 1.0:  # (most values: no copy of the elements is made)
+        return 1.0
+    exact = fp64[finite].double()
     if not float((reference[finite].double() - exact).norm()) < 0.5 * float(exact.norm()):
         return 1.0
     return math.ldexp(1.0, min(1 - math.frexp(largest)[1], MAX_SCALE_EXPONENT))

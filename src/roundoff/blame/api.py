@@ -214,8 +214,9 @@ def blame(
         beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
         if checked is None:  # the causes check names, to say why no change reaches them (trial 62)
             checked = _checked(program, pol, args, transcendentals, against=ref.value)
-        still = ev.failing(candidates)
-        removed = _nonfinite_removed(ev, candidates) if ref is Reference.ORACLE else []
+        together = ev.outputs(candidates)
+        still = ev.failing(together)
+        removed = _nonfinite_removed(ev, together) if ref is Reference.ORACLE else []
         notes.append(
             f"all {len(candidates)} {'placeable ' if left_out else ''}candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
@@ -361,10 +362,10 @@ def _over_limit_by_value(result: CheckResult) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(over, key=lambda t: -t[1]))
 
 
-def _nonfinite_removed(ev: Evaluator, candidates: Sequence[Change]) -> list[str]:
+def _nonfinite_removed(ev: Evaluator, together: Sequence[torch.Tensor]) -> list[str]:
     """The outputs (names, backticked) where the policy is NaN/inf and fp64 and eager are finite, and the
-    policy with every candidate change is finite (trial 65: an fp16 online softmax's NaN gradients,
-    removable, where eager itself is 640x off fp64 and no change reaches the limit)."""
+    policy with every candidate change (`together`: its outputs) is finite (trial 65: an fp16 online
+    softmax's NaN gradients, removable, where eager itself is 640x off fp64 and no change reaches the limit)."""
     def bad(values: Sequence[Any]) -> set[int]:
         return {i for i, (v, x) in enumerate(zip(values, ev.oracle)) if isinstance(v, torch.Tensor)
                 and v.is_floating_point() and bool((~v.isfinite() & x.isfinite()).any())}
@@ -373,7 +374,7 @@ def _nonfinite_removed(ev: Evaluator, candidates: Sequence[Change]) -> list[str]
     if not made:
         return []
     names = ev.program.output_labels()
-    return [f"`{names[i]}`" for i in sorted(made - bad(ev.outputs(candidates)))]
+    return [f"`{names[i]}`" for i in sorted(made - bad(together))]
 
 
 def _placeable_rounding(change: Change, base: Plan) -> bool:

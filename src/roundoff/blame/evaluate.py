@@ -230,9 +230,9 @@ class Evaluator:
             return out is not None and self.judge(out)
         return self._run(plan, judge=True) is not None
 
-    def failing(self, changes: Sequence[Change]) -> list[str]:
-        """Names of the outputs that fail (`passes`) under `policy` + `changes` (a full run)."""
-        out, names = self.outputs(changes), self.program.output_labels()
+    def failing(self, out: Sequence[torch.Tensor]) -> list[str]:
+        """Names of the outputs that fail (`passes`) among `out` (`outputs` of a change set)."""
+        names = self.program.output_labels()
         return [names[i] for i, res in enumerate(out) if i < min(len(self.eager), len(self.oracle)) and not self.passes(i, res)]
 
     def cost(self) -> Cost:

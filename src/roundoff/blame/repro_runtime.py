@@ -29,11 +29,13 @@ def _order_one(fp64: torch.Tensor, reference: torch.Tensor) -> float:
     """roundoff's ``analyze.verdict.order_one_scale`` (this runtime imports no roundoff): the power of two
     that brings an output whose values are all below 1, and which `reference` resolves, to order 1,
     where ``allclose``'s `tol` is meant to apply."""
-    finite = torch.isfinite(fp64) & torch.isfinite(reference) if reference.shape == fp64.shape else torch.isfinite(fp64)
-    exact = fp64[finite].double()
-    largest = float(exact.abs().max()) if exact.numel() else 0.0
-    if largest == 0.0 or largest >= 1.0 or reference.shape != fp64.shape:
+    if reference.shape != fp64.shape or not fp64.numel():
         return 1.0
+    finite = fp64.isfinite() & reference.isfinite()
+    largest = float(torch.where(finite, fp64.abs(), 0).max())
+    if largest == 0.0 or largest >= 1.0:
+        return 1.0
+    exact = fp64[finite].double()
     if not float((reference[finite].double() - exact).norm()) < 0.5 * float(exact.norm()):
         return 1.0
     return math.ldexp(1.0, min(1 - math.frexp(largest)[1], 64))

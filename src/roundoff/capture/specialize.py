@@ -51,9 +51,11 @@ _INDEXING = {
 # Random ops whose output is the draw itself (tensor arguments give only shape, dtype or the
 # distribution's parameters), so pinning the draw keeps every value that flows from the data. Other
 # ops tagged random (fused attention or dropout kernels with a dropout probability) are left alone.
-_DRAWS = frozenset(
-    ["bernoulli", "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "uniform", "exponential", "cauchy", "log_normal", "geometric", "random", "multinomial", "poisson", "binomial", "_standard_gamma", "_sample_dirichlet"]
-)
+_DRAWS = frozenset({
+    "bernoulli", "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
+    "uniform", "exponential", "cauchy", "log_normal", "geometric", "random", "multinomial", "poisson",
+    "binomial", "_standard_gamma", "_sample_dirichlet",
+})
 
 
 def _is_draw(func: Any) -> bool:

@@ -30,14 +30,9 @@ from roundoff.compiler.errors import (
     RoundoffEnforcementWarning,
     RoundoffPlacementError,
 )
+from roundoff.compiler.numbering import GraphNumbering, NodeKey
 from roundoff.compiler.reference import Fp64Reference
-from roundoff.compiler.rewrite import (
-    GraphNumbering,
-    NodeKey,
-    OverridePlacer,
-    program_keys,
-    sign_flip_negations,
-)
+from roundoff.compiler.rewrite import OverridePlacer, program_keys, sign_flip_negations
 from roundoff.compiler.settings import (
     _CPP_CONTRACT,
     InductorSettings,

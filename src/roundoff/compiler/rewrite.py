@@ -465,7 +465,3 @@ class OverridePlacer:
             if isinstance(gm, torch.fx.GraphModule):
                 gm.recompile()
         return [self.placed[label] for label, _, _ in targets]
-
-    def finish(self) -> None:
-        """`GraphNumbering.finish` (for a placer used on its own)."""
-        self.numbering.finish()
