@@ -30,7 +30,7 @@ from roundoff.capture.program import (
     node_source,
     value_holders,
 )
-from roundoff.execute.node_numerics import accumulates_in_storage
+from roundoff.execute.node_numerics import BATCH_NORMS, accumulates_in_storage
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
@@ -113,7 +113,8 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
 def _storage_sums(r: NodeReport, plan: Plan) -> str:
     """Where `r`'s kernel (or, for an output of a multi-output op, that op's) adds into its 16-bit result
     one term at a time (`node_numerics.accumulates_in_storage`: eager's ``index_put(accumulate=True)``
-    on CPU and CUDA, the gradient of ``w[idx]``; eager CPU's LayerNorm backward with 16-bit weights):
+    on CPU and CUDA, the gradient of ``w[idx]``; eager CPU's LayerNorm backward with 16-bit weights; eager CPU's
+    BatchNorm, whose statistics it rounds):
     that is the loss, and the fix."""
     node = plan.program.node(r.node_id)
     parent = multi_output_parent(node)
@@ -122,6 +123,10 @@ def _storage_sums(r: NodeReport, plan: Plan) -> str:
     if d is None or not accumulates_in_storage(node, d):
         return ""
     dtype = str(d.compute_dtype).removeprefix("torch.")
+    if node.target in BATCH_NORMS:
+        return (f" Eager's BatchNorm on CPU with {dtype} weights rounds the batch's mean and 1/std to {dtype} and "
+                f"normalizes with the rounded values: keep the BatchNorm's weight and bias in float32 (`bn.float()`: "
+                f"eager then keeps its statistics in float32 and still returns {dtype}).")
     if node.target is torch.ops.aten.native_layer_norm_backward.default:
         if index not in (1, 2):  # the input's gradient is computed row by row, in fp32
             return ""

@@ -97,8 +97,14 @@ _EAGER_CPU_SCALARS = {
 #: tests/execute/test_eager_fidelity. On CUDA eager's and Inductor's index_put add atomically into
 #: the 16-bit buffer as well (bench/results/h200-session16/index-put-cuda.txt).
 _INDEX_PUT_STORAGE = {op: {"compute": "storage"} for op in ("aten.index_put", "aten._unsafe_index_put")}
+#: Eager CPU's BatchNorm in training with 16-bit weights normalizes with its mean and 1/std rounded to
+#: 16 bits (``batch_norm_cpu_kernel``'s reduced-float path; float32 weights keep them float32); it and its
+#: backward run as eager's kernels: measured bit for bit in tests/execute/test_eager_fidelity.
+_BATCH_NORM_STORAGE = {op: {"compute": "storage"} for op in (
+    "aten.native_batch_norm", "aten._native_batch_norm_legit", "aten._native_batch_norm_legit_functional",
+    "aten.native_batch_norm_backward")}
 _EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE,
-              "aten.native_layer_norm_backward": {"compute": "storage"}}
+              "aten.native_layer_norm_backward": {"compute": "storage"}, **_BATCH_NORM_STORAGE}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
