@@ -5,6 +5,8 @@ Oracle: the real bf16 eager step against the fp64 step, by hand."""
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
 from roundoff.analyze import check
@@ -73,3 +75,25 @@ def test_a_16_bit_layer_norms_weight_gradient_fails_and_blame_computes_it_in_fp3
     found = blame(capture(step, x, w, b, backward=True), "eager", against="oracle", repro=False)
     assert found.status.value == "fixed" and [c.kind.value for c in found.changes] == ["upcast"], found.changes
     assert found.changes[0].op == "aten.native_layer_norm_backward.default"
+
+
+def test_a_16_bit_batch_norm_of_input_features_is_named_with_its_fix():
+    """Eager CPU's BatchNorm with bf16 weights normalizes with its mean and 1/std rounded to bf16: on input
+    features far from 0 (mean 30, std 0.5) its output is 45x bf16's rounding off fp64. check judged such
+    an op of graph inputs by its outputs' rounding only (1x). Oracles: real eager against an fp64 copy of
+    the module, and the same module with fp32 weights (the sentence's fix), correctly rounded."""
+    g = torch.Generator().manual_seed(0)
+    bn = torch.nn.BatchNorm1d(8).bfloat16().train()
+    x = (torch.randn(64, 8, generator=g) * 0.5 + 30).bfloat16()
+    exact = copy.deepcopy(bn).double()(x.double()).detach()
+
+    def off(y: torch.Tensor) -> float:
+        return float((y.double() - exact).norm() / (exact.bfloat16().double() - exact).norm())
+
+    assert off(copy.deepcopy(bn)(x)) > 16 and off(copy.deepcopy(bn).float()(x)) < 1.01
+
+    r = check(bn, (x,), "eager", against="oracle")
+    (node,) = [n for n in r.nodes if n.node_id in r.culprits]
+    assert node.op == "native_batch_norm[0]" and node.own_excess > 16
+    sentence = next(e for e in r.explanations if "loses accuracy itself" in e)
+    assert "rounds the batch's mean and 1/std to bfloat16" in sentence and "`bn.float()`" in sentence

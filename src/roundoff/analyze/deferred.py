@@ -256,7 +256,7 @@ class DeferredObserver(NodeObserver):
         raise NeedsValues("a pointwise node reads an operand's format overflow (its own error is judged without it)")
 
     def _recompute_whole(self, node: torch.fx.Node, vals: tuple, ls: Any) -> None:
-        # gathered as if some operand were inexact: where all are exact, the interpreter does not recompute
+        # gathered only where some operand is inexact; of exact operands the op's own value is its local value
         if (self.local and node.target in SUMS_IN_STORAGE and isinstance(vals[POLICY], (tuple, list))
                 and all(p in self.exact for p in node.all_input_nodes)):
             raise NeedsValues("a multi-output op of exact operands")

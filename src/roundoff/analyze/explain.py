@@ -343,10 +343,13 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     lines.extend(output_sentences(result))
     if result.culprits and not result.diverges and not set(result.culprits) <= set(result.rounding_causes):
         # (a rounding cause's own sentence says why its outputs pass)
+        own = [o for o in result.outputs if o.node_id in result.culprits]
+        why = ("later ops dilute it, e.g. a tiny term added to a large one" if not own else
+               f"output `{own[0].name}` is that value, and its reference, RMSE {own[0].rmse_reference:.3g}, allows for the "
+               "error its last op takes from its operands' rounding")
         lines.append(
             f"No output fails: the outputs the error named above reaches are within {EXCESS_LIMIT:g}x their reference "
-            "(later ops dilute it, e.g. a tiny term added to a large one), so the verdict is ok; it is listed as a "
-            "place where the format loses accuracy."
+            f"({why}), so the verdict is ok; it is listed as a place where the format loses accuracy."
         )
     broken = [o for o in result.outputs if o.reference_nonfinite]
     if broken:  # one sentence for all: a NaN eager run breaks every gradient alike

@@ -481,14 +481,14 @@ class NodeObserver:
         op whose kernel sums in its storage dtype (`SUMS_IN_STORAGE`: eager CPU's 16-bit LayerNorm
         backward, a rounding per row). Recomputed from fp64's operands rounded instead, a LayerNorm's
         ``x - mean`` amplifies their inconsistent roundings (the saved mean is rounded from fp64's,
-        not computed from the rounded x): a 20x "own error" where the output is 2x (corpus BERT). Other
-        multi-output ops' results are judged by their rounding, as before."""
+        not computed from the rounded x): a 20x "own error" where the output is 2x (corpus BERT). Of
+        exact operands (graph inputs), that is the op's own value: its error is all its own (a BatchNorm of
+        the input features). Other multi-output ops' results are judged by their rounding, as before."""
         if self._whole is not None and node is not self._whole[0] and multi_output_parent(node) is not self._whole[0]:
             self._whole = None
         if (self.local and node.target in SUMS_IN_STORAGE and isinstance(vals[POLICY], (tuple, list))
-                and any(is_float(v) for v in vals[POLICY]) and not is_random(node)
-                and not all(p in self.exact for p in node.all_input_nodes)):
-            self._whole = (node, self._moved_by_own_error(node, vals, ls))
+                and any(is_float(v) for v in vals[POLICY]) and not is_random(node)):
+            self._whole = (node, self._moved_by_own_error(node, vals, ls))  # (exact operands: the op's value)
 
     def _moved_by_own_error(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple:
         """`_recompute_whole`'s value of multi-output op `node`."""
