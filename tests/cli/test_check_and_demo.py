@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import json
 import math
+import runpy
 import struct
 
 import pytest
@@ -251,6 +252,42 @@ def test_a_graph_break_repeated_at_one_line_is_reported_once_with_its_count():
     doc = document_from_checks("f", "eager", [], specs)
     assert len(doc["specializations"]) == 1
     assert "the same at 2 more break(s) of this line" in doc["specializations"][0]
+
+
+def test_many_graph_breaks_are_one_terminal_note_by_line_and_kind(tmp_path):
+    """Trial 66: a MoE's expert loop put 14 graph-break notes before the findings. More than three are
+    one note on the terminal, counted by line and kind; --json keeps each, and `graph_breaks` counts
+    them. Oracle: the capture's own `specializations`."""
+    from roundoff.capture import capture
+
+    script = tmp_path / "many.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x):\n"
+        "    a = x.float().sum().item()\n"
+        "    b = x.float().amax().item()\n"
+        "    if x.abs().max() > 100:\n"
+        "        x = x / 2\n"
+        "    for _ in range(3):\n"
+        "        x = x * x.float().abs().amin().item()\n"
+        "    return (x * (a + b)).to(torch.bfloat16)\n"
+        "def f_inputs():\n"
+        "    return (torch.linspace(1, 2, 16).to(torch.bfloat16),)\n"
+    )
+    ns = runpy.run_path(str(script))
+    specs = capture(ns["f"], *ns["f_inputs"]()).specializations
+    assert len(specs) == 6, specs
+    doc = json.loads(run("check", f"{script}:f", "-p", "eager", "--json").stdout)
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert len(doc["specializations"]) == 4  # one per line (the loop's three breaks are one)
+    counted = {(b["source"], b["kind"]): b["count"] for b in doc["graph_breaks"]}
+    assert sum(counted.values()) == 6 and counted[("many.py:8", "item")] == 3
+    assert counted == {(s.source, s.kind.value): sum(t.source == s.source and t.kind == s.kind for t in specs)
+                       for s in specs}
+    terminal = " ".join(run("check", f"{script}:f", "-p", "eager").stdout.split())
+    assert terminal.count("note: checked across") == 1
+    assert "checked across 6 graph breaks at 4 line(s)" in terminal and "many.py:8 (item x3)" in terminal
 
 
 def test_blame_json_is_one_document_with_the_fix_and_the_files_it_wrote(tmp_path):

@@ -167,7 +167,8 @@ def document_from_checks(
     `specializations` are the program's (``Program.specializations``), reported as notes, once per
     line (a loop or a module called twice breaks the graph at the same line each time)."""
     counts = Counter(s.describe() for s in specializations)
+    by_line = Counter((s.source, s.kind.value) for s in specializations)
     return make_document(target, against, runs, [
         text + (f" (the same at {n - 1} more break(s) of this line: a loop or a module called again)" if n > 1 else "")
         for text, n in counts.items()
-    ])
+    ], [{"source": source, "kind": kind, "count": n} for (source, kind), n in by_line.items()])

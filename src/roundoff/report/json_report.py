@@ -12,6 +12,7 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
       "verdict": "diverges",            # worst verdict over all runs: "ok" | "diverges"
       "specializations": [str],         # graph breaks checked across (optional): eager's value
                                         # is used there, so the verdict holds for these inputs
+      "graph_breaks": [{"source", "kind", "count"}],  # the same breaks by line and kind (optional)
       "runs": [{                        # one per --policy
         "policy": "inductor-gpu",
         "rule": "same",                 # same | allclose | bitwise (optional)
@@ -66,7 +67,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from roundoff.report.legend import legend
@@ -130,6 +131,16 @@ SCHEMA: dict[str, Any] = {
         "legend": {"type": "string"},
         "verdict": _VERDICT,
         "specializations": {"type": "array", "items": {"type": "string"}},
+        "graph_breaks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["source", "kind", "count"],
+                "additionalProperties": False,
+                "properties": {"source": {"type": ["string", "null"]}, "kind": {"type": "string"},
+                               "count": {"type": "integer", "minimum": 1}},
+            },
+        },
         "runs": {
             "type": "array",
             "items": {
@@ -350,10 +361,12 @@ def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -
 
 
 def make_document(
-    target: str, against: str, runs: list[dict[str, Any]], specializations: Sequence[str] = ()
+    target: str, against: str, runs: list[dict[str, Any]], specializations: Sequence[str] = (),
+    graph_breaks: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """A version-1 report document; its verdict is the worst over `runs`. `specializations` are the
-    program's graph breaks (``Specialization.describe()``), stated as holding for these inputs."""
+    program's graph breaks (``Specialization.describe()``), stated as holding for these inputs;
+    `graph_breaks` the same counted by line and kind (``{"source", "kind", "count"}``)."""
     from roundoff import __version__
 
     rule = next((r["rule"] for r in runs if r.get("rule")), "same")
@@ -370,4 +383,6 @@ def make_document(
         document["specializations"] = [
             f"{text}; the verdict holds for these inputs only" for text in specializations
         ]
+    if graph_breaks:
+        document["graph_breaks"] = [dict(b) for b in graph_breaks]
     return document

@@ -268,8 +268,28 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
     if document.get("legend"):
         rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
         parts.append(Text(short_legend(document["against"], rule), style="dim"))
-    parts += [Text(f"note: {s}", style="yellow") for s in document.get("specializations", [])]
+    notes = document.get("specializations", [])
+    if len(notes) > _MAX_BREAK_NOTES and document.get("graph_breaks"):
+        notes = [graph_breaks_note(document["graph_breaks"])]
+    parts += [Text(f"note: {s}", style="yellow") for s in notes]
     return Group(*parts, *(run_report(r, top, document["against"]) for r in document["runs"]))
+
+
+#: More graph-break notes than this are said in one line (trial 66: 14 notes before the findings).
+_MAX_BREAK_NOTES = 3
+
+
+def graph_breaks_note(breaks: Sequence[Mapping[str, Any]]) -> str:
+    """One note for a document's ``graph_breaks``: how many, and where, by line and kind."""
+    total = sum(b["count"] for b in breaks)
+    lines: dict[str, list[str]] = {}
+    for b in breaks:
+        lines.setdefault(b["source"] or "an unknown line", []).append(
+            b["kind"] + (f" x{b['count']}" if b["count"] > 1 else ""))
+    where = "; ".join(f"{line} ({', '.join(kinds)})" for line, kinds in lines.items())
+    return (f"checked across {total} graph breaks at {len(lines)} line(s): the emulated runs use the values eager "
+            f"computed there, so the verdict holds for these inputs only; at {where} (--json's specializations "
+            "say what each holds)")
 
 
 def sweep_table(
