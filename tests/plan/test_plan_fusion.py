@@ -87,3 +87,17 @@ def test_recomputed_node_with_mixed_reads_is_noted() -> None:
                 ("o", F, ("e",), True)), FusionModel.POINTWISE)  # fmt: skip
     assert _kernels(f) == {frozenset("es"): "reduction", frozenset("heo"): "pointwise"}
     assert any("e reads h unrounded in kernels" in n for n in f.notes), f.notes
+
+
+def test_a_copy_of_a_copy_is_named_after_the_node():
+    """Trial 64: a later round of splitting copied copies, and reports named them
+    ``n130@k37@k28@k37@k30``; a copy's id names the node and the kernel, nested only where that id is
+    taken (decomposed nodes keep their part: ``n7.1@k3``)."""
+    from roundoff.plan.remat import _copy_id
+
+    taken = {"n130", "n130@k37", "n7.1"}
+    assert _copy_id("n130@k37", 28, taken) == "n130@k28"
+    assert _copy_id("n130@k37", 28, taken) == "n130@k37@k28"  # n130@k28 is taken now
+    assert _copy_id("n7.1", 3, taken) == "n7.1@k3"
+    with pytest.raises(ValueError, match="has a copy for kernel 28"):
+        _copy_id("n130@k37", 28, taken)

@@ -5,7 +5,8 @@ value only if every kernel computes it from the same reads. It does not when one
 stored value that some of those kernels compute themselves (read unrounded: the store cache of a
 fused kernel) while others load it from memory (rounded). Real Inductor then really computes two
 different values (measured: ``tests/plan/test_plan_inductor_oracle.py``). This module rewrites the
-graph so each such kernel gets its own copy of the node, with id ``"<id>@k<kernel>"``; the copy
+graph so each such kernel gets its own copy of the node, with id ``"<id>@k<kernel>"`` (a copy's copy, made
+by a later round of splitting, is named after the node too, ``n7@k4``, where that id is free); the copy
 computes the same op on that kernel's reads, so the one-value-per-node model holds again.
 """
 
@@ -50,6 +51,7 @@ def split(
     clone: dict[int, dict[torch.fx.Node, torch.fx.Node]] = {k: {} for k in copies}
     wanted = {(k, m) for k, ms in copies.items() for m in ms}
     made: dict[str, str] = {}
+    taken = {node_id(n) for n in program.graph.nodes if n.op != "output"}
     for n in program.graph.nodes:
         if n.op == "output":
             env[n] = graph.node_copy(n, lambda a: env[a])
@@ -62,8 +64,18 @@ def split(
             if (k, nid) in wanted:
                 c = graph.node_copy(n, lambda a, t=clone[k]: t.get(a, env[a]))
                 c.meta = dict(n.meta)
-                c.meta[NODE_ID] = f"{nid}@k{k}"
+                c.meta[NODE_ID] = _copy_id(nid, k, taken)
                 clone[k][n] = c
                 made[c.meta[NODE_ID]] = nid
     gm = torch.fx.GraphModule(program.graph_module, graph)
     return program.rewritten(gm), made
+
+
+def _copy_id(nid: str, kernel: int, taken: set[str]) -> str:
+    """A new id for kernel `kernel`'s copy of node `nid`, added to `taken`: ``<node>@k<kernel>`` after the
+    captured (or decomposed) node, not after a copy (trial 64: ``n130@k37@k28@k37@k30``), else nested."""
+    for candidate in (f"{nid.split('@')[0]}@k{kernel}", f"{nid}@k{kernel}"):
+        if candidate not in taken:
+            taken.add(candidate)
+            return candidate
+    raise ValueError(f"node {nid!r} has a copy for kernel {kernel} already")
