@@ -226,6 +226,35 @@ def test_training_graph_saves_what_the_partitioner_saves(unfold: bool) -> None:
     assert 0.5 < emulated / real < 2, (emulated, real)
 
 
+def test_a_16_bit_batch_norms_saved_statistics_are_read_rounded_by_its_backward() -> None:
+    """A bf16 BatchNorm in training: Inductor's decomposition saves its mean and 1/std cast to bf16 (on
+    CPU) and the partitioner saves those casts, intermediates of the decomposition, so the backward
+    reads them rounded; the plan took only a captured node's own value as saved, fused the casts into the
+    backward unrounded, and 497 of 2048 input-gradient elements differed from torch.compile. Oracle: real
+    torch.compile's input gradient, bit for bit (the weight's gradient is a sum: its order differs)."""
+    g = torch.Generator().manual_seed(1)
+    torch.manual_seed(0)
+    bn = torch.nn.BatchNorm2d(8).bfloat16().train()
+    with torch.no_grad():
+        bn.weight.copy_(torch.rand(8, generator=g) + 0.5)
+        bn.bias.copy_(torch.randn(8, generator=g) * 0.1)
+    x = (torch.randn(4, 8, 8, 8, generator=g) * 2 + 1).bfloat16()
+    w = torch.randn(4, 8, 8, 8, generator=g)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return (bn(x).float() * w).sum()
+
+    state = copy.deepcopy(bn.state_dict())
+    program = capture(step, x.clone().requires_grad_(), backward=True)
+    labels = program.output_labels()
+    emulated = run_plan(plan(program, "inductor-cpu"), program.example_inputs)[labels.index("grad_x")]
+    bn.load_state_dict(state)
+    torch._dynamo.reset()
+    leaf = x.clone().requires_grad_()
+    torch.compile(step)(leaf).backward()
+    assert same_bits(emulated, leaf.grad), n_differ(emulated, leaf.grad)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 def test_training_graph_computes_a_naive_variance_from_its_unrounded_means(dtype: torch.dtype) -> None:
     """In a training step too, the forward computes a variance of the means' shape in the kernel that

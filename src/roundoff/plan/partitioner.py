@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -26,7 +26,7 @@ from roundoff.capture.program import NODE_ID, Program
 TANGENT = "tangents_1"  # AOTAutograd's name for the first tangent input: its partitioner keys on it
 CUSTOM_KEY = "roundoff_id"  # where each node of a retraced graph keeps its roundoff id (``meta["custom"]``)
 
-_SAVED: weakref.WeakKeyDictionary[torch.fx.GraphModule, frozenset[str] | None] = weakref.WeakKeyDictionary()
+_SAVED: weakref.WeakKeyDictionary[torch.fx.GraphModule, Mapping[str, str | None] | None] = weakref.WeakKeyDictionary()
 
 
 class PartitionError(ValueError):
@@ -90,11 +90,14 @@ def fake_values(gm: torch.fx.GraphModule, op: str) -> list[Any]:
     return [n.meta.get("val") if isinstance(n, torch.fx.Node) else None for n in out]
 
 
-def saved_values(program: Program) -> frozenset[str] | None:
-    """The roundoff ids of the forward values torch.compile's partitioner saves for `program`'s backward
-    (each the value of the node it was made from, not an intermediate of its decomposition); None where
-    the partitioner cannot be asked (no backward, cotangent inputs, a torch without Inductor's
-    ``partition_fn``, or a graph it fails on). Computed once per captured graph."""
+def saved_values(program: Program) -> Mapping[str, str | None] | None:
+    """The forward values torch.compile's partitioner saves for `program`'s backward: {roundoff id of the
+    captured node whose value it is: None}, and {``"<id>.<k>"``: its op} for an intermediate of that
+    node's decomposition (the k-th node made from it, as the plan numbers a decomposition's nodes: a
+    16-bit BatchNorm's saved mean and 1/std, cast to 16 bits on CPU; `roundoff.plan.saved` places it
+    where a node of that id and op exists). None where the partitioner cannot be asked (no backward,
+    cotangent inputs, a torch without Inductor's ``partition_fn``, or a graph it fails on). Computed
+    once per captured graph."""
     gm = program.graph_module
     if gm not in _SAVED:
         try:
@@ -104,7 +107,7 @@ def saved_values(program: Program) -> frozenset[str] | None:
     return _SAVED[gm]
 
 
-def _ask_partitioner(program: Program) -> frozenset[str] | None:
+def _ask_partitioner(program: Program) -> Mapping[str, str | None] | None:
     from torch._guards import TracingContext, tracing
     from torch._inductor import compile_fx as inductor
     from torch._inductor.virtualized import V
@@ -122,9 +125,17 @@ def _ask_partitioner(program: Program) -> frozenset[str] | None:
     with V.set_fake_mode(fake_mode), tracing(TracingContext(fake_mode)):
         forward, _ = inductor.partition_fn(graph, inputs, num_fwd_outputs=program.num_forward_outputs)
     out = next(reversed(forward.graph.find_nodes(op="output"))).args[0]
-    saved = set()
+    made: dict[str, list[str]] = {}  # captured id -> names of the nodes made from it, in graph order
+    for n in graph.graph.nodes:
+        if (i := custom_id(n)) is not None:
+            made.setdefault(i, []).append(n.name)
+    saved: dict[str, str | None] = {}
     for n in out[program.num_forward_outputs:]:
         nid = custom_id(n)
-        if nid is not None and nid in last and last[nid].name == n.name:  # (the partitioner copies names)
-            saved.add(nid)
-    return frozenset(saved)
+        if nid is None or nid not in last:
+            continue
+        if last[nid].name == n.name:  # (the partitioner copies names)
+            saved[nid] = None
+        elif n.name in made[nid]:  # an intermediate of its decomposition: its ordinal, as the plan numbers them
+            saved[f"{nid}.{made[nid].index(n.name)}"] = str(n.target)
+    return saved

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -273,7 +274,7 @@ def _kind(node: torch.fx.Node, base: _Base, own_kernels: frozenset[str]) -> Kind
 
 
 def _fusion_nodes(
-    program: Program, bases: dict[str, _Base], partitioned: frozenset[str] | None, policy: Policy, joint: bool
+    program: Program, bases: dict[str, _Base], partitioned: Mapping[str, str | None] | None, policy: Policy, joint: bool
 ) -> list[FusionNode]:
     outputs: set[str] = set()
     # Inductor's lowering unrolls a small reduction into a pointwise loop (`unrolled_terms`)

@@ -16,7 +16,7 @@ local rule approximates it by those values of a reduction's shape only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch.fx
 
@@ -34,11 +34,11 @@ def numel(node: torch.fx.Node) -> int:
 
 
 def saved_values_stored(program: Program, nodes: Sequence[FusionNode],
-                             partitioned: frozenset[str] | None = None) -> set[str]:
+                             partitioned: Mapping[str, str | None] | None = None) -> set[str]:
     """The ids of the fusible forward nodes of a training `program` that its compiled forward saves. With
     `partitioned`, the captured nodes torch.compile's partitioner saves
     (`roundoff.plan.partitioner.saved_values`), each at the node that holds its value in the rewritten
-    program; without, an approximation of it at a reduction's shape (computed, through fusible nodes
+    program, or an intermediate of its decomposition at the node of that id and op; without, an approximation of it at a reduction's shape (computed, through fusible nodes
     only, from a reduction of their own element count): those read by the backward or on the way
     (through fusible nodes) to a value it reads, which the partitioner then recomputes from them (a
     LayerNorm's ``x - mean``)."""
@@ -47,8 +47,9 @@ def saved_values_stored(program: Program, nodes: Sequence[FusionNode],
     by_id = {n.id: n for n in nodes}
     if partitioned is not None:
         holder = {base_id(n.id): n.id for n in nodes}  # the last node made from each captured node
-        return {n.id for n in nodes if n.kind is Kind.FUSIBLE and base_id(n.id) in partitioned
-                and holder[base_id(n.id)] == n.id}
+        return {n.id for n in nodes if n.kind is Kind.FUSIBLE and (
+            (base_id(n.id) in partitioned and partitioned[base_id(n.id)] is None and holder[base_id(n.id)] == n.id)
+            or (partitioned.get(n.id) is not None and partitioned[n.id] == str(program.node(n.id).target)))}
     forward = forward_ids(program)
     todo = [p for n in nodes if n.id not in forward for p in n.inputs if p in forward]
     saved: set[str] = set()
