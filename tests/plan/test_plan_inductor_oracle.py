@@ -379,3 +379,24 @@ def test_the_first_reduction_group_computes_a_pointwise_kernel_it_shares_with_ot
     off = [float((real[:, t].double() - exact[:, t]).norm() / exact[:, t].norm()) for t in range(20)]
     assert max(off[:12]) < 0.01 < min(off[12:16]), f"the case needs compiled steps 12-15 lost, not 0-11: {off}"
     assert bits_differ(emulated, real) == 0, f"repro: {REPRO}"
+
+
+def _entropy(t: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(t - t.max(-1, keepdim=True).values)
+    p = e / e.sum(-1, keepdim=True)
+    return -(p * torch.log(p)).sum(-1)
+
+
+def test_a_reduction_computed_from_another_loads_the_value_they_share() -> None:
+    """Trial 67: an fp16 softmax's entropy. Inductor computes ``exp`` in the row-sum loop and stores it in
+    fp16; the entropy's sum, computed from that row sum, runs after it and loads the stored ``exp``, 0
+    where it underflows, so ``0 * log 0`` is NaN in every row. The plan grouped the two sums side by side,
+    both computing ``exp`` unrounded, and check passed it. Oracle: real torch.compile, bit for bit, NaN
+    where fp64 is finite."""
+    g = torch.Generator().manual_seed(1)
+    t = (torch.randn(8, 128, generator=g) * 6).half()
+    torch._dynamo.reset()
+    real = torch.compile(_entropy, dynamic=False, fullgraph=True)(t)
+    emulated = run_plan(plan(capture(_entropy, t), "inductor-cpu"), (t,))[0]
+    assert real.isnan().all() and _entropy(t.double()).isfinite().all()
+    assert bits_differ(emulated, real) == 0

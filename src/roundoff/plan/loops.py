@@ -195,7 +195,8 @@ def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
     one loop nest, and once fused with a reduction's loop it holds a reduction, which no fusion takes as a
     producer (``CppScheduling.can_fuse_vertical``, torch 2.9-2.13). So the stored values of one pointwise
     kernel are computed in the loop of at most one group of reductions (reductions over the same loop ranges
-    sharing a read: fused side by side); every other reduction loads them, rounded. The group kept shares
+    sharing a read, neither computed from the other: fused side by side); every other reduction loads them,
+    rounded (an entropy's ``sum(p * log p)`` after the softmax's ``sum(exp)``: trial 67). The group kept shares
     the most bytes with the kernel, then comes first in graph order. Measured, CPU, torch 2.13: a recurrent
     linear attention's normalizer, stored every fourth step, is computed with the row sums of steps 4-7 and
     loaded in fp16, overflowed, by those of steps 12-15 (trial 62; trial 64's batched one, where the group
@@ -210,12 +211,13 @@ def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
             x = parent[x]
         return x
 
+    pos = {i: k for k, i in enumerate(by_id)}
     by_value: dict[tuple[tuple[int, ...], tuple[int, ...], str], str] = {}
     for root, (loop, reduced, values) in reads.items():
         for v in values:
             first = by_value.setdefault((loop, reduced, v), root)
-            parent[find(root)] = find(first)
-    pos = {i: k for k, i in enumerate(by_id)}
+            if first != root and not _reaches(first, root, by_id, pos):  # one reading the other's result is a
+                parent[find(root)] = find(first)  # kernel after it, not beside it (trial 67: an entropy's sum)
     in_claims = set().union(*(c.keys() for c in claims.values()))
     for kind, _, members in kernels:
         values = members & in_claims if kind == "pointwise" else set()
@@ -233,6 +235,20 @@ def _one_loop_nest_each(claims: dict[str, dict[str, set[str]]],
                 for r in roots:
                     for v in values:
                         claims[r].pop(v, None)
+
+
+def _reaches(source: str, target: str, by_id: dict[str, FusionNode], pos: dict[str, int]) -> bool:
+    """Whether `target` is computed from `source` (graph order is topological: nodes before `source` are
+    not searched)."""
+    low, stack, seen = pos[source], [target], {target}
+    while stack:
+        for p in by_id[stack.pop()].inputs:
+            if p == source:
+                return True
+            if p not in seen and pos[p] > low:
+                seen.add(p)
+                stack.append(p)
+    return False
 
 
 def _view_bases(n: FusionNode, by_id: dict[str, FusionNode]) -> set[str]:
