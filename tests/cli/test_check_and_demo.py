@@ -320,3 +320,35 @@ def test_check_blame_and_observe_documents_carry_the_same_version_keys():
     for doc in docs:
         assert doc["roundoff_version"] == __version__ and isinstance(doc["schema_version"], int), sorted(doc)
     assert [d.get("schema") for d in docs[1:]] == ["roundoff.blame", "roundoff.observe"]
+
+
+def test_tol_reaches_the_rule_and_bad_values_are_refused(tmp_path):
+    """Trial 67: the README said to lower `--tol` for outputs whose error is below `tol/10`, and check had
+    no such option. An output of order 1e-4 whose RMS error against fp64 (3.9e-6) is 46x its reference's
+    passes `same` by the absolute slack tol/10 = 1e-5, and fails at --tol 1e-7: the verdicts of
+    `check(..., tol=)` in each case, and the RMSEs by hand."""
+    from roundoff.analyze import check
+
+    script = tmp_path / "tiny.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x):\n"
+        "    y = x * 3.0 + 1.0\n"
+        "    return ((y * y - 1.0) * 1e-3).to(torch.bfloat16)\n"
+        "def f_inputs():\n"
+        "    g = torch.Generator().manual_seed(0)\n"
+        "    return ((torch.randn(256, generator=g) * 1e-2).bfloat16(),)\n"
+    )
+    ns = runpy.run_path(str(script))
+    (x,) = ns["f_inputs"]()
+    exact = ns["f"](x.double()).double()
+    eager = ns["f"](x).double()
+    assert 1e-5 > float((eager - exact).pow(2).mean().sqrt()) > 1e-7  # within tol/10 only by default
+    for tol, code in ((1e-4, 0), (1e-7, 1)):
+        direct = check(ns["f"], (x,), "eager", against="inductor-cpu", tol=tol)
+        assert direct.diverges is bool(code)
+        result = run("check", f"{script}:f", "-p", "eager", "--against", "inductor-cpu", "--tol", str(tol))
+        assert result.exit_code == code, result.output
+    for bad in ("0", "-1e-4", "inf"):
+        result = run("check", f"{script}:f", "--tol", bad)
+        assert result.exit_code == 2 and "--tol" in result.output and "Traceback" not in result.output, result.output

@@ -40,8 +40,9 @@ def check_document(
     program: Program | None = None,
     rule: str = "same",
     nodes: str = "screen",
+    tol: float = 1e-4,
 ) -> dict[str, Any]:
-    """Check `loaded` under each policy against `against`; the report document of all runs.
+    """Check `loaded` under each policy against `against` (`rule` with `tol`); the report document of all runs.
     `nodes`: ``"screen"`` or ``"all"`` (`roundoff.analyze.check`'s).
     With `with_blame`, every diverging run also gets blame's 1-minimal change set (ddmin).
     `program` is `loaded` captured already (else it is captured here, once)."""
@@ -62,14 +63,15 @@ def check_document(
         if progress is not None:
             progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
         result = check(
-            program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule, nodes=nodes
+            program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule, nodes=nodes,
+            tol=tol,
         )
         the_plan = plan(program, policy)
         found = None
         if with_blame and result.diverges:
             from roundoff.blame import blame
 
-            found = blame(program, policy, against=against, repro=False)
+            found = blame(program, policy, against=against, repro=False, tol=tol)
         runs.append(run_from_check(result, the_plan, format_trace(the_plan), found))
     if progress is not None:
         progress.update(task, advance=1)
@@ -85,10 +87,11 @@ def run_check(
     with_blame: bool = False,
     rule: str = "same",
     nodes: str = "screen",
+    tol: float = 1e-4,
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
     with progress_bar(progress_console) as progress:
-        return check_document(loaded, policies, against, progress, with_blame, program, rule, nodes)
+        return check_document(loaded, policies, against, progress, with_blame, program, rule, nodes, tol)
 
 
 def finding(run: dict[str, Any]) -> str:

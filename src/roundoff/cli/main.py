@@ -49,7 +49,9 @@ from roundoff.cli.params import (
     PolicyOpt,
     RuleOpt,
     TargetArg,
+    TolOpt,
     check_rule,
+    check_tol,
 )
 from roundoff.cli.policies import (
     check_node_overrides,
@@ -169,6 +171,7 @@ def check(
         ),
     ] = "eager",
     rule: RuleOpt = "same",
+    tol: TolOpt = 1e-4,
     json_out: JsonOpt = False,
     html: Annotated[
         Path | None, typer.Option(metavar="FILE.html", help="Also write an HTML report here.")
@@ -197,6 +200,7 @@ def check(
     with guarded(debug, json_out):
         check_writable(html, "--html", (".html", ".htm"))
         check_rule(rule)
+        check_tol(tol)
         names = policy or [DEFAULT_POLICY]
         chosen = resolve_policies(names)
         against = reference_name(against)
@@ -206,7 +210,7 @@ def check(
         for name, p in zip([*names, against], chosen + reference):  # against: when a policy
             check_node_overrides(program, p, loaded.label, name)
         document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule,
-                             nodes="all" if every_node else "screen")
+                             nodes="all" if every_node else "screen", tol=tol)
         _emit(document, json_out, html, top)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
 

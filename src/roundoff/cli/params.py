@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -77,6 +78,22 @@ RuleOpt = Annotated[
     ),
 ]
 RULES = ("same", "allclose", "bitwise")
+
+
+TolOpt = Annotated[
+    float,
+    typer.Option(
+        metavar="TOL",
+        help="same's and allclose's tolerance (atol = rtol; same's RMSE slack is TOL/10). Lower it for outputs "
+             "whose values are below about 1e-3.",
+    ),
+]
+
+
+def check_tol(tol: float) -> None:
+    """UsageError unless `tol` is a positive finite number."""
+    if not 0 < tol < math.inf:
+        raise UsageError(f"--tol {tol!r}: a positive number (default 1e-4)")
 
 
 def check_rule(rule: str) -> None:
