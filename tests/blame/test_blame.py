@@ -417,6 +417,30 @@ def test_by_values_keeps_what_check_passes_without_and_every_output_is_within_by
     assert "stay over the limit" in trimmed.notes[0] and all(f"`{name}`" in trimmed.notes[0] for name in over)
 
 
+def test_the_repro_of_a_trimmed_fix_passes_what_check_passes_and_says_so(tmp_path):
+    """Trial 67: blame said "fixed" (check's path rule passes the outputs the trimmed fix leaves over the
+    limit by value) and its repro script said DIVERGES for those outputs. The repro now passes them as
+    check judges them, with a note naming them. Oracle: check of the fixed policy (which outputs it
+    passes over the limit by value)."""
+    from roundoff.analyze import check
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(_SensorNorm(16), torch.nn.Linear(16, 64), torch.nn.ReLU(), _SensorNorm(64),
+                              torch.nn.Linear(64, 4)).bfloat16()
+    g = torch.Generator().manual_seed(1)
+    x = (torch.linspace(50, 500, 16) + 2.0 * torch.randn(32, 16, generator=g)).bfloat16()
+    y = torch.randn(32, 4, generator=g).bfloat16()
+    program = capture(lambda x, y: ((net(x) - y) ** 2).mean(), x, y, backward=True)
+    r = blame(program, "inductor-cpu", (x, y), against="oracle")
+    passed = check(program, (x, y), r.fixed_policy, against="oracle")
+    over = [o.name for o in passed.outputs if o.passes and o.rmse_result > 16 * o.rmse_reference]
+    assert r.fixed and over and sorted(over) == sorted(name for name, _ in r.over_limit)
+    out = _run_repro(tmp_path, r.repro)
+    assert "VERDICT before: DIVERGES" in out and "VERDICT after: OK" in out, out
+    note = next(line for line in out.splitlines() if line.startswith("note after:"))
+    assert all(name in note for name in over) and "pass as check judges them" in note
+
+
 def test_blame_says_which_changes_roundoff_compile_cannot_place():
     """Trial 46: 47 of blame's 60 changes for a training step were backward-only nodes, which
     roundoff.compile refuses, and nothing said so. Oracle: roundoff.compile itself, which places the

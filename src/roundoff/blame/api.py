@@ -202,6 +202,7 @@ def blame(
                 ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio,
                 title=f"{program.name} under {pol.name} against {ref.value}",
                 notes=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found), judged=judged,
+                by_path=[name for name, _ in over_limit],
             )
         except ReproError as exc:
             notes.append(f"no repro script: {exc}")

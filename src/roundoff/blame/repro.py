@@ -65,11 +65,15 @@ def main():
                            for i, (x, f, w, fl, b) in enumerate(zip(res, fp64, WORK, FLOORS, runs["before"]))
                            if w is not None and not (excess_within(x, f, w, round_to, LIMIT, fl)
                                                      or not JUDGED[i] and no_worse_than(x, f, b, NO_WORSE))]
+                by_path = [n for n in failing if name == "after" and n in BY_PATH]
+                failing = [n for n in failing if n not in by_path]
                 ok = not failing
             else:
-                ok, failing = verdict(eager, res, fp64, REFERENCE, TOL, RATIO), []
+                ok, failing, by_path = verdict(eager, res, fp64, REFERENCE, TOL, RATIO), [], []
             print(f"{name} ({LABELS[name]}): {describe(res, fp64, NAMES, first=failing)}")
             print(f"VERDICT {name}: {'OK' if ok else 'DIVERGES'}" + (f" (failing: {', '.join(failing[:8])}{' ...' if len(failing) > 8 else ''})" if failing else ""))
+            if by_path:
+                print(f"note {name}: {', '.join(by_path)} pass as check judges them (no node on their path is flagged), though over {LIMIT:g}x by their values; blame --by-values holds every output to its values")
 
 
 if __name__ == "__main__":
@@ -133,6 +137,7 @@ def repro_script(
     title: str = "",
     notes: tuple[str, ...] = (),
     judged: Collection[int] | None = None,
+    by_path: Collection[str] = (),
 ) -> str:
     """Source of a standalone repro.py (see the module docstring); needs only torch to run.
 
@@ -140,6 +145,8 @@ def repro_script(
     plan's own, possibly rewritten, program is lowered);
     `inputs` may be a prefix of the program's inputs (the rest are the capture's example inputs).
     `judged`: against the oracle, the outputs held to the limit (`Evaluator`'s); None: all of them.
+    `by_path`: the names of outputs the fix leaves over the limit by value that check passes by its path
+    rule (blame's trimmed fix): the repro's After verdict passes them too, and says so.
     Raises ReproError when the graph or plan holds something plain PyTorch cannot express here.
     """
     if reference not in ("eager", "oracle"):
@@ -164,7 +171,8 @@ def repro_script(
         "output rule (finite where fp64 is, error within LIMIT times the rounding of the narrowest format",
         "on the output's path, or of FLOORS, the error its last op takes from its operands rounded to that",
         "format, where larger; an output check passes (not JUDGED) also when no worse than NO_WORSE times",
-        "its error Before). Rounding and FMA are roundoff's own round_to and fma, embedded.",
+        "its error Before; After, one in BY_PATH passes as check judges it, with a note). Rounding and FMA",
+        "are roundoff's own round_to and fma, embedded.",
     ]
     header += [""] + [f"  {_docstring_safe(line)}" for line in notes] if notes else []
     header.append('"""')
@@ -184,6 +192,7 @@ def repro_script(
         f"FLOORS = {_floors(program, inputs, reference)!r}  # per output: error its last op takes from its operands rounded to WORK",
         f"JUDGED = {[judged is None or i in judged for i in range(len(program.output_args()))]!r}  # held to LIMIT (check fails them); the others to NO_WORSE x Before's error",
         f"NO_WORSE = {NO_WORSE!r}",
+        f"BY_PATH = {sorted(by_path)!r}  # over LIMIT by value After, passed as check judges them (no flagged node on their path)",
         f"NAMES = {list(program.output_names)!r}",
         f"LABELS = {{'before': {before.policy.name!r}, 'after': {after.policy.name + ' + fix'!r}}}",
         "INPUTS = [\n" + "".join(f"    {tensor_source(t)},\n" for t in inputs) + "]",
