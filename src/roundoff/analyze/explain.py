@@ -133,6 +133,8 @@ def _storage_sums(r: NodeReport, plan: Plan) -> str:
         return (f" Eager's LayerNorm backward on CPU adds each row's term of the weight and bias gradients into a "
                 f"{dtype} buffer (its input's dtype, with float32 weights too), rounding every sum: run the LayerNorm "
                 "in float32 (`F.layer_norm(x.float(), shape, w.float(), b.float()).to(x.dtype)`).")
+    if node.target in (torch.ops.aten._log_softmax.default, torch.ops.aten.nll_loss_forward.default):  # own order
+        return ""
     return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (eager's "
             "`index_put(accumulate=True)` on CPU and CUDA, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
             "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")
