@@ -71,7 +71,7 @@ def test_a_rounding_no_op_amplifies_16x_that_moves_the_gradients_is_named_first(
     moved = {k for k in exact if times(held, k) > 16}
     assert moved == {"norm.weight", "qkv.weight", "proj.weight"}, {k: times(held, k) for k in exact}
     assert all(times(real, k) > 16 for k in moved)  # fp16 eager is that far off too
-    fp16 = copy.deepcopy(model).half()
+    fp16 = copy.deepcopy(model)
 
     def step(x, noise):
         return (fp16(x).float() - noise.float()).pow(2).mean()
@@ -83,3 +83,60 @@ def test_a_rounding_no_op_amplifies_16x_that_moves_the_gradients_is_named_first(
     line = GroupNorm.forward.__code__.co_firstlineno + 3
     assert r.culprits[0] == cause and r.node(cause).op == "mean" and r.node(cause).source.endswith(f":{line}")
     assert "rounded to float16, and fp64 run again with only that rounding moves outputs" in r.explanations[0]
+
+
+class _Alibi(torch.nn.Module):
+    """Trial 67's ALiBi attention without 1/sqrt(d): fp16 scores near 680 (an ulp of 0.5); `held`: the
+    biased, masked scores rounded to fp16 and back (the fp64 replay of the test's oracle)."""
+
+    def __init__(self, t: int = 32, d: int = 64, heads: int = 4) -> None:
+        super().__init__()
+        self.heads, self.held = heads, False
+        self.qkv = torch.nn.Linear(d, 3 * d, bias=False)
+        self.o = torch.nn.Linear(d, d, bias=False)
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / heads) for i in range(heads)])
+        pos = torch.arange(t)
+        self.register_buffer("bias", -(slopes[:, None, None] * (pos[None, :] - pos[:, None]).abs()[None]))
+        self.register_buffer("mask", torch.full((t, t), float("-inf")).triu(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        s = q @ k.transpose(-1, -2) + self.bias.to(x.dtype) + self.mask.to(x.dtype)
+        if self.held:
+            s = s.half().to(x.dtype)
+        e = torch.exp(s - s.max(-1, keepdim=True).values)
+        return self.o(((e / e.sum(-1, keepdim=True)) @ v).transpose(1, 2).reshape(b, t, d))
+
+
+def test_a_rounding_an_exp_amplifies_through_a_cancellation_is_named():
+    """Trial 67: check passed the fp16 step, its qkv gradient 86x its reference with no flagged node and
+    nothing named, though rounding the scores alone moves it 57x: the candidates were the values the
+    amplifying ops read (`s - max(s)`, near 0 where it matters, barely rounded), not the scores it is
+    computed from. Oracle: the fp64 step with only the scores rounded to fp16, by hand."""
+    torch.manual_seed(0)
+    model = _Alibi().half()
+    with torch.no_grad():
+        model.qkv.weight.mul_(10.0)  # (in fp16, as the trial's code)
+    x = torch.randn(2, 32, 64, generator=torch.Generator().manual_seed(1))
+    w = torch.randn(32, 64, generator=torch.Generator().manual_seed(2))
+
+    def grad(held: bool) -> torch.Tensor:
+        m = copy.deepcopy(model).double()
+        m.held = held
+        (m(x.half().double()) * w.double()).mean().backward()
+        return m.qkv.weight.grad
+
+    exact = grad(False)
+    limit = 16 * float((exact.half().double() - exact).pow(2).mean().sqrt())
+    assert float((grad(True) - exact).pow(2).mean().sqrt()) > limit  # the scores' rounding alone
+
+    fp16 = copy.deepcopy(model)
+    r = check(lambda x: (fp16(x).float() * w).mean(), (x.half(),), "eager", against="oracle", backward=True)
+    assert not r.diverges and r.rounding_causes, r.explanations
+    named = {n.node_id: n for n in r.nodes}
+    assert all(named[c].source.endswith(f":{_SCORES_LINE}") for c in r.rounding_causes), r.rounding_causes
+    assert "fp64 run again with only that rounding" in r.explanations[0]
+
+
+_SCORES_LINE = _Alibi.forward.__code__.co_firstlineno + 3

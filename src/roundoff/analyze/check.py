@@ -311,6 +311,8 @@ def _harmless_range_losses_last(program: Program, inputs: tuple, ranked: tuple[s
 MAX_REPLAYS = 8
 #: How much more error than the 16-bit value it reads a node must have for that value to be replayed
 _AMPLIFIED = 2.0
+#: values upstream of an amplified read also replayed, along its worst 16-bit operands (`_roundings_that_move`)
+_UPSTREAM = 3
 
 
 def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[NodeReport],
@@ -323,7 +325,8 @@ def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[Node
     finding (the verdict stays: on 10 of the corpus's 57 bf16 models such a rounding in eager moves a
     gradient, which flagging would fail eager itself for). Candidates: the 16-bit operand each node on
     such an output's path reads with the largest error, where that node's error is over `_AMPLIFIED`
-    times it, most amplified first; one fp64 run each, at most `MAX_REPLAYS`."""
+    times it, and up to `_UPSTREAM` values it is computed from (along the operands of largest error, each
+    scored half the one below), most amplified first; one fp64 run each, at most `MAX_REPLAYS`."""
     over = [o for o in outputs if o.passes and not o.nonfinite and o.rmse_reference
             and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
     if not over:
@@ -331,14 +334,23 @@ def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[Node
     path = ancestors(program, {o.node_id for o in over})
     by_id = {r.node_id: r for r in reports}
     scored: dict[str, float] = {}
+
+    def worst_read(r: NodeReport) -> NodeReport | None:
+        read = [u for p in value_inputs(program.node(r.node_id)) if (u := by_id.get(p.meta.get(NODE_ID))) is not None
+                and u.dtype in ("float16", "bfloat16") and u.vs_oracle.norm_rel > 0]
+        return max(read, key=lambda u: u.vs_oracle.norm_rel) if read else None
+
     for r in reports:
         if r.node_id not in path:
             continue
-        read = [u for p in value_inputs(program.node(r.node_id)) if (u := by_id.get(p.meta.get(NODE_ID))) is not None
-                and u.dtype in ("float16", "bfloat16") and u.vs_oracle.norm_rel > 0]
-        if read and (amp := r.vs_oracle.norm_rel / (src := max(read, key=lambda u: u.vs_oracle.norm_rel)).vs_oracle.norm_rel
-                     ) > _AMPLIFIED:
+        if (src := worst_read(r)) is not None and (amp := r.vs_oracle.norm_rel / src.vs_oracle.norm_rel) > _AMPLIFIED:
             scored[src.node_id] = max(scored.get(src.node_id, 0.0), amp)
+            # what it is computed from, by its worst 16-bit operand: a value it holds the absolute error of (trial
+            # 67: `s - max(s)` near 0 reads fp16 scores near 680, whose rounding is what the exp amplifies)
+            for depth in range(1, _UPSTREAM + 1):
+                if (src := worst_read(src)) is None:
+                    break
+                scored[src.node_id] = max(scored.get(src.node_id, 0.0), amp / 2 ** depth)
     found, exact = [], None
     for nid in sorted(scored, key=scored.get, reverse=True)[:MAX_REPLAYS]:
         fmt = get_format(getattr(torch, by_id[nid].dtype))
