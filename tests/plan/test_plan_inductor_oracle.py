@@ -400,3 +400,21 @@ def test_a_reduction_computed_from_another_loads_the_value_they_share() -> None:
     emulated = run_plan(plan(capture(_entropy, t), "inductor-cpu"), (t,))[0]
     assert real.isnan().all() and _entropy(t.double()).isfinite().all()
     assert bits_differ(emulated, real) == 0
+
+
+def _selective_scan(x: torch.Tensor) -> torch.Tensor:
+    log_decay = torch.cumsum(-torch.nn.functional.softplus(x), dim=1)
+    return torch.exp(log_decay[:, :, None] - log_decay[:, None, :]).sum(2)
+
+
+def test_a_cumsum_on_cpu_reads_its_operand_stored() -> None:
+    """Trial 67: Inductor's C++ backend has no scan kernel (`ir.Scan.create` is Triton only), so a cumsum
+    is ATen's, reading its operand from memory, rounded to bf16; the plan fused the softplus into the
+    cumsum unrounded as a reduction's prologue (320 of 2048 elements off; a bf16 selective scan's loss
+    predicted 156x its real error). Oracle: real torch.compile, bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 128, 8, generator=g).bfloat16()
+    torch._dynamo.reset()
+    real = torch.compile(_selective_scan, dynamic=False, fullgraph=True)(x)
+    emulated = run_plan(plan(capture(_selective_scan, x), "inductor-cpu"), (x,))[0]
+    assert bits_differ(emulated, real) == 0

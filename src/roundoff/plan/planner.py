@@ -63,8 +63,11 @@ _EXTERN = frozenset(
 #: (rounded to storage): Inductor's ATen fallbacks (torch 2.9-2.13 `lowering.py`: topk, kthvalue, median
 #: and mode unless `config.triton.decompose_sort_ops`, off by default), nvFuser's and XLA's unfused ops.
 _SELECTION_KERNELS = frozenset({"topk", "kthvalue", "median", "nanmedian", "mode"})
-#: Inductor's C++ backend runs a sort as an ATen fallback too (`ir.Sort` is Triton only).
-_CPP_SELECTION_KERNELS = _SELECTION_KERNELS | {"sort", "argsort", "msort"}
+#: Inductor's C++ backend runs a sort as an ATen fallback too (`ir.Sort` is Triton only), and a scan
+#: (`ir.Scan.create` is Triton only: cumsum's ATen kernel reads its operand stored, rounded; trial 67: a
+#: bf16 selective scan's ``cumsum(-softplus(x))``, planned as read unrounded, 320 of 2048 elements off).
+_CPP_SELECTION_KERNELS = _SELECTION_KERNELS | {"sort", "argsort", "msort", "cumsum", "cumprod", "logcumsumexp",
+                                               "cummax", "cummin"}
 _MAX_SPLITS = 16  # rounds of remat.split; each resolves every mixed read the fusion found (a loop's
 # recomputed state can need one round per step it is carried: trial 62, 12 steps)
 _MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
@@ -264,10 +267,10 @@ def _kind(node: torch.fx.Node, base: _Base, own_kernels: frozenset[str]) -> Kind
         return Kind.INPUT
     if node.target is operator.getitem:
         return Kind.ITEM
+    if base.op_class in _EXTERN or _packet(base.op) in own_kernels:  # (a C++ scan: a reduction's class)
+        return Kind.EXTERN
     if base.op_class is OpClass.REDUCTION:
         return Kind.REDUCTION
-    if base.op_class in _EXTERN or _packet(base.op) in own_kernels:
-        return Kind.EXTERN
     if base.op_class is OpClass.DATA_MOVEMENT:
         return Kind.VIEW
     return Kind.FUSIBLE
