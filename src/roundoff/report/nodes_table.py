@@ -81,10 +81,12 @@ NODES_CAPTION = f"{_OWN_CAPTION} (it diverges above {EXCESS_LIMIT:g}); {_TOTAL_C
 
 #: Beyond this, a normwise relative error only says "nothing right" (fp64's values are about 0 there).
 _REL_SHOWN = 1e3
-#: Marks a node that diverges with its own error within the limit (`zeros_diverge`), explained in the caption.
+#: Marks a node that diverges with its own error within the limit (zeros a later node divides by, or a rounding
+#: a later node amplifies beyond it: trial 67), explained in the caption.
 _ZEROS_MARK = "*"
-_ZEROS_CAPTION = (f"; {_ZEROS_MARK} diverges at or below {EXCESS_LIMIT:g}: it is 0 where fp64 is not, and a later "
-                  "node divides by it or takes its log")
+_ZEROS_CAPTION = (f"; {_ZEROS_MARK} diverges at or below {EXCESS_LIMIT:g}: its own error is within the limit, and a later "
+                  "node makes it matter (it divides by its zeros or takes their log, or amplifies its rounding beyond "
+                  "the limit: the findings above say which)")
 
 
 def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
@@ -108,7 +110,7 @@ def _nonfinite_cell(m: dict[str, Any]) -> str:
 
 def _zeros_only(node: dict[str, Any]) -> bool:
     """A node the oracle rule finds diverging with its own excess within the limit (`culprits`: a 0
-    that a later node divides by)."""
+    that a later node divides by, or a rounding a later node amplifies beyond the limit)."""
     return node["verdict"] == "diverges" and 0 <= _own_excess(node) <= EXCESS_LIMIT
 
 
