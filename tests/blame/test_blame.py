@@ -169,6 +169,27 @@ def test_no_fix_names_a_cause_the_code_makes_in_bf16_itself():
                for n in result.notes), result.notes
 
 
+def test_a_cause_computed_from_16_bit_values_is_not_said_to_be_created_in_16_bits():
+    """Trial 67: a scan's ``L_t - L_s`` of a bf16 cumsum, masked after its exp (which overflows fp32 too),
+    was said to be "made in bfloat16 by the code itself (e.g. a dtype= argument)". Oracle: the graph (the
+    difference reads the cumsum) and fp64 (exp's argument beyond fp32's range)."""
+    g = torch.Generator().manual_seed(0)
+    x = (-torch.rand(2, 128, 8, generator=g) * 2).bfloat16()
+    causal = torch.ones(128, 128).tril()
+
+    def scan(x: torch.Tensor) -> torch.Tensor:
+        log_decay = torch.cumsum(x, dim=1)
+        w = torch.exp(log_decay[:, :, None] - log_decay[:, None, :]) * causal[None, :, :, None].to(x.dtype)
+        return w.sum(2)
+
+    exact = torch.cumsum(x.double(), 1)
+    assert float((exact[:, :, None] - exact[:, None, :]).max()) > 88.8  # exp overflows fp32 above the diagonal
+    result = blame(capture(scan, x), "inductor-cpu", against="oracle", repro=False)
+    assert result.status is BlameStatus.NO_FIX
+    note = next(n for n in result.notes if n.startswith("check names sub"))
+    assert "computed from the bfloat16 values it reads (cumsum" in note and "by the code itself" not in note, note
+
+
 def test_blame_reports_its_progress_after_each_evaluation():
     """A long blame (minutes on a loaded machine) showed nothing: the CLI now shows the count, from
     this callback, called once per evaluation with the number of candidate changes."""

@@ -27,7 +27,7 @@ from roundoff.blame.explain import describe_node, explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
-from roundoff.capture.program import Program, SpecializationKind, base_id, node_id
+from roundoff.capture.program import Program, SpecializationKind, base_id, node_id, value_inputs
 from roundoff.plan import Plan
 from roundoff.policy import get_policy
 from roundoff.policy.model import ComputePrecision, Policy, RoundingPoint
@@ -446,13 +446,27 @@ def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequ
                f"to {dtype} loses them; scale them into range (in a backward pass, the loss: torch.amp.GradScaler) "
                "or compute in bf16/fp32" if out_of_range else
                f"it is a program output, which keeps its dtype ({dtype}); compute it in float32 in the code"
-               if kept_output else
-               f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in "
-               "float32 in the code" if narrow else
+               if kept_output else _made_narrow(program, nid, reports, dtype) if narrow else
                f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
                "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")
         )
     return notes + [sentence for sentence, _ in flip_sentences(checked, program.node)]
+
+
+def _made_narrow(program: Program, nid: str, reports: dict[str, Any], dtype: str) -> str:
+    """Why a 16-bit cause no change reaches is 16-bit: created so by the code (a dtype= argument), or computed
+    from 16-bit values it reads (trial 67: a scan's ``L_t - L_s`` of a bf16 cumsum was said to be created in
+    bf16 by a dtype= argument)."""
+    read = []
+    for p in value_inputs(program.node(nid)):
+        while node_id(p) not in reports and len(value_inputs(p)) == 1:  # through views the report leaves out
+            p = value_inputs(p)[0]
+        if (r := reports.get(node_id(p))) is not None and r.dtype in ("bfloat16", "float16") and p not in read:
+            read.append(p)
+    if not read:
+        return f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in float32 in the code"
+    names = ", ".join(describe_node(program, node_id(p)) for p in read[:2])
+    return f"it is computed from the {dtype} values it reads ({names}); compute those in float32 in the code"
 
 
 def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:
