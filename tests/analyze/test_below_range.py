@@ -51,3 +51,19 @@ def test_an_output_partly_in_range_is_not_counted():
     r = check(step, (x, w), "eager", against="oracle", backward=True)
     assert not r.diverges and all(o.below_range == 0 for o in r.outputs)
     assert not any("below float16's range" in e for e in r.explanations)
+
+
+def test_a_product_below_the_normal_range_is_said_to_be_so_not_thousands_of_roundings_off():
+    """Trial 67: an fp16 Wav2Vec2 matmul of values near 1e-8 was said to lose accuracy itself at "5.27e+03
+    times the rounding of float16", where fp64 correctly rounded to fp16 is as far off (subnormals). Oracle:
+    fp64's product correctly rounded to fp16, its normwise error by hand."""
+    g = torch.Generator().manual_seed(0)
+    a, b = ((torch.randn(*shape, generator=g) * 3e-4).half() for shape in ((16, 32), (32, 16)))
+    exact = a.double() @ b.double()
+    loss = float((exact.half().double() - exact).norm() / exact.norm())
+    assert loss > 16 * 2.0**-11  # far beyond fp16's precision: the range, not the op
+
+    r = check(lambda a, b: a @ b, (a, b), "eager", against="oracle", nodes="all")
+    sentence = next(e for e in r.explanations if e.startswith("`mm`"))
+    assert "below float16's normal range" in sentence and f"off by {loss:.2g} (normwise)" in sentence, sentence
+    assert "times the rounding" not in sentence

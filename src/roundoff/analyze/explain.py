@@ -102,10 +102,18 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
     if (amplified := _rounded_reads_amplified(r, plan, judged)) is not None:
         return amplified
     held = f"; the narrowest format its value meets, it computes in {r.dtype}" if judged != r.dtype else ""
+    if r.own_excess > (own.excess or 0):  # judged by the format's precision: its range cannot hold the values
+        if _below_normal(r) and not (own.inf > own.ref_inf or r.overflow):  # (trial 67: "5.27e3 times the
+            return _below_normal_sentence(r)  # rounding" of an fp16 mm fp64 rounded is as far from: subnormals)
+        return (
+            f"{_at(r)} loses what {judged} cannot hold: recomputed from fp64 inputs rounded as it reads them, its "
+            f"own normwise relative error is {own.norm_rel:.2g}, {r.own_excess:.3g} times {judged}'s precision, "
+            f"{own.excess or 0:.3g} times fp64 correctly rounded to {judged}'s error there{held}"
+            + _range_words(r, own) + (_storage_sums(r, plan) or _narrow_reads(r, plan))
+        )
     return (
         f"{_at(r)} loses accuracy itself: recomputed from fp64 inputs rounded as it reads them, its error is "
-        f"{r.own_excess:.3g} times the rounding of {judged} (its own normwise relative error {own.norm_rel:.2g}{held})"
-        + (_range_words(r, own) if r.own_excess > (own.excess or 0) else ".")
+        f"{r.own_excess:.3g} times the rounding of {judged} (its own normwise relative error {own.norm_rel:.2g}{held})."
         + (_storage_sums(r, plan) or _narrow_reads(r, plan))
     )
 
@@ -347,8 +355,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         # (a rounding cause's own sentence says why its outputs pass)
         own = [o for o in result.outputs if o.node_id in result.culprits]
         why = ("later ops dilute it, e.g. a tiny term added to a large one" if not own else
-               f"output `{own[0].name}` is that value, and its reference, RMSE {own[0].rmse_reference:.3g}, allows for the "
-               "error its last op takes from its operands' rounding")
+               f"output `{own[0].name}` is that value, and its reference, RMSE {own[0].rmse_reference:.3g}, is fp64 correctly "
+               "rounded to its format or, where larger, the error its last op takes from its operands' rounding")
         lines.append(
             f"No output fails: the outputs the error named above reaches are within {EXCESS_LIMIT:g}x their reference "
             f"({why}), so the verdict is ok; it is listed as a place where the format loses accuracy."
