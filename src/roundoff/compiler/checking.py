@@ -10,7 +10,7 @@ of eager's RMSE (NaN/inf must match eager's). The fp64 run is made only when an 
 allclose to eager (``same``'s own first test) or is NaN/inf in both, so a bit-faithful policy's
 samples of a finite program cost one eager call. An output NaN/inf in both where the fp64 run is
 finite passes (the compiler agrees with eager) and is reported once per output with a
-`RoundoffOverflowWarning`: the program overflows its format, whoever runs it. Between samples a call costs one counter increment and a modulo (and, while an asynchronous
+`RoundoffOverflowWarning`: the program leaves its format's range, whoever runs it. Between samples a call costs one counter increment and a modulo (and, while an asynchronous
 sample is pending, one CUDA event query). `Checker.sample_seconds` records the host wall time of
 each sampled call's checking work: for a synchronous check that includes waiting for all GPU work
 queued before it; for an asynchronous one, only the time to queue it."""
@@ -437,8 +437,9 @@ class Checker:
                 f"roundoff.compile: call {call}: " + "; ".join(
                     f"{c.name} has {c.overflow} NaN/inf element(s) in eager and compiled alike where the fp64 run is "
                     "finite" for c in overflowing)
-                + ": the program overflows its format whoever runs it (not a compiler difference; reported once "
-                "per output). `roundoff check SCRIPT:FUNCTION --against oracle` names the node where it begins."),
+                + ": the program leaves its format's range whoever runs it (an overflow, or an underflow a later op "
+                "turns into NaN/inf, as in 0 * log(0); not a compiler difference; reported once per output). "
+                "`roundoff check SCRIPT:FUNCTION --against oracle` names the node where it begins."),
                 stacklevel=4)
         failed = [c for c in checks if not c.passed]
         if not failed:

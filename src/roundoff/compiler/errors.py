@@ -22,7 +22,7 @@ class RoundoffDivergenceWarning(UserWarning):
 class RoundoffOverflowWarning(UserWarning):
     """Checking mode: a sampled call's output is NaN/inf in eager and in the compiled program where
     the fp64 run is finite. The compiler agrees with eager (no divergence, never raised), but the
-    program overflows its format."""
+    program leaves its format's range (an overflow, or an underflow a later op turns into NaN/inf)."""
 
 
 class RoundoffCheckingWarning(UserWarning):

@@ -30,7 +30,7 @@ from roundoff.report.cells import (
 )
 from roundoff.report.json_report import node_ref_text
 from roundoff.report.legend import short_legend
-from roundoff.report.nodes_table import NODES_CAPTION, nodes_table
+from roundoff.report.nodes_table import nodes_table
 from roundoff.report.notes import compact_notes
 
 
@@ -303,6 +303,12 @@ def sweep_table(
     return _SweepTable(rows, policies)
 
 
+#: What a sweep cell is (trial 67: the nodes table's caption, about columns a sweep has not, was shown).
+_SWEEP_CAPTION = ("each cell above the output RMSE row: the lowest signal-to-quantization-noise ratio (dB) against fp64 "
+                  "over the layer's nodes, "
+                  "inherited error included; bold: the policy closest to fp64 on that row")
+
+
 class _SweepTable:
     def __init__(
         self, rows: Sequence[tuple[str, str, Mapping[str, float | None]]], policies: Sequence[str]
@@ -311,7 +317,7 @@ class _SweepTable:
 
     def _table(self, headers: Sequence[str]) -> Table:
         table = narrow_table("Error against fp64 per layer (lowest SQNR in dB, higher is closer; last row: "
-            "output RMSE)", NODES_CAPTION)
+            "output RMSE)", _SWEEP_CAPTION)
         table.add_column("layer", no_wrap=True)
         for h in headers:
             table.add_column(h, justify="right", no_wrap=True)
