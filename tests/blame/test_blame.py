@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -411,6 +412,17 @@ class _SensorNorm(torch.nn.Module):
         return (x - mean) / torch.sqrt(var + 1e-5) * self.weight + self.bias
 
 
+def _sensor_step() -> tuple[Any, tuple[torch.Tensor, torch.Tensor]]:
+    """Trial 43's bf16 regression step over raw readings near 50-500, captured, and its inputs."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(_SensorNorm(16), torch.nn.Linear(16, 64), torch.nn.ReLU(), _SensorNorm(64),
+                              torch.nn.Linear(64, 4)).bfloat16()
+    g = torch.Generator().manual_seed(1)
+    x = (torch.linspace(50, 500, 16) + 2.0 * torch.randn(32, 16, generator=g)).bfloat16()
+    y = torch.randn(32, 4, generator=g).bfloat16()
+    return capture(lambda x, y: ((net(x) - y) ** 2).mean(), x, y, backward=True), (x, y)
+
+
 def test_by_values_keeps_what_check_passes_without_and_every_output_is_within_by_value():
     """Trial 43: blame's fix left 2 gradients at 20.7x and 29.5x fp64's rounding, passed by check's path
     rule (no flagged node on their path), with no way to keep the changes the search needed for them
@@ -418,13 +430,7 @@ def test_by_values_keeps_what_check_passes_without_and_every_output_is_within_by
     Oracle: the screen, which holds every output to its values against fp64 (mode "screen" when all pass)."""
     from roundoff.analyze import check
 
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(_SensorNorm(16), torch.nn.Linear(16, 64), torch.nn.ReLU(), _SensorNorm(64),
-                              torch.nn.Linear(64, 4)).bfloat16()
-    g = torch.Generator().manual_seed(1)
-    x = (torch.linspace(50, 500, 16) + 2.0 * torch.randn(32, 16, generator=g)).bfloat16()
-    y = torch.randn(32, 4, generator=g).bfloat16()
-    program = capture(lambda x, y: ((net(x) - y) ** 2).mean(), x, y, backward=True)
+    program, (x, y) = _sensor_step()
     trimmed = blame(program, "inductor-cpu", (x, y), against="oracle", repro=False)
     kept = blame(program, "inductor-cpu", (x, y), against="oracle", repro=False, trim=False)
     assert trimmed.fixed and kept.fixed and set(trimmed.changes) < set(kept.changes), (trimmed.changes, kept.changes)
@@ -445,13 +451,7 @@ def test_the_repro_of_a_trimmed_fix_passes_what_check_passes_and_says_so(tmp_pat
     passes over the limit by value)."""
     from roundoff.analyze import check
 
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(_SensorNorm(16), torch.nn.Linear(16, 64), torch.nn.ReLU(), _SensorNorm(64),
-                              torch.nn.Linear(64, 4)).bfloat16()
-    g = torch.Generator().manual_seed(1)
-    x = (torch.linspace(50, 500, 16) + 2.0 * torch.randn(32, 16, generator=g)).bfloat16()
-    y = torch.randn(32, 4, generator=g).bfloat16()
-    program = capture(lambda x, y: ((net(x) - y) ** 2).mean(), x, y, backward=True)
+    program, (x, y) = _sensor_step()
     r = blame(program, "inductor-cpu", (x, y), against="oracle")
     passed = check(program, (x, y), r.fixed_policy, against="oracle")
     over = [o.name for o in passed.outputs if o.passes and o.rmse_result > 16 * o.rmse_reference]
