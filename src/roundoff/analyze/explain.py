@@ -143,6 +143,9 @@ def _storage_sums(r: NodeReport, plan: Plan) -> str:
                 "in float32 (`F.layer_norm(x.float(), shape, w.float(), b.float()).to(x.dtype)`).")
     if node.target in (torch.ops.aten._log_softmax.default, torch.ops.aten.nll_loss_forward.default):  # own order
         return ""
+    if node.target is torch.ops.aten.max_pool2d_with_indices_backward.default:
+        return (f" Eager's max-pool backward on CPU adds the gradients of overlapping windows into its {dtype} result "
+                "one at a time, rounding every sum: pool in float32 (`F.max_pool2d(x.float(), ...).to(x.dtype)`).")
     return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (eager's "
             "`index_put(accumulate=True)` on CPU and CUDA, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
             "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")

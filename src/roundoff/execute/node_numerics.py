@@ -77,10 +77,12 @@ _NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.convolution.defaul
 BATCH_NORMS = (_aten.native_batch_norm.default, _aten._native_batch_norm_legit.default,
                _aten._native_batch_norm_legit_functional.default)
 #: Eager CPU's 16-bit ``_log_softmax`` differs from one rounding of the fp32 op in 6% of its elements (by an
-#: ulp or two: its kernel's own order of operations), and its ``nll_loss_forward`` sums in its own order.
+#: ulp or two: its kernel's own order of operations), and its ``nll_loss_forward`` sums in its own order; an
+#: overlapping max pool's backward adds the gradients of the windows sharing an input into it in 16 bits.
 _NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default,
                    _aten.native_layer_norm_backward.default, *BATCH_NORMS, _aten.native_batch_norm_backward.default,
-                   _aten._log_softmax.default, _aten.nll_loss_forward.default)
+                   _aten._log_softmax.default, _aten.nll_loss_forward.default,
+                   _aten.max_pool2d_with_indices_backward.default)
 #: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
 SUMS_IN_STORAGE = frozenset(t for t in _NATIVE_STORAGE if len(t._schema.returns) > 1)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)

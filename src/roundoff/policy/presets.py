@@ -103,11 +103,13 @@ _INDEX_PUT_STORAGE = {op: {"compute": "storage"} for op in ("aten.index_put", "a
 _BATCH_NORM_STORAGE = {op: {"compute": "storage"} for op in (
     "aten.native_batch_norm", "aten._native_batch_norm_legit", "aten._native_batch_norm_legit_functional",
     "aten.native_batch_norm_backward")}
-#: Eager CPU's 16-bit ``_log_softmax`` and ``nll_loss_forward`` are their own kernels too (6% of a log-softmax's
-#: elements an ulp or two off one rounding of the fp32 op; tests/execute/test_eager_fidelity).
+#: Eager CPU's 16-bit ``_log_softmax``, ``nll_loss_forward`` and overlapping max-pool backward (windows sharing an
+#: input add into it in 16 bits) are their own kernels too (6% of a log-softmax's elements an ulp or two off one
+#: rounding of the fp32 op; tests/execute/test_eager_fidelity).
 _EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE,
               "aten.native_layer_norm_backward": {"compute": "storage"}, **_BATCH_NORM_STORAGE,
-              "aten._log_softmax": {"compute": "storage"}, "aten.nll_loss_forward": {"compute": "storage"}}
+              "aten._log_softmax": {"compute": "storage"}, "aten.nll_loss_forward": {"compute": "storage"},
+              "aten.max_pool2d_with_indices_backward": {"compute": "storage"}}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
