@@ -67,3 +67,24 @@ def test_a_product_below_the_normal_range_is_said_to_be_so_not_thousands_of_roun
     sentence = next(e for e in r.explanations if e.startswith("`mm`"))
     assert "below float16's normal range" in sentence and f"off by {loss:.2g} (normwise)" in sentence, sentence
     assert "times the rounding" not in sentence
+
+
+def _softmax_entropy(x: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(x - x.max(-1, keepdim=True).values)
+    p = e / e.sum(-1, keepdim=True)
+    return -(p * torch.log(p)).sum(-1).mean()
+
+
+def test_zeros_a_division_makes_are_said_to_be_an_underflow_not_a_cancellation():
+    """Trial 68: an fp16 softmax entropy's `log(p)` is -inf where `p = e / sum(e)` underflows, and check
+    said the zeros came from the division because "it subtracts values that agree in almost every bit" (a
+    division subtracts nothing). Oracle: fp64's p, below fp16's smallest subnormal at many elements."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(16, 64, generator=g) * 8).half()
+    p = torch.softmax(x.double(), -1)
+    assert int((p < 2.0**-25).sum()) > 100  # rounds to 0 in fp16
+
+    r = check(_softmax_entropy, (x.requires_grad_(),), "inductor-cpu", against="oracle", backward=True)
+    sentence = next(e for e in r.explanations if "the zeros come from `div`" in e)
+    assert "subtracts nothing" in sentence and "below float16's range" in sentence, sentence
+    assert "agree in almost every bit" not in sentence

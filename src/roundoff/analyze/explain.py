@@ -156,10 +156,19 @@ def _zeros_sentence(source: NodeReport, plan: Plan) -> str:
     other outcome (`_cancelled_sentence` otherwise)."""
     node = plan.program.node(source.node_id)
     decided = next((n for n in (node, *node.all_input_nodes) if is_selection(n)), None)
+    if decided is None and _op(node) not in _CANCELLING:  # (trial 68: an entropy's p = e / sum(e), said to subtract)
+        return (f"the zeros come from {_at(source)}, {source.vs_oracle.norm_rel:.2g} away from fp64 (normwise relative): it "
+                f"subtracts nothing, and its values below {source.working_dtype or source.dtype}'s range round to 0 (an "
+                "underflow, as of an exp of a large negative number); compute in log space (log_softmax rather than "
+                "log(softmax)) or in a wider format.")
     if decided is None:
         return _cancelled_sentence(source)
     return (f"the zeros come from {_at(source)}, {source.vs_oracle.norm_rel:.2g} away from fp64 (normwise relative): it "
             f"holds the outcome of {_node_at(decided)}, which fp64 decides otherwise there (above).")
+
+
+#: Ops whose result can cancel (a difference of close values): the zeros they make are a cancellation's.
+_CANCELLING = frozenset({"add", "sub", "rsub", "addcmul", "addcdiv", "lerp", "var", "var_mean", "std", "sum", "mean"})
 
 
 def _cancelled_sentence(source: NodeReport) -> str:
