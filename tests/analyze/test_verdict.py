@@ -692,3 +692,25 @@ def test_a_max_pool_that_picks_other_elements_than_fp64_is_named_and_fails_the_g
     assert [(n, of) for _nid, n, of in r.selection_flips] == [(flips, i16.numel())], r.selection_flips
     assert r.explanations[0].startswith("`max_pool2d_with_indices`"), r.explanations
     assert [o.name for o in r.outputs if not o.passes] == ["grad_a"]
+
+
+def _pooled_product(a, w, c):
+    return (F.max_pool2d((a.half() @ w.half()).view(2, 3, 8, 8), 2).float() * c).sum()
+
+
+def test_inductors_offset_max_pool_that_picks_other_elements_than_fp64_is_named():
+    """Trial 68: under inductor-cpu, whose decomposition pools with each window's offset of its maximum
+    (`_low_memory_max_pool_with_offsets`), the flips an fp16 CNN's pool made were not looked for, and its
+    gradient passed where eager's, the same 96x, failed. Oracles: torch's max_pool2d indices of the fp16
+    product (a matmul kernel's stored result) and of fp64's, and fp64's gradient routed through fp16's."""
+    g = torch.Generator().manual_seed(0)
+    a = (1 + 1e-3 * torch.rand(48, 16, generator=g)).requires_grad_()
+    w = torch.full((16, 8), 1 / 16) + 1e-4 * torch.rand(16, 8, generator=g)
+    c = torch.randn(2, 3, 4, 4, generator=g)
+    _, i16 = F.max_pool2d((a.detach().half() @ w.half()).double().view(2, 3, 8, 8), 2, return_indices=True)
+    _, i64 = F.max_pool2d((a.detach().double() @ w.double()).view(2, 3, 8, 8), 2, return_indices=True)  # casts ignored
+    flips = int((i16 != i64).sum())
+    assert flips
+    r = check(_pooled_product, (a, w, c), "inductor-cpu", against="oracle", nodes="all", backward=True)
+    assert [(n, of) for _nid, n, of in r.selection_flips] == [(flips, i16.numel())], r.selection_flips
+    assert r.explanations[0].startswith("`_low_memory_max_pool_with_offsets`"), r.explanations

@@ -35,9 +35,21 @@ SELECTIONS = frozenset({
 })
 
 
+#: Inductor's decomposition of max pooling (torch 2.9-2.13): its second result is each window's offset of its
+#: maximum, not a flat index (a prims op, registered once Inductor is imported: named by its string).
+_OFFSET_POOL = "prims._low_memory_max_pool_with_offsets.default"
+
+
+def _offset_pool(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and str(node.target) == _OFFSET_POOL
+
+
 def is_selection(node: torch.fx.Node) -> bool:
-    """Whether `node` chooses from float values: a `SELECTIONS` op (a comparison only where an operand
-    is a float tensor: ``topi == e`` of a router's integer choices flips only where topk did)."""
+    """Whether `node` chooses from float values: a `SELECTIONS` op or Inductor's offset max pool (trial 68:
+    its flips under inductor-cpu were not named where eager's were); a comparison only where an operand
+    is a float tensor (``topi == e`` of a router's integer choices flips only where topk did)."""
+    if _offset_pool(node):
+        return True
     if node.op != "call_function" or node.target not in SELECTIONS:
         return False
     return node.target not in COMPARISONS or any(
@@ -89,6 +101,13 @@ def _chosen(node: torch.fx.Node, scores: torch.Tensor, exact: Any, indices: torc
     if not isinstance(exact, (tuple, list)):
         return indices.to(exact.device)
     idx = indices.to(scores.device)
+    if _offset_pool(node):  # a window's offset: the flat index over the input's spatial dims it stands for
+        kernel, stride, padding, dilation = (list(a) for a in node.args[1:5])
+        k = len(kernel)
+        flat = torch.ops.prims._low_memory_max_pool_offsets_to_indices(
+            idx, kernel, list(scores.shape[-k:]), stride or kernel, padding, dilation)
+        values = scores.flatten(-k).gather(-1, flat.flatten(-k)).reshape(idx.shape)
+        return type(exact)(values if isinstance(t, torch.Tensor) and t.is_floating_point() else idx for t in exact)
     if node.target in _POOLS:  # a pooling window's index is flat over the input's spatial dims
         k = _POOLS[node.target]
         values = scores.flatten(-k).gather(-1, idx.flatten(-k)).reshape(idx.shape)
