@@ -714,3 +714,6 @@ def test_inductors_offset_max_pool_that_picks_other_elements_than_fp64_is_named(
     r = check(_pooled_product, (a, w, c), "inductor-cpu", against="oracle", nodes="all", backward=True)
     assert [(n, of) for _nid, n, of in r.selection_flips] == [(flips, i16.numel())], r.selection_flips
     assert r.explanations[0].startswith("`_low_memory_max_pool_with_offsets`"), r.explanations
+    from roundoff.report.from_check import run_from_check  # the --json report's causes name it first too
+
+    assert run_from_check(r)["causes"][0]["id"] == r.selection_flips[0][0]

@@ -145,7 +145,8 @@ def run_from_check(
         outputs,
         nodes,
         rule=result.outputs[0].rule if result.outputs else "same",
-        causes=[_ref(result, c, explain=True) for c in result.culprits],
+        causes=[_ref(result, c, explain=True)  # selections that chose otherwise first, as the findings name them
+                for c in dict.fromkeys([*(nid for nid, _, _ in result.selection_flips), *result.culprits])],
         first_divergent=_ref(result, result.first_divergent),
         nan_origin=_ref(result, result.nan_origin, explain=True),
         hazards=[
