@@ -505,7 +505,18 @@ def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
     checked = check(program, (x,), "eager", against="oracle", nodes="all")
     mul = next(n for n in checked.culprits if checked.node(n).op == "mul")
     (note,) = [n for n in _unreachable_causes(program, checked, ()) if f"({mul}" in n]
-    assert "below float16's range" in note and "GradScaler" in note and "dtype=" not in note, note
+    assert "below float16's range" in note and "scale them into range" in note and "dtype=" not in note, note
+    assert "GradScaler" not in note  # a forward value: no loss to scale (trial 68)
+
+    def huge(x):  # trial 68: GradScaler was advised for a forward exp beyond fp16's range
+        return torch.exp(x).float() * 1e-6
+
+    x = (12 + torch.rand(256, generator=torch.Generator().manual_seed(0))).half()
+    assert bool(torch.exp(x.double()).half().isinf().all())  # beyond fp16's range
+    program = capture(huge, x)
+    checked = check(program, (x,), "eager", against="oracle", nodes="all")
+    notes = [n for n in _unreachable_causes(program, checked, ()) if "beyond float16's range" in n]
+    assert notes and all("keep them in range" in n and "GradScaler" not in n for n in notes), notes
 
 
 def test_placeable_blame_searches_only_changes_roundoff_compile_can_place(monkeypatch):
