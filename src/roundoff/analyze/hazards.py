@@ -188,8 +188,9 @@ def _exp_of_difference(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: 
         return None
     how = "FMA-contracted" if fma else "one rounded to storage, one not"
     fix = ("forbid contraction here (OpOverride(contract_fma=False))" if fma else
-           "read both operands the same way: keep the rounded one in fp32 where it is stored (blame --against "
-           "oracle offers that), or round the other one to the same format in the code")
+           "read both operands the same way: keep the rounded one in fp32 where it is stored (a change blame "
+           "--against oracle tries, keeping it where it fixes an output), or round the other one to the same format "
+           "in the code")
     return (
         f"{_where(n)} of {_where(src)}, whose operands are held at different precisions ({how}): a "
         f"difference that should be small or 0 can come out large, and `{_name(n)}` magnifies it. "
