@@ -58,7 +58,8 @@ from roundoff.analyze.verdict import Rule
 from roundoff.capture.program import NODE_ID, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, chained, is_random
-from roundoff.execute.node_numerics import SUMS_IN_STORAGE, round_value
+from roundoff.execute.native_kernels import SUMS_IN_STORAGE
+from roundoff.execute.node_numerics import round_value
 from roundoff.numerics import round_to
 from roundoff.numerics._metric_rows import unread_stats
 from roundoff.numerics.formats import Overflow

@@ -30,7 +30,7 @@ from roundoff.capture.program import (
     node_source,
     value_holders,
 )
-from roundoff.execute.node_numerics import BATCH_NORMS, accumulates_in_storage
+from roundoff.execute.native_kernels import BATCH_NORMS, accumulates_in_storage
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
@@ -120,7 +120,7 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
 
 def _storage_sums(r: NodeReport, plan: Plan) -> str:
     """Where `r`'s kernel (or, for an output of a multi-output op, that op's) adds into its 16-bit result
-    one term at a time (`node_numerics.accumulates_in_storage`: eager's ``index_put(accumulate=True)``
+    one term at a time (`native_kernels.accumulates_in_storage`: eager's ``index_put(accumulate=True)``
     on CPU and CUDA, the gradient of ``w[idx]``; eager CPU's LayerNorm backward with 16-bit weights; eager CPU's
     BatchNorm, whose statistics it rounds):
     that is the loss, and the fix."""

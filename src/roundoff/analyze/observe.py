@@ -60,12 +60,8 @@ from roundoff.analyze.verdict import (
 from roundoff.capture.program import NODE_ID, multi_output_parent, node_source, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, is_random
-from roundoff.execute.node_numerics import (
-    SUMS_IN_STORAGE,
-    OracleNumerics,
-    PlanNumerics,
-    round_value,
-)
+from roundoff.execute.native_kernels import SUMS_IN_STORAGE
+from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics, round_value
 from roundoff.numerics import FORMATS, Format, get_format, round_to
 from roundoff.ops.classes import OpClass
 

@@ -44,6 +44,13 @@ def _offset_pool(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and str(node.target) == _OFFSET_POOL
 
 
+def _offsets_to_indices(node: torch.fx.Node, offsets: torch.Tensor, spatial: Sequence[int]) -> torch.Tensor:
+    """The flat indices over the input's spatial dims that an offset max pool's window offsets stand for."""
+    kernel, stride, padding, dilation = (list(a) for a in node.args[1:5])
+    return torch.ops.prims._low_memory_max_pool_offsets_to_indices(
+        offsets, kernel, list(spatial), stride or kernel, padding, dilation)
+
+
 def is_selection(node: torch.fx.Node) -> bool:
     """Whether `node` chooses from float values: a `SELECTIONS` op or Inductor's offset max pool (trial 68:
     its flips under inductor-cpu were not named where eager's were); a comparison only where an operand
@@ -101,16 +108,11 @@ def _chosen(node: torch.fx.Node, scores: torch.Tensor, exact: Any, indices: torc
     if not isinstance(exact, (tuple, list)):
         return indices.to(exact.device)
     idx = indices.to(scores.device)
-    if _offset_pool(node):  # a window's offset: the flat index over the input's spatial dims it stands for
-        kernel, stride, padding, dilation = (list(a) for a in node.args[1:5])
-        k = len(kernel)
-        flat = torch.ops.prims._low_memory_max_pool_offsets_to_indices(
-            idx, kernel, list(scores.shape[-k:]), stride or kernel, padding, dilation)
+    offsets = _offset_pool(node)
+    if offsets or node.target in _POOLS:  # a pooling window's index is flat over the input's spatial dims
+        k = len(node.args[1]) if offsets else _POOLS[node.target]
+        flat = _offsets_to_indices(node, idx, scores.shape[-k:]) if offsets else idx
         values = scores.flatten(-k).gather(-1, flat.flatten(-k)).reshape(idx.shape)
-        return type(exact)(values if isinstance(t, torch.Tensor) and t.is_floating_point() else idx for t in exact)
-    if node.target in _POOLS:  # a pooling window's index is flat over the input's spatial dims
-        k = _POOLS[node.target]
-        values = scores.flatten(-k).gather(-1, idx.flatten(-k)).reshape(idx.shape)
         return type(exact)(values if isinstance(t, torch.Tensor) and t.is_floating_point() else idx for t in exact)
     dim = _dim(node) % max(scores.dim(), 1)
     kept = idx.dim() == scores.dim()

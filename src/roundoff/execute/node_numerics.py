@@ -19,7 +19,7 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    torch's own kernel, i.e. what eager runs (CPU: fp32 accumulation, one rounding; CUDA: cuBLAS under
    torch's matmul settings, e.g. ``allow_bf16_reduced_precision_reduction``), and so do a convolution
    and its backward (oneDNN, cuDNN: their own summation order); likewise an op whose
-   eager kernel accumulates in its storage dtype (``_NATIVE_STORAGE``: ``embedding_dense_backward``,
+   eager kernel accumulates in its storage dtype (``NATIVE_STORAGE``: ``embedding_dense_backward``,
    ``index_put`` with ``accumulate=True``, CPU and CUDA; CPU LayerNorm backward and BatchNorm) runs that
    kernel under STORAGE compute. A contracted
    FMA site is computed as one correctly rounded ``numerics.fma`` of the multiply's operands (as the multiply
@@ -48,6 +48,15 @@ from torch.fx.node import map_aggregate
 from roundoff.capture.program import NODE_ID
 from roundoff.execute.devices import relocated
 from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
+from roundoff.execute.native_kernels import (
+    BATCH_NORMS,
+    NATIVE_KERNELS,
+    NATIVE_STORAGE,
+    accumulates_in_storage,
+    one_narrow,
+    rounds_results,
+    storage_of,
+)
 from roundoff.execute.transcendental import TranscendentalImpl
 from roundoff.execute.wide_kernels import call
 from roundoff.numerics import get_format, is_low_precision, round_to
@@ -58,62 +67,7 @@ from roundoff.policy.model import Negation
 
 Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
-#: Ops whose fp32-compute emulation is torch's own kernel run on the 16-bit operands, where every float
-#: operand is held in the dtype the result is rounded to: what eager and Inductor (an extern kernel) run.
-#: Their libraries accumulate in fp32 and round once, in their own order: CPU oneDNN's fp16 convolution
-#: backward differs from an fp32 convolution rounded once in half of its elements (trial 65).
-_NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.convolution.default,
-                   _aten.convolution_backward.default)
-#: Ops whose eager kernel accumulates in the storage dtype itself: under STORAGE compute they run
-#: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.
-#: ``index_put(accumulate=True)`` adds into the bf16/fp16 destination one element at a time, rounding
-#: every sum, on CPU (a loop) and on CUDA (atomic adds) (trial 49: an MoE's ``w1[idx]`` gradient over
-#: 4096 tokens, 14% off fp64); on CPU ``index_add`` and ``scatter_add`` sum in fp32 and round once, as
-#: the fp32 path does.
-#: Eager CPU's 16-bit BatchNorm (16-bit weights, training) rounds the batch's mean and 1/std to the input's
-#: dtype and normalizes with the rounded values (trial 65: emulated eager's conv gradients 1.3-1.5x
-#: optimistic on a bf16 CNN); its running statistics, updated in place, are copies in the emulation.
-#: Its backward (its own order of operations) is run as it is too.
-BATCH_NORMS = (_aten.native_batch_norm.default, _aten._native_batch_norm_legit.default,
-               _aten._native_batch_norm_legit_functional.default)
-#: Eager CPU's 16-bit ``_log_softmax`` differs from one rounding of the fp32 op in 6% of its elements (by an
-#: ulp or two: its kernel's own order of operations), and its ``nll_loss_forward`` sums in its own order; an
-#: overlapping max pool's backward adds the gradients of the windows sharing an input into it in 16 bits.
-_NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default,
-                   _aten.native_layer_norm_backward.default, *BATCH_NORMS, _aten.native_batch_norm_backward.default,
-                   _aten._log_softmax.default, _aten.nll_loss_forward.default,
-                   _aten.max_pool2d_with_indices_backward.default)
-#: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
-SUMS_IN_STORAGE = frozenset(t for t in _NATIVE_STORAGE if len(t._schema.returns) > 1)
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
-
-
-def accumulates_in_storage(node: torch.fx.Node, d: NodeDecision) -> bool:
-    """Whether `node` runs a `_NATIVE_STORAGE` kernel in its 16-bit storage dtype under decision `d`,
-    summing its terms into that dtype one at a time (a rounding per addition): STORAGE compute, and a
-    rounded result in that dtype (of a multi-output op, every float output in it: their ``getitem``
-    nodes round them, to values already held in it)."""
-    if node.target not in _NATIVE_STORAGE or d.compute_dtype not in HELD_NARROW:
-        return False
-    if d.storage_dtype is not None:
-        return d.rounds_result and d.storage_dtype == d.compute_dtype
-    outs = storage_of(node)
-    return isinstance(outs, tuple) and all(o in (None, d.compute_dtype) for o in outs) and any(outs)
-
-
-def _one_narrow(storage: torch.dtype | tuple | None) -> torch.dtype | None:
-    """The bf16/fp16 dtype a value (every float output of a multi-output op) is stored in, else None."""
-    dtypes = set(storage) - {None} if isinstance(storage, tuple) else {storage}
-    return next(iter(dtypes)) if len(dtypes) == 1 and dtypes <= set(HELD_NARROW) else None
-
-
-def _rounds_results(node: torch.fx.Node, d: NodeDecision, plan: Plan) -> bool:
-    """Whether `node`'s result is rounded to its storage: by `d`, or for a multi-output op by the decision
-    of every ``getitem`` that reads it."""
-    if d.rounds_result:
-        return True
-    items = [plan.decisions.get(u.meta.get(NODE_ID, "")) for u in node.users]
-    return isinstance(storage_of(node), tuple) and bool(items) and all(i is not None and i.rounds_result for i in items)
 
 
 def stride_free(target: Any) -> Any:
@@ -136,14 +90,6 @@ def _held_dtype(obj: Any) -> torch.dtype | None:
 def _rewrite_dtypes(obj: Any, to: torch.dtype) -> Any:
     """Replace every floating torch.dtype in `obj` (args/kwargs) by `to`."""
     return map_aggregate(obj, lambda a: to if isinstance(a, torch.dtype) and a.is_floating_point else a)
-
-
-def storage_of(node: torch.fx.Node) -> torch.dtype | tuple | None:
-    """The program's dtype of `node`'s value (a tuple for multi-output nodes), from meta["val"]."""
-    val = node.meta.get("val")
-    if isinstance(val, (tuple, list)):
-        return tuple(v.dtype if isinstance(v, torch.Tensor) else None for v in val)
-    return val.dtype if isinstance(val, torch.Tensor) else None
 
 
 def round_value(value: Any, dtype: Any) -> Any:
@@ -234,7 +180,7 @@ class _Static:
         self.compute_round = d.compute_dtype if low else None
         st = self.storage
         self.native = d is not None and not node.kwargs and (accumulates_in_storage(node, d) or (
-            node.target in _NATIVE_KERNELS and _rounds_results(node, d, plan) and _one_narrow(st) is not None
+            node.target in NATIVE_KERNELS and rounds_results(node, d, plan) and one_narrow(st) is not None
             and d.compute_dtype == torch.float32 and not d.input_format))
         self.plain: dict[torch.fx.Node, Any] = {}  # operand -> the storage dtype it is read rounded to
         self.fresh: dict[torch.fx.Node, Any] = {}  # the same, reading oracle inputs (``fresh=True``)
@@ -380,18 +326,18 @@ class PlanNumerics:
 
     def _native_kernel(self, node: torch.fx.Node, read: Read, fresh: bool) -> Any:
         """The op `_Static.native` selects, run by torch's kernel in its storage dtype (step 3): a
-        `_NATIVE_KERNELS` op under fp32 compute, or a `_NATIVE_STORAGE` op under STORAGE compute; None where
+        `NATIVE_KERNELS` op under fp32 compute, or a `NATIVE_STORAGE` op under STORAGE compute; None where
         the former's float operands are not all held in that dtype (the contract then needs the fp32 path)."""
         st = self.storage(node)
         args = torch.fx.node.map_arg(node.args, self._reader(node, read, fresh))
-        if node.target in _NATIVE_STORAGE:  # its kernel adds its operands as that dtype holds them (Inductor's
+        if node.target in NATIVE_STORAGE:  # its kernel adds its operands as that dtype holds them (Inductor's
             held = self._static(node).d.compute_dtype  # atomic_add stores an fp32 value in it)
             args = tuple(a.to(held) if is_float(a) else a for a in args)
             if node.target in BATCH_NORMS:  # it updates the running statistics it reads in place
                 args = tuple(a.clone() if is_float(a) and i in (3, 4) else a for i, a in enumerate(args))
             return node.target(*args)
         floats = [a for a in args if is_float(a)]
-        if floats and all(isinstance(a, torch.Tensor) and a.dtype == _one_narrow(st) for a in floats):
+        if floats and all(isinstance(a, torch.Tensor) and a.dtype == one_narrow(st) for a in floats):
             return node.target(*args)
         return None
 

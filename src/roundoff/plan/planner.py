@@ -66,7 +66,7 @@ _SELECTION_KERNELS = frozenset({"topk", "kthvalue", "median", "nanmedian", "mode
 #: Inductor's C++ backend runs a sort as an ATen fallback too (`ir.Sort` is Triton only), and a scan
 #: (`ir.Scan.create` is Triton only: cumsum's ATen kernel reads its operand stored, rounded; trial 67: a
 #: bf16 selective scan's ``cumsum(-softplus(x))``, planned as read unrounded, 320 of 2048 elements off).
-_CPP_SELECTION_KERNELS = _SELECTION_KERNELS | {"sort", "argsort", "msort", "cumsum", "cumprod", "logcumsumexp",
+_CPP_OWN_KERNELS = _SELECTION_KERNELS | {"sort", "argsort", "msort", "cumsum", "cumprod", "logcumsumexp",
                                                "cummax", "cummin"}
 _MAX_SPLITS = 16  # rounds of remat.split; each resolves every mixed read the fusion found (a loop's
 # recomputed state can need one round per step it is carried: trial 62, 12 steps)
@@ -285,7 +285,7 @@ def _fusion_nodes(
     for n in program.nodes():
         if n.op == "output":
             outputs.update(node_id(p) for p in n.all_input_nodes)
-    own_kernels = _CPP_SELECTION_KERNELS if policy.fusion is FusionModel.POINTWISE_CPP else _SELECTION_KERNELS
+    own_kernels = _CPP_OWN_KERNELS if policy.fusion is FusionModel.POINTWISE_CPP else _SELECTION_KERNELS
     nodes = []
     for n in program.nodes():
         if n.op == "output":

@@ -1,0 +1,82 @@
+"""Which ops the emulation runs as torch's own kernel on their 16-bit operands, and when.
+
+Numeric contract: where every float operand is held in the 16-bit dtype the result is rounded to, an op
+of `NATIVE_KERNELS` under fp32 compute, or of `NATIVE_STORAGE` under STORAGE compute
+(`accumulates_in_storage`), is evaluated by torch's kernel in that dtype: bit for bit what eager runs
+(and Inductor's extern kernels), its summation order and any rounding it does inside included, instead
+of one rounding of an fp32 result (`roundoff.execute.node_numerics`, step 3).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.fx
+
+from roundoff.capture.program import NODE_ID
+from roundoff.execute.formats import HELD_NARROW
+from roundoff.plan.model import NodeDecision, Plan
+
+_aten = torch.ops.aten
+#: Ops whose fp32-compute emulation is torch's own kernel run on the 16-bit operands, where every float
+#: operand is held in the dtype the result is rounded to: what eager and Inductor (an extern kernel) run.
+#: Their libraries accumulate in fp32 and round once, in their own order: CPU oneDNN's fp16 convolution
+#: backward differs from an fp32 convolution rounded once in half of its elements (trial 65).
+NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.convolution.default,
+                  _aten.convolution_backward.default)
+#: Ops whose eager kernel accumulates in the storage dtype itself: under STORAGE compute they run
+#: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.
+#: ``index_put(accumulate=True)`` adds into the bf16/fp16 destination one element at a time, rounding
+#: every sum, on CPU (a loop) and on CUDA (atomic adds) (trial 49: an MoE's ``w1[idx]`` gradient over
+#: 4096 tokens, 14% off fp64); on CPU ``index_add`` and ``scatter_add`` sum in fp32 and round once, as
+#: the fp32 path does.
+#: Eager CPU's 16-bit BatchNorm (16-bit weights, training) rounds the batch's mean and 1/std to the input's
+#: dtype and normalizes with the rounded values (trial 65: emulated eager's conv gradients 1.3-1.5x
+#: optimistic on a bf16 CNN); its running statistics, updated in place, are copies in the emulation.
+#: Its backward (its own order of operations) is run as it is too.
+BATCH_NORMS = (_aten.native_batch_norm.default, _aten._native_batch_norm_legit.default,
+               _aten._native_batch_norm_legit_functional.default)
+#: Eager CPU's 16-bit ``_log_softmax`` differs from one rounding of the fp32 op in 6% of its elements (by an
+#: ulp or two: its kernel's own order of operations), and its ``nll_loss_forward`` sums in its own order; an
+#: overlapping max pool's backward adds the gradients of the windows sharing an input into it in 16 bits.
+NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default,
+                  _aten.native_layer_norm_backward.default, *BATCH_NORMS, _aten.native_batch_norm_backward.default,
+                  _aten._log_softmax.default, _aten.nll_loss_forward.default,
+                  _aten.max_pool2d_with_indices_backward.default)
+#: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
+SUMS_IN_STORAGE = frozenset(t for t in NATIVE_STORAGE if len(t._schema.returns) > 1)
+
+
+def storage_of(node: torch.fx.Node) -> torch.dtype | tuple | None:
+    """The program's dtype of `node`'s value (a tuple for multi-output nodes), from meta["val"]."""
+    val = node.meta.get("val")
+    if isinstance(val, (tuple, list)):
+        return tuple(v.dtype if isinstance(v, torch.Tensor) else None for v in val)
+    return val.dtype if isinstance(val, torch.Tensor) else None
+
+
+def accumulates_in_storage(node: torch.fx.Node, d: NodeDecision) -> bool:
+    """Whether `node` runs a `NATIVE_STORAGE` kernel in its 16-bit storage dtype under decision `d`,
+    summing its terms into that dtype one at a time (a rounding per addition): STORAGE compute, and a
+    rounded result in that dtype (of a multi-output op, every float output in it: their ``getitem``
+    nodes round them, to values already held in it)."""
+    if node.target not in NATIVE_STORAGE or d.compute_dtype not in HELD_NARROW:
+        return False
+    if d.storage_dtype is not None:
+        return d.rounds_result and d.storage_dtype == d.compute_dtype
+    outs = storage_of(node)
+    return isinstance(outs, tuple) and all(o in (None, d.compute_dtype) for o in outs) and any(outs)
+
+
+def one_narrow(storage: torch.dtype | tuple | None) -> torch.dtype | None:
+    """The bf16/fp16 dtype a value (every float output of a multi-output op) is stored in, else None."""
+    dtypes = set(storage) - {None} if isinstance(storage, tuple) else {storage}
+    return next(iter(dtypes)) if len(dtypes) == 1 and dtypes <= set(HELD_NARROW) else None
+
+
+def rounds_results(node: torch.fx.Node, d: NodeDecision, plan: Plan) -> bool:
+    """Whether `node`'s result is rounded to its storage: by `d`, or for a multi-output op by the decision
+    of every ``getitem`` that reads it."""
+    if d.rounds_result:
+        return True
+    items = [plan.decisions.get(u.meta.get(NODE_ID, "")) for u in node.users]
+    return isinstance(storage_of(node), tuple) and bool(items) and all(i is not None and i.rounds_result for i in items)
