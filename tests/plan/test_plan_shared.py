@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
@@ -57,7 +59,7 @@ def test_a_decomposition_set_is_applied_once(program_and_inputs: tuple) -> None:
     program, inputs = program_and_inputs
     applied: list[str] = []
 
-    def spy(prog, policy):  # noqa: ANN001, ANN202
+    def spy(prog, policy):
         applied.extend(policy.decompositions)
         return plan(prog, policy)
 
@@ -65,3 +67,33 @@ def test_a_decomposition_set_is_applied_once(program_and_inputs: tuple) -> None:
     assert applied == ["eager", "inductor"]  # (eager's set first: the graph of the policy checked)
     assert plan_b.policy.decompositions == ("inductor",)  # the plan records the policy as given
     assert _same_outputs(plan(program, "inductor-gpu"), plan_b, inputs)
+
+
+def _softmax_gelu_and_amax(a, b, c, d, x, w):  # type: ignore[no-untyped-def]
+    h = a * b + c  # inductor-cpu recomputes h*d in two kernels that read h differently: a copy
+    m = torch.amax(h * d, -1, keepdim=True)
+    return h, h * d - a, (h * d - m) * 3.0, _f(x, w)  # _f's backward: inductor-gpu's copies
+
+
+def test_two_policies_each_needing_copies_of_their_own_are_refused_in_words() -> None:
+    """One graph cannot hold both sides' per-kernel copies (a reader reads one copy or the other): the
+    pair is refused with what to do instead, never planned on a graph where one side computes otherwise."""
+    g = torch.Generator().manual_seed(0)
+    args = [torch.randn(32, 64, generator=g).to(torch.bfloat16).requires_grad_() for _ in range(4)]
+    args += [torch.randn(8, 16, generator=g).to(torch.bfloat16).requires_grad_(),
+             torch.randn(16, 16, generator=g).to(torch.bfloat16).requires_grad_()]
+    program = capture(_softmax_gelu_and_amax, *args, backward=True)
+    assert plan(program, "inductor-cpu").copies and plan(program, "inductor-gpu").copies
+    with pytest.raises(ValueError, match="each recompute nodes .* as per-kernel copies.*'eager' or the fp64 oracle"):
+        plan_pair(program, "inductor-cpu", "inductor-gpu")
+
+
+@pytest.mark.parametrize(("a", "b"), itertools.permutations(("inductor-cpu", "inductor-gpu", "xla-2.10"), 2))
+def test_two_fusing_policies_each_compute_as_alone_on_the_shared_graph(program_and_inputs: tuple, a: str, b: str) -> None:
+    """Where one side recomputes nodes as per-kernel copies (inductor-gpu's softmax backward here), the other
+    side's plan is lifted onto the graph holding them: each side's outputs are its plan's alone, bit for bit."""
+    program, inputs = program_and_inputs
+    plan_a, plan_b = plan_pair(program, a, b)
+    assert plan_a.program is plan_b.program
+    assert _same_outputs(plan(program, a), plan_a, inputs), f"{a} differs on the graph shared with {b}"
+    assert _same_outputs(plan(program, b), plan_b, inputs), f"{b} differs on the graph shared with {a}"
