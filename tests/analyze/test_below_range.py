@@ -85,6 +85,6 @@ def test_zeros_a_division_makes_are_said_to_be_an_underflow_not_a_cancellation()
     assert int((p < 2.0**-25).sum()) > 100  # rounds to 0 in fp16
 
     r = check(_softmax_entropy, (x.requires_grad_(),), "inductor-cpu", against="oracle", backward=True)
-    sentence = next(e for e in r.explanations if "the zeros come from `div`" in e)
+    sentence = next(e for e in r.explanations if e.startswith("`div`"))
     assert "subtracts nothing" in sentence and "below float16's range" in sentence, sentence
-    assert "agree in almost every bit" not in sentence
+    assert "agree in almost every bit" not in sentence and "an epsilon absorbed upstream" not in sentence

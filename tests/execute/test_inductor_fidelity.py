@@ -32,6 +32,7 @@ from hypothesis import given, settings
 from roundoff.capture import capture
 from roundoff.compiler.emulate_casts import emulated_casts_kept
 from roundoff.execute import TranscendentalImpl, run_plan
+from roundoff.numerics import bits_differ
 from roundoff.plan import plan
 from roundoff.zoo import get_workload
 from tests.execute.graphs import build, inputs, n_differ, recipes, same_bits
@@ -498,3 +499,64 @@ def test_a_backward_value_made_in_the_loop_that_reads_it_is_read_as_computed() -
     assert all(bool(t.isfinite().all()) for t in real)
     for got, want in zip(emulated, real):
         assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.isinf(), want.isinf())
+
+
+def _entropy(x: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(x - x.max(-1, keepdim=True).values)
+    p = e / e.sum(-1, keepdim=True)
+    return -(p * torch.log(p)).sum(-1).mean()
+
+
+def test_a_forward_value_the_backward_does_not_get_is_computed_again_there() -> None:
+    """Trial 68: an fp16 softmax entropy. The forward stores `exp` (reused: C++'s realize-on-reuse) and
+    `p = e / sum(e)`, 0 where it underflows, but saves neither for the backward, which computes them again in
+    fp32 from the saved max and sum: `(g * p) / p` is finite there. The plan had the backward read the
+    forward's 0 and made NaN in all 1024 gradient elements. Oracle: real torch.compile's gradient, finite,
+    bit for bit but for a few elements of summation order; eager's is NaN (the case is a real one)."""
+    x = (torch.randn(16, 64, generator=torch.Generator().manual_seed(0)) * 8).half()
+    leaf = x.clone().requires_grad_()
+    torch._dynamo.reset()
+    torch.compile(_fresh(_entropy), dynamic=False, fullgraph=True)(leaf).backward()
+    program = capture(_entropy, x.clone().requires_grad_(), backward=True)
+    grad = run_plan(plan(program, "inductor-cpu"), (x,))[1]
+    eager = run_plan(plan(program, "eager"), (x,))[1]
+    assert bool(leaf.grad.isfinite().all()) and bool(eager.isnan().all())
+    assert bool(grad.isfinite().all()) and bits_differ(grad, leaf.grad) <= 8, bits_differ(grad, leaf.grad)
+
+
+class _MaskedDecayScan(torch.nn.Module):
+    """Trial 68: a Mamba-style gated recurrence in its parallel form, ``exp(A_t - A_s)`` masked below the
+    diagonal, in fp16: the exp overflows above it, where the mask zeroes it."""
+
+    def __init__(self, d: int = 32) -> None:
+        super().__init__()
+        self.qkv, self.gate = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x).chunk(3, -1)
+        a = torch.cumsum(torch.nn.functional.logsigmoid(self.gate(x)).squeeze(-1), -1)
+        mask = torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool))
+        decay = torch.exp(a[:, :, None] - a[:, None, :]) * mask
+        return ((q @ k.transpose(-1, -2)) * decay) @ v
+
+
+def test_a_forward_node_the_backward_computes_again_reads_the_values_the_backward_stores() -> None:
+    """Trial 68: the backward computes the scan's ``exp(A_t - A_s)`` again, uses it twice (the decay for the
+    q/k gradients, the exp's own backward) and stores it in fp16 (inf above the diagonal); the decay
+    ``exp * mask`` computed again in another backward kernel loads it: ``inf * 0`` is NaN in the q and k
+    gradients. The plan had that decay read as the forward computed it (finite, 0 above the diagonal) and
+    predicted NaN in the gate's gradients only. Oracle: real torch.compile's gradients, NaN at the same
+    elements as the emulation's."""
+    torch.manual_seed(0)
+    model = _MaskedDecayScan().half()
+    x = torch.randn(2, 64, 32, generator=torch.Generator().manual_seed(1)).half()
+    torch._dynamo.reset()
+    torch.compile(_fresh(lambda t: model(t).float().pow(2).mean()), dynamic=False)(x).backward()
+    real = {n: p.grad for n, p in model.named_parameters()}
+    program = capture(lambda t: model(t).float().pow(2).mean(), x, backward=True)
+    emulated = dict(zip(program.output_labels()[1:], run_plan(plan(program, "inductor-cpu"), program.example_inputs)[1:]))
+    assert int(real["qkv.weight"].isnan().sum()) > 0 and int(real["gate.weight"].isnan().sum()) > 0  # the case
+    for name, want in real.items():
+        got = emulated[f"grad_model.{name}"] if f"grad_model.{name}" in emulated else emulated[next(
+            k for k in emulated if k.endswith(name))]
+        assert torch.equal(got.isnan(), want.isnan()), (name, int(got.isnan().sum()), int(want.isnan().sum()))

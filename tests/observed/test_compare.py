@@ -9,6 +9,8 @@ run was made. Oracle for what the plan does: the plan's own decisions.
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from roundoff.capture import capture
@@ -16,6 +18,8 @@ from roundoff.capture.program import NODE_ID
 from roundoff.observed.buffers import Observed
 from roundoff.observed.causes import emulation_cause, local_region
 from roundoff.plan import plan
+from roundoff.policy import get_policy
+from roundoff.policy.model import FusionModel
 
 
 def head_sum_then_transposed_copy(g, c):
@@ -46,8 +50,9 @@ def test_a_sum_missing_from_the_origins_is_named_from_the_local_region(monkeypat
     assert not any(summed in d.rounded_inputs for d in modelled.decisions.values())  # unrolled: unrounded
     assert emulation_cause(program, copy, obs, modelled, observed) == "summation order"
 
-    monkeypatch.setattr("roundoff.plan.loops.UNROLL_BELOW", 0)  # the plan of that run: the sum stored
-    the_plan = plan(program, "inductor-gpu")
+    monkeypatch.setattr("roundoff.plan.loops.UNROLL_BELOW", 0)  # the plan of that run: the sum stored,
+    # and read by a kernel of its own (no Triton reduction kernel computing its readers)
+    the_plan = plan(program, dataclasses.replace(get_policy("inductor-gpu"), fusion=FusionModel.POINTWISE))
     assert any(summed in d.rounded_inputs for d in the_plan.decisions.values())  # the plan rounds the sum
     # from the origins alone nothing is known; from the region, the sum the plan rounds
     assert emulation_cause(program, copy, obs, the_plan) == "unmodelled decision"

@@ -95,8 +95,7 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
         return (
             f"{_at(r)} is 0 where fp64 is not (elsewhere its error is {r.own_excess:.3g} times the rounding of "
             f"{r.working_dtype or r.dtype}) and a later node divides by it or takes its log: "
-            + (_zeros_sentence(source, plan) if source is not None else "the zeros come from a value it reads that "
-               "lost what fp64 has there (an epsilon absorbed upstream) or from values below the format's range.")
+            + (_zeros_sentence(source, plan) if source is not None else _own_zeros_sentence(r, plan))
         )
     judged = r.working_dtype or r.dtype
     if (amplified := _rounded_reads_amplified(r, plan, judged)) is not None:
@@ -149,6 +148,17 @@ def _storage_sums(r: NodeReport, plan: Plan) -> str:
     return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (eager's "
             "`index_put(accumulate=True)` on CPU and CUDA, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
             "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")
+
+
+def _own_zeros_sentence(r: NodeReport, plan: Plan) -> str:
+    """Where the zeros of `r`, which makes its error itself (no `error_source`), come from: below its format's
+    range where it subtracts nothing (trial 68: an fp16 entropy's ``p = e / sum(e)``)."""
+    if _op(plan.program.node(r.node_id)) in _CANCELLING:
+        return ("the zeros come from a value it reads that lost what fp64 has there (an epsilon absorbed upstream) "
+                "or from values below the format's range.")
+    return (f"the zeros are values below {r.working_dtype or r.dtype}'s range rounded to 0, its own or an operand's "
+            "(it subtracts nothing: an underflow, as of an exp of a large negative number); compute in log space "
+            "(log_softmax rather than log(softmax)) or in a wider format.")
 
 
 def _zeros_sentence(source: NodeReport, plan: Plan) -> str:

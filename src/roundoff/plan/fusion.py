@@ -45,6 +45,17 @@ value in its own loop nest and reads it unrounded (`roundoff.plan.loops`: a broa
 value's loop 2-D, as the row sums' is; a flat loop is a loop nest of its own, loaded rounded). A pointwise
 kernel goes into one group of reductions' loop at most; the other reductions load its values, rounded.
 
+``FusionModel.POINTWISE_TRITON`` (Inductor's Triton backend) adds Triton's reduction kernels
+(`roundoff.plan.triton_kernels`): a reduction kernel also computes the pointwise kernels that make its
+operand or read its result, and the reductions of its shape, and reads their values and they its result
+unrounded.
+
+In a training step compiled in two (forward and backward), the backward finds in memory only what the
+forward saves for it (`roundoff.plan.realize.in_backward_memory`): a pointwise value the forward stores but
+does not save is computed again in the backward's kernels, where its readers read it as computed, or
+stored by the backward's own rules. A forward node a backward kernel computes again reads there what that
+kernel reads (`roundoff.plan.remat`).
+
 Where the real scheduler's heuristics can choose otherwise (realizing a multi-use pointwise node;
 a persistent reduction fused with its pointwise epilogue), `Fusion.notes` says so.
 """
@@ -55,7 +66,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from roundoff.plan.fusion_nodes import FusionNode, Kind, inlined, users_of
+from roundoff.plan.fusion_nodes import COPY_MARK, FusionNode, Kind, inlined, users_of
 from roundoff.plan.loops import reduction_loop_reads
 from roundoff.plan.model import FusionGroup
 from roundoff.plan.realize import (
@@ -63,8 +74,10 @@ from roundoff.plan.realize import (
     REALIZE_READS,
     WRITTEN_INTO_VIEWS,
     Pinned,
+    in_backward_memory,
     stored_values,
 )
+from roundoff.plan.triton_kernels import fuse_reduction_kernels
 from roundoff.policy.model import FusionModel
 
 __all__ = ["Fusion", "FusionNode", "Kind", "fuse", "inlined"]
@@ -86,6 +99,8 @@ class Fusion:
     #: (backward reader, `stored_backward` value) pairs read from memory: the reader is computed (inlined)
     #: in some kernel other than the one that makes and stores the value (`_backward_loads`)
     backward_loads: frozenset[tuple[str, str]] = frozenset()
+    #: (kernel, `stored_backward` value) pairs where the kernel loads the value from memory (`_backward_loads`)
+    backward_loaded: frozenset[tuple[int, str]] = frozenset()
 
     def reads_rounded(self, consumer: str, producer: str) -> bool:
         """Whether `consumer` reads `producer` from memory (i.e. rounded to its storage dtype); a value the
@@ -104,8 +119,9 @@ def fuse(nodes: Sequence[FusionNode], model: FusionModel, pinned: Pinned | None 
     (`roundoff.plan.realize.stored_values`)."""
     if model is FusionModel.NONE:
         return _fuse_none(nodes)
-    if model in (FusionModel.POINTWISE, FusionModel.POINTWISE_CPP):
-        return _fuse_pointwise(nodes, heavy_reuse=model is FusionModel.POINTWISE_CPP, pinned=pinned)
+    if model in (FusionModel.POINTWISE, FusionModel.POINTWISE_CPP, FusionModel.POINTWISE_TRITON):
+        return _fuse_pointwise(nodes, heavy_reuse=model is FusionModel.POINTWISE_CPP, pinned=pinned,
+                               triton=model is FusionModel.POINTWISE_TRITON)
     raise ValueError(
         f"unknown fusion model {model!r}; known: {', '.join(m.value for m in FusionModel)}"
     )
@@ -159,10 +175,12 @@ class _Reach:
         return True
 
 
-def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False, pinned: Pinned | None = None) -> Fusion:
+def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False, pinned: Pinned | None = None,
+                    triton: bool = False) -> Fusion:
     by_id = {n.id: n for n in nodes}
     users = users_of(nodes)
     stored, alias, by_backward = stored_values(nodes, users, heavy_reuse, pinned)
+    in_backward = in_backward_memory(nodes, stored)
     kernels: list[tuple[str, str, set[str]]] = []  # (kind, root, members)
     for n in nodes:
         if n.kind is Kind.INPUT or n.id in alias or n.id not in stored:
@@ -175,8 +193,13 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False, pinn
         kind = {Kind.REDUCTION: "reduction", Kind.EXTERN: "extern"}.get(n.kind, "pointwise")
         if n.op in WRITTEN_INTO_VIEWS:  # a mutation's kernel: its readers load the buffer, none fuses with it
             kind = "extern"
-        kernels.append((kind, n.id, {n.id} | inlined(n, by_id, stored)))
-    kernels, merge_notes = _merge_pointwise(kernels, by_id, nodes, cat_slices=heavy_reuse)
+        kernels.append((kind, n.id, {n.id} | inlined(n, by_id, in_backward if n.backward else stored)))
+    reach = _Reach(nodes)
+    kernels, merge_notes = _merge_pointwise(kernels, by_id, reach, nodes, cat_slices=heavy_reuse)
+    if triton:
+        kernels, triton_notes = fuse_reduction_kernels(kernels, by_id, stored, reach.convex,
+                                                       lambda n: _loop_numel(n, by_id, cat_slices=False))
+        merge_notes.extend(triton_notes)
     in_loop = reduction_loop_reads(kernels, by_id, stored) if heavy_reuse else {}
     for kind, root, members in kernels:
         if root in in_loop:
@@ -196,13 +219,15 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False, pinn
             "read them rounded, the forward does not")
     fusion = _assemble(nodes, kernels, stored, users, merge_notes, in_loop)
     backward = frozenset(n.id for n in nodes if n.backward)
+    loads, loaded = _backward_loads(fusion, by_backward, nodes)
     return dataclasses.replace(fusion, stored_backward=frozenset(by_backward), backward=backward,
-                               backward_loads=_backward_loads(fusion, by_backward, nodes))
+                               backward_loads=loads, backward_loaded=loaded)
 
 
-def _backward_loads(fusion: Fusion, by_backward: set[str], nodes: Sequence[FusionNode]) -> frozenset[tuple[str, str]]:
+def _backward_loads(fusion: Fusion, by_backward: set[str],
+                    nodes: Sequence[FusionNode]) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[int, str]]]:
     """(backward reader, value) pairs for the values the backward stores where the reader reads it from
-    memory. The value is made and stored by the kernel computing it whose first backward node comes
+    memory, and the (kernel, value) pairs where the kernel loads it. The value is made and stored by the kernel computing it whose first backward node comes
     first in graph order; there its readers read it as computed (the store cache), unless that kernel
     loops over more elements than the value has (it is made in a loop of its own there and loaded), and
     in every other kernel from memory. A reader inlined into both (one value in the emulation) is taken
@@ -213,10 +238,13 @@ def _backward_loads(fusion: Fusion, by_backward: set[str], nodes: Sequence[Fusio
     writing the interleaved gate/up gradient)."""
     order = {n.id: i for i, n in enumerate(nodes) if n.backward}
     by_id = {n.id: n for n in nodes}
+    # a kernel's copy of a forward node (`roundoff.plan.remat`) stands where the forward node does: not
+    # where the backward's own order starts
+    own = {i: k for i, k in order.items() if (base := i.split(COPY_MARK)[0]) == i or by_id[base].backward}
     home: dict[str, tuple[int, int]] = {}
     for g in fusion.groups:
         members = fusion.members[g.id]
-        first = min((order[m] for m in members if m in order), default=None)
+        first = min((own[m] for m in members if m in own), default=None)
         for v in by_backward & members if first is not None else ():
             if v not in home or first < home[v][0]:
                 home[v] = (first, g.id)
@@ -224,11 +252,12 @@ def _backward_loads(fusion: Fusion, by_backward: set[str], nodes: Sequence[Fusio
     def own_loop(g: FusionGroup, v: str) -> bool:  # a pointwise kernel looping over more elements loads it
         return g.kind != "pointwise" or by_id[g.node_ids[-1]].numel in (0, by_id[v].numel)
 
+    loaded = frozenset((g.id, v) for g in fusion.groups for v in by_backward & fusion.members[g.id]
+                       if v in home and any(m in order for m in fusion.members[g.id])
+                       and (g.id != home[v][1] or not own_loop(g, v)))
     return frozenset(
-        (m, v) for g in fusion.groups for v in by_backward & fusion.members[g.id]
-        if v in home and (g.id != home[v][1] or not own_loop(g, v))
-        for m in fusion.members[g.id] if m in order and v in by_id[m].inputs
-    )
+        (m, v) for g, v in loaded for m in fusion.members[g] if m in order and v in by_id[m].inputs
+    ), loaded
 
 
 def _loop_numel(n: FusionNode, by_id: dict[str, FusionNode], cat_slices: bool) -> int:
@@ -245,12 +274,12 @@ def _loop_numel(n: FusionNode, by_id: dict[str, FusionNode], cat_slices: bool) -
 def _merge_pointwise(
     kernels: list[tuple[str, str, set[str]]],
     by_id: dict[str, FusionNode],
+    reach: _Reach,
     nodes: Sequence[FusionNode],
     cat_slices: bool = False,
 ) -> tuple[list[tuple[str, str, set[str]]], list[str]]:
     """Greedy pairwise merge of related pointwise kernels, in graph order, keeping the kernel DAG acyclic
     (`cat_slices`: a ``cat`` root loops over its operands' count, `_loop_numel`)."""
-    reach = _Reach(nodes)
     merged: list[tuple[str, str, set[str]]] = []
     for kind, root, members in kernels:
         if kind != "pointwise":
@@ -319,7 +348,7 @@ def _assemble(
                 for m in g.node_ids
                 if m in stored and m not in borrowed[g.id]
                 for u in users[m]
-                if u.kind in (Kind.FUSIBLE, Kind.VIEW)
+                if u.kind in (Kind.FUSIBLE, Kind.VIEW) and u.id not in g.node_ids
             },
             key=order.__getitem__,
         )

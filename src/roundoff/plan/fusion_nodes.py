@@ -11,6 +11,9 @@ import enum
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
+#: what separates a kernel's copy of a node from the node's id (``n7@k4``: `roundoff.plan.remat`)
+COPY_MARK = "@"
+
 
 class Kind(enum.Enum):
     """A node's role in the fusion model."""

@@ -12,6 +12,7 @@ computes the same op on that kernel's reads, so the one-value-per-node model hol
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import torch
@@ -19,26 +20,52 @@ import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program, node_id
 from roundoff.plan.fusion import Fusion, FusionNode
+from roundoff.plan.fusion_nodes import COPY_MARK
 
 
 def differing_copies(nodes: Sequence[FusionNode], fusion: Fusion) -> dict[int, list[str]]:
     """Per kernel, the recomputed nodes (home elsewhere) whose value there differs from their home's."""
     by_id = {n.id: n for n in nodes}
     out: dict[int, list[str]] = {}
+
+    backward_kernels = {g.id for g in fusion.groups if fusion.members[g.id] & fusion.backward}
+
+    def loads(kernel: int, m: str, p: str) -> bool:  # whether `kernel`'s copy of `m` reads `p` from memory
+        if p in fusion.stored_backward and not by_id[m].backward and kernel in backward_kernels:
+            return (kernel, p) in fusion.backward_loaded  # a forward node the backward computes again
+        return p in fusion.stored and p not in fusion.members[kernel]
+
     for g in fusion.groups:
-        members = fusion.members[g.id]
         differ: list[str] = []
+        computed = _computed(g.node_ids, g.id, by_id, fusion)
         for m in g.node_ids:  # graph order, so upstream copies are decided first
             home = fusion.home[m]
-            if home == g.id or home is None:
+            if home == g.id or home is None or m not in computed:
                 continue
-            theirs = fusion.members[home]
             for p in by_id[m].inputs:
-                if p in differ or (p in fusion.stored and (p in members) != (p in theirs)):
+                if p in differ or loads(g.id, m, p) != loads(home, m, p):
                     differ.append(m)
                     break
         if differ:
             out[g.id] = differ
+    return out
+
+
+def _computed(ids: Sequence[str], kernel: int, by_id: dict[str, FusionNode], fusion: Fusion) -> set[str]:
+    """The members of `kernel` (`ids`, in graph order) it computes: not a value the backward stores that
+    this kernel loads (`Fusion.backward_loaded`), nor a node that only such a value reads."""
+    members = set(ids)
+    readers: dict[str, set[str]] = {}
+    for m in ids:
+        for p in by_id[m].inputs:
+            readers.setdefault(p, set()).add(m)
+    out: set[str] = set()
+    for m in reversed(ids):
+        if (kernel, m) in fusion.backward_loaded:
+            continue
+        inside = readers.get(m, set()) & members
+        if not inside or m in fusion.stored or inside & out:
+            out.add(m)
     return out
 
 
@@ -74,8 +101,9 @@ def split(
 def _copy_id(nid: str, kernel: int, taken: set[str]) -> str:
     """A new id for kernel `kernel`'s copy of node `nid`, added to `taken`: ``<node>@k<kernel>`` after the
     captured (or decomposed) node, not after a copy (trial 64: ``n130@k37@k28@k37@k30``), else nested."""
-    for candidate in (f"{nid.split('@')[0]}@k{kernel}", f"{nid}@k{kernel}"):
-        if candidate not in taken:
-            taken.add(candidate)
-            return candidate
-    raise ValueError(f"node {nid!r} has a copy for kernel {kernel} already")
+    base = nid.split(COPY_MARK)[0]
+    candidates = itertools.chain((f"{base}{COPY_MARK}k{kernel}", f"{nid}{COPY_MARK}k{kernel}"),
+                                 (f"{base}{COPY_MARK}k{kernel}.{i}" for i in itertools.count(2)))  # (another round's)
+    candidate = next(c for c in candidates if c not in taken)
+    taken.add(candidate)
+    return candidate

@@ -41,6 +41,9 @@ class FusionModel(enum.Enum):
     # as POINTWISE, plus the C++ backend's realize-on-reuse rule: a multi-use pointwise value whose
     # fused computation calls exp/log/sigmoid/tanh (Inductor's "heavy ops") is stored
     POINTWISE_CPP = "pointwise_cpp"
+    # as POINTWISE, plus Triton's reduction kernels: a reduction fuses the pointwise kernels that compute
+    # its operand or read its result, and reductions of its shape (``roundoff.plan.triton_kernels``)
+    POINTWISE_TRITON = "pointwise_triton"
 
 
 class FmaContraction(enum.Enum):

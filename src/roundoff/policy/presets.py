@@ -138,7 +138,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "description": "torch.compile on GPU: fused fp32 intermediates, ptxas contracts FMAs",
         "source": "torch 2.11 Inductor/Triton 3.6 defaults (emulate_precision_casts=False); "
                   "pytorch FMA issue, pytorch#122179",
-        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise",
+        "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise_triton",
         "fma": "within_fusion", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
         "division": "reciprocal_multiply", "negation": "subtract_from_zero",
         "op_overrides": _INDEX_PUT_STORAGE,  # its Triton atomic_add adds into the bf16/fp16 buffer

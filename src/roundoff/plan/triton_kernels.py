@@ -1,0 +1,170 @@
+"""Inductor's Triton reduction kernels: the pointwise kernels and reductions fused with a reduction.
+
+Numeric meaning: inside one kernel a value is read as computed (fp32 for a 16-bit value, unrounded:
+Inductor's store cache hands a load of a buffer the kernel has stored, or a reduction result it has
+stored, the value it stored from), so every value a reduction kernel fuses is read unrounded there and
+rounded only by the readers in other kernels (`roundoff.plan.fusion`).
+
+Triton's scheduler (``SIMDScheduling.can_fuse``, torch 2.11-2.13) gives a reduction kernel two counts, n
+(its result's elements) and r (the elements reduced into each), and fuses into it:
+
+* a pointwise kernel of n*r elements that computes a value the reduction reads (a prologue): stored for
+  another reader (a matmul, the graph's output) and computed again in the reduction's kernel, flat loop,
+  transposed or broadcast operand alike (C++ needs matching loop ranges: `roundoff.plan.loops`);
+* a pointwise kernel of n*r elements that reads its result (a full-size epilogue: softmax's
+  ``exp(x - max)``), or of n elements (an epilogue of the reduced shape: ``x.sum(-1) * 3``);
+* another reduction of the same n and r that reads its result or a value it reads (a variance's sum of
+  squares after its mean; a ``sum`` and an ``amax`` of one operand).
+
+A fusion follows a read the scheduler can fuse (``Scheduler.can_fuse_vertical``): the reader loads the
+value at the index it was stored at, element for element, or through a reshaping view of it; a value
+read through a slice also keeps the two apart (both reads load it, rounded). Kernels of a training
+step's forward and backward are not fused together. Measured, H200, torch 2.11 (`bench/gpu/`): 24 of
+the 25 patterns of ``bench/reduction_loop_reads.py`` read the stored fp16 value unrounded, all but the
+slice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+
+from roundoff.plan.fusion_nodes import FusionNode, Kind
+
+Kernel = tuple[str, str, set[str]]  # (kind, root id, members)
+
+#: data movement that keeps every element at its flat index (a read through it is a read at the index stored)
+RESHAPES = frozenset({"view", "reshape", "_unsafe_view", "unsqueeze", "squeeze", "flatten", "alias", "clone"})
+
+
+def fuse_reduction_kernels(
+    kernels: list[Kernel], by_id: dict[str, FusionNode], stored: Container[str],
+    convex: Callable[[set[str]], bool], loop_numel: Callable[[FusionNode], int],
+) -> tuple[list[Kernel], list[str]]:
+    """`kernels` (pointwise ones already merged) with Triton's reduction fusions applied, reductions in graph
+    order, until none applies; each keeps the kernel graph acyclic (`convex` of the two kernels' own
+    members: a node recomputed in several kernels orders none of them). A reshaping view of stored memory
+    read through a fusion is computed in the kernel too (a load of the value it views, from the store
+    cache). Also a note per fusion. `loop_numel`: a pointwise kernel root's loop element count."""
+    kernels = [(kind, root, set(members)) for kind, root, members in kernels]
+    notes: list[str] = []
+    changed = True
+    while changed:
+        changed = False
+        count: dict[str, int] = {}
+        maker: dict[str, int] = {}  # stored value -> the kernel computing it
+        for k, (_, _, members) in enumerate(kernels):
+            for m in members:
+                count[m] = count.get(m, 0) + 1
+                if m in stored:
+                    maker[m] = k
+        for i, (kind, root, members) in enumerate(kernels):
+            counts = _counts(by_id[root], by_id) if kind == "reduction" and members else None
+            if counts is None:
+                continue
+            for j in sorted(_neighbours(i, kernels, by_id, maker)):
+                other_kind, other_root, theirs = kernels[j]
+                views = _fusible(kind, root, members, other_kind, other_root, theirs, counts, by_id, stored, loop_numel)
+                if views is None or not convex({m for m in members | theirs | views if count.get(m, 0) <= 1}):
+                    continue
+                members |= theirs | views
+                theirs.clear()
+                notes.append(f"the reduction {root} computes {other_root}'s kernel ({other_kind}) in its own: "
+                             "Inductor's Triton scheduler fuses the two, and inside the kernel each reads the "
+                             "other's values unrounded")
+                changed = True
+                break
+            if changed:
+                break
+    order = {i: k for k, i in enumerate(by_id)}
+    out = [k for k in kernels if k[2]]
+    out.sort(key=lambda k: max(order[m] for m in k[2]))
+    return out, notes
+
+
+def _neighbours(i: int, kernels: list[Kernel], by_id: dict[str, FusionNode], maker: dict[str, int]) -> set[int]:
+    """The kernels that compute a value kernel `i` reads, read one it computes, or read one it reads."""
+    def reads(members: set[str]) -> set[str]:
+        out: set[str] = set()
+        for m in members:
+            for p in by_id[m].inputs:
+                if p not in members:
+                    out.add(p)
+                    out.update(_view_chain(p, by_id, members))
+        return out
+
+    mine = reads(kernels[i][2])
+    out = {maker[p] for p in mine if p in maker}
+    for j, (_, _, theirs) in enumerate(kernels):
+        if theirs and j not in out and (reads(theirs) & (kernels[i][2] | mine)):
+            out.add(j)
+    out.discard(i)
+    return {j for j in out if kernels[j][2]}
+
+
+def _counts(reduction: FusionNode, by_id: dict[str, FusionNode]) -> tuple[int, int] | None:
+    """(n, n*r) of a reduction: its result's element count and its operand's; None where unknown."""
+    operand = by_id[reduction.inputs[0]] if reduction.inputs else None
+    if operand is None or not reduction.numel or not operand.numel or operand.numel % reduction.numel:
+        return None
+    return reduction.numel, operand.numel
+
+
+def _fusible(kind: str, root: str, members: set[str], other_kind: str, other_root: str, theirs: set[str],
+             counts: tuple[int, int], by_id: dict[str, FusionNode], stored: Container[str],
+             loop_numel: Callable[[FusionNode], int]) -> set[str] | None:
+    """The views of stored memory the fused kernel computes, where Triton fuses the kernel `theirs` (rooted
+    at `other_root`) with the reduction kernel `members` (rooted at `root`, of `counts`); None where not."""
+    if by_id[other_root].backward != by_id[root].backward or other_kind == "extern":
+        return None
+    if other_kind == "reduction":
+        if _counts(by_id[other_root], by_id) != counts:
+            return None
+        views = _reads(theirs, members, by_id, stored) or _reads(members, theirs, by_id, stored)
+        return views if views is not None or _shared_reads(members, theirs, by_id, stored) else None
+    numel = loop_numel(by_id[other_root])
+    if numel == counts[1] and (views := _reads(members, theirs, by_id, stored, element_wise=True)) is not None:
+        return views  # a prologue
+    return _reads(theirs, members, by_id, stored) if numel in counts else None  # an epilogue
+
+
+def _reads(readers: set[str], makers: set[str], by_id: dict[str, FusionNode], stored: Container[str],
+           element_wise: bool = False) -> set[str] | None:
+    """None where no node of `readers` reads a stored value computed in `makers`, else the views of stored
+    memory it reads them through (empty: read directly). With `element_wise`, None too where one is read
+    through a view that moves elements (a slice, a transpose): the scheduler cannot fuse that read."""
+    found, views = False, set[str]()
+    for m in readers:
+        for p in by_id[m].inputs:
+            if p in readers:
+                continue
+            if p in makers and p in stored:
+                found = True
+                continue
+            chain = _view_chain(p, by_id, readers)
+            if any(v in makers and v in stored for v in chain):
+                if element_wise and any(by_id[v].op not in RESHAPES for v in chain if by_id[v].kind is Kind.VIEW):
+                    return None
+                found = True
+                views.update(v for v in chain if by_id[v].kind is Kind.VIEW and v not in makers)
+    return views if found else None
+
+
+def _view_chain(p: str, by_id: dict[str, FusionNode], readers: set[str]) -> list[str]:
+    """`p` and what it views, through views of views (empty unless `p` is a view outside `readers`)."""
+    if by_id[p].kind is not Kind.VIEW:
+        return []
+    chain, todo = [p], [p]
+    while todo:
+        for q in by_id[todo.pop()].inputs:
+            if q not in chain and q not in readers:
+                chain.append(q)
+                if by_id[q].kind is Kind.VIEW:
+                    todo.append(q)
+    return chain
+
+
+def _shared_reads(a: set[str], b: set[str], by_id: dict[str, FusionNode], stored: Container[str]) -> bool:
+    """Whether the two kernels load a stored value in common (horizontal fusion saves that load)."""
+    def loads(ids: set[str]) -> set[str]:
+        return {p for m in ids for p in by_id[m].inputs if p not in ids and p in stored}
+    return bool(loads(a) & loads(b))
