@@ -79,24 +79,36 @@ def _two_reductions(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return y, y.sum(-1, dtype=torch.float32) + y.float().amax(-1)
 
 
-CASES = {  # name: (program, highest integer of the fp16 data, rows, columns)
-    "sum read by *1.5 (reduced shape)": (_sum_epilogue, 60, 64, 512),
-    "sum read by x - s (full size)": (_full_epilogue, 60, 64, 512),
-    "sum read by x - s, looped reduction": (_full_epilogue, 4, 64, 16384),
-    "stored 3x summed (prologue)": (_prologue, 2000, 64, 512),
-    "stored 3x, sum and amax": (_two_reductions, 2000, 64, 512),
+def _column_epilogue(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    s = x.sum(0)
+    return s, x - s
+
+
+CASES = {  # name: (program, highest integer of the fp16 data, rows, columns, the counterfactual plan that must
+    # differ: "without" Triton's reduction kernels, or "unsplit", a split reduction planned as one kernel)
+    "sum read by *1.5 (reduced shape)": (_sum_epilogue, 60, 64, 512, "without"),
+    "sum read by x - s (full size)": (_full_epilogue, 60, 64, 512, "without"),
+    "stored 3x summed (prologue)": (_prologue, 2000, 64, 512, "without"),
+    "stored 3x, sum and amax": (_two_reductions, 2000, 64, 512, "without"),
+    "split: sum read by *1.5": (_sum_epilogue, 4, 64, 16384, "without"),
+    "split: sum read by x - s": (_full_epilogue, 4, 64, 16384, "unsplit"),
+    "split, columns: sum read by x - s": (_column_epilogue, 60, 512, 64, "unsplit"),
 }
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (real Triton)")
 @pytest.mark.parametrize("name", list(CASES))
-def test_inductor_gpu_plan_matches_torch_compile_on_triton_bit_for_bit(name: str) -> None:
-    fn, high, rows, cols = CASES[name]
+def test_inductor_gpu_plan_matches_torch_compile_on_triton_bit_for_bit(name: str, monkeypatch) -> None:
+    """Split or not (`triton_kernels.split`), as real Inductor compiles it; a counterfactual must differ: the
+    reduction ending its kernel, or a split one planned as one kernel."""
+    fn, high, rows, cols, counterfactual = CASES[name]
     x = torch.randint(0, high, (rows, cols), generator=torch.Generator().manual_seed(0)).to(H).cuda()
     torch._dynamo.reset()
     real = torch.compile(fn, dynamic=False, fullgraph=True)(x)
     program = capture(fn, x)
     differ = [bits_differ(e, r) for e, r in zip(run_plan(plan(program, "inductor-gpu"), (x,)), real)]
     assert differ == [0] * len(real), f"{name}: elements differing per output {differ}"
-    # the counterfactual (the reduction ends its kernel, its readers load it rounded) must be told apart
-    assert sum(bits_differ(e, r) for e, r in zip(run_plan(plan(program, WITHOUT), (x,)), real)) > 0
+    if counterfactual == "unsplit":
+        monkeypatch.setattr("roundoff.plan.triton_kernels.split", lambda *_: False)
+    other = plan(program, "inductor-gpu" if counterfactual == "unsplit" else WITHOUT)
+    assert sum(bits_differ(e, r) for e, r in zip(run_plan(other, (x,)), real)) > 0

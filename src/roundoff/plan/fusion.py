@@ -197,7 +197,7 @@ def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False, pinn
     reach = _Reach(nodes)
     kernels, merge_notes = _merge_pointwise(kernels, by_id, reach, nodes, cat_slices=heavy_reuse)
     if triton:
-        kernels, triton_notes = fuse_reduction_kernels(kernels, by_id, stored, reach.convex,
+        kernels, triton_notes = fuse_reduction_kernels(kernels, by_id, stored,
                                                        lambda n: _loop_numel(n, by_id, cat_slices=False))
         merge_notes.extend(triton_notes)
     in_loop = reduction_loop_reads(kernels, by_id, stored) if heavy_reuse else {}

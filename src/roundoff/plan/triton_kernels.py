@@ -16,6 +16,9 @@ Triton's scheduler (``SIMDScheduling.can_fuse``, torch 2.11-2.13) gives a reduct
 * another reduction of the same n and r that reads its result or a value it reads (a variance's sum of
   squares after its mean; a ``sum`` and an ``amax`` of one operand).
 
+A reduction of few results over many terms is split into two kernels (`split`): the first computes its
+prologues, the second its epilogues of the reduced shape; a full-size epilogue is a kernel of its own.
+
 A fusion follows a read the scheduler can fuse (``Scheduler.can_fuse_vertical``): the reader loads the
 value at the index it was stored at, element for element, or through a reshaping view of it; a value
 read through a slice also keeps the two apart (both reads load it, rounded). Kernels of a training
@@ -38,11 +41,11 @@ RESHAPES = frozenset({"view", "reshape", "_unsafe_view", "unsqueeze", "squeeze",
 
 def fuse_reduction_kernels(
     kernels: list[Kernel], by_id: dict[str, FusionNode], stored: Container[str],
-    convex: Callable[[set[str]], bool], loop_numel: Callable[[FusionNode], int],
+    loop_numel: Callable[[FusionNode], int],
 ) -> tuple[list[Kernel], list[str]]:
     """`kernels` (pointwise ones already merged) with Triton's reduction fusions applied, reductions in graph
-    order, until none applies; each keeps the kernel graph acyclic (`convex` of the two kernels' own
-    members: a node recomputed in several kernels orders none of them). A reshaping view of stored memory
+    order, until none applies; none where one kernel reads the other's values through a third (a cycle). A
+    reshaping view of stored memory
     read through a fusion is computed in the kernel too (a load of the value it views, from the store
     cache). Also a note per fusion. `loop_numel`: a pointwise kernel root's loop element count."""
     kernels = [(kind, root, set(members)) for kind, root, members in kernels]
@@ -50,13 +53,13 @@ def fuse_reduction_kernels(
     changed = True
     while changed:
         changed = False
-        count: dict[str, int] = {}
         maker: dict[str, int] = {}  # stored value -> the kernel computing it
         for k, (_, _, members) in enumerate(kernels):
             for m in members:
-                count[m] = count.get(m, 0) + 1
                 if m in stored:
                     maker[m] = k
+        after = [{maker[p] for p in _loads(members, by_id) if p in maker} - {k}
+                 for k, (_, _, members) in enumerate(kernels)]  # kernel -> the kernels it reads
         for i, (kind, root, members) in enumerate(kernels):
             counts = _counts(by_id[root], by_id) if kind == "reduction" and members else None
             if counts is None:
@@ -64,7 +67,7 @@ def fuse_reduction_kernels(
             for j in sorted(_neighbours(i, kernels, by_id, maker)):
                 other_kind, other_root, theirs = kernels[j]
                 views = _fusible(kind, root, members, other_kind, other_root, theirs, counts, by_id, stored, loop_numel)
-                if views is None or not convex({m for m in members | theirs | views if count.get(m, 0) <= 1}):
+                if views is None or _through_another(i, j, after) or _through_another(j, i, after):
                     continue
                 members |= theirs | views
                 theirs.clear()
@@ -81,24 +84,83 @@ def fuse_reduction_kernels(
     return out, notes
 
 
+def _loads(members: set[str], by_id: dict[str, FusionNode]) -> set[str]:
+    """What a kernel's members read from outside it, views of stored memory followed to what they view."""
+    out: set[str] = set()
+    for m in members:
+        for p in by_id[m].inputs:
+            if p not in members:
+                out.add(p)
+                out.update(_view_chain(p, by_id, members))
+    return out
+
+
+def _through_another(i: int, j: int, after: list[set[int]]) -> bool:
+    """Whether kernel `i` reads kernel `j`'s values through a third kernel: fusing the two makes a cycle."""
+    todo = [k for k in after[i] if k != j]
+    seen = set(todo)
+    while todo:
+        k = todo.pop()
+        if j in after[k]:
+            return True
+        for q in after[k] - seen:
+            seen.add(q)
+            todo.append(q)
+    return False
+
+
 def _neighbours(i: int, kernels: list[Kernel], by_id: dict[str, FusionNode], maker: dict[str, int]) -> set[int]:
     """The kernels that compute a value kernel `i` reads, read one it computes, or read one it reads."""
-    def reads(members: set[str]) -> set[str]:
-        out: set[str] = set()
-        for m in members:
-            for p in by_id[m].inputs:
-                if p not in members:
-                    out.add(p)
-                    out.update(_view_chain(p, by_id, members))
-        return out
-
-    mine = reads(kernels[i][2])
+    mine = _loads(kernels[i][2], by_id)
     out = {maker[p] for p in mine if p in maker}
     for j, (_, _, theirs) in enumerate(kernels):
-        if theirs and j not in out and (reads(theirs) & (kernels[i][2] | mine)):
+        if theirs and j not in out and (_loads(theirs, by_id) & (kernels[i][2] | mine)):
             out.add(j)
     out.discard(i)
     return {j for j in out if kernels[j][2]}
+
+
+#: an H100's or H200's streaming multiprocessors (``DeviceProperties.multi_processor_count``): Inductor splits a
+#: reduction of few results into two kernels to fill them (`split`)
+SMS = 132
+#: ``reduction_split_factor``'s inner reductions of at most this many terms are not split (compute capability 9)
+INNER_NO_SPLIT = 8192
+
+
+def split(reduction: FusionNode, by_id: dict[str, FusionNode]) -> bool:
+    """Whether Inductor computes `reduction` in two kernels (``Reduction.num_splits``, torch 2.11-2.13, on
+    an H100/H200): partial reductions of the operand, then a reduction of the partials. It does when the
+    result has fewer than ``SMS * 64`` elements and each sums more than 32, and: over contiguous (inner)
+    dims, fewer than ``2 * SMS`` results of more than `INNER_NO_SPLIT` terms each; over strided (outer)
+    dims, more partials than one (``outer_reduction_splits``). A split reduction's first kernel still
+    computes its operand's pointwise kernels, its second those of the result's shape; a pointwise kernel of
+    the operand's shape that reads the result is a kernel of its own, which loads it (measured, H100, torch
+    2.11: fp16 ``x - x.sum(-1, keepdim=True)`` over 16384 columns, ``bench/results/gpu-session28/``)."""
+    counts = _counts(reduction, by_id)
+    if counts is None:
+        return False
+    n, r = counts[0], counts[1] // counts[0]
+    if r <= 32 or n >= SMS * 64:
+        return False
+    if _inner(reduction, by_id):
+        return n < 2 * SMS and r > INNER_NO_SPLIT
+    threads = SMS * 2048
+    if r * n < 32 * threads:
+        size = 32
+    elif r * n < 512 * threads:
+        blocks = -(-(threads // 256) // -(-n // 128))
+        size = max(-(-r // (4 * blocks)), 32)
+    else:
+        size = 512
+    return -(-r // (4 * size)) > 1
+
+
+def _inner(reduction: FusionNode, by_id: dict[str, FusionNode]) -> bool:
+    """Whether a reduction runs over its operand's contiguous elements (a reduced dim of stride 1)."""
+    operand = by_id[reduction.inputs[0]]
+    if reduction.reduced is None or operand.shape is None or operand.strides is None:
+        return True
+    return any(operand.strides[d] == 1 and operand.shape[d] > 1 for d in reduction.reduced if d < len(operand.shape))
 
 
 def _counts(reduction: FusionNode, by_id: dict[str, FusionNode]) -> tuple[int, int] | None:
@@ -116,6 +178,9 @@ def _fusible(kind: str, root: str, members: set[str], other_kind: str, other_roo
     at `other_root`) with the reduction kernel `members` (rooted at `root`, of `counts`); None where not."""
     if by_id[other_root].backward != by_id[root].backward or other_kind == "extern":
         return None
+    two_kernels = split(by_id[root], by_id)
+    if other_kind == "reduction" and (two_kernels or split(by_id[other_root], by_id)):
+        return None  # a split reduction's kernels hold none of another reduction's reads of its result
     if other_kind == "reduction":
         if _counts(by_id[other_root], by_id) != counts:
             return None
@@ -124,6 +189,8 @@ def _fusible(kind: str, root: str, members: set[str], other_kind: str, other_roo
     numel = loop_numel(by_id[other_root])
     if numel == counts[1] and (views := _reads(members, theirs, by_id, stored, element_wise=True)) is not None:
         return views  # a prologue
+    if numel == counts[1] and two_kernels:
+        return None  # the result's readers of the operand's shape: a kernel after both
     return _reads(theirs, members, by_id, stored) if numel in counts else None  # an epilogue
 
 
