@@ -352,3 +352,25 @@ def test_tol_reaches_the_rule_and_bad_values_are_refused(tmp_path):
     for bad in ("0", "-1e-4", "inf"):
         result = run("check", f"{script}:f", "--tol", bad)
         assert result.exit_code == 2 and "--tol" in result.output and "Traceback" not in result.output, result.output
+
+
+def test_json_outputs_count_their_nan_and_inf_elements(tmp_path):
+    """Trial 69: the JSON outputs held `rmse: "nan"` only; the counts were in the prose, for the first three
+    failing outputs. Oracle: real eager's outputs, NaN where its fp16 exp overflows and is multiplied by 0
+    and inf where it overflows alone (fp64's values are finite everywhere)."""
+    script = tmp_path / "overflow.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x):\n"
+        "    e = torch.exp(x)\n"
+        "    return e * (x < 11.5), e[::3]\n"
+        "def f_inputs():\n"
+        "    return (torch.linspace(10.5, 12.5, 64).half(),)\n"
+    )
+    x = torch.linspace(10.5, 12.5, 64).half()
+    e = torch.exp(x)
+    want = [int((~t.isfinite()).sum()) for t in (e * (x < 11.5), e[::3])]
+    assert bool(torch.exp(x.double()).isfinite().all()) and 0 < want[1] < want[0]
+    result = run("check", f"{script}:f", "-p", "eager", "--against", "oracle", "--json")
+    doc = json.loads(result.stdout)
+    assert [o["nonfinite"] for o in doc["runs"][0]["outputs"]] == want

@@ -18,7 +18,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "rule": "same",                 # same | allclose | bitwise (optional)
         "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
-        "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range", "noise_only"}],
+        "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range", "noise_only",
+                     "nonfinite"}],
                                         # PyTorch's rule (torch._dynamo.utils.same): RMSE
                                         # of this run vs fp64 <= multiplier * RMSE of the
                                         # reference vs fp64 (multiplier null: not recorded);
@@ -26,7 +27,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                                         # rounds to 0 in the output's dtype, counted where
                                         # the output is at least half its norm off fp64;
                                         # noise_only (optional): fp64 holds it as noise only
-                                        # (0 by the model's structure)
+                                        # (0 by the model's structure); nonfinite (optional):
+                                        # its elements NaN/inf where fp64 is finite
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
@@ -178,6 +180,7 @@ SCHEMA: dict[str, Any] = {
                                 "multiplier": _NUM,
                                 "below_range": {"type": "integer", "minimum": 0},
                                 "noise_only": {"type": "boolean"},
+                                "nonfinite": {"type": "integer", "minimum": 0},
                             },
                         },
                     },
@@ -307,10 +310,11 @@ def metrics(**values: float | None) -> dict[str, Any]:
 
 def output_entry(
     name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None,
-    below_range: int = 0, noise_only: bool = False,
+    below_range: int = 0, noise_only: bool = False, nonfinite: int = 0,
 ) -> dict[str, Any]:
     """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64);
-    `below_range`: its elements whose fp64 value rounds to 0 in its dtype, where that loses most of it."""
+    `below_range`: its elements whose fp64 value rounds to 0 in its dtype, where that loses most of it;
+    `nonfinite`: its elements NaN/inf where fp64 is finite."""
     return {
         "name": name,
         "verdict": verdict,
@@ -319,6 +323,7 @@ def output_entry(
         "multiplier": jsonable(multiplier),
         "below_range": below_range,
         "noise_only": noise_only,
+        "nonfinite": nonfinite,
     }
 
 
