@@ -229,6 +229,16 @@ def _attention_no_max(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: t
     return p / p.sum(-1, keepdim=True) @ (x @ wv)
 
 
+def _attention_no_max_inputs() -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    """fp16 inputs of `_attention_no_max`, and its exp in fp64."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 16, 32, generator=g).half()
+    wq, wk = (torch.randn(32, 32, generator=g) * 0.33).half(), (torch.randn(32, 32, generator=g) * 0.33).half()
+    wv = (torch.randn(32, 32, generator=g) / 32 ** 0.5).half()
+    xd, qd, kd = x.double(), wq.double(), wk.double()
+    return (x, wq, wk, wv), torch.exp((xd @ qd) @ (xd @ kd).transpose(-1, -2) * 32 ** -0.5)
+
+
 @pytest.mark.parametrize("policy", ["inductor-cpu", "eager"])
 def test_a_division_by_an_operand_its_format_overflows_does_not_lose_accuracy_itself(policy: str):
     """Trial 55: fp16 attention without the max under inductor-cpu. The exp (kept in fp32 in its kernel)
@@ -238,12 +248,7 @@ def test_a_division_by_an_operand_its_format_overflows_does_not_lose_accuracy_it
     and torch's fp16 cast of them (the exp's and the sum's overflow), and the division recomputed in
     fp64 from fp64's operands (exact where they are finite). Trial 63: under eager the first finding was the
     rounding of the exp's finite elements that the division amplifies, and the overflow only "(above)"."""
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(2, 16, 32, generator=g).half()
-    wq, wk = (torch.randn(32, 32, generator=g) * 0.33).half(), (torch.randn(32, 32, generator=g) * 0.33).half()
-    wv = (torch.randn(32, 32, generator=g) / 32 ** 0.5).half()
-    xd, qd, kd = x.double(), wq.double(), wk.double()
-    exp = torch.exp((xd @ qd) @ (xd @ kd).transpose(-1, -2) * 32 ** -0.5)
+    (x, wq, wk, wv), exp = _attention_no_max_inputs()
     assert bool(exp.isfinite().all()) and bool(exp.half().isinf().any())  # the format's overflow
     assert bool(exp.sum(-1).half().isinf().sum() > exp.half().isinf().any(-1).sum())  # a row sum's too
     r = check(_attention_no_max, (x, wq, wk, wv), policy, against="oracle", nodes="all")
@@ -261,12 +266,7 @@ def test_triton_computes_the_attention_without_max_in_one_kernel_in_fp32():
     the exp and the sum as computed, in fp32 (`roundoff.plan.triton_kernels`): nothing overflows, as nothing
     does in fp64, and check finds no NaN (the plan of every reduction ending its kernel stored the sum in
     fp16 as inf, and made NaN). Oracle: fp64's exp and row sums, finite and within fp32's range."""
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(2, 16, 32, generator=g).half()
-    wq, wk = (torch.randn(32, 32, generator=g) * 0.33).half(), (torch.randn(32, 32, generator=g) * 0.33).half()
-    wv = (torch.randn(32, 32, generator=g) / 32 ** 0.5).half()
-    xd, qd, kd = x.double(), wq.double(), wk.double()
-    exp = torch.exp((xd @ qd) @ (xd @ kd).transpose(-1, -2) * 32 ** -0.5)
+    (x, wq, wk, wv), exp = _attention_no_max_inputs()
     assert bool(exp.float().isfinite().all()) and bool(exp.sum(-1).float().isfinite().all())
     r = check(_attention_no_max, (x, wq, wk, wv), "inductor-gpu", against="oracle")
     assert r.nan_origin is None and not any(o.nonfinite for o in r.outputs), r.explanations
