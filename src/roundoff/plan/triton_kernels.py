@@ -50,34 +50,38 @@ def fuse_reduction_kernels(
     cache). Also a note per fusion. `loop_numel`: a pointwise kernel root's loop element count."""
     kernels = [(kind, root, set(members)) for kind, root, members in kernels]
     notes: list[str] = []
+    loads = [_loads(members, by_id) for _, _, members in kernels]
+    maker: dict[str, int] = {}  # stored value -> the kernel computing it
+    loaders: dict[str, set[int]] = {}  # value -> the kernels loading it
+    for k, (_, _, members) in enumerate(kernels):
+        maker.update((m, k) for m in members if m in stored)
+        for p in loads[k]:
+            loaders.setdefault(p, set()).add(k)
+    after = [{maker[p] for p in loads[k] if p in maker} - {k} for k in range(len(kernels))]  # kernel -> those it reads
     changed = True
     while changed:
         changed = False
-        maker: dict[str, int] = {}  # stored value -> the kernel computing it
-        for k, (_, _, members) in enumerate(kernels):
-            for m in members:
-                if m in stored:
-                    maker[m] = k
-        after = [{maker[p] for p in _loads(members, by_id) if p in maker} - {k}
-                 for k, (_, _, members) in enumerate(kernels)]  # kernel -> the kernels it reads
         for i, (kind, root, members) in enumerate(kernels):
             counts = _counts(by_id[root], by_id) if kind == "reduction" and members else None
-            if counts is None:
-                continue
-            for j in sorted(_neighbours(i, kernels, by_id, maker)):
+            tried: set[int] = set()
+            while counts is not None:
+                near = {maker[p] for p in loads[i] if p in maker}
+                near.update(k for v in members | loads[i] for k in loaders.get(v, ()))
+                near -= tried | {i}
+                j = next((j for j in sorted(near) if kernels[j][2]), None)
+                if j is None:
+                    break
+                tried.add(j)
                 other_kind, other_root, theirs = kernels[j]
                 views = _fusible(kind, root, members, other_kind, other_root, theirs, counts, by_id, stored, loop_numel)
                 if views is None or _through_another(i, j, after) or _through_another(j, i, after):
                     continue
-                members |= theirs | views
-                theirs.clear()
+                _merge(i, j, views, kernels, loads, maker, loaders, after, stored)
                 notes.append(f"the reduction {root} computes {other_root}'s kernel ({other_kind}) in its own: "
                              "Inductor's Triton scheduler fuses the two, and inside the kernel each reads the "
                              "other's values unrounded")
                 changed = True
-                break
-            if changed:
-                break
+                tried.clear()
     order = {i: k for k, i in enumerate(by_id)}
     out = [k for k in kernels if k[2]]
     out.sort(key=lambda k: max(order[m] for m in k[2]))
@@ -95,6 +99,32 @@ def _loads(members: set[str], by_id: dict[str, FusionNode]) -> set[str]:
     return out
 
 
+def _merge(i: int, j: int, views: set[str], kernels: list[Kernel], loads: list[set[str]], maker: dict[str, int],
+           loaders: dict[str, set[int]], after: list[set[int]], stored: Container[str]) -> None:
+    """Kernel `j` (and the `views` its fusion reads through) into kernel `i`, the indexes kept up to date."""
+    members = kernels[i][2]
+    members |= kernels[j][2] | views
+    kernels[j][2].clear()
+    for v in members:
+        if v in stored:
+            maker[v] = i
+    for p in loads[j]:
+        loaders[p].discard(j)
+    union = (loads[i] | loads[j]) - members
+    for p in loads[i] - union:
+        loaders[p].discard(i)
+    for p in union:
+        loaders.setdefault(p, set()).add(i)
+    loads[i], loads[j] = union, set()
+    after[i] = {maker[p] for p in union if p in maker} - {i}
+    after[j] = set()
+    for k, reads in enumerate(after):
+        if j in reads:
+            reads.discard(j)
+            if k != i:
+                reads.add(i)
+
+
 def _through_another(i: int, j: int, after: list[set[int]]) -> bool:
     """Whether kernel `i` reads kernel `j`'s values through a third kernel: fusing the two makes a cycle."""
     todo = [k for k in after[i] if k != j]
@@ -107,17 +137,6 @@ def _through_another(i: int, j: int, after: list[set[int]]) -> bool:
             seen.add(q)
             todo.append(q)
     return False
-
-
-def _neighbours(i: int, kernels: list[Kernel], by_id: dict[str, FusionNode], maker: dict[str, int]) -> set[int]:
-    """The kernels that compute a value kernel `i` reads, read one it computes, or read one it reads."""
-    mine = _loads(kernels[i][2], by_id)
-    out = {maker[p] for p in mine if p in maker}
-    for j, (_, _, theirs) in enumerate(kernels):
-        if theirs and j not in out and (_loads(theirs, by_id) & (kernels[i][2] | mine)):
-            out.add(j)
-    out.discard(i)
-    return {j for j in out if kernels[j][2]}
 
 
 #: an H100's or H200's streaming multiprocessors (``DeviceProperties.multi_processor_count``): Inductor splits a
