@@ -66,3 +66,16 @@ def inlined(root: FusionNode, by_id: dict[str, FusionNode], stored: Container[st
         out.add(p)
         stack.extend(q for q in by_id[p].inputs if q not in stored and q not in out)
     return out
+
+
+def view_bases(n: FusionNode, by_id: dict[str, FusionNode]) -> set[str]:
+    """The values a view (an alias of stored memory) reads, through views of views; empty for others."""
+    out: set[str] = set()
+    todo = [n] if n.kind is Kind.VIEW else []
+    while todo:
+        for p in todo.pop().inputs:
+            if p not in out:
+                out.add(p)
+                if by_id[p].kind is Kind.VIEW:
+                    todo.append(by_id[p])
+    return out

@@ -27,7 +27,7 @@ from collections.abc import Container, Iterable, Sequence
 import torch
 import torch.fx
 
-from roundoff.plan.fusion_nodes import FusionNode, Kind, inlined
+from roundoff.plan.fusion_nodes import FusionNode, Kind, inlined, view_bases
 
 #: an index's strides over a loop's dims (0 along a dim it is broadcast over)
 Strides = tuple[int, ...]
@@ -172,7 +172,7 @@ def reduction_loop_reads(
             for p in by_id[m].inputs:
                 if p not in members and p in stored:
                     readers.setdefault(p, []).append(by_id[m])
-                    viewed |= _view_bases(by_id[p], by_id)
+                    viewed |= view_bases(by_id[p], by_id)
         reads[root] = (loop, tuple(r.reduced or ()), set(readers))
         for p, reading in readers.items():
             value = by_id[p]
@@ -249,19 +249,6 @@ def _reaches(source: str, target: str, by_id: dict[str, FusionNode], pos: dict[s
                 seen.add(p)
                 stack.append(p)
     return False
-
-
-def _view_bases(n: FusionNode, by_id: dict[str, FusionNode]) -> set[str]:
-    """The values a view (an alias of stored memory) reads, through views of views; empty for others."""
-    out: set[str] = set()
-    todo = [n] if n.kind is Kind.VIEW else []
-    while todo:
-        for p in todo.pop().inputs:
-            if p not in out:
-                out.add(p)
-                if by_id[p].kind is Kind.VIEW:
-                    todo.append(by_id[p])
-    return out
 
 
 def _indices(ids: Iterable[str], inside: Container[str], by_id: dict[str, FusionNode],

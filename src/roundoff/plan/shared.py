@@ -110,6 +110,8 @@ def _without_copies(p: Plan) -> Program:
 def _lifted(p: Plan, onto: Plan) -> Plan:
     """`p` (planned on `onto`'s graph without its copies) on `onto`'s program: a copy decided as its
     original, and every node's reads renamed to the copies it reads there."""
+    if not onto.copies:
+        return dataclasses.replace(p, program=onto.program)
     mine = {node_id(n): n for n in p.program.graph.nodes if n.op != "output"}
     decisions = {}
     for n in onto.program.graph.nodes:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container
 
-from roundoff.plan.fusion_nodes import FusionNode, Kind
+from roundoff.plan.fusion_nodes import FusionNode, Kind, view_bases
 
 Kernel = tuple[str, str, set[str]]  # (kind, root id, members)
 
@@ -45,9 +45,9 @@ def fuse_reduction_kernels(
 ) -> tuple[list[Kernel], list[str]]:
     """`kernels` (pointwise ones already merged) with Triton's reduction fusions applied, reductions in graph
     order, until none applies; none where one kernel reads the other's values through a third (a cycle). A
-    reshaping view of stored memory
-    read through a fusion is computed in the kernel too (a load of the value it views, from the store
-    cache). Also a note per fusion. `loop_numel`: a pointwise kernel root's loop element count."""
+    reshaping view of stored memory read through a fusion is computed in the kernel too (a load of the
+    value it views, from the store cache). Also a note per fusion. `loop_numel`: a pointwise kernel
+    root's loop element count."""
     kernels = [(kind, root, set(members)) for kind, root, members in kernels]
     notes: list[str] = []
     loads = [_loads(members, by_id) for _, _, members in kernels]
@@ -95,7 +95,7 @@ def _loads(members: set[str], by_id: dict[str, FusionNode]) -> set[str]:
         for p in by_id[m].inputs:
             if p not in members:
                 out.add(p)
-                out.update(_view_chain(p, by_id, members))
+                out.update(view_bases(by_id[p], by_id))
     return out
 
 
@@ -226,27 +226,13 @@ def _reads(readers: set[str], makers: set[str], by_id: dict[str, FusionNode], st
             if p in makers and p in stored:
                 found = True
                 continue
-            chain = _view_chain(p, by_id, readers)
+            chain = [p, *view_bases(by_id[p], by_id)] if by_id[p].kind is Kind.VIEW else []
             if any(v in makers and v in stored for v in chain):
                 if element_wise and any(by_id[v].op not in RESHAPES for v in chain if by_id[v].kind is Kind.VIEW):
                     return None
                 found = True
                 views.update(v for v in chain if by_id[v].kind is Kind.VIEW and v not in makers)
     return views if found else None
-
-
-def _view_chain(p: str, by_id: dict[str, FusionNode], readers: set[str]) -> list[str]:
-    """`p` and what it views, through views of views (empty unless `p` is a view outside `readers`)."""
-    if by_id[p].kind is not Kind.VIEW:
-        return []
-    chain, todo = [p], [p]
-    while todo:
-        for q in by_id[todo.pop()].inputs:
-            if q not in chain and q not in readers:
-                chain.append(q)
-                if by_id[q].kind is Kind.VIEW:
-                    todo.append(q)
-    return chain
 
 
 def _shared_reads(a: set[str], b: set[str], by_id: dict[str, FusionNode], stored: Container[str]) -> bool:
