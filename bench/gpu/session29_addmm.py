@@ -26,6 +26,14 @@ def _matmul_user(x: torch.Tensor, w: torch.Tensor, r: torch.Tensor) -> torch.Ten
     return (x @ w + r) @ w.t()
 
 
+def _folded(fn: object, x: torch.Tensor, w: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """`fn` with its ``x @ w + r`` computed as eager's ``addmm``."""
+    added = torch.addmm(r, x, w)
+    if fn is _output_user:
+        return added
+    return torch.relu(added) * 2 if fn is _pointwise_users else added @ w.t()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -39,13 +47,11 @@ def main() -> None:
             r = torch.randn(64, 256, generator=g).to(dtype).to(dev)
             torch._dynamo.reset()
             real = torch.compile(fn)(x, w, r)
-            folded = {_output_user: lambda: torch.addmm(r, x, w),
-                      _pointwise_users: lambda: torch.relu(torch.addmm(r, x, w)) * 2,
-                      _matmul_user: lambda: torch.addmm(r, x, w) @ w.t()}[fn]()
+            folded = _folded(fn, x, w, r)
             apart = fn(x, w, r)
             def differ(a: torch.Tensor, b: torch.Tensor) -> int:
                 return int((a.contiguous().view(torch.uint8) != b.contiguous().view(torch.uint8)).sum())
-            print(f"{fn.__name__:18s} {str(dtype):15s} differ from addmm: {differ(real, folded):6d}  "
+            print(f"{fn.__name__:18s} {dtype!s:15s} differ from addmm: {differ(real, folded):6d}  "
                   f"from mm+add: {differ(real, apart):6d}  of {real.numel() * real.element_size()} bytes")
 
 

@@ -114,3 +114,29 @@ def test_fma_sites_the_cpu_compiler_need_not_contract_are_warned_about() -> None
         compiled = roundoff.compile(f, policy="inductor-gpu")(x, s)
     emulated = run_plan(plan(capture(f, x, s), "inductor-gpu"), (x, s))[0]
     assert bool((compiled == 1).all()) and not bool((emulated == 1).all())
+
+
+def test_a_matmul_add_inductor_folds_into_addmm_is_warned_about_under_a_separate_policy() -> None:
+    """Trial 69: Inductor's CPU post-grad pattern computes a 2-D ``x + a @ b`` as one ``addmm``; no setting turns
+    it off alone, so ``roundoff.compile(policy="eager")`` cannot round the matmul first as eager does. Oracle:
+    the compiled result equals torch's ``addmm`` bit for bit and differs from eager's, and the warning says
+    so; ``inductor-cpu`` (``matmul_add=addmm``) compiles the same graph without a warning."""
+    import warnings
+
+    import roundoff
+    from roundoff.compiler import RoundoffEnforcementWarning
+
+    g = torch.Generator().manual_seed(0)
+    x, w, r = (torch.randn(*s, generator=g).bfloat16() for s in ((64, 256), (256, 64), (64, 64)))
+
+    def f(x: torch.Tensor, w: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        return r + x @ w
+
+    torch._dynamo.reset()
+    with pytest.warns(RoundoffEnforcementWarning, match="matmul_add=separate on cpu.* 1 2-D matmul add"):
+        enforced = roundoff.compile(f, policy="eager")(x, w, r)
+    assert torch.equal(enforced, torch.addmm(r, x, w)) and not torch.equal(enforced, f(x, w, r))
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RoundoffEnforcementWarning)
+        roundoff.compile(f, policy="inductor-cpu")(x, w, r)

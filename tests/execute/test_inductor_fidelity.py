@@ -560,3 +560,32 @@ def test_a_forward_node_the_backward_computes_again_reads_the_values_the_backwar
         got = emulated[f"grad_model.{name}"] if f"grad_model.{name}" in emulated else emulated[next(
             k for k in emulated if k.endswith(name))]
         assert torch.equal(got.isnan(), want.isnan()), (name, int(got.isnan().sum()), int(want.isnan().sum()))
+
+
+def _residual_mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    """A 2-D residual MLP: ``x + relu(x @ w1) @ w2`` adds a matmul's result (``add(x, mm)``), and so does its
+    backward (``x``'s gradient: the residual's plus the matmul's)."""
+    h = x + torch.relu(x @ w1) @ w2
+    return (h * h).mean()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_a_2d_matmul_added_to_a_tensor_is_one_addmm_as_inductors_cpu_pattern_computes_it(dtype: torch.dtype) -> None:
+    """Trial 69: Inductor's post-grad pattern ``addmm`` computes ``add(mm(a, b), x)`` as one GEMM, the add in its
+    fp32 accumulator, rounded once; the plan rounded the matmul then added (bf16 error off 23x on a cancelling
+    residual). In a training step the forward's ``mm`` is saved for the backward, which adds it to ``x`` again:
+    no fold there. Oracle: real torch.compile's loss and gradients, bit for bit (the matmuls are torch's kernels
+    on both sides); the eager policy's emulation must differ (what the fold changes)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 64, generator=g).to(dtype).requires_grad_()
+    w1 = (torch.randn(64, 64, generator=g) / 8).to(dtype).requires_grad_()
+    w2 = (torch.randn(64, 64, generator=g) / 8).to(dtype).requires_grad_()
+    torch._dynamo.reset()
+    loss = torch.compile(_fresh(_residual_mlp), dynamic=False, fullgraph=True)(x, w1, w2)
+    loss.backward()
+    real = [loss.detach(), x.grad, w1.grad, w2.grad]
+    program = capture(_residual_mlp, x, w1, w2, backward=True)
+    emulated = run_plan(plan(program, "inductor-cpu"), program.example_inputs)
+    eager = run_plan(plan(program, "eager"), program.example_inputs)
+    assert [same_bits(e, r) for e, r in zip(emulated, real)] == [True] * 4
+    assert not same_bits(eager[1], real[1])  # x's gradient: the backward adds a matmul's result to it

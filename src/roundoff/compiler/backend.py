@@ -15,6 +15,7 @@ import collections
 import contextlib
 import dataclasses
 import functools
+import operator
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -41,7 +42,7 @@ from roundoff.compiler.settings import (
 )
 from roundoff.plan import plan
 from roundoff.policy import get_policy
-from roundoff.policy.model import Negation, OpOverride, Policy
+from roundoff.policy.model import MatmulAdd, Negation, OpOverride, Policy
 
 BACKEND_NAME = "roundoff"
 
@@ -123,6 +124,7 @@ def make_backend(
             warnings.warn(
                 RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2
             )
+        _warn_matmul_adds(policy, device, gm)
         keys = node_keys() if policy.node_overrides else {}
         fma_off = settings.patches.get(_CPP_CONTRACT) == "off" and device == "cpu"
         placer = OverridePlacer(
@@ -159,6 +161,57 @@ def make_backend(
             return compile_fx(gm, example_inputs, inner_compile=inner, decompositions=decompositions)
 
     return backend
+
+
+_MATMULS = frozenset({operator.matmul, torch.matmul, torch.mm, torch.Tensor.matmul, torch.Tensor.mm})
+_LINEARS = frozenset({torch._C._nn.linear, torch.nn.functional.linear})
+_ADDS = frozenset({operator.add, operator.iadd, torch.add, torch.Tensor.add})
+
+
+def _matmul_adds(gm: torch.fx.GraphModule) -> int:
+    """How many adds of Dynamo's graph `gm` Inductor's post-grad pattern ``addmm`` may fold into their matmul
+    (``roundoff.plan.matmul_add``): a 2-D matmul (or bias-free linear) of 2-D operands whose one use is an add,
+    without ``alpha``, of a tensor of its dtype. Read from Dynamo's graph, which every compile sees (Inductor's
+    aten graphs are skipped on a cache hit); a backward's matmul adds are not in it."""
+
+    def value(a: object) -> Any:
+        return a.meta.get("example_value") if isinstance(a, torch.fx.Node) else None
+
+    count = 0
+    for n in gm.graph.nodes:
+        target = getattr(torch.Tensor, n.target, None) if n.op == "call_method" else n.target
+        if target in _LINEARS and (len(n.args) > 2 and n.args[2] is not None or n.kwargs.get("bias") is not None):
+            continue
+        operands = [value(a) for a in n.args[:2]]
+        if (target not in _MATMULS | _LINEARS or len(n.users) != 1
+                or not all(isinstance(t, torch.Tensor) and t.dim() == 2 for t in operands)):
+            continue
+        (user,) = n.users
+        user_target = getattr(torch.Tensor, user.target, None) if user.op == "call_method" else user.target
+        others = [value(a) for a in user.args[:2] if a is not n]
+        if (user_target in _ADDS and not user.kwargs and len(others) == 1 and isinstance(others[0], torch.Tensor)
+                and others[0].dtype == operands[0].dtype):
+            count += 1
+    return count
+
+
+def _warn_matmul_adds(policy: Policy, device: str, gm: torch.fx.GraphModule) -> None:
+    """Where Inductor computes `gm`'s 2-D matmul adds otherwise than `policy` (``MatmulAdd``), say so: its CPU
+    post-grad pattern ``addmm`` folds every one into its GEMM (one rounding), and no setting turns that
+    pattern off alone; on a GPU it folds only where a user of the add is not pointwise."""
+    sites = _matmul_adds(gm)
+    if not sites:
+        return
+    if device == "cpu" and policy.matmul_add is MatmulAdd.SEPARATE:
+        item = (f"matmul_add=separate on cpu: Inductor's post-grad pattern computes {sites} 2-D matmul add(s) "
+                "of this graph as one addmm each (the addend in the GEMM's fp32 accumulator, one rounding) where "
+                "the policy rounds the matmul's result first")
+    elif device != "cpu" and policy.matmul_add is MatmulAdd.ADDMM:
+        item = (f"matmul_add=addmm on {device}: Inductor folds a 2-D matmul add into one addmm only where a user "
+                f"of the add is not pointwise, so of this graph's {sites} some may round the matmul first")
+    else:
+        return
+    warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=3)
 
 
 def _decompositions(policy: Policy, gm: torch.fx.GraphModule) -> dict[Any, Any] | None:

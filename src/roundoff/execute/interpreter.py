@@ -142,7 +142,7 @@ class Lockstep(torch.fx.Interpreter):
         held = (self.graph, *(None if p is None else p.decisions for p in plans))  # their ids key the entry
 
         def build() -> tuple:
-            extra = self._extend_fma_lifetimes()
+            extra = self._extend_folded_lifetimes()
             if self.recompute_sides:
                 rp = plan_recompute(
                     list(self.graph.nodes), self.user_to_last_uses, extra, is_random, budget, min_numel=min_numel)
@@ -172,17 +172,19 @@ class Lockstep(torch.fx.Interpreter):
             self.user_to_last_uses[user] = keep
         return release
 
-    def _extend_fma_lifetimes(self) -> dict[torch.fx.Node, set[torch.fx.Node]]:
-        """Keep a contracted multiply's operands alive until its FMA node has run; returns
-        {FMA node: the operands it reads beyond its own arguments}."""
+    def _extend_folded_lifetimes(self) -> dict[torch.fx.Node, set[torch.fx.Node]]:
+        """Keep a contracted multiply's operands alive until its FMA node has run, and a matmul's until the
+        add computed in its GEMM has (``NodeDecision.gemm``); returns {such node: the operands it reads
+        beyond its own arguments}."""
         by_id = {n.meta.get(NODE_ID): n for n in self.graph.nodes}
         order = {n: i for i, n in enumerate(self.graph.nodes)}
         extra: dict[torch.fx.Node, set[torch.fx.Node]] = {}
         for side in self.sides:
             plan = getattr(side, "plan", None)
             for d in plan.decisions.values() if plan is not None else ():
-                if d.fma is not None and d.fma.contracted and d.node_id in by_id and d.fma.mul_id in by_id:
-                    extra.setdefault(by_id[d.node_id], set()).update(by_id[d.fma.mul_id].all_input_nodes)
+                folded = d.fma.mul_id if d.fma is not None and d.fma.contracted else d.gemm
+                if folded is not None and d.node_id in by_id and folded in by_id:
+                    extra.setdefault(by_id[d.node_id], set()).update(by_id[folded].all_input_nodes)
         if not extra:
             return extra
         last: dict[torch.fx.Node, torch.fx.Node] = {}

@@ -301,6 +301,9 @@ class PlanNumerics:
     def evaluate(self, node: torch.fx.Node, read: Read, fresh: bool = False) -> Any:
         st = self._static(node)
         d = st.d
+        if d is not None and d.gemm is not None:
+            out = self._addmm(node, d, read, fresh)
+            return round_value(out, st.storage) if d.rounds_result else out
         native = self._native_kernel(node, read, fresh) if st.native else None
         if native is not None:
             return native
@@ -340,6 +343,21 @@ class PlanNumerics:
         if floats and all(isinstance(a, torch.Tensor) and a.dtype == one_narrow(st) for a in floats):
             return node.target(*args)
         return None
+
+    def _addmm(self, node: torch.fx.Node, d: NodeDecision, read: Read, fresh: bool) -> Any:
+        """``addmm(x, a, b)`` for an add of matmul ``d.gemm``'s result and ``x`` (``MatmulAdd.ADDMM``):
+        ``a``, ``b`` as that matmul reads them, ``x`` as the add reads it; torch's addmm kernel in their
+        dtype where all three are held in the add's 16-bit storage dtype (the kernel Inductor's extern call
+        runs: one fp32 accumulation, one rounding), else in the compute dtype (fp32 containers)."""
+        mm = self._nodes[d.gemm]
+        i = 0 if node.args[1] is mm else 1  # the addend's argument index
+        a, b = torch.fx.node.map_arg(tuple(mm.args[:2]), self._reader(mm, read, fresh))
+        x = self._reader(node, read, fresh)(node.args[i])
+        narrow = one_narrow(self.storage(node))
+        if narrow is None or d.input_format or not all(t.dtype == narrow for t in (a, b, x)):
+            a, b = self.operands(mm, read, fresh)[0][:2]
+            x = self.operands(node, read, fresh)[0][i]
+        return torch.addmm(x, a, b)
 
     def _reciprocal(self, b: torch.Tensor) -> torch.Tensor:
         """``R`` of a division folded into an FMA: the transcendental implementation's

@@ -60,7 +60,9 @@ class NodeDecision:
     unrounded). `input_format`: format tensor operands are rounded to before computing (matmul
     autocast downcast, STORAGE compute); None leaves them as read. `fma`: set when this node is
     computed as a contracted FMA. `negation`: on a floating-point ``aten.neg``, how ``-x`` is
-    computed (``Negation``: sign flip or ``0.0 - x``); None on every other node.
+    computed (``Negation``: sign flip or ``0.0 - x``); None on every other node. `gemm`: on an add
+    computed inside a matmul's GEMM (``MatmulAdd.ADDMM``), that matmul's id: the add is ``addmm(x, a, b)``
+    of its other operand and the matmul's operands, one fp32 accumulation rounded once.
     """
 
     node_id: str
@@ -76,6 +78,7 @@ class NodeDecision:
     fma: FmaSite | None = None
     source: str | None = None
     negation: Negation | None = None
+    gemm: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ Steps, each a pure function of (program, policy):
    narrower than storage), the format Python-scalar operands are rounded to, matmul input format;
 5. kernels (``roundoff.plan.fusion``) and rounding (``RoundingPoint``); 6. FMA sites
    (``roundoff.plan.fma``); a floating ``aten.neg`` records ``policy.negation`` (sign flip or
-   ``0.0 - x``: they differ at ``+0.0``).
+   ``0.0 - x``: they differ at ``+0.0``); under ``MatmulAdd.ADDMM`` an add of a 2-D matmul's result
+   runs as that matmul's GEMM, ``addmm`` (``roundoff.plan.matmul_add``).
 
 Per-node and per-op overrides (``policy.node_overrides`` > overload > packet > class) are resolved by
 ``roundoff.policy``; an override's ``scalars`` sets that node's scalar format, and ``compute=OPMATH``
@@ -41,6 +42,7 @@ from roundoff.plan import remat
 from roundoff.plan.fma import find_sites
 from roundoff.plan.fusion import Fusion, FusionNode, Kind, fuse
 from roundoff.plan.loops import layout, reduced_dims, unrolled_terms
+from roundoff.plan.matmul_add import gemm_adds
 from roundoff.plan.model import STORED_INPUT_OPS, FmaSite, NodeDecision, Plan
 from roundoff.plan.partitioner import saved_values
 from roundoff.plan.rewrite import Rewritten, rewrite, training_step_notes
@@ -120,7 +122,8 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     pinned = None  # the user's graph's stored values: a split's copies change no realization decision
     for round_ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
-        bases = {node_id(n): _base(n, policy, promote, copies, holder_of) for n in nodes}
+        gemms = gemm_adds(nodes, policy, partitioned or ())
+        bases = {node_id(n): _base(n, policy, promote, copies, holder_of, node_id(n) in gemms) for n in nodes}
         fusion_nodes = _fusion_nodes(program, bases, partitioned, policy, joint)
         fusion = fuse(fusion_nodes, policy.fusion, pinned)
         if pinned is None:
@@ -136,7 +139,7 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
             break
         program, made = remat.split(program, fusion, split)
         copies.update({c: copies.get(o, o) for c, o in made.items()})
-    decisions = _decide(nodes, bases, fusion, policy)
+    decisions = _decide(nodes, bases, fusion, policy, gemms)
     sites = find_sites(nodes, decisions, fusion, policy, lambda n: bases[node_id(n)].override)
     for nid, site in sites.items():
         decisions[nid] = _replace(decisions[nid], fma=site)
@@ -214,8 +217,9 @@ def _input_format(
 
 def _base(
     node: torch.fx.Node, policy: Policy, promote: torch.dtype | None, copies: dict[str, str],
-    holder_of: dict[str, str],
+    holder_of: dict[str, str], in_gemm: bool = False,
 ) -> _Base:
+    """`in_gemm`: an add computed inside its matmul's GEMM (`gemm_adds`), which is that matmul's kernel."""
     storage = _storage(node, promote)
     if node.op in STORED_INPUT_OPS:
         return _Base(
@@ -228,7 +232,7 @@ def _base(
     if nid not in policy.node_overrides:  # the node holding a decomposed node's value follows that node's
         nid = holder_of.get(nid, nid)
     override = policies.override_for(policy, info.name, nid)
-    cls = info.op_class
+    cls = OpClass.MATMUL if in_gemm else info.op_class
     # multi-output nodes are rounded through their getitem users; their own storage stays None
     value_dtype = storage if storage is not None else _first_tensor_dtype(node, promote)
     if not dt.is_float(value_dtype):
@@ -352,7 +356,7 @@ def _from_integer(node: torch.fx.Node) -> bool:
 
 
 def _decide(
-    nodes: list[torch.fx.Node], bases: dict[str, _Base], fusion: Fusion, policy: Policy
+    nodes: list[torch.fx.Node], bases: dict[str, _Base], fusion: Fusion, policy: Policy, gemms: Mapping[str, str]
 ) -> dict[str, NodeDecision]:
     decisions: dict[str, NodeDecision] = {}
     wide: set[str] = set()  # values kept unrounded for other kernels (`_kept_wide`)
@@ -388,6 +392,7 @@ def _decide(
             input_format=b.input_format,
             source=node_source(n),
             negation=policy.negation if _is_float_neg(n, b) else None,
+            gemm=gemms.get(nid),
         )
     return decisions
 

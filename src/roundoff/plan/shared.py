@@ -123,7 +123,7 @@ def _lifted(p: Plan, onto: Plan) -> Plan:
         d = p.decisions[original]
         site = d.fma and dataclasses.replace(d.fma, node_id=nid, mul_id=rename.get(d.fma.mul_id, d.fma.mul_id),
                                              alternatives=tuple(rename.get(m, m) for m in d.fma.alternatives))
-        decisions[nid] = dataclasses.replace(d, node_id=nid, fma=site,
+        decisions[nid] = dataclasses.replace(d, node_id=nid, fma=site, gemm=d.gemm and rename.get(d.gemm, d.gemm),
                                              rounded_inputs=frozenset(rename.get(i, i) for i in d.rounded_inputs))
     extra: dict[str, list[str]] = {}
     for c, original in onto.copies.items():

@@ -217,6 +217,8 @@ class _Printer:
             if d.negation is Negation.SUBTRACT_FROM_ZERO:
                 rhs = f"aten.rsub.Scalar({args[0]}, 0.0)"
                 comment += "  neg as 0.0 - x (Triton's unary minus): -(+0.0) is +0.0"
+            if d.gemm is not None:
+                comment += f"  computed in {d.gemm}'s GEMM as addmm: its fp32 accumulator takes the addend, one rounding"
             if n.target in (torch.ops.aten.mul.Tensor, torch.ops.aten.mul.Scalar):
                 self.mul_operands[nid] = args
             elif n.target in (torch.ops.aten.div.Tensor, torch.ops.aten.div.Scalar) and len(args) > 1:
@@ -310,7 +312,7 @@ def _header(plan: Plan, printer: _Printer, placeholders: list[torch.fx.Node]) ->
     block.lines.append(f"# source: {p.source}")
     block.lines.append(
         f"# rounding={p.rounding.value} fusion={p.fusion.value} fma={p.fma.value} scalars={p.scalars.value}"
-        f" division={p.division.value} negation={p.negation.value}"
+        f" division={p.division.value} negation={p.negation.value} matmul_add={p.matmul_add.value}"
         + (f" storage={p.storage}" if p.storage else "")
         + (f" matmul_input={p.matmul_input}" if p.matmul_input else "")
     )

@@ -90,6 +90,25 @@ class Negation(enum.Enum):
     SUBTRACT_FROM_ZERO = "subtract_from_zero"
 
 
+class MatmulAdd(enum.Enum):
+    """How ``mm(a, b) + x`` is computed, where the 2-D matmul's one use is that add.
+
+    SEPARATE: the matmul's result is rounded to its storage format, then added and rounded again
+    (eager PyTorch; every backend that runs the add as a pointwise op).
+    ADDMM: one GEMM, ``addmm(x, a, b)``: ``x`` joins the product in the GEMM's fp32 accumulator and the
+    sum is rounded once (Inductor's post-grad pattern ``addmm``, ``torch/_inductor/fx_passes/post_grad.py``,
+    torch 2.9-2.13, on CPU, where ``should_prefer_unfused_addmm`` is false). It applies to an
+    ``aten.add.Tensor`` without ``alpha`` of an ``aten.mm`` with no other use and a tensor ``x`` of the
+    matmul operands' dtype that broadcasts to the product's shape; ``add(x, mm)`` is tried before
+    ``add(mm, x)``. Measured on CPU (torch 2.13, ``bench/gpu/session29_addmm.py --device cpu``): real
+    torch.compile equals eager's ``addmm`` bit for bit in bf16, fp16 and fp32, where ``mm`` then ``add``
+    differs in 15-36% of the bytes. A 3-D linear (``view``, ``mm``, ``view``, ``add``) is no match.
+    """
+
+    SEPARATE = "separate"
+    ADDMM = "addmm"
+
+
 class ScalarMixing(enum.Enum):
     """How a Python scalar operand meets a low-precision tensor."""
 
@@ -144,6 +163,7 @@ class Policy:
     (autocast-style downcast) or upcasts the operands to that format first.
     `division`: IEEE or approximate (reciprocal-multiply) fp32 division; see `Division`.
     `negation`: ``-x`` as a sign flip or as ``0.0 - x`` (differ at ``+0.0``); see `Negation`.
+    `matmul_add`: ``mm(a, b) + x`` as a rounded matmul then an add, or as one ``addmm``; see `MatmulAdd`.
     `matmul_accumulate` / `reduction_accumulate`: format the accumulation is modelled in; the result
     is rounded once to the output's storage dtype.
     `op_overrides` keys are aten names, an overload (``"aten.mul.Tensor"``) or a packet (``"aten.mul"``);
@@ -160,6 +180,7 @@ class Policy:
     scalars: ScalarMixing = ScalarMixing.OPMATH_UNROUNDED
     division: Division = Division.IEEE
     negation: Negation = Negation.SIGN_FLIP
+    matmul_add: MatmulAdd = MatmulAdd.SEPARATE
     storage: str | None = None
     matmul_input: str | None = None
     matmul_accumulate: str = "fp32"

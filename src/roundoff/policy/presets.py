@@ -36,6 +36,11 @@ Modelling decisions that the sources leave open are written next to the entry, w
   flips the sign bit (SIGN_FLIP, measured on CPU with torch 2.13). inductor-emulate keeps
   SIGN_FLIP: its fidelity is measured against CPU Inductor; on the GPU it would be
   SUBTRACT_FROM_ZERO too (``emulate_precision_casts`` does not touch negation).
+  Matmul adds: Inductor's CPU post-grad pattern ``addmm`` computes a 2-D ``mm(a, b) + x`` as one
+  ``addmm(x, a, b)``, one rounding (``MatmulAdd.ADDMM``; measured on CPU, torch 2.13). On a GPU the pattern
+  is skipped when every user of the add is pointwise (``should_prefer_unfused_addmm``); inductor-gpu keeps
+  SEPARATE until that is measured (``bench/gpu/session29_addmm.py``). inductor-emulate is measured on CPU:
+  ADDMM.
 - inductor-emulate: ``emulate_precision_casts=True`` rounds after every op inside the fused kernel
   and turns Triton FP fusion off. It leaves Triton's division alone (``div_rn`` needs the separate
   ``eager_numerics.division_rounding`` flag): RECIPROCAL_MULTIPLY, with no FMA since fusion is off.
@@ -150,6 +155,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
                   "(TORCHINDUCTOR_CPP_ENABLE_FLOATING_POINT_CONTRACT_FLAG unset)",
         "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise_cpp",
         "fma": "never", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
+        "matmul_add": "addmm",
         # its index_put(accumulate=True) atomically adds into a bf16/fp16 buffer too, as eager does
         "op_overrides": _INDEX_PUT_STORAGE,
     },
@@ -160,7 +166,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
                   "FP fusion)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "pointwise", "fma": "never",
         "scalars": "opmath_unrounded", "decompositions": ["inductor"],
-        "division": "reciprocal_multiply",
+        "division": "reciprocal_multiply", "matmul_add": "addmm",
     },
     {
         "name": "xla-2.9",

@@ -41,9 +41,10 @@ from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
-    Negation,
     FmaContraction,
     FusionModel,
+    MatmulAdd,
+    Negation,
     OpOverride,
     Policy,
     RoundingPoint,
@@ -63,6 +64,7 @@ _ENUM_FIELDS: dict[str, type[enum.Enum]] = {
     "scalars": ScalarMixing,
     "division": Division,
     "negation": Negation,
+    "matmul_add": MatmulAdd,
 }
 _POLICY_FIELDS = frozenset(f.name for f in fields(Policy))
 _OVERRIDE_FIELDS = frozenset(f.name for f in fields(OpOverride))

@@ -19,9 +19,10 @@ from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import (
     ComputePrecision,
     Division,
-    Negation,
     FmaContraction,
     FusionModel,
+    MatmulAdd,
+    Negation,
     OpOverride,
     Policy,
     RoundingPoint,
@@ -164,6 +165,7 @@ def validate(policy: Policy) -> Policy:
     _check_enum(policy, "scalars", policy.scalars, ScalarMixing)
     _check_enum(policy, "division", policy.division, Division)
     _check_enum(policy, "negation", policy.negation, Negation)
+    _check_enum(policy, "matmul_add", policy.matmul_add, MatmulAdd)
     _check_format(policy, "storage", policy.storage, optional=True)
     _check_format(policy, "matmul_input", policy.matmul_input, optional=True)
     for field in ("matmul_accumulate", "reduction_accumulate"):
