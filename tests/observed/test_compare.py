@@ -19,7 +19,7 @@ from roundoff.observed.buffers import Observed
 from roundoff.observed.causes import emulation_cause, local_region
 from roundoff.plan import plan
 from roundoff.policy import get_policy
-from roundoff.policy.model import FusionModel
+from roundoff.policy.model import FmaContraction, FusionModel
 
 
 def head_sum_then_transposed_copy(g, c):
@@ -160,6 +160,9 @@ def test_a_convolution_kernel_differs_by_summation_order_not_a_gemm_epilogue():
     add = next(n.meta[NODE_ID] for n in program.nodes() if n.target is torch.ops.aten.add.Tensor)
     obs = Observed("extern_kernels.addmm", "buf0", "matmul", (add,), torch.empty(3, 4), 0, 0)
     assert emulation_cause(program, add, obs).startswith("unmodelled decision: Inductor computes add")
+    # the plan of a policy that computes it there too (inductor-cpu: ``matmul_add=addmm``): the GEMM's own order
+    assert plan(program, "inductor-cpu").decisions[add].gemm is not None
+    assert emulation_cause(program, add, obs, plan(program, "inductor-cpu")) == "summation order"
 
 
 def stored_residual_then_norm(h, a):
@@ -186,3 +189,27 @@ def test_a_cpp_reduction_loading_a_value_its_kernel_stored_is_not_named_kept_unr
                    torch.empty(64, 1, dtype=torch.float32), 1, 0)
     cause = emulation_cause(program, mean, obs, plan(program, "inductor-cpu"), {added: stored, mean: obs})
     assert not cause.startswith("unmodelled decision: the kernel keeps"), cause
+
+
+def test_a_triton_reduction_reading_the_sum_its_kernel_stores_unrounded_as_the_plan_does_is_not_named_kept_unrounded():
+    """The H100's partitioned Llama (bench/results/gpu-session29/run2): each RMSNorm's rsqrt, whose kernel stores
+    the residual sum and squares it unrounded, was "unmodelled decision: the kernel keeps add unrounded where
+    the plan rounds it", where the inductor-gpu plan fuses the sum into that reduction and reads it unrounded
+    too (its 9-19 of 64 elements: the sum of squares' order). Oracle: the plan's own decisions, which read the
+    sum unrounded; the plan that rounds it (fusion off) is still named."""
+    h, a = (torch.randn(64, 128, generator=torch.Generator().manual_seed(i)).bfloat16() for i in (0, 1))
+    program = capture(stored_residual_then_norm, h, a)
+    ids = {str(n.target): n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"}
+    added, mean = ids["aten.add.Tensor"], ids["aten.mean.dim"]
+    region = tuple(i for t, i in ids.items() if t != "aten.add.Tensor")
+    stored = Observed("triton_per_fused__to_copy_add_mean_pow_0", "buf0", "pointwise", (added,),
+                      torch.empty(64, 128, dtype=torch.bfloat16), 0, 0)
+    obs = Observed("triton_per_fused__to_copy_add_mean_pow_0", "buf1", "reduction", region,
+                   torch.empty(64, 1, dtype=torch.float32), 1, 0)
+    fused = plan(program, "inductor-gpu")
+    assert not any(added in d.rounded_inputs for d in fused.decisions.values())  # read unrounded in its kernel
+    cause = emulation_cause(program, mean, obs, fused, {added: stored, mean: obs})
+    assert cause.startswith("summation order"), cause
+    apart = plan(program, dataclasses.replace(get_policy("inductor-gpu"), fusion=FusionModel.NONE, fma=FmaContraction.NEVER))
+    assert emulation_cause(program, mean, obs, apart, {added: stored, mean: obs}).startswith(
+        f"unmodelled decision: the kernel keeps add ({added}) unrounded")

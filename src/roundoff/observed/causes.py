@@ -32,12 +32,13 @@ def unrounded_in_kernel(
     fused = set(obs.fused)
     nodes = {n.meta.get(NODE_ID): n for n in program.nodes()}
     loaded = _loaded_by_reductions(the_plan)
+    rounded = _read_rounded(the_plan)
     for nid in obs.fused:
         for p in nodes[nid].all_input_nodes if nid in nodes else ():
             pid = p.meta.get(NODE_ID)
             other = observed.get(pid)
             if (pid not in fused and other is not None and other.launch == obs.launch and narrow_float(other.value.dtype)
-                    and not _moves_inputs(p) and (nid, pid) not in loaded):
+                    and not _moves_inputs(p) and (nid, pid) not in loaded and (nid, pid) in rounded):
                 return f"{short_name(p.target)} ({pid})"
     for d in the_plan.decisions.values():
         if base_id(d.node_id) not in fused:
@@ -48,6 +49,22 @@ def unrounded_in_kernel(
             if base_id(rid) in fused and rounds and not _moves_inputs(nodes.get(base_id(rid))):
                 return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({base_id(rid)})"
     return None
+
+
+def _read_rounded(the_plan: Plan) -> set[tuple[str, str]]:
+    """(reader, value) pairs, by captured id, where the plan reads the value rounded to its storage format:
+    across one of its fusion boundaries, or a value it rounds as it is produced. A pair the plan reads
+    unrounded (a residual sum Triton's RMSNorm kernel stores and squares in fp32) is no unmodelled decision."""
+    rounds = {base_id(d.node_id) for d in the_plan.decisions.values() if d.rounds_result}
+    nodes = {d.node_id: n for n in the_plan.program.graph.nodes if (d := the_plan.decisions.get(n.meta.get(NODE_ID, "")))}
+    pairs = set()
+    for d in the_plan.decisions.values():
+        reader = base_id(d.node_id)
+        pairs.update((reader, base_id(r)) for r in d.rounded_inputs)
+        if d.node_id in nodes:
+            pairs.update((reader, pid) for p in nodes[d.node_id].all_input_nodes
+                         if (pid := base_id(p.meta.get(NODE_ID, ""))) in rounds)
+    return pairs
 
 
 def _loaded_by_reductions(the_plan: Plan) -> set[tuple[str, str]]:
@@ -110,7 +127,7 @@ def emulation_cause(
     (both: ``"summation order or transcendental implementation"``), else ``"unmodelled decision"``
     (a rewrite or rounding the plan does not model). A GEMM buffer holding a node that is not a
     matmul, convolution or attention (Inductor's ``addmm`` for ``mm + add``: the add in fp32 before
-    the one rounding) is an unmodelled decision, as is a fallback op's buffer (``torch.ops.aten.x``: an
+    the one rounding) is an unmodelled decision unless the plan computes it in that GEMM too (``NodeDecision.gemm``), as is a fallback op's buffer (``torch.ops.aten.x``: an
     attention Inductor's pattern rewrite made); an extern kernel's own cause is never a
     transcendental (its origins list the ops that made its operands). `region`: `local_region` of the buffer, where the caller has it."""
     nodes = {n.meta.get(NODE_ID): n for n in program.nodes() if n.op == "call_function"}
@@ -121,7 +138,8 @@ def emulation_cause(
     if obs.kernel.startswith("torch.ops."):  # a fallback op Inductor calls for several ops (its pattern rewrite)
         return (f"unmodelled decision: Inductor calls {obs.kernel.split('.')[3]} for these ops (a pattern rewrite: "
                 "its own kernel, summation order and masking)")
-    if extern and nid in nodes and classify(nodes[nid].target).op_class not in _GEMM_OWN:
+    in_gemm = the_plan is not None and getattr(the_plan.decisions.get(nid), "gemm", None) is not None
+    if extern and nid in nodes and classify(nodes[nid].target).op_class not in _GEMM_OWN and not in_gemm:
         op = short_name(nodes[nid].target)
         return f"unmodelled decision: Inductor computes {op} ({nid}) inside the GEMM, before its one rounding"
     ordered = obs.kind != "pointwise" or bool(classes & _ORDERED)
