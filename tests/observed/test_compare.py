@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 import torch
 
 from roundoff.capture import capture
@@ -213,3 +214,31 @@ def test_a_triton_reduction_reading_the_sum_its_kernel_stores_unrounded_as_the_p
     apart = plan(program, dataclasses.replace(get_policy("inductor-gpu"), fusion=FusionModel.NONE, fma=FmaContraction.NEVER))
     assert emulation_cause(program, mean, obs, apart, {added: stored, mean: obs}).startswith(
         f"unmodelled decision: the kernel keeps add ({added}) unrounded")
+
+
+def test_a_sum_read_unrounded_in_its_kernel_and_rounded_by_the_backwards_copies_is_not_named_kept_unrounded():
+    """The H100's partitioned Llama again (bench/results/gpu-session29/run3): the convert that squares the
+    residual sum has per-kernel copies in backward kernels, which load the saved sum rounded; that is no
+    reading of the forward kernel's. Oracle: the plan's own decisions (the original reads the sum unrounded,
+    a copy rounded), on a tiny transformers Llama's training step."""
+    pytest.importorskip("transformers")
+    from roundoff.plan.shared import plan_pair
+    from tests.execute.hf_models import llama
+
+    module, (ids,) = llama()
+    program = capture(module, ids, backward=True)
+    emulated, _ = plan_pair(program, "inductor-gpu", "eager")
+    nodes = {n.meta[NODE_ID]: n for n in emulated.program.graph.nodes if NODE_ID in n.meta}
+    mixed = [(cid, p.meta[NODE_ID]) for cid, n in nodes.items() if "@" in cid for p in n.all_input_nodes
+             if p.meta[NODE_ID] in emulated.decisions[cid].rounded_inputs
+             and p.meta[NODE_ID] not in emulated.decisions[cid.split("@")[0]].rounded_inputs
+             and nodes[cid.split("@")[0]].target is torch.ops.prims.convert_element_type.default]
+    assert mixed  # a copy reads the sum rounded where its original reads it unrounded
+    copy, added = mixed[0]
+    reader = copy.split("@")[0]
+    stored = Observed("triton_per_fused_add_mean_pow_rsqrt_0", "buf0", "pointwise", (added,),
+                      torch.empty(nodes[added].meta["val"].shape, dtype=torch.bfloat16), 0, 0)
+    obs = Observed("triton_per_fused_add_mean_pow_rsqrt_0", "buf1", "pointwise", (reader.split(".")[0],),
+                   torch.empty(1), 1, 0)
+    cause = emulation_cause(program, reader.split(".")[0], obs, emulated, {added: stored})
+    assert not cause.startswith("unmodelled decision: the kernel keeps"), cause

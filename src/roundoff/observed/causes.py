@@ -52,19 +52,23 @@ def unrounded_in_kernel(
 
 
 def _read_rounded(the_plan: Plan) -> set[tuple[str, str]]:
-    """(reader, value) pairs, by captured id, where the plan reads the value rounded to its storage format:
-    across one of its fusion boundaries, or a value it rounds as it is produced. A pair the plan reads
-    unrounded (a residual sum Triton's RMSNorm kernel stores and squares in fp32) is no unmodelled decision."""
+    """(reader, value) pairs, by captured id, where the plan reads the value rounded to its storage format
+    in every kernel computing the reader (its per-kernel copies included): across one of its fusion
+    boundaries, or a value it rounds as it is produced. A pair read unrounded somewhere (a residual sum
+    Triton's RMSNorm kernel stores and squares in fp32, its backward's copies loading it) is no sign of an
+    unmodelled decision."""
     rounds = {base_id(d.node_id) for d in the_plan.decisions.values() if d.rounds_result}
-    nodes = {d.node_id: n for n in the_plan.program.graph.nodes if (d := the_plan.decisions.get(n.meta.get(NODE_ID, "")))}
-    pairs = set()
-    for d in the_plan.decisions.values():
+    reads: dict[tuple[str, str], bool] = {}
+    for n in the_plan.program.graph.nodes:
+        d = the_plan.decisions.get(n.meta.get(NODE_ID, ""))
+        if d is None:
+            continue
         reader = base_id(d.node_id)
-        pairs.update((reader, base_id(r)) for r in d.rounded_inputs)
-        if d.node_id in nodes:
-            pairs.update((reader, pid) for p in nodes[d.node_id].all_input_nodes
-                         if (pid := base_id(p.meta.get(NODE_ID, ""))) in rounds)
-    return pairs
+        for p in n.all_input_nodes:
+            pid = p.meta.get(NODE_ID, "")
+            key = (reader, base_id(pid))
+            reads[key] = reads.get(key, True) and (pid in d.rounded_inputs or base_id(pid) in rounds)
+    return {key for key, rounded in reads.items() if rounded}
 
 
 def _loaded_by_reductions(the_plan: Plan) -> set[tuple[str, str]]:
