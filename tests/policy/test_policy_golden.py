@@ -273,3 +273,19 @@ def test_negation_golden_table() -> None:
         if p.negation.value != NEGATION_GOLDEN.get(name, "sign_flip")
     ]
     assert not diff, "negation differs:\n" + "\n".join(diff) + "\nrepro: pytest tests/policy/test_policy_golden.py -k negation"
+
+
+# mm(a, b) + x per preset: Inductor's post-grad pattern `addmm` (torch/_inductor/fx_passes/post_grad.py)
+# rewrites a 2-D add of a matmul's result as one addmm on CPU (should_prefer_unfused_addmm is false there);
+# on CUDA it is skipped where every user of the add is pointwise, and cuBLAS gave both the same bits where
+# measured (bench/results/gpu-session29); eager, XLA and Thunder add the rounded matmul result.
+MATMUL_ADD_GOLDEN = {"inductor-cpu": "addmm", "inductor-emulate": "addmm"}
+
+
+def test_matmul_add_golden_table() -> None:
+    diff = [
+        f"  {name}: spec {MATMUL_ADD_GOLDEN.get(name, 'separate')} got {p.matmul_add.value}"
+        for name, p in PRESETS.items()
+        if p.matmul_add.value != MATMUL_ADD_GOLDEN.get(name, "separate")
+    ]
+    assert not diff, "matmul_add differs:\n" + "\n".join(diff) + "\nrepro: pytest tests/policy/test_policy_golden.py -k matmul_add"
