@@ -45,6 +45,8 @@ class FusionNode:
     reduced: tuple[int, ...] | None = None  # a reduction's reduced dims of its first operand (None: unknown)
     #: a reduction Inductor unrolls into a pointwise loop of this many terms (kind FUSIBLE; 0: none)
     terms: int = 0
+    #: its Python-number operands (each a constant of the kernel's code: `roundoff.plan.realize` counts ops)
+    scalars: tuple[float, ...] = ()
 
 
 def users_of(nodes: Sequence[FusionNode]) -> dict[str, list[FusionNode]]:

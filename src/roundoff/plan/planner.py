@@ -307,6 +307,7 @@ def _fusion_nodes(
             **layout(n),
             reduced=reduced_dims(n) if kind is Kind.REDUCTION else None,
             terms=terms,
+            scalars=tuple(float(a) for a in n.args if isinstance(a, (int, float)) and not isinstance(a, bool)),
         ))
     if joint:
         return nodes

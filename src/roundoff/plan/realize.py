@@ -8,7 +8,9 @@ while it lowers the graph, node by node (torch 2.9-2.13, ``GraphLowering.run_nod
   the values a training step's forward saves for its backward;
 * a reused value (more than one user, or read broadcast) that loads more than `REALIZE_READS` values
   (``should_realize_on_reuse``), or on the C++ backend calls one of `HEAVY_OPS` and reads memory;
-* any value that loads more than `REALIZE_ACC_READS` values (``has_exceeded_max_reads``).
+* any value that loads more than `REALIZE_ACC_READS` values (``has_exceeded_max_reads``);
+* a reused value whose computation, its unstored ancestors inlined, has more than `REALIZE_OPS` ops
+  (``has_large_inner_fn``).
 
 A training step's backward is compiled apart: forward values it computes again are realized there by
 the same rules, seeing only its own users (`stored_by_backward`).
@@ -35,6 +37,9 @@ REALIZE_READS = 4
 #: Inductor's ``realize_acc_reads_threshold`` (Triton) and ``realize_cpu_acc_reads_threshold`` (C++): a
 #: value loading more than this is stored, used once or not (by the C++ backend flag: True for C++)
 REALIZE_ACC_READS = {False: 8, True: 12}
+#: Inductor's ``realize_opcount_threshold`` default (Triton: 30) and ``realize_cpu_opcount_threshold`` (C++: 50,
+#: torch 2.13; measured: a reused chain of 2k + 3 ops is stored from k = 24 on, not at k = 23)
+REALIZE_OPS = {False: 30, True: 50}
 
 
 Pinned = tuple[frozenset[str], frozenset[str]]  # (stored, stored by the backward) of the user's graph
@@ -151,17 +156,30 @@ def _loads(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str]) 
 
 def _realized_on_loads(n: FusionNode, reused: bool, by_id: dict[str, FusionNode], stored: Container[str],
                        cpp: bool) -> bool:
-    """Inductor's load-count rules for a pointwise value, after it is lowered (torch 2.9-2.13): reused
-    (more than one user, or read broadcast), it is stored when it loads more than `REALIZE_READS` values
-    (``should_realize_on_reuse``); used once too, when it loads more than `REALIZE_ACC_READS` (12 on the
-    C++ backend, 8 on Triton: ``has_exceeded_max_reads``). Measured, CPU, torch 2.13: an unrolled sum of
-    four terms loads four values and is computed again by each reader; of ``a + b``, eight, and it is
-    stored; the backward's softmax ``amax`` of four ``bmm / y`` terms is stored, rounded, and its ``eq``
-    with the unrounded quotients finds no maximum (NaN gradients)."""
+    """Inductor's size rules for a pointwise value, after it is lowered (torch 2.9-2.13): reused (more than
+    one user, or read broadcast), it is stored when it loads more than `REALIZE_READS` values
+    (``should_realize_on_reuse``) or computes more than `REALIZE_OPS` ops (``has_large_inner_fn``); used once
+    too, when it loads more than `REALIZE_ACC_READS` (12 on the C++ backend, 8 on Triton:
+    ``has_exceeded_max_reads``). Measured, CPU, torch 2.13: an unrolled sum of four terms loads four values
+    and is computed again by each reader; of ``a + b``, eight, and it is stored; the backward's softmax
+    ``amax`` of four ``bmm / y`` terms is stored, rounded, and its ``eq`` with the unrounded quotients finds
+    no maximum (NaN gradients); ``v = v * 1.01 + 0.5`` 24 times, read by a sum and by ``v * sum``, is stored
+    (51 ops), 23 times not (49). On the H100 (torch 2.11) a Llama's residual gradient was stored and loaded
+    where its load count alone kept it inlined (bench/results/gpu-session29/run4)."""
     if n.kind is not Kind.FUSIBLE:
         return False
     loads = _loads(n, by_id, stored)
-    return (reused and loads > REALIZE_READS) or loads > REALIZE_ACC_READS[cpp]
+    return (reused and (loads > REALIZE_READS or _ops(n, by_id, stored, loads) > REALIZE_OPS[cpp])) or (
+        loads > REALIZE_ACC_READS[cpp])
+
+
+def _ops(n: FusionNode, by_id: dict[str, FusionNode], stored: Container[str], loads: int) -> int:
+    """How many ops Inductor's inner function of `n` has, its unstored ancestors inlined (``inner_fn_opcount``,
+    common subexpressions counted once): one per computing node (a view computes none), one per load, one
+    per distinct Python-number constant."""
+    inner = [by_id[i] for i in inlined(n, by_id, stored)]
+    computing = [m for m in (n, *inner) if m.kind is not Kind.VIEW]
+    return len(computing) + loads + len({c for m in computing for c in m.scalars})
 
 
 def _varies(value: FusionNode, operand: FusionNode | None, reduced: tuple[int, ...] | None) -> bool:
