@@ -171,6 +171,18 @@ def stored_residual_then_norm(h, a):
     return r, r.float().pow(2).mean(-1, keepdim=True)
 
 
+def _stored_then_normed(h: torch.Tensor, a: torch.Tensor, kernel: str) -> tuple:
+    """(program, the add's id, the mean's id, {id: Observed}) of `stored_residual_then_norm`, both buffers
+    written by one call of `kernel`: the sum as stored, the mean of squares."""
+    program = capture(stored_residual_then_norm, h, a)
+    ids = {str(n.target): n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"}
+    added, mean = ids["aten.add.Tensor"], ids["aten.mean.dim"]
+    region = tuple(i for t, i in ids.items() if t != "aten.add.Tensor")
+    stored = Observed(kernel, "buf0", "pointwise", (added,), torch.empty(h.shape, dtype=h.dtype), 0, 0)
+    obs = Observed(kernel, "buf1", "reduction", region, torch.empty(h.shape[0], 1, dtype=torch.float32), 1, 0)
+    return program, added, mean, {added: stored, mean: obs}
+
+
 def test_a_cpp_reduction_loading_a_value_its_kernel_stored_is_not_named_kept_unrounded():
     """Observe's Llama table (partitioned): each RMSNorm's rsqrt was "unmodelled decision: the kernel keeps
     add unrounded", because the same kernel call stores the residual; the generated C++ loads it back in
@@ -180,15 +192,8 @@ def test_a_cpp_reduction_loading_a_value_its_kernel_stored_is_not_named_kept_unr
     torch._dynamo.reset()
     _, real_mean = torch.compile(stored_residual_then_norm, dynamic=False, fullgraph=True)(h, a)
     assert torch.isinf(real_mean).all()  # read rounded: 80000 is inf in fp16
-    program = capture(stored_residual_then_norm, h, a)
-    ids = {str(n.target): n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"}
-    added, mean = ids["aten.add.Tensor"], ids["aten.mean.dim"]
-    region = tuple(i for t, i in ids.items() if t != "aten.add.Tensor")
-    stored = Observed("cpp_fused__to_copy_add_mean_pow_0", "buf0", "pointwise", (added,),
-                      torch.empty(64, 128, dtype=torch.float16), 0, 0)
-    obs = Observed("cpp_fused__to_copy_add_mean_pow_0", "buf1", "reduction", region,
-                   torch.empty(64, 1, dtype=torch.float32), 1, 0)
-    cause = emulation_cause(program, mean, obs, plan(program, "inductor-cpu"), {added: stored, mean: obs})
+    program, _, mean, observed = _stored_then_normed(h, a, "cpp_fused__to_copy_add_mean_pow_0")
+    cause = emulation_cause(program, mean, observed[mean], plan(program, "inductor-cpu"), observed)
     assert not cause.startswith("unmodelled decision: the kernel keeps"), cause
 
 
@@ -199,20 +204,13 @@ def test_a_triton_reduction_reading_the_sum_its_kernel_stores_unrounded_as_the_p
     too (its 9-19 of 64 elements: the sum of squares' order). Oracle: the plan's own decisions, which read the
     sum unrounded; the plan that rounds it (fusion off) is still named."""
     h, a = (torch.randn(64, 128, generator=torch.Generator().manual_seed(i)).bfloat16() for i in (0, 1))
-    program = capture(stored_residual_then_norm, h, a)
-    ids = {str(n.target): n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"}
-    added, mean = ids["aten.add.Tensor"], ids["aten.mean.dim"]
-    region = tuple(i for t, i in ids.items() if t != "aten.add.Tensor")
-    stored = Observed("triton_per_fused__to_copy_add_mean_pow_0", "buf0", "pointwise", (added,),
-                      torch.empty(64, 128, dtype=torch.bfloat16), 0, 0)
-    obs = Observed("triton_per_fused__to_copy_add_mean_pow_0", "buf1", "reduction", region,
-                   torch.empty(64, 1, dtype=torch.float32), 1, 0)
+    program, added, mean, observed = _stored_then_normed(h, a, "triton_per_fused__to_copy_add_mean_pow_0")
     fused = plan(program, "inductor-gpu")
     assert not any(added in d.rounded_inputs for d in fused.decisions.values())  # read unrounded in its kernel
-    cause = emulation_cause(program, mean, obs, fused, {added: stored, mean: obs})
+    cause = emulation_cause(program, mean, observed[mean], fused, observed)
     assert cause.startswith("summation order"), cause
     apart = plan(program, dataclasses.replace(get_policy("inductor-gpu"), fusion=FusionModel.NONE, fma=FmaContraction.NEVER))
-    assert emulation_cause(program, mean, obs, apart, {added: stored, mean: obs}).startswith(
+    assert emulation_cause(program, mean, observed[mean], apart, observed).startswith(
         f"unmodelled decision: the kernel keeps add ({added}) unrounded")
 
 
