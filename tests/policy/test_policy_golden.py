@@ -246,34 +246,10 @@ DIVISION_GOLDEN = {
     "inductor-emulate": "reciprocal_multiply",
 }
 
-
-def test_division_golden_table() -> None:
-    diff = [
-        f"  {name}: spec {DIVISION_GOLDEN.get(name, 'ieee')} got {p.division.value}"
-        for name, p in PRESETS.items()
-        if p.division.value != DIVISION_GOLDEN.get(name, "ieee")
-    ]
-    assert not diff, (
-        "division differs:\n"
-        + "\n".join(diff)
-        + "\nrepro: pytest tests/policy/test_policy_golden.py -k division"
-    )
-
-
 # -x per preset: Triton's frontend lowers a float unary minus to `0.0 - x` (triton.language.semantic
 # .minus: sub(null value, x)), so -(+0.0) is +0.0 under Inductor on CUDA (measured on an H200: random
 # graph 2 of bench/gpu_validation.py); Inductor C++ neg() and eager ATen flip the sign bit.
 NEGATION_GOLDEN = {"inductor-gpu": "subtract_from_zero"}
-
-
-def test_negation_golden_table() -> None:
-    diff = [
-        f"  {name}: spec {NEGATION_GOLDEN.get(name, 'sign_flip')} got {p.negation.value}"
-        for name, p in PRESETS.items()
-        if p.negation.value != NEGATION_GOLDEN.get(name, "sign_flip")
-    ]
-    assert not diff, "negation differs:\n" + "\n".join(diff) + "\nrepro: pytest tests/policy/test_policy_golden.py -k negation"
-
 
 # mm(a, b) + x per preset: Inductor's post-grad pattern `addmm` (torch/_inductor/fx_passes/post_grad.py)
 # rewrites a 2-D add of a matmul's result as one addmm on CPU (should_prefer_unfused_addmm is false there);
@@ -282,10 +258,16 @@ def test_negation_golden_table() -> None:
 MATMUL_ADD_GOLDEN = {"inductor-cpu": "addmm", "inductor-emulate": "addmm"}
 
 
-def test_matmul_add_golden_table() -> None:
+@pytest.mark.parametrize("field, golden, default", [
+    ("division", DIVISION_GOLDEN, "ieee"),
+    ("negation", NEGATION_GOLDEN, "sign_flip"),
+    ("matmul_add", MATMUL_ADD_GOLDEN, "separate"),
+])
+def test_enum_golden_table(field: str, golden: dict[str, str], default: str) -> None:
+    """One policy-wide enum per preset: the table's value, else `default`."""
     diff = [
-        f"  {name}: spec {MATMUL_ADD_GOLDEN.get(name, 'separate')} got {p.matmul_add.value}"
+        f"  {name}: spec {golden.get(name, default)} got {getattr(p, field).value}"
         for name, p in PRESETS.items()
-        if p.matmul_add.value != MATMUL_ADD_GOLDEN.get(name, "separate")
+        if getattr(p, field).value != golden.get(name, default)
     ]
-    assert not diff, "matmul_add differs:\n" + "\n".join(diff) + "\nrepro: pytest tests/policy/test_policy_golden.py -k matmul_add"
+    assert not diff, f"{field} differs:\n" + "\n".join(diff) + f"\nrepro: pytest tests/policy/test_policy_golden.py -k {field}"
