@@ -91,11 +91,11 @@ def test_decomposed_node_gets_suffixed_ids() -> None:
 def test_no_names_returns_program_and_unknown_name_is_rejected() -> None:
     _, _, program = captured("bf16-chain", False)
     assert decompose(program, []) is program
-    with pytest.raises(CaptureError, match="unknown decomposition set 'tvm'.*core_aten, eager, inductor"):
+    with pytest.raises(CaptureError, match="unknown decomposition set 'tvm'.*core_aten, eager, eager-cpu, inductor"):
         decompose(program, ["tvm"])
     with pytest.raises(TypeError, match="wrap it"):
         decompose(program, "inductor")  # type: ignore[arg-type]
-    assert set(DECOMPOSITION_SETS) == {"inductor", "core_aten", "eager"}
+    assert set(DECOMPOSITION_SETS) == {"inductor", "core_aten", "eager", "eager-cpu"}
 
 
 def test_constants_keep_ids_through_decompose_and_merge_in_cse() -> None:

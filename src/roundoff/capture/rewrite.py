@@ -40,7 +40,8 @@ def decompose(program: Program, names: Sequence[str], *, lowerings: bool = True)
     if "inductor" in names and lowerings:
         table.update(REDUCTION_LOWERINGS)
     table = _keep_pairs_consistent(table, program.graph)
-    if not any(n.op == "call_function" and n.target in table for n in program.graph.nodes):
+    if not any(n.op == "call_function" and n.target in table and getattr(table[n.target], "applies", bool)(n)
+               for n in program.graph.nodes):
         return program  # (nothing to decompose: no retrace; the eager set's ops are rare)
     try:
         gm = retrace(program.graph_module, program.example_inputs, decomposition_table=table)

@@ -214,21 +214,30 @@ def _warn_matmul_adds(policy: Policy, device: str, gm: torch.fx.GraphModule) -> 
     warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=3)
 
 
+#: the eager decomposition sets (`roundoff.capture.retrace.DECOMPOSITION_SETS`): ops eager runs as rounded steps
+_EAGER_SETS = ("eager", "eager-cpu")
+#: ops whose derivative calls one of those sets' ops: rsqrt's is ``-0.5 * grad * result.pow(3)``
+_DERIVATIVES_CALLING = {"eager-cpu": ("rsqrt",)}
+
+
 def _decompositions(policy: Policy, gm: torch.fx.GraphModule) -> dict[Any, Any] | None:
-    """Inductor's decomposition table with the policy's ``eager`` set over it, where Dynamo's graph `gm`
-    calls one of its ops (an op eager runs as rounded steps, such as ``logsumexp``, decomposed into
-    those steps, which per-op rounding then rounds as eager does); None (Inductor's own) otherwise."""
-    if "eager" not in policy.decompositions:
+    """Inductor's decomposition table with the policy's eager sets over it, where Dynamo's graph `gm` calls
+    one of their ops or an op whose derivative does (an op eager runs as rounded steps, such as ``logsumexp``
+    or CPU bf16 ``x ** 3``, decomposed into those steps, which per-op rounding then rounds as eager does);
+    None (Inductor's own) otherwise."""
+    eager = [d for d in policy.decompositions if d in _EAGER_SETS]
+    if not eager:
         return None
-    names = {op.overloadpacket.__name__ for op in decomposition_table(["eager"])}
+    names = {op.overloadpacket.__name__ for op in decomposition_table(eager)}
+    names.update(n for d in eager for n in _DERIVATIVES_CALLING.get(d, ()))
     if not any(name in str(getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes for name in names):
         return None
     return decomposition_table(_compiler_tables(policy))
 
 
 def _compiler_tables(policy: Policy) -> list[str]:
-    """The decomposition sets the compiler applies under `policy`: Inductor's, the ``eager`` set over it."""
-    return ["inductor", *(["eager"] if "eager" in policy.decompositions else [])]
+    """The decomposition sets the compiler applies under `policy`: Inductor's, the eager sets over it."""
+    return ["inductor", *(d for d in policy.decompositions if d in _EAGER_SETS)]
 
 
 def _registered_backend(

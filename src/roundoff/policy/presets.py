@@ -7,7 +7,8 @@ Modelling decisions that the sources leave open are written next to the entry, w
 - eager: ATen computes every pointwise op in ``at::opmath_type`` (fp32 for bf16/fp16/fp8) and
   rounds each result; composite kernels (_softmax, native_layer_norm, ...) compute in fp32 and
   round once; the few ATen runs as several tensor ops (``logsumexp``: amax, sub, exp, sum, log, add),
-  each rounded, are decomposed into those ops (the ``eager`` set). Python scalars (and wrapped 0-dim CPU tensors) per op,
+  each rounded, are decomposed into those ops (the ``eager`` set; on CPU also bf16 ``x ** 3`` and
+  ``x ** -2``, which ATen computes in BFloat16 arithmetic: the ``eager-cpu`` set). Python scalars (and wrapped 0-dim CPU tensors) per op,
   measured bit for bit against eager CPU bf16/fp16 in torch 2.13 (tests/execute/test_eager_fidelity):
   TensorIterator casts a CPU scalar to the common dtype (``TensorIteratorBase::compute_types``,
   ``cast_common_dtype_to_outputs``/``is_cpu_scalar`` path), so add/sub/rsub (also their ``alpha``),
@@ -127,7 +128,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "source": "PyTorch ATen at::opmath_type / TensorIterator kernels (torch 2.9-2.13); CPU "
                   "scalars cast to the common dtype except mul/div (BinaryOpsKernel.cpp)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
-        "scalars": "opmath_unrounded", "op_overrides": _EAGER_CPU, "decompositions": ["eager"],
+        "scalars": "opmath_unrounded", "op_overrides": _EAGER_CPU, "decompositions": ["eager-cpu"],
     },
     {
         "name": "eager-cuda",

@@ -29,7 +29,7 @@ from roundoff.policy.model import (
     ScalarMixing,
 )
 
-KNOWN_DECOMPOSITIONS: frozenset[str] = frozenset({"inductor", "eager"})  # (`capture.retrace.DECOMPOSITION_SETS`)
+KNOWN_DECOMPOSITIONS: frozenset[str] = frozenset({"inductor", "eager", "eager-cpu"})  # (`capture.retrace.DECOMPOSITION_SETS`)
 COMPUTING_CLASSES: tuple[OpClass, ...] = tuple(c for c in OpClass if c.computes)
 _NODE_ID = re.compile(r"n\d+(\.\d+)*")
 _OP_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
