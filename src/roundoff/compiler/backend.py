@@ -205,7 +205,8 @@ def _warn_matmul_adds(policy: Policy, device: str, gm: torch.fx.GraphModule) -> 
     if device == "cpu" and policy.matmul_add is MatmulAdd.SEPARATE:
         item = (f"matmul_add=separate on cpu: Inductor's post-grad pattern computes {sites} 2-D matmul add(s) "
                 "of this graph as one addmm each (the addend in the GEMM's fp32 accumulator, one rounding) where "
-                "the policy rounds the matmul's result first")
+                "the policy rounds the matmul's result first; those adds can differ from the policy's by that "
+                "rounding, as plain torch.compile's do (`check --policy inductor-cpu` predicts them)")
     elif device != "cpu" and policy.matmul_add is MatmulAdd.ADDMM:
         item = (f"matmul_add=addmm on {device}: Inductor folds a 2-D matmul add into one addmm only where a user "
                 f"of the add is not pointwise, so of this graph's {sites} some may round the matmul first")
