@@ -337,3 +337,26 @@ def test_a_fused_fp32_op_that_amplifies_a_rounded_read_is_not_said_to_lose_accur
     first = result.explanations[0]
     assert first.startswith("`add`") and "amplifies the rounding of what it reads" in first and "`sum`" in first, first
     assert "loses accuracy itself" not in first
+
+
+def _naive_cross_entropy(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    z = x @ w  # fp16 logits near 200, rounded at the GEMM's store (ulp 2**-3)
+    e = torch.exp(z - 192.0)  # the subtraction cancels them: its error is many times fp16's rounding
+    s = e.sum(-1, keepdim=True)  # 128 terms near exp(8): beyond fp16's range
+    return -torch.log(e[:, :1] / s).mean()
+
+
+def test_an_overflow_fp64_makes_too_is_named_before_an_inaccuracy_upstream_of_it() -> None:
+    """Trial 70: a naive fp16 cross-entropy's loss is inf because its sum of exps overflows fp16; the finding
+    ranked first was an inaccurate node upstream (the rule for NaN/inf made from finite, inaccurate inputs),
+    whose fix changes nothing. Oracle: fp64's sum itself is beyond fp16's largest value."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(32, 64, generator=g) * 0.02 + 1).half()
+    w = (torch.randn(64, 128, generator=g) * 0.01 + 200 / 64).half()
+    exact = torch.exp(x.double() @ w.double() - 192.0).sum(-1)
+    assert float(exact.min()) > torch.finfo(torch.float16).max
+    program = capture(_naive_cross_entropy, x, w)
+    summed = next(n.meta["roundoff_id"] for n in program.nodes() if n.target is torch.ops.aten.sum.dim_IntList)
+    r = check(program, (x, w), "inductor-cpu", against="oracle")
+    assert r.nan_origin == summed and r.culprits[0] == summed, r.culprits
+    assert any(n.verdict.value == "diverges" for n in r.nodes if n.node_id not in (summed,))  # the inaccuracy
