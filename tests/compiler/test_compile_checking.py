@@ -330,3 +330,25 @@ def test_a_small_output_far_off_is_not_passed_by_an_absolute_tolerance() -> None
     assert float((_scaled_row_maxima(x, y).double() - exact).norm() / exact.norm()) < 0.01  # eager is not
     (check,) = info.value.report
     assert not check.passed and check.rmse_compiled > 100 * check.rmse_eager
+
+
+def test_a_call_whose_output_requires_grad_says_once_that_gradients_are_not_checked() -> None:
+    """Trial 70: checking mode recorded ``passed=True`` on a training step whose gradients were NaN; the README
+    says it judges the returned loss only, the run said nothing. Oracle: the check's own history (the first
+    call sampled and judged, every call counted) and one warning, none for a call made under ``torch.no_grad``."""
+    import warnings
+
+    from roundoff.compiler import RoundoffCheckingWarning
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 16).to(torch.bfloat16)
+    m = roundoff.compile(lin, policy=eager(), check="raise")
+    x = torch.randn(8, 16, dtype=torch.bfloat16)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", RoundoffCheckingWarning)
+        m(x)
+    with pytest.warns(RoundoffCheckingWarning, match="not the gradients") as caught:
+        m(x).float().sum().backward()
+        m(x)
+    assert len([w for w in caught if issubclass(w.category, RoundoffCheckingWarning)]) == 1
+    assert len(m._roundoff.checker.history) == 1 and m._roundoff.checker.calls == 3

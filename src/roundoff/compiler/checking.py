@@ -286,13 +286,19 @@ class Checker:
         self._stream: Any = None
         self._overflow_reported: set[str] = set()
         self._reference_failed = False
+        self._gradients_said = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
         if self._pending is not None:
             self._advance(block=False)
-        if self.mode is None or (self.calls - 1) % self.sample_every:
+        if self.mode is None:
             return self.compiled(*args, **kwargs)
+        if (self.calls - 1) % self.sample_every:
+            out = self.compiled(*args, **kwargs)
+            if not self._gradients_said:
+                self._say_gradients_unchecked(out)
+            return out
         # a sampled call: eager and fp64 run on copies of what the compiled step read, and the modules'
         # buffers it updates are put back before each run and left as the compiled step left them (trial 64:
         # an EMA buffer updated twice, an input mutated in place twice, per sampled call)
@@ -302,6 +308,7 @@ class Checker:
         with torch.no_grad():
             before = [b.detach().clone() for b in buffers]
         out = self.compiled(*args, **kwargs)
+        self._say_gradients_unchecked(out)
         with torch.no_grad():
             after = [b.detach().clone() for b in buffers]
 
@@ -350,6 +357,19 @@ class Checker:
                 return
         self.sample_seconds.append(time.perf_counter() - t0)
         self._deliver(self.calls, checks)
+
+    def _say_gradients_unchecked(self, out: Any) -> None:
+        """Once, where a call returns a tensor that requires grad: the sampled check judges that output, never
+        the gradients a later ``.backward()`` makes (trial 70: a training step with NaN gradients passed,
+        silently; the README said so, the run did not)."""
+        if self._gradients_said or not any(
+                isinstance(t, torch.Tensor) and t.requires_grad for t in pytree.tree_leaves(out)):
+            return
+        self._gradients_said = True
+        warnings.warn(RoundoffCheckingWarning(
+            "roundoff.compile: checking judges the outputs each sampled call returns, not the gradients a later "
+            ".backward() computes from them: check a training step's gradients with `roundoff check --backward` "
+            "or roundoff.testing.assert_numerics(..., backward=True). Said once."), stacklevel=4)
 
     def _unchecked(self, call: int, failure: _ReferenceFailed) -> None:
         """A sampled call whose fp64 reference failed: warned once, returned unchecked, never raised (trial
