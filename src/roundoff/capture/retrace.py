@@ -231,7 +231,9 @@ def _decomposes_pow(node: torch.fx.Node) -> bool:
     return getattr(val, "dtype", None) == torch.bfloat16 and not isinstance(exponent, bool) and exponent in (3, -2)
 
 
-_eager_cpu_pow.applies = _decomposes_pow  # type: ignore[attr-defined]  (read by `capture.decompose`)
+#: {op: whether a table's decomposition rewrites this node of it}, for ops a table decomposes only in some
+#: cases: `capture.decompose` retraces only a program with a node some table rewrites
+REWRITES_ONLY: Mapping[Any, Callable[[torch.fx.Node], bool]] = {torch.ops.aten.pow.Tensor_Scalar: _decomposes_pow}
 
 
 def _eager_cpu_table() -> Mapping[Any, Any]:

@@ -13,6 +13,7 @@ from roundoff.capture.errors import CaptureError
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.capture.reduction_lowerings import REDUCTION_LOWERINGS
 from roundoff.capture.retrace import (
+    REWRITES_ONLY,
     TRACER_ERRORS,
     assign_rewritten_ids,
     decomposition_table,
@@ -40,7 +41,7 @@ def decompose(program: Program, names: Sequence[str], *, lowerings: bool = True)
     if "inductor" in names and lowerings:
         table.update(REDUCTION_LOWERINGS)
     table = _keep_pairs_consistent(table, program.graph)
-    if not any(n.op == "call_function" and n.target in table and getattr(table[n.target], "applies", bool)(n)
+    if not any(n.op == "call_function" and n.target in table and REWRITES_ONLY.get(n.target, bool)(n)
                for n in program.graph.nodes):
         return program  # (nothing to decompose: no retrace; the eager set's ops are rare)
     try:
