@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 from real_model_fidelity import build
 
 from roundoff.capture import capture
@@ -18,7 +19,7 @@ from roundoff.plan.shared import plan_pair
 
 
 def main(wanted: list[str]) -> None:
-    module, ids = build(128, 2, 64, "eager", "cpu")
+    module, ids = build(128, 2, 64, "eager", "cuda" if torch.cuda.is_available() else "cpu")  # as observe captures it
     program = capture(module, ids, backward=True, name="llama")
     p, _ = plan_pair(program, "inductor-gpu", "eager", functools.partial(plan, joint=True))  # as observe plans it
     kind = {g.id: g.kind for g in p.groups}

@@ -58,6 +58,19 @@ def fuse_reduction_kernels(
         for p in loads[k]:
             loaders.setdefault(p, set()).add(k)
     after = [{maker[p] for p in loads[k] if p in maker} - {k} for k in range(len(kernels))]  # kernel -> those it reads
+    for in_order in (True, False):  # fusions whose reads match the stored index first, as the scheduler scores them
+        _fuse_all(kernels, by_id, stored, loop_numel, loads, maker, loaders, after, notes, in_order)
+    order = {i: k for k, i in enumerate(by_id)}
+    out = [k for k in kernels if k[2]]
+    out.sort(key=lambda k: max(order[m] for m in k[2]))
+    return out, notes
+
+
+def _fuse_all(kernels: list[Kernel], by_id: dict[str, FusionNode], stored: Container[str],
+              loop_numel: Callable[[FusionNode], int], loads: list[set[str]], maker: dict[str, int],
+              loaders: dict[str, set[int]], after: list[set[int]], notes: list[str], in_order: bool) -> None:
+    """Every fusion of `fuse_reduction_kernels` that applies, reductions in graph order, until none does; with
+    `in_order`, a prologue only where the reduction reads it in the order it was stored (`_in_order`)."""
     changed = True
     while changed:
         changed = False
@@ -74,6 +87,8 @@ def fuse_reduction_kernels(
                 tried.add(j)
                 other_kind, other_root, theirs = kernels[j]
                 views = _fusible(kind, root, members, other_kind, other_root, theirs, counts, by_id, stored, loop_numel)
+                if in_order and views is not None and other_kind == "pointwise" and not _in_order(by_id[root], by_id):
+                    continue  # a prologue read across its stored order: fused after every fusion that matches
                 if views is None or _through_another(i, j, after) or _through_another(j, i, after):
                     continue
                 _merge(i, j, views, kernels, loads, maker, loaders, after, stored)
@@ -82,10 +97,6 @@ def fuse_reduction_kernels(
                              "other's values unrounded")
                 changed = True
                 tried.clear()
-    order = {i: k for k, i in enumerate(by_id)}
-    out = [k for k in kernels if k[2]]
-    out.sort(key=lambda k: max(order[m] for m in k[2]))
-    return out, notes
 
 
 def _loads(members: set[str], by_id: dict[str, FusionNode]) -> set[str]:
@@ -180,6 +191,28 @@ def _inner(reduction: FusionNode, by_id: dict[str, FusionNode]) -> bool:
     if reduction.reduced is None or operand.shape is None or operand.strides is None:
         return True
     return any(operand.strides[d] == 1 and operand.shape[d] > 1 for d in reduction.reduced if d < len(operand.shape))
+
+
+def _in_order(reduction: FusionNode, by_id: dict[str, FusionNode]) -> bool:
+    """Whether a reduction reads its operand in the order it is stored: a row-major operand reduced over its
+    last dims, so the kernel's index (result element, then term) is the flat index. Inductor's scheduler scores
+    a fusion by the bytes whose reads match the index they were written at (``score_fusion_memory``): a
+    pointwise kernel two reductions read is fused into the one that reads it in order, and the other loads
+    it, rounded (measured, H100, torch 2.11: ``v.sum(0)`` and ``v.sum(1)`` of a stored bf16 ``v``,
+    ``bench/results/gpu-session30/``). True where the layout is unknown."""
+    operand = by_id[reduction.inputs[0]] if reduction.inputs else None
+    if operand is None or reduction.reduced is None or operand.shape is None or operand.strides is None:
+        return True
+    dims = [d for d, size in enumerate(operand.shape) if size > 1]
+    reduced = [d for d in dims if d in reduction.reduced or d - len(operand.shape) in reduction.reduced]
+    if dims[len(dims) - len(reduced):] != reduced:
+        return False
+    expected = 1
+    for d in reversed(dims):
+        if operand.strides[d] != expected:
+            return False
+        expected *= operand.shape[d]
+    return True
 
 
 def _counts(reduction: FusionNode, by_id: dict[str, FusionNode]) -> tuple[int, int] | None:
