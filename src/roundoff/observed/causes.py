@@ -38,7 +38,8 @@ def unrounded_in_kernel(
             pid = p.meta.get(NODE_ID)
             other = observed.get(pid)
             if (pid not in fused and other is not None and other.launch == obs.launch and narrow_float(other.value.dtype)
-                    and not _moves_inputs(p) and (nid, pid) not in loaded and (nid, pid) in rounded):
+                    and not _moves_inputs(p) and not _copies(nodes[nid]) and (nid, pid) not in loaded
+                    and (nid, pid) in rounded):
                 return f"{short_name(p.target)} ({pid})"
     for d in the_plan.decisions.values():
         if base_id(d.node_id) not in fused:
@@ -46,7 +47,8 @@ def unrounded_in_kernel(
         for rid in d.rounded_inputs:
             r = the_plan.decisions.get(rid)
             rounds = r is not None and narrow_float(r.storage_dtype) and r.compute_dtype != r.storage_dtype
-            if base_id(rid) in fused and rounds and not _moves_inputs(nodes.get(base_id(rid))):
+            if (base_id(rid) in fused and rounds and not _moves_inputs(nodes.get(base_id(rid)))
+                    and not _copies(nodes.get(base_id(d.node_id)))):
                 return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({base_id(rid)})"
     return None
 
@@ -91,6 +93,18 @@ def _moves_inputs(node: torch.fx.Node | None) -> bool:
     dtype = getattr(node.meta.get("val"), "dtype", None)
     floats = [p for p in node.all_input_nodes if getattr(p.meta.get("val"), "is_floating_point", lambda: False)()]
     return all(p.op == "placeholder" and p.meta["val"].dtype == dtype for p in floats)
+
+
+def _copies(node: torch.fx.Node | None) -> bool:
+    """`node` moves its operand's values into a result of the same dtype (a clone, an expand, a cat): its
+    result is the operand rounded to that format whether it reads the operand rounded or unrounded, so a
+    kernel keeping the operand unrounded cannot change it (the H100 Llama's ``repeat_kv`` clone of the
+    rotary ``k``, bench/results/gpu-session30/)."""
+    if node is None or node.op != "call_function" or classify(node.target).op_class is not OpClass.DATA_MOVEMENT:
+        return False
+    dtype = getattr(node.meta.get("val"), "dtype", None)
+    return all(getattr(p.meta.get("val"), "dtype", None) == dtype for p in node.all_input_nodes
+               if getattr(p.meta.get("val"), "is_floating_point", lambda: False)())
 
 
 def local_region(
