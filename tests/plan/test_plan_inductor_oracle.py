@@ -418,3 +418,25 @@ def test_a_cumsum_on_cpu_reads_its_operand_stored() -> None:
     real = torch.compile(_selective_scan, dynamic=False, fullgraph=True)(x)
     emulated = run_plan(plan(capture(_selective_scan, x), "inductor-cpu"), (x,))[0]
     assert bits_differ(emulated, real) == 0
+
+
+def _residual_through_a_view(x, s, c, w):  # type: ignore[no-untyped-def]
+    h = x * s + c
+    y = h.view(-1, 64) @ w  # the mm reads h through a view
+    return h + y.view(h.shape)  # another kernel (after the mm) reads h
+
+
+def test_a_value_an_extern_kernel_reads_through_a_view_is_stored_for_its_other_readers(monkeypatch) -> None:
+    """Inductor stores what a view read by an extern kernel views (``ExternKernel.realize_input``), and its
+    other readers load it rounded; the plan stored the view alone, as a copy, and the residual add computed
+    ``h`` again, unrounded (the H100 Llama's residual gradient, bench/results/gpu-session30/). Oracle: real
+    torch.compile, bit for bit; with views stored as copies, the plan differs."""
+    g = torch.Generator().manual_seed(0)
+    args = (*(torch.randn(4, 32, 64, generator=g).to(BF16) for _ in range(3)),
+            (torch.randn(64, 64, generator=g) / 8).to(BF16))
+    torch._dynamo.reset()
+    real = torch.compile(_residual_through_a_view, dynamic=False, fullgraph=True)(*args)
+    prog = capture(_residual_through_a_view, *args)
+    assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) == 0, f"repro: {REPRO}"
+    monkeypatch.setattr("roundoff.plan.realize._viewed", lambda *_: [])
+    assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) > 0

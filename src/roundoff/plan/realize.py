@@ -42,6 +42,10 @@ REALIZE_ACC_READS = {False: 8, True: 12}
 REALIZE_OPS = {False: 30, True: 50}
 
 
+#: data movement Inductor lowers as a view of its operand's data (a ``BaseView``), not a kernel of its own
+VIEWS = frozenset({"view", "reshape", "_unsafe_view", "permute", "transpose", "t", "expand", "unsqueeze", "squeeze",
+                   "slice", "select", "alias", "as_strided", "diagonal", "narrow", "view_as", "expand_as"})
+
 Pinned = tuple[frozenset[str], frozenset[str]]  # (stored, stored by the backward) of the user's graph
 
 
@@ -86,9 +90,32 @@ def stored_values(
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
+            elif realized and (chain := _viewed(n, by_id)):
+                stored.update(chain)
+                alias.update(chain[1:])
             elif realized:
                 stored.add(n.id)
     return stored, alias, by_backward or set()
+
+
+def _viewed(n: FusionNode, by_id: dict[str, FusionNode]) -> list[str]:
+    """[the value `n` views, then the views from it to `n`] where `n` is one of Inductor's views (`VIEWS`) of
+    a computed value through views alone, in the same pass; else empty. Storing such a view stores what it
+    views: Inductor's ``ExternKernel.realize_input`` (an extern kernel's operand, a graph output) and
+    ``realize_hint`` (a reused value one of whose users is a ``mm``) realize a view's data, and the view reads
+    that buffer. Every other reader of the value loads it too, rounded (measured, H100, torch 2.11: a Llama's
+    residual gradient, viewed for the weight gradient's ``mm``, loaded by the next RMSNorm backward's kernel,
+    bench/results/gpu-session30/; and on CPU, `tests/plan/test_plan_inductor_oracle.py`)."""
+    chain = [n.id]
+    while by_id[chain[-1]].kind is Kind.VIEW:
+        view = by_id[chain[-1]]
+        if view.op not in VIEWS or len(view.inputs) != 1:
+            return []
+        chain.append(view.inputs[0])
+    base = by_id[chain[-1]]
+    if base.kind is not Kind.FUSIBLE or base.backward != n.backward:
+        return []
+    return chain[::-1]
 
 
 def _read_broadcast(n: FusionNode, readers: Sequence[FusionNode], users: dict[str, list[FusionNode]]) -> bool:
