@@ -25,11 +25,11 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
         def evaluated(n: int, candidates: int) -> None:
             """The count on the live bar; where stderr is no terminal (CI logs), a line every 30 s."""
             nonlocal last
-            progress.update(task, description=f"{what}: {n} evaluation(s) of {candidates} candidate changes")
+            progress.update(task, description=f"{what}: {n} change set(s) tried, of {candidates} candidate changes")
             if not console.is_terminal and time.monotonic() - last >= 30:
                 last = time.monotonic()
-                console.print(f"blame: {n} evaluation(s) of {candidates} candidate changes, "
-                              f"{last - started:.0f} s", markup=False)
+                console.print(f"blame, after {last - started:.0f} s: {n} change set(s) tried so far, of {candidates} "
+                              "candidate changes", markup=False)
 
         program = capture_target(loaded)
         check_node_overrides(program, chosen, loaded.label, origin)
