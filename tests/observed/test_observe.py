@@ -179,6 +179,16 @@ def test_softmax_backward_nan_kernel_on_cpu_agrees_with_check():
     text = " ".join(console.export_text().split())
     assert f"Later, 1 kernel buffer(s) are NaN/inf where fp64 is finite, first {made[0].kernel} ({made[0].buffer}" in text
 
+    # trial 70: the NaN buffer's excess read "0": its figures cover its finite elements only, and it says so
+    nan_row = next(k for k in doc["kernels"] if k["verdict"] == "nonfinite")
+    m = made[0].vs_oracle
+    shown = "-" if m.nan + m.inf >= m.numel else f"{nan_row['excess']:.3g} (finite elements)"
+    console = Console(record=True, width=600)
+    console.print(observe_report(observe_document(result), top=len(doc["kernels"])))
+    row = next(line for line in console.export_text().splitlines()
+               if line.startswith("│") and f"{nan_row['node']} {nan_row['op']}" in line)
+    assert [c.strip() for c in row.split("│")][7] == shown
+
 
 def test_bad_input_is_one_line():
     x = small_x()

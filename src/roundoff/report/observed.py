@@ -184,6 +184,14 @@ def short_kernel(name: str) -> str:
     return f"{m.group(1)}_…{m.group(2)}" if m and len(name) > 24 else name
 
 
+def _excess_cell(k: dict) -> str:
+    """A buffer's excess as the table shows it: its figures cover finite elements only, so none for a buffer
+    with no finite element (trial 70: "0" beside an all-NaN buffer), and said so beside a NaN/inf one."""
+    if none_finite(k["vs_oracle"]):
+        return "-"
+    return fmt_num(k["excess"], 3) + (" (finite elements)" if k["verdict"] == "nonfinite" else "")
+
+
 def _cause_notes(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, int]]:
     """The distinct causes of the rows the emulation did not predict, numbered in order of first row."""
     numbers: dict[str, int] = {}
@@ -247,8 +255,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"{k['emulated_mismatch']} differ [{numbers[k['emulation_cause']]}]")
         table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
                       Text.assemble(verdict_text(k["verdict"]), " (moves no output)" if k.get("moves_no_output") else ""),
-                      fmt_num(k["excess"], 3),
-                      "-" if none_finite(k["vs_oracle"]) else fmt_num(k["vs_oracle"].get("norm_rel"), 3), emulated)
+                      _excess_cell(k), "-" if none_finite(k["vs_oracle"]) else fmt_num(k["vs_oracle"].get("norm_rel"), 3),
+                      emulated)
     agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
     s = doc["seconds"]
     foot = Text(f"bit-identical to emulated {doc['policy']}: {agree}; "
