@@ -268,3 +268,21 @@ def test_checkpoints_leave_out_uninitialised_memory_and_its_slices() -> None:
     picked = [str(n.target) for n in checkpoints(program, 1)]
     assert picked == ["aten.mul.Tensor"], picked
     assert len(checkpoints(capture(lambda x: (x * 2).sin() + 1, a), 1)) == 3  # nothing left out otherwise
+
+
+def test_the_screens_reference_rmse_leaves_out_the_operand_floor_and_says_so() -> None:
+    """Trial 70: one output showed two reference rmse figures, with and without --every-node. The screen
+    judges against fp64 correctly rounded alone, a check of every node adds a matmul output's operand
+    floor (`roundoff.analyze.output_floor`): never below the screen's, larger for some, and the screen's
+    note says which is which. Oracle: the every-node check's own figures."""
+    pytest.importorskip("transformers")
+    from tests.execute.hf_models import llama
+
+    module, xs = llama()
+    prog = capture(module, *xs, backward=True)
+    full = check(prog, xs, "eager", against="oracle", nodes="all")
+    fast = check(prog, xs, "eager", against="oracle")
+    assert fast.mode == "screen" and not full.diverges
+    pairs = [(f.rmse_reference, s.rmse_reference) for f, s in zip(full.outputs, fast.outputs)]
+    assert all(f >= s for f, s in pairs) and any(f > s for f, s in pairs), pairs
+    assert any("operand floor" in n and "larger reference rmse" in n for n in fast.notes)

@@ -453,7 +453,11 @@ def _screen(
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + ((
             f"screened ({s.how}): every output passes and none of {len(points)} checkpoint(s) turned "
             "NaN/inf where fp64 is finite, so no node was examined; examine every node with --every-node "
-            "(check(..., nodes='all'))."),) + fallback + (dtype_branch_notes(program) if vs_oracle else ())
+            "(check(..., nodes='all'))." + (
+                " Its outputs' reference rmse is fp64 correctly rounded to their format alone; a check of every "
+                "node also counts the error an output a matmul, sum or normalisation makes takes from its operands "
+                "held in that format (its operand floor), so it shows a larger reference rmse for those outputs, a "
+                "higher limit that no output the screen passes can fail." if oracle_values else "")),) + fallback + (dtype_branch_notes(program) if vs_oracle else ())
         + _empty_outputs_note(outputs) + scope_notes(program),
         mode="screen", checkpoints=points,
     )
