@@ -354,3 +354,27 @@ def test_a_call_whose_output_requires_grad_says_once_that_gradients_are_not_chec
     said = [str(w.message) for w in caught if issubclass(w.category, RoundoffCheckingWarning)]
     assert len(said) == 1 and "not the gradients" in said[0], said
     assert len(m._roundoff.checker.history) == 1 and m._roundoff.checker.calls == 3
+
+
+class _ScaledByABuffer(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 8, generator=torch.Generator().manual_seed(0)))
+        self.register_buffer("scale", torch.full((8,), 0.5))  # saved for the backward: grad_w reads it
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x @ self.w) * self.scale).sum()
+
+
+def test_a_sampled_training_step_leaves_the_buffers_its_backward_saved_untouched() -> None:
+    """Trial 71: a sampled call put every module buffer back by copying, which advanced the version of a
+    rotary ``inv_freq`` the compiled step had saved, and its backward raised "modified by an inplace
+    operation". Oracle: the eager module's gradient, where the backward now runs."""
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(1))
+    model = _ScaledByABuffer()
+    model(x).backward()
+    expected, model.w.grad = model.w.grad.clone(), None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        roundoff.compile(model, policy="eager", check="warn")(x).backward()
+    assert torch.allclose(model.w.grad, expected)

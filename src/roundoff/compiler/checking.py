@@ -36,6 +36,7 @@ from roundoff.compiler.errors import (
     RoundoffOverflowWarning,
 )
 from roundoff.compiler.reference import Fp64Reference, read_modules, run_fp64
+from roundoff.numerics import same_bits
 
 __all__ = ["CHECK_MODES", "Checker", "OutputCheck", "compare_outputs", "run_fp64"]
 
@@ -120,6 +121,16 @@ def _figures(c: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
             (~torch.isfinite(e)).sum().double(),
         ]
     )
+
+
+def _put_back(buffers: list[torch.Tensor], values: list[torch.Tensor]) -> None:
+    """Each buffer's value put back where its bits changed. A copy into an unchanged buffer would still
+    advance its version counter, and a compiled training step that saved the buffer for its backward
+    then refuses to run it (trial 71: a rotary ``inv_freq``, "modified by an inplace operation")."""
+    with torch.no_grad():
+        for b, v in zip(buffers, values):
+            if not same_bits(b, v):
+                b.copy_(v)
 
 
 def _float_pairs(compiled: Any, eager: Any) -> list[tuple[str, torch.Tensor, torch.Tensor, int]]:
@@ -313,9 +324,7 @@ class Checker:
             after = [b.detach().clone() for b in buffers]
 
         def reset() -> None:
-            with torch.no_grad():
-                for b, v in zip(buffers, before):
-                    b.copy_(v)
+            _put_back(buffers, before)
 
         try:
             if self._is_async(out):
@@ -324,9 +333,7 @@ class Checker:
             else:
                 self._check(out, *inputs, reset)
         finally:
-            with torch.no_grad():
-                for b, v in zip(buffers, after):
-                    b.copy_(v)
+            _put_back(buffers, after)
         return out
 
     def flush(self) -> None:
