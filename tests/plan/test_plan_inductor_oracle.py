@@ -440,3 +440,32 @@ def test_a_value_an_extern_kernel_reads_through_a_view_is_stored_for_its_other_r
     assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) == 0, f"repro: {REPRO}"
     monkeypatch.setattr("roundoff.plan.realize._viewed", lambda *_: [])
     assert bits_differ(run_plan(plan(prog, "inductor-cpu"), args)[0], real) > 0
+
+
+def _stacked_steps(k, v):  # type: ignore[no-untyped-def]
+    outs = []
+    for t in range(k.shape[1]):  # a recurrence written as a loop, its steps stacked (trial 71: an RWKV)
+        ek = torch.exp(k[:, t])  # reused: stored on CPU, and inf in fp16 where k > 11.1
+        outs.append(ek * v[:, t] / (ek + 1))
+    return torch.stack(outs, 1) * 2
+
+
+def test_a_cpu_cat_stores_its_operands_each_computed_in_its_own_kernel(monkeypatch) -> None:
+    """Inductor lowers a CPU ``cat`` (a ``stack``) as a ConcatKernel: each step's output is computed into its
+    slice by a kernel that reads its ``exp`` as computed, finite; the plan inlined the steps into the stack's
+    reader, which read the stored fp16 ``exp``, inf, and predicted NaN (trial 71). Oracle: real torch.compile,
+    bit for bit; with the rule off, the plan differs (NaN)."""
+    g = torch.Generator().manual_seed(0)
+    k = (torch.rand(4, 6, 32, generator=g) * 4 + 9).half()  # exp overflows fp16 above 11.1
+    v = torch.randn(4, 6, 32, generator=g).half()
+    torch._dynamo.reset()
+    real = torch.compile(_stacked_steps, dynamic=False, fullgraph=True)(k, v)
+    assert real.isfinite().all()
+    prog = capture(_stacked_steps, k, v)
+    assert bits_differ(run_plan(plan(prog, "inductor-cpu"), (k, v))[0], real) == 0, f"repro: {REPRO}"
+    from roundoff.plan import fusion
+
+    stored_values = fusion.stored_values  # the rule off: no node is a cat to it
+    monkeypatch.setattr(fusion, "stored_values", lambda nodes, users, heavy_reuse=False, pinned=None: stored_values(
+        [dataclasses.replace(n, op="concatenated") if n.op == "cat" else n for n in nodes], users, heavy_reuse, pinned))
+    assert bits_differ(run_plan(plan(prog, "inductor-cpu"), (k, v))[0], real) > 0

@@ -10,7 +10,12 @@ while it lowers the graph, node by node (torch 2.9-2.13, ``GraphLowering.run_nod
   (``should_realize_on_reuse``), or on the C++ backend calls one of `HEAVY_OPS` and reads memory;
 * any value that loads more than `REALIZE_ACC_READS` values (``has_exceeded_max_reads``);
 * a reused value whose computation, its unstored ancestors inlined, has more than `REALIZE_OPS` ops
-  (``has_large_inner_fn``).
+  (``has_large_inner_fn``);
+* on the C++ backend, every operand of a ``cat``: Inductor lowers a CPU ``cat`` as a ``ConcatKernel``, each
+  operand computed into its slice of the result by its own kernel (a loop of its count), stored, and the
+  readers load the slices (measured, torch 2.13: a hand-written RWKV's ``torch.stack`` of its per-step
+  outputs, each computed with the step's fp16 ``exp`` unrounded, finite where the plan had them inlined
+  into the stack's reader, reading the stored ``exp``, inf: trial 71).
 
 A training step's backward is compiled apart: forward values it computes again are realized there by
 the same rules, seeing only its own users (`stored_by_backward`).
@@ -87,6 +92,13 @@ def stored_values(
                     heavy_reuse and n.kind is Kind.FUSIBLE and (len(same_pass) > 1 or _read_broadcast(n, same_pass, users))
                     and _calls_heavy(n, by_id, seen)) or _realized_on_loads(
                     n, len(same_pass) > 1 or _read_broadcast(n, same_pass, users), by_id, seen, heavy_reuse))
+            if heavy_reuse and n.op == "cat" and n.kind is Kind.VIEW:  # C++: a ConcatKernel, an alias of
+                for p in n.inputs:  # its operands, each stored into its slice by the kernel computing it
+                    if p not in stored and (chain := _viewed(by_id[p], by_id)):
+                        stored.update(chain)
+                        alias.update(chain[1:])
+                    elif by_id[p].kind is not Kind.INPUT:
+                        stored.add(p)
             if n.kind is Kind.VIEW and n.inputs and all(p in stored for p in n.inputs):
                 stored.add(n.id)
                 alias.add(n.id)
