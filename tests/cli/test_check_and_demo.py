@@ -374,3 +374,15 @@ def test_json_outputs_count_their_nan_and_inf_elements(tmp_path):
     result = run("check", f"{script}:f", "-p", "eager", "--against", "oracle", "--json")
     doc = json.loads(result.stdout)
     assert [o["nonfinite"] for o in doc["runs"][0]["outputs"]] == want
+
+
+def test_blame_of_a_training_step_says_before_the_search_that_its_fix_may_not_compile(tmp_path):
+    """Trial 71: a 13-minute blame --backward saved a fix at backward-only nodes, and only roundoff.compile's
+    error then said it cannot place them. The command says so before it searches, and not with --placeable."""
+    script = tmp_path / "step.py"
+    script.write_text("import torch\n\n\ndef loss(x):\n    return (x * 3).exp().sum()\n\n\ndef loss_inputs():\n"
+                      "    return (torch.linspace(-1, 1, 8, dtype=torch.bfloat16).requires_grad_(),)\n")
+    args = ("blame", f"{script}:loss", "--backward", "-p", "eager", "--save-policy", str(tmp_path / "fix.toml"))
+    said = run(*args)
+    assert said.exit_code == 0 and "add --placeable for a fix roundoff.compile applies" in said.stderr, said.output
+    assert "--placeable" not in run(*args, "--placeable").stderr
