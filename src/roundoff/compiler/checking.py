@@ -63,8 +63,10 @@ class OutputCheck:
     overflow: int = 0
 
     def describe(self) -> str:
+        rmse = ("rmse vs fp64 not computed (allclose to eager: no fp64 run)" if math.isnan(self.rmse_compiled)
+                else f"rmse vs fp64 compiled={self.rmse_compiled:.3g} eager={self.rmse_eager:.3g}")
         return (
-            f"{self.name}: rmse vs fp64 compiled={self.rmse_compiled:.3g} eager={self.rmse_eager:.3g}, "
+            f"{self.name}: {rmse}, "
             f"{self.mismatch_fraction:.1%} elements differ from eager (max |diff| {self.max_abs_diff:.3g} where both are "
             "finite), "
             f"non-finite compiled={self.nonfinite[0]} eager={self.nonfinite[1]}"
