@@ -212,13 +212,18 @@ def _eager_table() -> Mapping[Any, Any]:
     return {torch.ops.aten.logsumexp.default: _eager_logsumexp}
 
 
+def _bf16_steps(dtype: Any, exponent: Any) -> bool:
+    """Whether CPU ATen computes ``x ** exponent`` of `dtype` in BFloat16 arithmetic (`_eager_cpu_pow`)."""
+    return dtype == torch.bfloat16 and not isinstance(exponent, bool) and exponent in (3, -2)
+
+
 def _eager_cpu_pow(x: torch.Tensor, exponent: Any) -> Any:
     """bf16 ``x ** 3`` and ``x ** -2`` as CPU ATen computes them: ``pow_tensor_scalar_optimized_kernel``
     runs in BFloat16 arithmetic, ``(x * x) * x`` and ``1 / (x * x)``, each product rounded to bf16 (fp16
     runs that kernel in float: one rounding, as every other exponent does). Measured bit for bit against
     eager on CPU, torch 2.13 (trial 70: 3569 and 4206 of 16384 elements off one rounding; the same ``pow(y, 3)``
     is rsqrt's derivative, so every hand-written bf16 RMSNorm's backward)."""
-    if x.dtype != torch.bfloat16 or isinstance(exponent, bool) or exponent not in (3, -2):
+    if not _bf16_steps(x.dtype, exponent):
         return NotImplemented
     square = torch.mul(x, x)
     return torch.mul(square, x) if exponent == 3 else torch.reciprocal(square)
@@ -228,7 +233,7 @@ def _decomposes_pow(node: torch.fx.Node) -> bool:
     """Whether `_eager_cpu_pow` rewrites FX `node` (a bf16 ``pow`` by 3 or -2): elsewhere no retrace is needed."""
     val = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
     exponent = node.args[1] if len(node.args) > 1 else None
-    return getattr(val, "dtype", None) == torch.bfloat16 and not isinstance(exponent, bool) and exponent in (3, -2)
+    return _bf16_steps(getattr(val, "dtype", None), exponent)
 
 
 #: {op: whether a table's decomposition rewrites this node of it}, for ops a table decomposes only in some

@@ -309,8 +309,7 @@ class Checker:
             return self.compiled(*args, **kwargs)
         if (self.calls - 1) % self.sample_every:
             out = self.compiled(*args, **kwargs)
-            if not self._gradients_said:
-                self._say_gradients_unchecked(out)
+            self._say_gradients_unchecked(out)
             return out
         # a sampled call: eager and fp64 run on copies of what the compiled step read, and the modules'
         # buffers it updates are put back before each run and left as the compiled step left them (trial 64:

@@ -88,11 +88,7 @@ def _loaded_by_reductions(the_plan: Plan) -> set[tuple[str, str]]:
 def _moves_inputs(node: torch.fx.Node | None) -> bool:
     """`node` only moves values of the program's inputs (an embedding lookup of a bf16 weight): its
     value is exact in its format, so rounding it changes nothing."""
-    if node is None or node.op != "call_function" or classify(node.target).op_class is not OpClass.DATA_MOVEMENT:
-        return False
-    dtype = getattr(node.meta.get("val"), "dtype", None)
-    floats = [p for p in node.all_input_nodes if getattr(p.meta.get("val"), "is_floating_point", lambda: False)()]
-    return all(p.op == "placeholder" and p.meta["val"].dtype == dtype for p in floats)
+    return _copies(node) and all(p.op == "placeholder" for p in _float_operands(node))
 
 
 def _copies(node: torch.fx.Node | None) -> bool:
@@ -103,8 +99,11 @@ def _copies(node: torch.fx.Node | None) -> bool:
     if node is None or node.op != "call_function" or classify(node.target).op_class is not OpClass.DATA_MOVEMENT:
         return False
     dtype = getattr(node.meta.get("val"), "dtype", None)
-    return all(getattr(p.meta.get("val"), "dtype", None) == dtype for p in node.all_input_nodes
-               if getattr(p.meta.get("val"), "is_floating_point", lambda: False)())
+    return all(p.meta["val"].dtype == dtype for p in _float_operands(node))
+
+
+def _float_operands(node: torch.fx.Node) -> list[torch.fx.Node]:
+    return [p for p in node.all_input_nodes if getattr(p.meta.get("val"), "is_floating_point", lambda: False)()]
 
 
 def local_region(

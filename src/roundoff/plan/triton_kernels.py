@@ -58,45 +58,38 @@ def fuse_reduction_kernels(
         for p in loads[k]:
             loaders.setdefault(p, set()).add(k)
     after = [{maker[p] for p in loads[k] if p in maker} - {k} for k in range(len(kernels))]  # kernel -> those it reads
-    for in_order in (True, False):  # fusions whose reads match the stored index first, as the scheduler scores them
-        _fuse_all(kernels, by_id, stored, loop_numel, loads, maker, loaders, after, notes, in_order)
+    for in_order in (True, False):  # fusions whose reads match the stored index first, as the scheduler scores
+        # them: with `in_order`, a prologue only where the reduction reads it in the order it was stored
+        changed = True
+        while changed:
+            changed = False
+            for i, (kind, root, members) in enumerate(kernels):
+                counts = _counts(by_id[root], by_id) if kind == "reduction" and members else None
+                tried: set[int] = set()
+                while counts is not None:
+                    near = {maker[p] for p in loads[i] if p in maker}
+                    near.update(k for v in members | loads[i] for k in loaders.get(v, ()))
+                    near -= tried | {i}
+                    j = next((j for j in sorted(near) if kernels[j][2]), None)
+                    if j is None:
+                        break
+                    tried.add(j)
+                    other_kind, other_root, theirs = kernels[j]
+                    views = _fusible(kind, root, members, other_kind, other_root, theirs, counts, by_id, stored, loop_numel)
+                    if in_order and views is not None and other_kind == "pointwise" and not _in_order(by_id[root], by_id):
+                        continue  # a prologue read across its stored order: fused after every fusion that matches
+                    if views is None or _through_another(i, j, after) or _through_another(j, i, after):
+                        continue
+                    _merge(i, j, views, kernels, loads, maker, loaders, after, stored)
+                    notes.append(f"the reduction {root} computes {other_root}'s kernel ({other_kind}) in its own: "
+                                 "Inductor's Triton scheduler fuses the two, and inside the kernel each reads the "
+                                 "other's values unrounded")
+                    changed = True
+                    tried.clear()
     order = {i: k for k, i in enumerate(by_id)}
     out = [k for k in kernels if k[2]]
     out.sort(key=lambda k: max(order[m] for m in k[2]))
     return out, notes
-
-
-def _fuse_all(kernels: list[Kernel], by_id: dict[str, FusionNode], stored: Container[str],
-              loop_numel: Callable[[FusionNode], int], loads: list[set[str]], maker: dict[str, int],
-              loaders: dict[str, set[int]], after: list[set[int]], notes: list[str], in_order: bool) -> None:
-    """Every fusion of `fuse_reduction_kernels` that applies, reductions in graph order, until none does; with
-    `in_order`, a prologue only where the reduction reads it in the order it was stored (`_in_order`)."""
-    changed = True
-    while changed:
-        changed = False
-        for i, (kind, root, members) in enumerate(kernels):
-            counts = _counts(by_id[root], by_id) if kind == "reduction" and members else None
-            tried: set[int] = set()
-            while counts is not None:
-                near = {maker[p] for p in loads[i] if p in maker}
-                near.update(k for v in members | loads[i] for k in loaders.get(v, ()))
-                near -= tried | {i}
-                j = next((j for j in sorted(near) if kernels[j][2]), None)
-                if j is None:
-                    break
-                tried.add(j)
-                other_kind, other_root, theirs = kernels[j]
-                views = _fusible(kind, root, members, other_kind, other_root, theirs, counts, by_id, stored, loop_numel)
-                if in_order and views is not None and other_kind == "pointwise" and not _in_order(by_id[root], by_id):
-                    continue  # a prologue read across its stored order: fused after every fusion that matches
-                if views is None or _through_another(i, j, after) or _through_another(j, i, after):
-                    continue
-                _merge(i, j, views, kernels, loads, maker, loaders, after, stored)
-                notes.append(f"the reduction {root} computes {other_root}'s kernel ({other_kind}) in its own: "
-                             "Inductor's Triton scheduler fuses the two, and inside the kernel each reads the "
-                             "other's values unrounded")
-                changed = True
-                tried.clear()
 
 
 def _loads(members: set[str], by_id: dict[str, FusionNode]) -> set[str]:
