@@ -1,5 +1,5 @@
 """`check`'s shortcuts give the figures the long way gives: local error of a node fed only exact
-values (no recompute), the cached plan of a second check, and the tables cached per plan."""
+values (no recompute), the cached plans of a second check, and the tables cached per plan."""
 
 from __future__ import annotations
 
@@ -38,6 +38,30 @@ def test_second_check_reuses_the_plan_and_gives_the_same_result() -> None:
     second = check(program, (x, y), "inductor-cpu", against="eager")
     assert next(iter(_PLANS[program.graph_module].values())) is planned
     assert first.to_dict() == second.to_dict(), "repro: check(program, ...) twice with 'inductor-cpu' vs 'eager'"
+
+
+def test_second_check_against_a_policy_reuses_the_pair_of_plans_where_the_policy_copies_nodes(monkeypatch) -> None:
+    """inductor-gpu computes two nodes of softmax-backward again as per-kernel copies, so the
+    reference is planned on a graph without them, made for the pair: made once per program and
+    pair of policies, not per check (it was made per check: the corpus Llama's screen took twice
+    as long), and the second result is the first's, field for field."""
+    import importlib
+
+    from roundoff.analyze.check import _plan
+    from roundoff.zoo import get_workload
+
+    work = get_workload("softmax-backward")
+    xs = tuple(t.detach() for t in work.make_inputs())
+    program = capture(work.build(), *xs)
+    assert _plan(program, "inductor-gpu").copies  # the case: a plan with per-kernel copies
+    check_module = importlib.import_module("roundoff.analyze.check")  # (the package exports the function)
+    made = []
+    real = check_module.plan_pair
+    monkeypatch.setattr(check_module, "plan_pair", lambda *args: made.append(args) or real(*args))
+    first = check(program, xs, "inductor-gpu", against="eager")
+    second = check(program, xs, "inductor-gpu", against="eager")
+    assert len(made) == 1
+    assert first.to_dict() == second.to_dict()
 
 
 def test_node_verdicts_read_off_the_figures_equal_torch_same(monkeypatch) -> None:

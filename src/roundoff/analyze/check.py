@@ -87,6 +87,28 @@ def _plan(program: Program, policy: Policy | str) -> Plan:
     return cache[resolved]
 
 
+_PAIRS: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple[Policy, Policy], tuple[Plan, Plan]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _plans(program: Program, policy: Policy | str, against: Policy | str) -> tuple[Plan, Plan]:
+    """`plan_pair(program, policy, against)`, cached per (program, both resolved policies), as `_plan`
+    caches one plan: the pair's graph without per-kernel copies and the plan lifted onto it are made
+    anew by each call (0.2 s a check of the corpus Llama, twice the screen's runs), and a later check
+    finds the same decisions objects, so every schedule cached per plan is found again too."""
+    from roundoff.policy.registry import get_policy
+
+    a, b = (get_policy(p) if isinstance(p, str) else p for p in (policy, against))
+    try:
+        hash((a, b))
+    except TypeError:
+        return plan_pair(program, a, b, _plan)
+    cache = _PAIRS.setdefault(program.graph_module, {})
+    if (a, b) not in cache:
+        cache[(a, b)] = plan_pair(program, a, b, _plan)
+    return cache[(a, b)]
+
+
 def _program(target: Program | Callable[..., Any], inputs: Sequence[Any], backward: bool) -> Program:
     if isinstance(target, Program):
         return target
@@ -179,7 +201,7 @@ def check(
         plan_a = _plan(program, policy)
         sides = [plan_numerics(plan_a, transcendentals), OracleNumerics()]
     else:  # both on one graph: the reference's decompositions/CSE may rewrite the policy's graph
-        plan_a, plan_b = plan_pair(program, policy, against, _plan)
+        plan_a, plan_b = _plans(program, policy, against)
         sides = [
             plan_numerics(plan_a, transcendentals),
             OracleNumerics(),
