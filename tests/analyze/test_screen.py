@@ -135,6 +135,30 @@ def test_lowered_and_compiled_screens_equal_the_interpreter() -> None:
             assert all(_same_bits(x, y) for x, y in zip(side_a, side_b)), got
 
 
+def test_the_interpreted_screen_holds_the_oracles_parameters_as_stored_with_the_same_figures(monkeypatch) -> None:
+    """check's screen on CPU runs the oracle as `NarrowHeldOracle` (no fp64 copy of a weight or of its
+    transpose held from the forward to the backward): its figures and outputs are bit for bit those of
+    `OracleNumerics`, the fp64 run converting every input (two zoo Llama blocks' training step, every
+    node a checkpoint, against emulated eager)."""
+    from roundoff.execute.narrow_oracle import NarrowHeldOracle
+    from roundoff.plan.shared import plan_pair
+    from tests.execute.test_recompute import _stack
+
+    prog, xs = _stack(2)
+    p, ref = plan_pair(prog, "inductor-gpu", "eager", _plan)
+    wide = screen(p, [plan_numerics(p), OracleNumerics(), plan_numerics(ref)], xs, every=1)
+    narrow = screen(p, [plan_numerics(p), NarrowHeldOracle(), plan_numerics(ref)], xs, every=1)
+    assert wide.probed == narrow.probed and wide.nonfinite_counts() == {}
+    assert _same_bits(wide.figures, narrow.figures)
+    for side_w, side_n in zip(wide.outputs, narrow.outputs):
+        assert all(a.dtype == b.dtype and _same_bits(a, b) for a, b in zip(side_w, side_n))
+    loaded = []
+    real = NarrowHeldOracle.load_input
+    monkeypatch.setattr(NarrowHeldOracle, "load_input", lambda self, n, v: loaded.append(v.dtype) or real(self, n, v))
+    assert check(prog, xs, "inductor-gpu", against="eager").mode == "screen"
+    assert torch.bfloat16 in loaded  # check's screen is the one tested above
+
+
 def test_bad_nodes_option_is_one_line() -> None:
     xs, prog = _zoo("bf16-chain")
     with pytest.raises(ValueError, match="nodes='some'"):

@@ -52,6 +52,7 @@ from roundoff.analyze.verdict import (
 )
 from roundoff.capture.program import NODE_ID, Program, value_inputs
 from roundoff.execute.interpreter import Lockstep, chained
+from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.numerics import get_format
@@ -425,7 +426,10 @@ def _screen(
         how = "interpreter"  # a policy that cannot key the graph cache
     if how == "auto":
         how = "graphed" if _on_cuda(inputs) else "interpreter"
-    run_sides = sides
+    # interpreted, the oracle holds parameters and their views as stored (`NarrowHeldOracle`: the same
+    # figures; no fp64 copy of a weight held from the forward to the backward)
+    interpreted = [NarrowHeldOracle() if type(sd) is OracleNumerics else sd for sd in sides]
+    run_sides = interpreted if how == "interpreter" else sides
     if how == "compiled":  # traced with eager's kernels; compiled, every transcendental is Inductor's anyway
         run_sides = [plan_numerics(sd.plan) if isinstance(sd, PlanNumerics) else sd for sd in sides]
     fallback: tuple[str, ...] = ()
@@ -441,7 +445,7 @@ def _screen(
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
         fallback = (f"the {how} screen failed ({type(e).__name__}: {first}); screened with the interpreter.",)
         judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)
-        s = screen(plan_a, sides, inputs, every=every, recompute=recompute, on_output=judge)
+        s = screen(plan_a, interpreted, inputs, every=every, recompute=recompute, on_output=judge)
     settled = judge.settled
     if s.judged is not None:
         owner, tensors = s.judged
@@ -450,7 +454,7 @@ def _screen(
         except NeedsValues as e:  # judged interpreted instead (the graph kept no values to read)
             fallback += (f"screened with the interpreter: the graphed screen judged outputs by their figures, but at {e}.",)
             judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle)
-            s = screen(plan_a, sides, inputs, every=every, recompute=recompute, on_output=judge)
+            s = screen(plan_a, interpreted, inputs, every=every, recompute=recompute, on_output=judge)
             settled = judge.settled
     oracle_values = vs_oracle and rule is Rule.SAME
     # against the oracle, by the outputs' values: one that fails sends every node to be examined. Judged

@@ -9,8 +9,8 @@ still alive: that is where streaming statistics and local error are computed; it
 replacement tuple to store (e.g. one tensor shared by two sides whose values are equal). With
 ``recompute=(i, ...)``, those sides' long-lived values (of at least `recompute_min_numel` elements)
 are dropped and recomputed when a far use reads them (`roundoff.execute.recompute`, checkpoints within
-`recompute_budget` of the graph's cost): a forward+backward graph then holds about one segment of
-forward activations per side, not all of them.
+`recompute_budget` of the graph's cost, by default `recompute.default_budget` of the inputs' device): a
+forward+backward graph then holds about one segment of forward activations per side, not all of them.
 An observer that substitutes a node's values (`on_node` returning a replacement) and lets a recompute
 side drop them says so with `pin`: a recomputation then takes the substituted value, never the side's
 own evaluation of that node.
@@ -28,7 +28,7 @@ import torch.fx
 
 from roundoff.capture.program import NODE_ID, Program
 from roundoff.execute.devices import inputs_device, on_device, relocation
-from roundoff.execute.recompute import RecomputePlan, plan_recompute
+from roundoff.execute.recompute import RecomputePlan, default_budget, plan_recompute
 from roundoff.plan.cache import GraphCache
 
 
@@ -111,7 +111,7 @@ class Lockstep(torch.fx.Interpreter):
         on_node: OnNode | None = None,
         keep: bool = False,
         recompute: Sequence[int] = (),
-        recompute_budget: float = 1 / 32,
+        recompute_budget: float | None = None,
         recompute_min_numel: int = 1 << 14,
     ) -> None:
         super().__init__(program.graph_module, garbage_collect_values=not keep)
@@ -132,8 +132,8 @@ class Lockstep(torch.fx.Interpreter):
         self._pinned: dict[torch.fx.Node, Mapping[int, Callable[[], Any]]] = {}  # `pin`
         if self.recompute_sides and not self.recompute_sides <= set(range(len(self.sides))):
             raise ValueError(f"recompute={tuple(recompute)}: there are only {len(self.sides)} sides")
-        if not keep:
-            self._schedule(recompute_budget, recompute_min_numel)
+        # scheduled by the first run, where the inputs' device is known (`default_budget`)
+        self._unscheduled = None if keep else (recompute_budget, recompute_min_numel)
 
     def _schedule(self, budget: float, min_numel: int) -> None:
         """Lifetimes (FMA extensions) and the recomputation plan: a pure function of the graph, the sides'
@@ -209,6 +209,10 @@ class Lockstep(torch.fx.Interpreter):
     def run_inputs(self, inputs: Sequence[Any], initial_env: dict | None = None) -> tuple:
         """Run on flat `inputs`; returns one output tuple per side."""
         self._device = inputs_device(inputs)
+        if self._unscheduled is not None:
+            budget, min_numel = self._unscheduled
+            self._schedule(default_budget(self._device) if budget is None else budget, min_numel)
+            self._unscheduled = None
         relocate = relocation(self.graph, self._device)
         for side in self.sides:
             side.relocate = relocate

@@ -7,7 +7,8 @@ casts (the oracle ignores them: a cast's value is its operand's) and views of a 
 fp64. fp64 holds every bf16/fp16/fp32 value exactly and every computing op reads its operands
 converted to fp64, so each figure is bit for bit the one `OracleNumerics` gives; what changes is that
 a run holding the values of a training step no longer holds an fp64 copy of every parameter and of
-every value a caller substituted in its own dtype (`roundoff.observed.compare`'s observed buffers).
+every value a caller substituted in its own dtype (`roundoff.observed.compare`'s observed buffers;
+`check`'s interpreted screen). Outputs are finished in fp64, as `OracleNumerics` finishes them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch.fx.node import map_aggregate
 
 from roundoff.execute.devices import relocated
 from roundoff.execute.formats import is_float
@@ -52,6 +54,10 @@ class NarrowHeldOracle(OracleNumerics):
                 kwargs = torch.fx.node.map_arg(relocated(node.kwargs, self.relocate), read)
                 return call(stride_free(node.target), args, kwargs)
         return super().evaluate(node, read, fresh)
+
+    def finish_output(self, node: torch.fx.Node, value: Any) -> Any:
+        """An output as `OracleNumerics` gives it: fp64 (an output held narrow is converted, exactly)."""
+        return map_aggregate(value, lambda v: v.to(self.dtype) if is_float(v) and v.dtype != self.dtype else v)
 
     @staticmethod
     def _held_here(node: torch.fx.Node, held: torch.Tensor) -> bool:

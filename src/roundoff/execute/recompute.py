@@ -33,8 +33,19 @@ from roundoff.execute.formats import is_float
 
 #: Most nodes one recomputation may evaluate (recomputation is iterative; this bounds its latency).
 MAX_DEPTH = 256
+#: The `budget` a run takes by default, by the inputs' device. On CPU the fp64 oracle's working set is
+#: what a check's memory is made of: at 1/8 the screen of a 256-wide transformers Llama step peaks at
+#: 3.3x eager's memory, at 1/32 at 4.4x, for 1.2x the time; programs of small tensors (under
+#: `min_numel`) are not affected (bench/results/check-memory-cpu-session31.md). On CUDA a check is within
+#: its memory target at 1/32 and a recomputation adds launches to every replay of a captured graph.
+DEFAULT_BUDGETS = {"cpu": 1 / 8, "cuda": 1 / 32}
 _aten = torch.ops.aten
 _MATMULS = (_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.baddbmm.default)
+
+
+def default_budget(device: torch.device | None) -> float:
+    """`DEFAULT_BUDGETS` for `device` (CPU where unknown; CUDA's for any other accelerator)."""
+    return DEFAULT_BUDGETS["cpu" if device is None or device.type == "cpu" else "cuda"]
 
 
 @dataclass(frozen=True)
