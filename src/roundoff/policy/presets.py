@@ -112,10 +112,14 @@ _BATCH_NORM_STORAGE = {op: {"compute": "storage"} for op in (
 #: Eager CPU's 16-bit ``_log_softmax``, ``nll_loss_forward`` and overlapping max-pool backward (windows sharing an
 #: input add into it in 16 bits) are their own kernels too (6% of a log-softmax's elements an ulp or two off one
 #: rounding of the fp32 op; tests/execute/test_eager_fidelity).
+#: Eager's 16-bit regression losses compute each element's loss in 16 bits before reducing (CPU and CUDA;
+#: `roundoff.execute.native_kernels.LOSSES`; tests/execute/test_eager_fidelity).
+_LOSS_STORAGE = {f"aten.{op}": {"compute": "storage"} for op in (
+    "mse_loss", "smooth_l1_loss", "huber_loss", "mse_loss_backward", "smooth_l1_loss_backward", "huber_loss_backward")}
 _EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE,
               "aten.native_layer_norm_backward": {"compute": "storage"}, **_BATCH_NORM_STORAGE,
               "aten._log_softmax": {"compute": "storage"}, "aten.nll_loss_forward": {"compute": "storage"},
-              "aten.max_pool2d_with_indices_backward": {"compute": "storage"}}
+              "aten.max_pool2d_with_indices_backward": {"compute": "storage"}, **_LOSS_STORAGE}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
@@ -136,8 +140,8 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "source": "PyTorch ATen/native/cuda/Loops.cuh opmath_gpu_kernel_with_scalars "
                   "(torch 2.9-2.13)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
-        "scalars": "opmath_unrounded", "op_overrides": _INDEX_PUT_STORAGE,  # atomicAdd into bf16/fp16
-        "decompositions": ["eager"],
+        "scalars": "opmath_unrounded", "op_overrides": {**_INDEX_PUT_STORAGE, **_LOSS_STORAGE},  # atomicAdd
+        "decompositions": ["eager"],  # into bf16/fp16; losses per element in 16 bits
     },
     {
         "name": "inductor-gpu",
