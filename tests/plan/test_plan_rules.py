@@ -147,6 +147,26 @@ def test_fma_prefers_the_product_with_fewer_uses() -> None:
     )
 
 
+def _fp64_embedding(t: torch.Tensor) -> torch.Tensor:
+    return t * 0.1 + 0.3  # research code's fp64 timestep embedding (trial 72)
+
+
+def test_an_fp64_multiply_add_is_no_fma_site_and_runs_as_torch_computes_it() -> None:
+    """The emulation's correctly rounded fma computes fp32 and narrower formats in fp64; an fp64 add was
+    contracted anyway, and `check` stopped with an internal error (trial 72). It is no candidate now, and
+    its value is torch's fp64 ``t * 0.1 + 0.3`` bit for bit (the oracle: torch eager)."""
+    from roundoff.analyze import check
+    from roundoff.execute import run_plan
+
+    (t,) = _inputs((64,), dtype=torch.float64)
+    p = plan(capture(_fp64_embedding, t), "inductor-gpu")
+    (add,) = by_op(p, "aten.add.Tensor")
+    assert add.compute_dtype == torch.float64 and add.fma is None
+    (out,) = run_plan(p, (t,))
+    assert torch.equal(out, _fp64_embedding(t))
+    assert check(capture(_fp64_embedding, t), (t,), "inductor-gpu").outputs[0].passes
+
+
 def test_fma_overrides_and_rounded_products() -> None:
     prog = capture(_fms, *_inputs((8,), (8,), (8,), (8,)))
     gpu = plan(prog, "inductor-gpu")

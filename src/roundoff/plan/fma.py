@@ -24,6 +24,11 @@ When both operands of the add/sub are products, LLVM-level products (muls and di
 number) come before divisions by a tensor, whose multiply only appears after LLVM has contracted;
 within a tier the rules above apply.
 
+An fp64 add/sub is no candidate: the emulation's correctly rounded ``fma`` computes fp32 and narrower
+formats exactly in fp64, and no wider format is at hand for an fp64 one. Triton contracts fp64 too
+(``fma.rn.f64``), so an fp64 ``a*b + c`` under a contracting policy may differ from the GPU's in its
+last bit (trial 72: a timestep embedding computed in fp64 beside a bf16 model).
+
 Whether a site is contracted: ``OpOverride.contract_fma`` for the add/sub node or op when set, else
 ``policy.fma is FmaContraction.WITHIN_FUSION``. Uncontracted candidates are recorded too, so blame
 and reports can flip them.
@@ -108,6 +113,7 @@ def find_sites(
         if (
             d.compute_dtype is None
             or not d.compute_dtype.is_floating_point
+            or d.compute_dtype == torch.float64
             or d.input_format is not None
         ):
             continue
