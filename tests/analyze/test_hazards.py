@@ -213,3 +213,19 @@ def test_a_constant_made_in_bf16_is_read_rounded_under_eager() -> None:
     program = capture(emax, e, backward=True)
     assert any(n.target is torch.ops.aten.eq.Tensor for n in program.graph.nodes), "the case needs the comparison"
     assert "mixed-precision-comparison" not in {h.kind for h in lint(plan(program, "eager"))}
+
+
+def test_an_exp_that_overflows_only_into_a_denominator_is_no_hazard() -> None:
+    """Inductor computes SiLU as ``x / (1 + exp(-x))``: for x below -88.7 ``exp(-x)`` is inf and the
+    quotient -0, SiLU's limit, so nothing is lost and the user, who called F.silu, can do nothing
+    (trial 72: a DiT's fp16 SiLU told to subtract the maximum). Oracle: torch's SiLU in fp32, finite
+    and within fp16's rounding of fp64 at every element; an exp that overflows into a product is
+    still flagged."""
+    x = torch.linspace(-120, 10, 64).half()
+    assert bool(torch.exp(-x.float()).isinf().any())  # the overflow is there
+    silu = torch.nn.functional.silu(x.float())
+    assert bool(silu.isfinite().all()) and torch.allclose(silu.double(), torch.nn.functional.silu(x.double()),
+                                                          rtol=1e-3, atol=1e-6)
+    assert "exp-overflow" not in _kinds(torch.nn.functional.silu, x, policy="inductor-cpu")
+    assert "exp-overflow" not in _kinds(lambda t: t / (1 + torch.exp(-t)), x.float())
+    assert "exp-overflow" in _kinds(lambda t: t * torch.exp(-t), x.float())

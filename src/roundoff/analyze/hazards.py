@@ -198,8 +198,21 @@ def _exp_of_difference(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: 
     )
 
 
+def _only_in_denominators(n: torch.fx.Node) -> bool:
+    """Whether every use of `n` is an addition whose every use divides by it (``x / (1 + exp(-x))``, the
+    sigmoid and SiLU of Inductor's decompositions): an inf there makes the quotient 0, its limit."""
+    adds = list(n.users)
+    return bool(adds) and all(
+        a.target in (_aten.add.Tensor, _aten.add.Scalar) and a.users and all(
+            (q.target is _aten.div.Tensor and len(q.args) > 1 and q.args[1] is a and q.args[0] is not a)
+            or q.target is _aten.reciprocal.default for q in a.users)
+        for a in adds)
+
+
 def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
     if n.target is not _aten.exp.default or not isinstance(n.args[0], torch.fx.Node):
+        return None
+    if _only_in_denominators(n):  # (trial 72: F.silu of large negative values, an overflow losing nothing)
         return None
     top = r.max.get(_nid(n.args[0]))
     held = _held(n, d) or torch.float32
@@ -211,7 +224,7 @@ def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Range
         f"in {held}. Subtract the maximum first (x - amax(x)), as softmax does, or use an op that stays in range "
         "(torch.sigmoid, F.logsigmoid, logsumexp)"
         + (", or compute it in fp32." if top <= _EXP_LIMIT[torch.float32] else
-           ": fp32 overflows there too (trial 63: the advice to compute in fp32 could not help).")
+           ": fp32 overflows there too.")
     )
 
 
