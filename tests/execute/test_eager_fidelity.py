@@ -416,3 +416,22 @@ def test_a_16_bit_regression_loss_and_its_gradient_equal_eager(dtype: torch.dtyp
     if dtype == torch.float16 and reduction == "mean" and "beta" not in name and name != "smooth_l1_loss":
         assert real.isinf()  # the case: an overflow inside the loss, before its mean
 
+
+def test_against_eager_a_reference_finite_where_real_eager_is_inf_is_said() -> None:
+    """Against eager the reference emulates eager on the policy's graph: inductor-cpu computes fp16
+    ``mse_loss`` from fp32 parts, finite, where real eager's fp16 loss is inf (trial 72). The check
+    says so, and the eager policy against the oracle finds the inf. Oracle: real eager."""
+    from roundoff.analyze import check
+
+    x = (torch.randn(1024, generator=torch.Generator().manual_seed(0)) * 100).half()
+
+    def f(out: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.mse_loss(out, torch.zeros_like(out))
+
+    assert f(x).isinf()  # real eager
+    compiled = check(capture(f, x), (x,), "inductor-cpu", against="eager")
+    assert compiled.outputs[0].reference_nonfinite == 0
+    assert any(n.startswith("real eager gives NaN/inf in 1 element(s) of `out`") for n in compiled.notes)
+    eager = check(capture(f, x), (x,), "eager", against="oracle")
+    assert eager.outputs[0].nonfinite == 1 and not eager.outputs[0].passes
+    assert not any(n.startswith("real eager gives") for n in check(capture(f, x / 8), (x / 8,), "inductor-cpu").notes)

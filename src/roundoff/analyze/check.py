@@ -199,7 +199,7 @@ def check(
     vs_oracle = isinstance(against, str) and against in ORACLE_NAMES
     against_name = "oracle" if vs_oracle else (against if isinstance(against, str) else against.name)
     if vs_oracle:
-        plan_a = _plan(program, policy)
+        plan_a, plan_b = _plan(program, policy), None
         sides = [plan_numerics(plan_a, transcendentals), OracleNumerics()]
     else:  # both on one graph: the reference's decompositions/CSE may rewrite the policy's graph
         plan_a, plan_b = _plans(program, policy, against)
@@ -212,7 +212,7 @@ def check(
     if nodes == "screen":
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if isinstance(screened, CheckResult):
-            return screened
+            return _with_real_eager(screened, program, inputs, plan_b)
     why_all = (screened,) if nodes == "screen" else ()
     floors = OutputFloors(plan_a.program, path_dtypes(plan_a.program.graph)) if vs_oracle and rule is Rule.SAME else None
 
@@ -274,7 +274,36 @@ def check(
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
         examined_with=examined_with,
     )
-    return replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+    result = replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+    return _with_real_eager(result, program, inputs, plan_b)
+
+
+def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, reference: Plan | None) -> CheckResult:
+    """`result` with a note for each output real eager makes NaN/inf in more elements than the emulated
+    eager reference does, where that reference runs another graph than the user's (the policy's
+    decompositions: trial 72's fp16 ``mse_loss``, inf in eager, which computes each element's loss in
+    fp16, was finite as emulated eager of Inductor's fp32 ``sub``, ``pow`` and ``mean``). Real eager is the
+    captured program run by torch (one step more); against the oracle, or a reference that is no eager
+    policy or runs the user's graph, `result` unchanged."""
+    if (reference is None or not reference.policy.name.startswith("eager")
+            or reference.program.graph_module is program.graph_module):
+        return result
+    with torch.no_grad():
+        real = program.graph_module(*inputs)
+    by_name = dict(zip(program.output_labels(), real if isinstance(real, (tuple, list)) else (real,)))
+    notes = []
+    for o in result.outputs:
+        value = by_name.get(o.name)
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+            continue
+        lost = int((~value.isfinite()).sum())
+        if lost > o.reference_nonfinite + o.nan_in_fp64:
+            notes.append(
+                f"real eager gives NaN/inf in {lost} element(s) of `{o.name}`, the eager reference in "
+                f"{o.reference_nonfinite}: check eager itself with -p eager --against oracle (the reference emulates "
+                f"eager on {result.policy}'s graph, which computes a 16-bit loss or a norm's backward from parts "
+                "eager runs as one kernel).")
+    return replace(result, notes=result.notes + tuple(notes)) if notes else result
 
 
 #: How `check(..., nodes="all")` examines every node (its `nodes_with`).

@@ -190,9 +190,10 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
 def _shown_when_passing(note: str) -> bool:
     """Notes a passing run still shows on a terminal: what the screen examined, whether it ran as asked,
     what the fp64 oracle inherits from a 16-bit capture (`roundoff.analyze.oracle_notes`), outputs with
-    nothing to measure, and what was not judged (`roundoff.analyze.output_verdicts.scope_notes`)."""
+    nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`), and outputs
+    real eager makes NaN/inf where the emulated eager reference does not (`check._with_real_eager`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            "not judged", "every floating-point value")) or (
+                            "not judged", "every floating-point value", "real eager gives")) or (
         "screen failed" in note)
 
 
