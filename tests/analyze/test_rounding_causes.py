@@ -85,6 +85,26 @@ def test_a_rounding_no_op_amplifies_16x_that_moves_the_gradients_is_named_first(
     assert "rounded to float16, and fp64 run again with only that rounding moves outputs" in r.explanations[0]
 
 
+def test_where_an_output_fails_its_causes_come_before_a_rounding_that_moves_passing_ones():
+    """Trial 72: a rounding that moves passing gradients was listed above the fp16 overflow that made the
+    loss inf. The GroupNorm step above with a term whose fp16 square overflows (detached: the gradients
+    keep their rounding cause): real fp16 eager's loss is inf, and its overflow leads the causes."""
+    torch.manual_seed(0)
+    fp16 = copy.deepcopy(Attention(32)).half()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 32, 8, 8, generator=g) * 0.5 + 6.0
+    noise = torch.randn(2, 32, 8, 8, generator=g)
+
+    def step(x, noise):
+        return (fp16(x).float() - noise.float()).pow(2).mean() + (x.detach() * 300).pow(2).mean().float()
+
+    with torch.no_grad():
+        assert step(x.half(), noise.half()).isinf()  # real eager: the fp16 square overflows
+    r = check(step, (x.half(), noise.half()), "eager", against="oracle", backward=True)
+    (cause,) = r.rounding_causes
+    assert r.diverges and r.node(r.culprits[0]).op == "pow" and cause in r.culprits[1:]
+
+
 class _Alibi(torch.nn.Module):
     """Trial 67's ALiBi attention without 1/sqrt(d): fp16 scores near 680 (an ulp of 0.5); `held`: the
     biased, masked scores rounded to fp16 and back (the fp64 replay of the test's oracle)."""
