@@ -25,6 +25,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import torch
 import torch.fx
@@ -38,7 +39,7 @@ MAX_DEPTH = 256
 #: 3.3x eager's memory, at 1/32 at 4.4x, for 1.2x the time; programs of small tensors (under
 #: `min_numel`) are not affected (bench/results/check-memory-cpu-session31.md). On CUDA a check is within
 #: its memory target at 1/32 and a recomputation adds launches to every replay of a captured graph.
-DEFAULT_BUDGETS = {"cpu": 1 / 8, "cuda": 1 / 32}
+DEFAULT_BUDGETS: Mapping[str, float] = MappingProxyType({"cpu": 1 / 8, "cuda": 1 / 32})
 _aten = torch.ops.aten
 _MATMULS = (_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.baddbmm.default)
 
