@@ -53,6 +53,7 @@ from roundoff.analyze.verdict import (
 from roundoff.capture.program import NODE_ID, Program, value_inputs
 from roundoff.execute.interpreter import Lockstep, chained
 from roundoff.execute.narrow_oracle import NarrowHeldOracle
+from roundoff.execute.native_kernels import SIXTEEN_BIT_INSIDE
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
 from roundoff.numerics import get_format
@@ -286,10 +287,12 @@ def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, refer
     eager reference does, where that reference runs another graph than the user's (the policy's
     decompositions: trial 72's fp16 ``mse_loss``, inf in eager, which computes each element's loss in
     fp16, was finite as emulated eager of Inductor's fp32 ``sub``, ``pow`` and ``mean``). Real eager is the
-    captured program run by torch (one step more); against the oracle, or a reference that is no eager
-    policy or runs the user's graph, `result` unchanged."""
+    captured program run by torch (one step more, taken only where the program has an op whose eager
+    kernel computes in 16 bits inside, `native_kernels.SIXTEEN_BIT_INSIDE`); against the oracle, or a
+    reference that is no eager policy or runs the user's graph, `result` unchanged."""
     if (reference is None or not reference.policy.name.startswith("eager")
-            or reference.program.graph_module is program.graph_module):
+            or reference.program.graph_module is program.graph_module
+            or not any(n.target in SIXTEEN_BIT_INSIDE for n in program.graph.nodes)):
         return result
     with torch.no_grad():
         real = program.graph_module(*inputs)

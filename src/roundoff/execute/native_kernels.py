@@ -48,6 +48,10 @@ NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.defaul
                   _aten.native_layer_norm_backward.default, *BATCH_NORMS, _aten.native_batch_norm_backward.default,
                   _aten._log_softmax.default, _aten.nll_loss_forward.default,
                   _aten.max_pool2d_with_indices_backward.default, *LOSSES)
+#: Ops whose eager kernel computes in 16 bits inside, element values or sums, where a policy's
+#: decomposition computes their pieces in fp32: eager can overflow where those pieces do not (trial 72:
+#: inductor-cpu's fp16 ``mse_loss``; `roundoff.analyze.check` runs real eager where a program has one).
+SIXTEEN_BIT_INSIDE = frozenset((*LOSSES, _aten.native_layer_norm_backward.default))
 #: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
 SUMS_IN_STORAGE = frozenset(t for t in NATIVE_STORAGE if len(t._schema.returns) > 1)
 
