@@ -79,14 +79,20 @@ def _plan(program: Program, policy: Policy | str) -> Plan:
     from roundoff.policy.registry import get_policy
 
     resolved = get_policy(policy) if isinstance(policy, str) else policy
+    return _cached(_PLANS, program, resolved, lambda: plan(program, resolved))
+
+
+def _cached(cache: weakref.WeakKeyDictionary, program: Program, key: Any, make: Callable[[], Any]) -> Any:
+    """``make()``, kept in `cache` per (program, `key`); made anew where `key` cannot be hashed (a policy
+    holding a list)."""
     try:
-        hash(resolved)
+        hash(key)
     except TypeError:
-        return plan(program, resolved)
-    cache = _PLANS.setdefault(program.graph_module, {})
-    if resolved not in cache:
-        cache[resolved] = plan(program, resolved)
-    return cache[resolved]
+        return make()
+    entries = cache.setdefault(program.graph_module, {})
+    if key not in entries:
+        entries[key] = make()
+    return entries[key]
 
 
 _PAIRS: weakref.WeakKeyDictionary[torch.fx.GraphModule, dict[tuple[Policy, Policy], tuple[Plan, Plan]]] = (
@@ -101,14 +107,7 @@ def _plans(program: Program, policy: Policy | str, against: Policy | str) -> tup
     from roundoff.policy.registry import get_policy
 
     a, b = (get_policy(p) if isinstance(p, str) else p for p in (policy, against))
-    try:
-        hash((a, b))
-    except TypeError:
-        return plan_pair(program, a, b, _plan)
-    cache = _PAIRS.setdefault(program.graph_module, {})
-    if (a, b) not in cache:
-        cache[(a, b)] = plan_pair(program, a, b, _plan)
-    return cache[(a, b)]
+    return _cached(_PAIRS, program, (a, b), lambda: plan_pair(program, a, b, _plan))
 
 
 def _program(target: Program | Callable[..., Any], inputs: Sequence[Any], backward: bool) -> Program:

@@ -35,25 +35,25 @@ NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.convolution.default
 #: Its backward (its own order of operations) is run as it is too.
 BATCH_NORMS = (_aten.native_batch_norm.default, _aten._native_batch_norm_legit.default,
                _aten._native_batch_norm_legit_functional.default)
-#: Eager CPU's 16-bit ``_log_softmax`` differs from one rounding of the fp32 op in 6% of its elements (by an
-#: ulp or two: its kernel's own order of operations), and its ``nll_loss_forward`` sums in its own order; an
-#: overlapping max pool's backward adds the gradients of the windows sharing an input into it in 16 bits.
 #: Eager's 16-bit ``mse_loss``, ``smooth_l1_loss`` and ``huber_loss`` (CPU and CUDA) compute each element's
 #: loss in the 16-bit dtype, a rounding per operation (``diff * diff`` on ``c10::Half``), and reduce that
 #: 16-bit tensor: an fp16 squared difference past 65504 is inf before the mean (trial 72: eager's fp16
 #: ``mse_loss`` is inf where one rounding of the fp32 op is 1e4); their backward kernels likewise.
 LOSSES = (_aten.mse_loss.default, _aten.smooth_l1_loss.default, _aten.huber_loss.default,
           _aten.mse_loss_backward.default, _aten.smooth_l1_loss_backward.default, _aten.huber_loss_backward.default)
+#: Eager CPU's 16-bit ``_log_softmax`` differs from one rounding of the fp32 op in 6% of its elements (by an
+#: ulp or two: its kernel's own order of operations), and its ``nll_loss_forward`` sums in its own order; an
+#: overlapping max pool's backward adds the gradients of the windows sharing an input into it in 16 bits.
 NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default,
                   _aten.native_layer_norm_backward.default, *BATCH_NORMS, _aten.native_batch_norm_backward.default,
                   _aten._log_softmax.default, _aten.nll_loss_forward.default,
                   _aten.max_pool2d_with_indices_backward.default, *LOSSES)
+#: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
+SUMS_IN_STORAGE = frozenset(t for t in NATIVE_STORAGE if len(t._schema.returns) > 1)
 #: Ops whose eager kernel computes in 16 bits inside, element values or sums, where a policy's
 #: decomposition computes their pieces in fp32: eager can overflow where those pieces do not (trial 72:
 #: inductor-cpu's fp16 ``mse_loss``; `roundoff.analyze.check` runs real eager where a program has one).
 SIXTEEN_BIT_INSIDE = frozenset((*LOSSES, _aten.native_layer_norm_backward.default))
-#: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
-SUMS_IN_STORAGE = frozenset(t for t in NATIVE_STORAGE if len(t._schema.returns) > 1)
 
 
 def storage_of(node: torch.fx.Node) -> torch.dtype | tuple | None:

@@ -120,6 +120,8 @@ _EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute":
               "aten.native_layer_norm_backward": {"compute": "storage"}, **_BATCH_NORM_STORAGE,
               "aten._log_softmax": {"compute": "storage"}, "aten.nll_loss_forward": {"compute": "storage"},
               "aten.max_pool2d_with_indices_backward": {"compute": "storage"}, **_LOSS_STORAGE}
+#: Eager CUDA adds into a 16-bit index_put destination atomically, and computes its regression losses in 16 bits.
+_EAGER_CUDA = {**_INDEX_PUT_STORAGE, **_LOSS_STORAGE}
 _XLA_2_9_SOURCE = (
     "PyTorch/XLA r2.8-r2.9: elementwise lowerings use use_opmathtype_for_compute(); the revert of "
     "pytorch/xla#9663 kept it for mul in r2.9 (fixes #9699)"
@@ -140,8 +142,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "source": "PyTorch ATen/native/cuda/Loops.cuh opmath_gpu_kernel_with_scalars "
                   "(torch 2.9-2.13)",
         "compute": _OPMATH_ALL, "rounding": "every_op", "fusion": "none", "fma": "never",
-        "scalars": "opmath_unrounded", "op_overrides": {**_INDEX_PUT_STORAGE, **_LOSS_STORAGE},  # atomicAdd
-        "decompositions": ["eager"],  # into bf16/fp16; losses per element in 16 bits
+        "scalars": "opmath_unrounded", "op_overrides": _EAGER_CUDA, "decompositions": ["eager"],
     },
     {
         "name": "inductor-gpu",
