@@ -421,7 +421,16 @@ def test_against_eager_a_reference_finite_where_real_eager_is_inf_is_said() -> N
     """Against eager the reference emulates eager on the policy's graph: inductor-cpu computes fp16
     ``mse_loss`` from fp32 parts, finite, where real eager's fp16 loss is inf (trial 72). The check
     says so, and the eager policy against the oracle finds the inf. Oracle: real eager."""
+    import io
+
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
+    from rich.console import Console
+
     from roundoff.analyze import check
+    from roundoff.report.from_check import document_from_checks, run_from_check
+    from roundoff.report.html import render_html
+    from roundoff.report.json_report import SCHEMA
+    from roundoff.report.terminal import check_report
 
     x = (torch.randn(1024, generator=torch.Generator().manual_seed(0)) * 100).half()
 
@@ -432,6 +441,15 @@ def test_against_eager_a_reference_finite_where_real_eager_is_inf_is_said() -> N
     compiled = check(capture(f, x), (x,), "inductor-cpu", against="eager")
     assert compiled.outputs[0].reference_nonfinite == 0
     assert any(n.startswith("real eager gives NaN/inf in 1 element(s) of `out`") for n in compiled.notes)
+    assert compiled.outputs[0].real_eager_nonfinite == int(f(x).isinf())  # the table's and --json's field
+    run = run_from_check(compiled)
+    assert run["outputs"][0]["real_eager_nonfinite"] == 1
+    jsonschema.validate(document_from_checks("f", "eager", [run]), SCHEMA, cls=jsonschema.Draft202012Validator)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(check_report(document_from_checks("f", "eager", [run])))
+    text = console.export_text()
+    assert "(real eager: 1 NaN/inf)" in text and text.index("real eager gives") < text.index("Outputs under")
+    assert "(real eager: 1 NaN/inf)" in render_html(document_from_checks("f", "eager", [run]))
     eager = check(capture(f, x), (x,), "eager", against="oracle")
     assert eager.outputs[0].nonfinite == 1 and not eager.outputs[0].passes
     assert not any(n.startswith("real eager gives") for n in check(capture(f, x / 8), (x / 8,), "inductor-cpu").notes)

@@ -283,7 +283,7 @@ def check(
 
 def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, reference: Plan | None) -> CheckResult:
     """`result` with a note for each output real eager makes NaN/inf in more elements than the emulated
-    eager reference does, where that reference runs another graph than the user's (the policy's
+    eager reference does (and that count as the output's `real_eager_nonfinite`), where that reference runs another graph than the user's (the policy's
     decompositions: trial 72's fp16 ``mse_loss``, inf in eager, which computes each element's loss in
     fp16, was finite as emulated eager of Inductor's fp32 ``sub``, ``pow`` and ``mean``). Real eager is the
     captured program run by torch (one step more, taken only where the program has an op whose eager
@@ -296,19 +296,19 @@ def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, refer
     with torch.no_grad():
         real = program.graph_module(*inputs)
     by_name = dict(zip(program.output_labels(), real if isinstance(real, (tuple, list)) else (real,)))
-    notes = []
+    notes, outputs = [], []
     for o in result.outputs:
         value = by_name.get(o.name)
-        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
-            continue
-        lost = int((~value.isfinite()).sum())
+        lost = int((~value.isfinite()).sum()) if isinstance(value, torch.Tensor) and value.is_floating_point() else 0
         if lost > o.reference_nonfinite + o.nan_in_fp64:
+            o = replace(o, real_eager_nonfinite=lost)
             notes.append(
                 f"real eager gives NaN/inf in {lost} element(s) of `{o.name}`, the eager reference in "
                 f"{o.reference_nonfinite}: check eager itself with -p eager --against oracle (the reference emulates "
                 f"eager on {result.policy}'s graph, which computes a 16-bit loss or a norm's backward from parts "
                 "eager runs as one kernel).")
-    return replace(result, notes=result.notes + tuple(notes)) if notes else result
+        outputs.append(o)
+    return replace(result, outputs=tuple(outputs), notes=result.notes + tuple(notes)) if notes else result
 
 
 #: How `check(..., nodes="all")` examines every node (its `nodes_with`).

@@ -127,6 +127,10 @@ class OutputVerdict:
     #: fp64 holds its values only as noise: 0 by the model's structure (a query no other token reaches),
     #: or made only of such values; no figure against fp64 means anything for it.
     noise_only: bool = False
+    #: Against an eager reference emulated on the policy's graph, where `check` ran real eager too
+    #: (`roundoff.analyze.check`): real eager's elements NaN/inf where fp64 is finite, recorded only where
+    #: more than the reference's (the emulation splits a kernel eager runs in 16 bits inside); else None.
+    real_eager_nonfinite: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,6 +140,7 @@ class OutputVerdict:
             "rule": self.rule, "nonfinite": self.nonfinite, "unrepresentable": self.unrepresentable,
             "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype, "judged_dtype": self.judged_dtype,
             "reference_nonfinite": self.reference_nonfinite, "below_range": self.below_range, "noise_only": self.noise_only,
+            "real_eager_nonfinite": self.real_eager_nonfinite,
         }
 
 

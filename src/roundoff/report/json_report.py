@@ -19,7 +19,7 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
         "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range", "noise_only",
-                     "nonfinite"}],
+                     "nonfinite", "real_eager_nonfinite"}],
                                         # PyTorch's rule (torch._dynamo.utils.same): RMSE
                                         # of this run vs fp64 <= multiplier * RMSE of the
                                         # reference vs fp64 (multiplier null: not recorded);
@@ -28,7 +28,11 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                                         # the output is at least half its norm off fp64;
                                         # noise_only (optional): fp64 holds it as noise only
                                         # (0 by the model's structure); nonfinite (optional):
-                                        # its elements NaN/inf where fp64 is finite
+                                        # its elements NaN/inf where fp64 is finite;
+                                        # real_eager_nonfinite (optional): against an eager
+                                        # reference emulated on the policy's graph, real
+                                        # eager's NaN/inf elements where more than the
+                                        # reference's (ref_rmse is then not real eager's)
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
@@ -181,6 +185,7 @@ SCHEMA: dict[str, Any] = {
                                 "below_range": {"type": "integer", "minimum": 0},
                                 "noise_only": {"type": "boolean"},
                                 "nonfinite": {"type": "integer", "minimum": 0},
+                                "real_eager_nonfinite": {"type": "integer", "minimum": 1},
                             },
                         },
                     },
@@ -310,12 +315,13 @@ def metrics(**values: float | None) -> dict[str, Any]:
 
 def output_entry(
     name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None,
-    below_range: int = 0, noise_only: bool = False, nonfinite: int = 0,
+    below_range: int = 0, noise_only: bool = False, nonfinite: int = 0, real_eager_nonfinite: int | None = None,
 ) -> dict[str, Any]:
     """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64);
     `below_range`: its elements whose fp64 value rounds to 0 in its dtype, where that loses most of it;
-    `nonfinite`: its elements NaN/inf where fp64 is finite."""
-    return {
+    `nonfinite`: its elements NaN/inf where fp64 is finite; `real_eager_nonfinite`: real eager's, where
+    more than an emulated eager reference's (the key only then)."""
+    entry = {
         "name": name,
         "verdict": verdict,
         "rmse": jsonable(rmse),
@@ -325,6 +331,7 @@ def output_entry(
         "noise_only": noise_only,
         "nonfinite": nonfinite,
     }
+    return entry | {"real_eager_nonfinite": real_eager_nonfinite} if real_eager_nonfinite else entry
 
 
 def node_ref(node_id: str, op: str, source: str | None, explanation: str | None = None) -> dict:

@@ -130,7 +130,9 @@ def outputs_table(run: dict[str, Any]) -> Table:
     for col in cols + ["verdict"]:  # a name folds, never cut short (trial 50: q/k/v_proj told apart)
         table.add_column(col, overflow="fold" if col == "output" else "ellipsis")
     for out, ratio, over in zip(run["outputs"], ratios, beyond):
-        cells = [out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"])]
+        real = out.get("real_eager_nonfinite")  # the emulated eager reference is finite where real eager is not
+        cells = [out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"]) + (f" (real eager: {real} NaN/inf)"
+                                                                                if real else "")]
         cells += [fmt_near(ratio, limit)] if limit else []
         table.add_row(*cells, Text.assemble(verdict_text(out["verdict"]), " (no flagged node on its path)" if over else "",
                                             verdict_remark(out)))
@@ -145,6 +147,7 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
                       " (with findings within the limit, below)" if run["verdict"] == "ok" and (
                           run["explanations"] or run["hazards"]) else ""),
     ]
+    parts += [Text(f"note: {n}", style="yellow") for n in run["notes"] if n.startswith(_REAL_EAGER)]
     if run["blame"] is not None:
         parts.append(blame_report(run["blame"]))
     for line in run["explanations"]:
@@ -175,7 +178,7 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
         # analyze's findings often repeat the hazard's advice word for word: say it once
         text += " (see above)" if any(line.startswith(h["message"]) for line in listed) else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
-    notes = run["notes"]
+    notes = [n for n in run["notes"] if not n.startswith(_REAL_EAGER)]  # (shown under the verdict)
     if run["verdict"] == "ok":  # how the policy was modelled (fusion, summation order, unmodelled ops): for failures
         kept = [n for n in notes if _shown_when_passing(n)]
         if modelling := len(notes) - len(kept):
@@ -187,14 +190,17 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
     return Group(*parts)
 
 
+#: How the note begins that says real eager makes NaN/inf where the emulated eager reference does not
+#: (`roundoff.analyze.check._with_real_eager`): shown under the run's verdict, pass or fail.
+_REAL_EAGER = "real eager gives"
+
+
 def _shown_when_passing(note: str) -> bool:
     """Notes a passing run still shows on a terminal: what the screen examined, whether it ran as asked,
     what the fp64 oracle inherits from a 16-bit capture (`roundoff.analyze.oracle_notes`), outputs with
-    nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`), and outputs
-    real eager makes NaN/inf where the emulated eager reference does not (`check._with_real_eager`)."""
+    nothing to measure and what was not judged (`roundoff.analyze.output_verdicts.scope_notes`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            "not judged", "every floating-point value", "real eager gives")) or (
-        "screen failed" in note)
+                            "not judged", "every floating-point value")) or "screen failed" in note
 
 
 def blame_report(blame: dict[str, Any]) -> Group:
