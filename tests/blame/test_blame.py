@@ -710,3 +710,27 @@ def test_a_removable_nan_is_said_where_no_change_reaches_the_limit() -> None:
     assert to_eager.status is BlameStatus.FIXED
     torch._dynamo.reset()
     assert grad_q(roundoff.compile(loss, policy=to_eager.fixed_policy)).isfinite().all()
+
+
+def test_an_fp16_loss_that_overflows_inside_is_said_to_overflow_in_check_and_blame() -> None:
+    """Eager's fp16 ``mse_loss`` squares each difference in fp16: past 65504 the mean is inf (trial 73). check's
+    NaN origin and blame's upcast say so, and name the float32 loss, not the format's precision. Oracles: real
+    eager (inf), fp64's squares (beyond fp16's largest finite value) and the float32 loss (finite)."""
+    from roundoff.analyze import check
+
+    g = torch.Generator().manual_seed(3)
+    pred, target = torch.randn(64, generator=g).half(), (100 + 200 * torch.rand(64, generator=g)).half()
+
+    def loss(p: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.mse_loss(p, t)
+
+    assert loss(pred, target).isinf() and loss(pred.float(), target.float()).isfinite()  # real eager; fp32
+    assert ((pred.double() - target.double()) ** 2).max() > torch.finfo(torch.float16).max
+    program = capture(loss, pred, target)
+    result = check(program, (pred, target), "eager", against="oracle")
+    said = " ".join(result.explanations)
+    assert result.nan_origin is not None and "squared difference in float16" in said and "(65504)" in said, said
+    found = blame(program, "eager", (pred, target), against="oracle")
+    assert found.status is BlameStatus.FIXED and [c.kind for c in found.changes] == [ChangeKind.UPCAST]
+    (why,) = found.explanations
+    assert "past float16's largest finite value" in why and "precision" not in why, why

@@ -30,7 +30,7 @@ from roundoff.capture.program import (
     node_source,
     value_holders,
 )
-from roundoff.execute.native_kernels import BATCH_NORMS, accumulates_in_storage
+from roundoff.execute.native_kernels import BATCH_NORMS, LOSSES, accumulates_in_storage
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
@@ -509,12 +509,32 @@ def _overflow_began(p: torch.fx.Node, by_id: dict[str, NodeReport]) -> NodeRepor
     return began
 
 
+#: What each element of a loss kernel computes before the reduction (`loss_overflow_words`).
+_LOSS_TERMS = {"mse_loss": "squared difference", "smooth_l1_loss": "loss", "huber_loss": "loss"}
+
+
+def loss_overflow_words(node: torch.fx.Node, plan: Plan) -> str | None:
+    """Where `node` is a loss that `plan` runs as eager's 16-bit kernel (`native_kernels.LOSSES`: each
+    element's loss is computed and rounded in the 16-bit dtype, then reduced in it), how an inf it makes from
+    finite inputs comes about: an element's term past the format's largest finite value; else None."""
+    d = plan.decisions.get(node.meta.get(NODE_ID, ""))
+    term = _LOSS_TERMS.get(_op(node))
+    if d is None or term is None or node.target not in LOSSES or not accumulates_in_storage(node, d):
+        return None
+    dtype = str(d.compute_dtype).removeprefix("torch.")
+    return (f"eager's kernel computes each element's {term} in {dtype} before it reduces them, so a {term} past "
+            f"{dtype}'s largest finite value ({torch.finfo(d.compute_dtype).max:g}) is inf where "
+            f"fp64's loss is finite: compute the loss in float32 (`F.{_op(node)}(input.float(), target.float())`)")
+
+
 def _origin_sentence(
     r: NodeReport, by_id: dict[str, NodeReport], plan: Plan, zeros: list[str], named: set[str] = frozenset(),
     overflow: set[str] = frozenset(),
 ) -> str:
     """Why `r` makes NaN/inf; an operand already `named` as a cause is referred to, not re-explained."""
     node = plan.program.node(r.node_id)
+    if r.vs_oracle.inf > r.vs_oracle.ref_inf and (inside := loss_overflow_words(node, plan)) is not None:
+        return f"{_at(r)} makes inf from finite inputs: {inside}."
     if r.overflow:
         return (
             f"{_at(r)} overflows {r.dtype}: at {r.overflow} element(s) fp64's value is beyond its range (fp64 "

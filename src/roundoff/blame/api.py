@@ -15,6 +15,7 @@ from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.blame.changes import (
     Change,
+    ChangeKind,
     Reference,
     affected_nodes,
     apply_changes,
@@ -201,7 +202,7 @@ def blame(
             repro_text = repro_script(
                 ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio,
                 title=f"{program.name} under {pol.name} against {ref.value}",
-                notes=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found), judged=judged,
+                notes=_explained(ev, found), judged=judged,
                 by_path=[name for name, _ in over_limit],
             )
         except ReproError as exc:
@@ -253,7 +254,7 @@ def blame(
         search=search,
         status=status,
         changes=tuple(found),
-        explanations=tuple(explain(c, ev.base_plan.program, ev.base_plan) for c in found),
+        explanations=_explained(ev, found),
         candidates=len(candidates),
         evaluations=evaluations,
         nodes_recomputed=cost.nodes_recomputed,
@@ -270,6 +271,13 @@ def blame(
 
 #: check's hazards that make NaN/inf of a decision (a tie mask emptied by a comparison at two precisions)
 NAN_HAZARDS = ("mixed-precision-comparison", "max-subtraction-mismatch")
+
+
+def _explained(ev: Evaluator, found: Sequence[Change]) -> tuple[str, ...]:
+    """A sentence per change (`blame.explain`); an upcast says overflow where the node makes NaN/inf from
+    finite operands under the policy, not only rounding (trial 73: an fp16 ``mse_loss``)."""
+    return tuple(explain(c, ev.base_plan.program, ev.base_plan,
+                         makes_nonfinite=c.kind is ChangeKind.UPCAST and ev.makes_nonfinite(c.node_id)) for c in found)
 
 
 def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,

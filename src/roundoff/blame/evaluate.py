@@ -235,5 +235,17 @@ class Evaluator:
         names = self.program.output_labels()
         return [names[i] for i, res in enumerate(out) if i < min(len(self.eager), len(self.oracle)) and not self.passes(i, res)]
 
+    def makes_nonfinite(self, nid: str) -> bool:
+        """Whether the base run's value of node `nid` has NaN/inf where every operand's is finite: the node
+        itself overflows (or divides 0 by 0) under the policy, not only its precision."""
+        env = self._values.env(self._values.keys(self.base_plan))
+
+        def nonfinite(n: torch.fx.Node) -> bool:
+            value = env.get(n, (None,))[0]
+            return isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(value.isfinite().all())
+
+        node = self.base_plan.program.node(nid)
+        return nonfinite(node) and not any(nonfinite(p) for p in node.all_input_nodes)
+
     def cost(self) -> Cost:
         return Cost(self.evaluations, self.nodes_recomputed, self.nodes_full)

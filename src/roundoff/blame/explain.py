@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 import torch.fx
 
+from roundoff.analyze.explain import loss_overflow_words
 from roundoff.blame.changes import Change, ChangeKind
 from roundoff.capture.program import Program, node_id, value_holders
 from roundoff.ops import short_name
@@ -70,8 +71,9 @@ def _users(n: torch.fx.Node, plan: Plan) -> str:
     return ", ".join(f"`{short_name(u.target)}` ({node_id(u)})" for u in users[:4]) + (", ..." if len(users) > 4 else "") or "the output"
 
 
-def explain(change: Change, program: Program, plan: Plan) -> str:
-    """One sentence: "`sub` at model.py:12: <what to change> — <why it matters>"."""
+def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool = False) -> str:
+    """One sentence: "`sub` at model.py:12: <what to change> — <why it matters>"; `makes_nonfinite`: the node
+    makes NaN/inf from finite operands under the policy (an upcast then removes an overflow)."""
     n = program.node(change.node_id)
     d = plan.decisions[change.node_id]
     where = f"`{short_name(n.target)}` ({change.node_id}) at {change.source or 'unknown source'}"
@@ -92,6 +94,11 @@ def explain(change: Change, program: Program, plan: Plan) -> str:
         )
     if change.kind is ChangeKind.UPCAST:
         held = storage if d.storage_dtype is not None else compute  # a multi-output op: its results' dtype
+        if makes_nonfinite:
+            inside = loss_overflow_words(n, plan)
+            return f"{where}: compute in fp32 (opmath) instead of {compute} — " + (inside or (
+                f"computed in {held}, it makes NaN/inf from finite operands: a value it computes passes {held}'s "
+                "largest finite value, which fp32 holds"))
         return (
             f"{where}: compute in fp32 (opmath) instead of {compute} — computing in {held} "
             f"rounds the operands and the result to {held}'s precision, which the reference does not"
