@@ -219,3 +219,6 @@ def test_blame_refuses_several_policies_instead_of_taking_the_last() -> None:
     # trial 60: --by-values against eager was accepted and changed nothing
     _usage_error(run("blame", "zoo:fma-cancel", "-p", "inductor-gpu", "--against", "eager", "--by-values"),
                  "--by-values is for --against oracle")
+    _usage_error(run("blame", "zoo:fma-cancel", "--rule", "exact"), "--rule 'exact': choose same, allclose or bitwise")
+    _usage_error(run("blame", "zoo:fma-cancel", "--against", "oracle", "--rule", "bitwise", "--by-values"),
+                 "--by-values is for the same rule")

@@ -12,7 +12,7 @@ import torch
 from roundoff.analyze.culprits import amplifier, ancestors
 from roundoff.analyze.explain import flip_sentences
 from roundoff.analyze.result import CheckResult, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule
 from roundoff.blame.changes import (
     Change,
     ChangeKind,
@@ -79,6 +79,7 @@ def blame(
     whole_lines: bool = True,
     trim: bool = True,
     placeable: bool = False,
+    rule: Rule | str = Rule.SAME,
 ) -> BlameResult:
     """Find a small set of per-node decision changes that brings `program` within tolerance: 1-minimal
     for the search's rule, a line whose op repeats changed whole (`whole_lines`) and, against
@@ -98,6 +99,10 @@ def blame(
     `placeable`: search only changes roundoff.compile can place: on a training step, at forward nodes
     (by default a fix may change backward-only nodes: a note counts them), and under fusion-boundary
     rounding no kept rounding of a value other than bf16 or fp16 (`_placeable_rounding`).
+    `rule`: check's output rule (`roundoff.analyze.verdict.Rule`); with ``allclose`` or ``bitwise`` a fix
+    brings every output within that rule against eager, or against fp64 correctly rounded to its path's
+    format (those check fails; the others no worse than the policy), and nothing is trimmed by check's
+    path rule, which only ``same`` has.
     """
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -108,13 +113,17 @@ def blame(
         )
     pol = get_policy(policy)
     ref = Reference.parse(against)
+    rule = Rule.parse(rule)
+    if rmse_ratio is not None and rule is not Rule.SAME:
+        raise ValueError(f"rmse_ratio replaces the `same` rule's multiplier; the {rule.value} rule takes none")
     args = tuple(program.example_inputs if inputs is None else inputs)
-    checked = _checked(program, pol, args, transcendentals) if ref is Reference.ORACLE and rmse_ratio is None else None
+    checked = _checked(program, pol, args, transcendentals, rule=rule) if (
+        ref is Reference.ORACLE and rmse_ratio is None) else None
     judged = _output_indices(program, checked, lambda o: not o.passes) if checked is not None else None
     ev = Evaluator(
         program, pol, args, reference=ref, tol=tol, rmse_ratio=rmse_ratio,
         transcendentals=transcendentals, incremental=incremental, judged=judged,
-        noise=_output_indices(program, checked, lambda o: o.noise_only) if checked is not None else None,
+        noise=_output_indices(program, checked, lambda o: o.noise_only) if checked is not None else None, rule=rule,
     )
     candidates = candidate_changes(ev.base_plan, ref)
     backward_only = set(_backward_only(ev.base_plan.program, candidates)) if placeable else set()
@@ -163,7 +172,7 @@ def blame(
         notes.append(
             f"check lists {len(checked.culprits)} cause(s) and {len(checked.hazards)} hazard(s) whose effect stays "
             "within the limit at every output (see `roundoff check --every-node`): blame changes only what fails")
-    if status is BlameStatus.FIXED and checked is not None and trim:
+    if status is BlameStatus.FIXED and checked is not None and trim and rule is Rule.SAME:
         found_before = found
         found, dropped, trimmed = _lines_check_needs(program, pol, args, found, checked, transcendentals)
         over_limit = _over_limit_by_value(trimmed) if trimmed is not None else ()
@@ -200,7 +209,7 @@ def blame(
     if repro and status is BlameStatus.FIXED:
         try:
             repro_text = repro_script(
-                ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio,
+                ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio, rule=rule.value,
                 title=f"{program.name} under {pol.name} against {ref.value}",
                 notes=_explained(ev, found), judged=judged,
                 by_path=[name for name, _ in over_limit],
@@ -215,7 +224,7 @@ def blame(
     if status is BlameStatus.NO_FIX:
         beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
         if checked is None:  # the causes check names, to say why no change reaches them (trial 62)
-            checked = _checked(program, pol, args, transcendentals, against=ref.value)
+            checked = _checked(program, pol, args, transcendentals, against=ref.value, rule=rule)
         together = ev.outputs(candidates)
         still = ev.failing(together)
         removed = _nonfinite_removed(ev, together) if ref is Reference.ORACLE else []
@@ -251,6 +260,7 @@ def blame(
         program=program.name,
         policy=pol.name,
         reference=ref.value,
+        rule=rule.value,
         search=search,
         status=status,
         changes=tuple(found),
@@ -281,12 +291,12 @@ def _explained(ev: Evaluator, found: Sequence[Change]) -> tuple[str, ...]:
 
 
 def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,
-             against: str = "oracle") -> CheckResult:
+             against: str = "oracle", rule: Rule = Rule.SAME) -> CheckResult:
     """`check` with every node examined: against the oracle, what blame must bring within the limit; against
     eager, the causes a search that found no fix names."""
     from roundoff.analyze import check
 
-    return check(program, inputs, policy, against=against, nodes="all", transcendentals=transcendentals)
+    return check(program, inputs, policy, against=against, nodes="all", transcendentals=transcendentals, rule=rule)
 
 
 #: Nodes of one op, line and pass from which they are a loop (or layers) that the search takes whole.

@@ -17,7 +17,8 @@ are done once (`roundoff.plan.rewrite`) and every change set is planned on that 
 
 The verdict is PyTorch's own accuracy rule, `torch._dynamo.utils.same` (RMSE against the fp64 run,
 with its multiplier), applied to every float output: against the real eager run of the same graph,
-or against the fp64 oracle rounded to the output's dtype.
+or against the fp64 oracle rounded to the output's dtype; or, where asked, check's ``allclose`` or
+``bitwise`` rule against eager or fp64 correctly rounded to the output's path format (`Evaluator.passes`).
 """
 
 from __future__ import annotations
@@ -30,12 +31,20 @@ import torch
 import torch.fx
 
 from roundoff.analyze.output_floor import oracle_floors
-from roundoff.analyze.verdict import no_worse_than, oracle_output_passes, path_dtypes, same_rule
+from roundoff.analyze.verdict import (
+    Rule,
+    judge,
+    no_worse_than,
+    oracle_output_passes,
+    path_dtypes,
+    same_rule,
+)
 from roundoff.blame.changes import Change, Reference, apply_changes
 from roundoff.blame.repro_runtime import within
 from roundoff.blame.reuse import ValueCache, value_bytes
 from roundoff.capture.program import Program, node_id
 from roundoff.execute import Lockstep, complete_inputs, plan_numerics, run_eager, run_keep
+from roundoff.execute.node_numerics import round_value
 from roundoff.plan import plan
 from roundoff.plan.model import Plan
 from roundoff.plan.rewrite import rewrite
@@ -80,12 +89,15 @@ class Evaluator:
         reuse_budget: float = 1.0,
         judged: Collection[int] | None = None,
         noise: Collection[int] | None = None,
+        rule: Rule | str = Rule.SAME,
     ) -> None:
         """`incremental=False` runs every change set in full (the reference the reuse is tested
         against); `reuse_budget`: values of earlier change sets kept, in multiples of the bytes of
         one full run's values (0: reuse only the base run's). `judged` (against the oracle): the
         indices of the outputs a fix must bring within the limit (those `check` fails); every other
-        output is only held to no worse than the policy computes it (`passes`). None: all judged."""
+        output is only held to no worse than the policy computes it (`passes`). None: all judged.
+        `rule`: check's output rule; ``allclose`` and ``bitwise`` judge against eager, or against fp64
+        correctly rounded to the narrowest format on the output's path, by that rule (`passes`)."""
         self.program = program
         self.policy = get_policy(policy)
         self.inputs = tuple(inputs)
@@ -94,6 +106,9 @@ class Evaluator:
         if rmse_ratio is not None and not rmse_ratio > 0:
             raise ValueError(f"rmse_ratio must be a positive number or None, got {rmse_ratio!r}")
         self.rmse_ratio = rmse_ratio
+        self.rule = Rule.parse(rule)
+        if rmse_ratio is not None and self.rule is not Rule.SAME:
+            raise ValueError(f"rmse_ratio replaces the `same` rule's multiplier; the {self.rule.value} rule takes none")
         self.transcendentals = transcendentals
         self.incremental = incremental
         self._rewritten = rewrite(program, self.policy)
@@ -142,6 +157,13 @@ class Evaluator:
         if not (isinstance(res, torch.Tensor) and res.is_floating_point()) or i in self.noise:
             return True  # (0 by the model's structure: fp64's noise, which no format holds; trial 51)
         eager, oracle = self.eager[i], self.oracle[i]
+        if self.rule is not Rule.SAME:  # check's rule, against eager or fp64 rounded as check rounds it
+            work = (self._work[i] if i < len(self._work) else None) or res.dtype
+            ref = eager if self.reference is Reference.EAGER else round_value(oracle, work)
+            ok = judge(self.rule, ref.to(res.dtype), res, oracle, self.tol)
+            if self.reference is Reference.ORACLE and self.judged is not None and i not in self.judged:
+                return ok or bool(no_worse_than(res, oracle, self.base_outputs[i], NO_WORSE))
+            return ok
         if self.reference is Reference.ORACLE and self.rmse_ratio is None:
             work = self._work[i] if i < len(self._work) else None
             by_values = bool(oracle_output_passes(res, oracle, work or res.dtype, self._floors.get(i, 0.0)))

@@ -54,13 +54,21 @@ def main():
     with torch.no_grad():
         eager = list(Eager().forward(*INPUTS))
         fp64 = list(Oracle().forward(*INPUTS))
-        if REFERENCE == "oracle" and RATIO is None:
+        if RULE != "same":
+            print(f"reference: {'eager' if REFERENCE == 'eager' else 'the fp64 oracle of the same graph, correctly rounded to the narrowest format on each output path'}; an output passes when finite where fp64 is and " + ("its bits equal the reference's" if RULE == "bitwise" else "torch.allclose with torch.testing's default tolerances holds"))
+        elif REFERENCE == "oracle" and RATIO is None:
             print(f"reference: the fp64 oracle of the same graph; an output passes when finite where fp64 is and its error is within {LIMIT:g} times the rounding of the narrowest format on its path ({', '.join(sorted({str(w) for w in WORK if w is not None}))})")
         else:
             print(f"reference: {REFERENCE}; fp64 oracle of the same graph; tolerance {TOL}, rmse ratio {RATIO or 'as torch._dynamo.utils.same'}")
         runs = {name: list(program().forward(*INPUTS)) for name, program in (("before", Before), ("after", After))}
         for name, res in runs.items():
-            if REFERENCE == "oracle" and RATIO is None:  # roundoff's output rule, as blame judged it
+            if RULE != "same":  # check's allclose or bitwise rule, as blame judged it
+                failing = [NAMES[i] if i < len(NAMES) else f"out{i}"
+                           for i, (x, f, w, e, b) in enumerate(zip(res, fp64, WORK, eager, runs["before"]))
+                           if w is not None and not (by_rule(RULE, e if REFERENCE == "eager" else round_to(f, w), x, f)
+                                                     or REFERENCE == "oracle" and not JUDGED[i] and no_worse_than(x, f, b, NO_WORSE))]
+                ok, by_path = not failing, []
+            elif REFERENCE == "oracle" and RATIO is None:  # roundoff's output rule, as blame judged it
                 failing = [NAMES[i] if i < len(NAMES) else f"out{i}"
                            for i, (x, f, w, fl, b) in enumerate(zip(res, fp64, WORK, FLOORS, runs["before"]))
                            if w is not None and not (excess_within(x, f, w, round_to, LIMIT, fl)
@@ -138,6 +146,7 @@ def repro_script(
     notes: tuple[str, ...] = (),
     judged: Collection[int] | None = None,
     by_path: Collection[str] = (),
+    rule: str = "same",
 ) -> str:
     """Source of a standalone repro.py (see the module docstring); needs only torch to run.
 
@@ -147,6 +156,7 @@ def repro_script(
     `judged`: against the oracle, the outputs held to the limit (`Evaluator`'s); None: all of them.
     `by_path`: the names of outputs the fix leaves over the limit by value that check passes by its path
     rule (blame's trimmed fix): the repro's After verdict passes them too, and says so.
+    `rule`: "same", or check's "allclose" / "bitwise" (`repro_runtime.by_rule`), as blame judged by.
     Raises ReproError when the graph or plan holds something plain PyTorch cannot express here.
     """
     if reference not in ("eager", "oracle"):
@@ -171,8 +181,9 @@ def repro_script(
         "output rule (finite where fp64 is, error within LIMIT times the rounding of the narrowest format",
         "on the output's path, or of FLOORS, the error its last op takes from its operands rounded to that",
         "format, where larger; an output check passes (not JUDGED) also when no worse than NO_WORSE times",
-        "its error Before; After, one in BY_PATH passes as check judges it, with a note). Rounding and FMA",
-        "are roundoff's own round_to and fma, embedded.",
+        "its error Before; After, one in BY_PATH passes as check judges it, with a note); with RULE allclose",
+        "or bitwise, that rule of check's against eager or fp64 rounded to WORK. Rounding and FMA are",
+        "roundoff's own round_to and fma, embedded.",
     ]
     header += [""] + [f"  {_docstring_safe(line)}" for line in notes] if notes else []
     header.append('"""')
@@ -187,7 +198,7 @@ def repro_script(
         inspect.getsource(excess_within).strip(),
         inspect.getsource(no_worse_than).strip(),
         _PRELUDE.strip(),
-        f"REFERENCE = {reference!r}\nTOL = {tol!r}\nRATIO = {rmse_ratio!r}\nLIMIT = {EXCESS_LIMIT!r}",
+        f"REFERENCE = {reference!r}\nTOL = {tol!r}\nRATIO = {rmse_ratio!r}\nLIMIT = {EXCESS_LIMIT!r}\nRULE = {rule!r}",
         f"WORK = [{', '.join(_work_dtypes(program))}]  # narrowest float format on each output's path",
         f"FLOORS = {_floors(program, inputs, reference)!r}  # per output: error its last op takes from its operands rounded to WORK",
         f"JUDGED = {[judged is None or i in judged for i in range(len(program.output_args()))]!r}  # held to LIMIT (check fails them); the others to NO_WORSE x Before's error",

@@ -57,6 +57,30 @@ def within(base: torch.Tensor, res: torch.Tensor, fp64: torch.Tensor, tol: float
     return _rmse(res, fp64) <= ratio * _rmse(base, fp64) + tol / 10.0
 
 
+_INTS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def by_rule(rule: str, base: torch.Tensor, res: torch.Tensor, fp64: torch.Tensor) -> bool:
+    """One output by check's ``allclose`` or ``bitwise`` rule (roundoff's ``analyze.verdict.judge``; this
+    runtime imports no roundoff): NaN/inf in `res` where `fp64` is finite fails; else, over the elements
+    where fp64 is finite, ``torch.allclose`` with ``torch.testing.assert_close``'s default tolerances for
+    `res`'s dtype (fp8 compared as bf16, which holds it exactly), or every element's bits equal to
+    `base`'s in `res`'s dtype (every element; NaN against NaN passes, -0.0 against 0.0 fails)."""
+    base = base.to(res.dtype)
+    finite = fp64.isfinite()
+    wide = res.to(torch.bfloat16) if res.element_size() == 1 else res
+    if bool((~wide.isfinite() & finite).any()):
+        return False
+    if rule == "bitwise":
+        ints = _INTS[res.element_size()]
+        return bool(((res.view(ints) == base.view(ints)) | (res.isnan() & base.isnan())).all())
+    from torch.testing._comparison import default_tolerances
+
+    rtol, atol = default_tolerances(res.dtype)
+    other = base.to(wide.dtype)
+    return bool(torch.allclose(wide[finite], other[finite], rtol=rtol, atol=atol, equal_nan=True))
+
+
 def verdict(ref: list[Any], res: list[Any], fp64: list[Any], reference: str, tol: float,
             ratio: Any = None) -> bool:
     """PyTorch's accuracy rule (`torch._dynamo.utils.same`, RMSE against fp64) on every float output.

@@ -55,6 +55,8 @@ class BlameResult:
     #: (output, RMSE over its reference) for each output the fix leaves over the limit by its values,
     #: which check passes because no node on its path is flagged (trimmed to what check needs)
     over_limit: tuple[tuple[str, float], ...] = ()
+    #: The output rule the fix was judged by (check's `--rule`: same, allclose or bitwise).
+    rule: str = "same"
 
     @property
     def fixed(self) -> bool:
@@ -71,6 +73,7 @@ class BlameResult:
             "program": self.program,
             "policy": self.policy,
             "reference": self.reference,
+            "rule": self.rule,
             "search": self.search,
             "status": self.status.value,
             "ok_before": self.ok_before,

@@ -243,6 +243,7 @@ def blame_command(
     against: Annotated[
         str, typer.Option(metavar="REF", help="eager, or oracle (also spelled fp64).")
     ] = "eager",
+    rule: RuleOpt = "same",
     search: Annotated[
         str, typer.Option(metavar="ddmin|prefix|prefix-linear", help="Search strategy.")
     ] = "ddmin",
@@ -273,6 +274,10 @@ def blame_command(
         check_writable(repro, "--repro", (".py",))
         if search not in SEARCHES:
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
+        check_rule(rule)
+        if by_values and rule != "same":
+            raise UsageError(f"--by-values is for the same rule: under --rule {rule} every output is held to that "
+                             "rule by its values already")
         if policy is not None and len(policy) > 1:
             raise UsageError(
                 f"blame searches one policy at a time, got {len(policy)} (--policy {' --policy '.join(policy)}); "
@@ -293,7 +298,7 @@ def blame_command(
                 f"place; {save_policy} then serves check and the repro: add --placeable for a fix roundoff.compile "
                 "applies", markup=False)
         found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
-                                   placeable=placeable)
+                                   placeable=placeable, rule=rule)
         blame_output(found, loaded.label, save_policy, repro, program, json_out)
     raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
 
