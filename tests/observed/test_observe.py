@@ -1197,3 +1197,24 @@ def test_a_buffer_the_bitwise_rule_fails_within_its_range_is_not_called_out_of_r
     text = console.export_text()
     assert "outside" not in text and "GradScaler" not in text, text
     assert "the `bitwise` rule holds it to fp64 correctly rounded to its format" in text, text
+
+
+def test_against_eager_an_output_real_eager_makes_inf_where_compiled_is_finite_is_named() -> None:
+    """An fp16 ``mse_loss`` whose squared differences pass 65504: real eager's loss is inf (each element's
+    square in fp16), Inductor's finite (fp32 inside). Against eager, observe names the output and says eager is
+    the one wrong there (trial 73: it said nothing). Oracles: real eager, real torch.compile and fp64."""
+    from roundoff.report.observed import observe_document, observe_report
+
+    x = (torch.randn(1024, generator=torch.Generator().manual_seed(0)) * 100).half()
+
+    def loss(out: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.mse_loss(out, torch.zeros_like(out))
+
+    torch._dynamo.reset()
+    assert loss(x).isinf() and torch.compile(loss)(x).isfinite() and loss(x.double()).isfinite()
+    result = observe_compiled(capture(loss, x), against="eager", repeats=1)
+    assert result.eager_nonfinite_outputs == (("out", 1),)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    assert "real eager's output is NaN/inf where fp64 and the compiled program are finite: `out`" in console.export_text()
+    assert not observe_compiled(capture(loss, x / 8), against="eager", repeats=1).eager_nonfinite_outputs

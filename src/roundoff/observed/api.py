@@ -119,6 +119,9 @@ class ObserveResult:
     #: them, choose other indices than fp64 of the whole program where that choice moves an output
     #: beyond the limit (a router's expert: `roundoff.analyze.selections`); they flag the outputs after them
     selection_flips: tuple[SelectionFlip, ...] = ()
+    #: Against eager: (output, elements) where real eager's output is NaN/inf, fp64 and the compiled
+    #: program's finite: there eager is wrong, not the compiled program (trial 73's fp16 ``mse_loss``)
+    eager_nonfinite_outputs: tuple[tuple[str, int], ...] = ()
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -337,9 +340,10 @@ def observe_compiled(
     finite = all(bool(o.isfinite().all()) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())
     reports, judged_outputs, flips, moved = _compare(program, observed, on_device, REFERENCES[against], policy, tol,
                                                      transcendentals, rule, finite, joint=not partitioned)
+    eager_lost: list[tuple[str, int]] = []
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
-            failing = judged_outputs(outs, tuple(program.graph_module(*on_device)))
+            failing = judged_outputs(outs, tuple(program.graph_module(*on_device)), eager_lost)
         unflagged: tuple[OutputFailure, ...] = ()
     else:
         failing, unflagged = flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports,
@@ -358,7 +362,7 @@ def observe_compiled(
         stages=tuple(st.label for st in staged.stages), rule=rule.value,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
         failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
-        selection_flips=flips,
+        selection_flips=flips, eager_nonfinite_outputs=tuple(eager_lost),
     )
 
 
@@ -411,9 +415,11 @@ def _compare(
             flips.update(observer.flips)
         return {r.node_id: r for r in observer.reports}
 
-    def judge_outputs(compiled: tuple, eager_outs: tuple | None = None) -> tuple[OutputFailure, ...]:
+    def judge_outputs(compiled: tuple, eager_outs: tuple | None = None,
+                      eager_lost: list[tuple[str, int]] | None = None) -> tuple[OutputFailure, ...]:
         """The failing compiled outputs: by check's output rule against fp64, or with `eager_outs` (real
-        eager's outputs of the same program) by `rule` against them, fp64 as the reference's reference."""
+        eager's outputs of the same program) by `rule` against them, fp64 as the reference's reference;
+        `eager_lost` gets (output, elements) where eager is NaN/inf and fp64 and the compiled output finite."""
         failures = []
         for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
                                                        compiled, exact)):
@@ -427,6 +433,9 @@ def _compare(
                 ref = round_to(fp64, get_format(work)).double()
             else:
                 ref = eager_outs[i].detach().to(res.device)
+                wrong = int((~ref.isfinite() & fp64.isfinite() & res.isfinite()).sum())
+                if wrong and eager_lost is not None:
+                    eager_lost.append((name, wrong))
                 if judge(rule, ref.to(res.dtype), res, fp64, tol):
                     continue
             both = res.isfinite() & fp64.isfinite() & (ref.isfinite() if eager_outs is not None else True)

@@ -56,6 +56,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "unflagged_outputs": [_output(o) for o in result.unflagged_outputs],
         "selection_flips": [{"node": f.node_id, "op": f.op, "source": f.source, "differing": f.differing, "of": f.of}
                             for f in result.selection_flips],
+        "eager_nonfinite_outputs": [{"name": name, "nonfinite": n} for name, n in result.eager_nonfinite_outputs],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
         "unmapped_detail": [{"buffer": u.buffer, "kernel": u.kernel, "part_of": list(u.part_of)}
@@ -271,8 +272,21 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
     causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
     shown = [table] if rows else []  # (--top 0: the headline and the counts only)
-    return Group(head, *_failing_too(doc), *_harmless(doc), *_unflagged(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
+    return Group(head, *_eager_wrong(doc), *_failing_too(doc), *_harmless(doc), *_unflagged(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
                  *_not_judged(doc), foot)
+
+
+def _eager_wrong(doc: dict[str, Any]) -> list[Text]:
+    """Against eager, a line naming the outputs real eager makes NaN/inf where fp64 and the compiled program are
+    finite: the reference is wrong there, not the compiled program."""
+    outs = doc.get("eager_nonfinite_outputs") or []
+    if not outs:
+        return []
+    named = ", ".join(f"`{o['name']}` ({o['nonfinite']} element(s))" for o in outs[:3])
+    more = f" and {len(outs) - 3} more" if len(outs) > 3 else ""
+    return [Text(f"note: real eager's output is NaN/inf where fp64 and the compiled program are finite: {named}{more}; "
+                 "there eager is wrong, not the compiled program: --against oracle judges both by fp64, and `roundoff "
+                 "check -p eager --against oracle` names the eager op that makes it.", style="yellow")]
 
 
 def _unflagged(doc: dict[str, Any]) -> list[Text]:
