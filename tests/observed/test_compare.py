@@ -266,3 +266,28 @@ def test_a_copy_of_a_value_its_kernel_stores_is_not_named_kept_unrounded():
     assert any(added in d.rounded_inputs for d in apart.decisions.values())  # the plan reads the sum rounded
     cause = emulation_cause(program, copied, obs, apart, {added: stored, copied: obs})
     assert not cause.startswith("unmodelled decision: the kernel keeps"), cause
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_near_ties_are_told_from_rounding_decisions(dtype: torch.dtype) -> None:
+    """`near_ties`: fp32 values a few fp32 ulps either side of a 16-bit rounding midpoint round (torch's own
+    RNE cast, the oracle here) to the two neighbours; fp64 at the midpoint is 0 ulp from it. A difference of
+    two ulps, or fp64 half an ulp from the midpoint, is no near tie."""
+    from roundoff.observed.causes import NEAR_TIE, near_ties
+
+    g = torch.Generator().manual_seed(0)
+    low = (torch.rand(256, generator=g, dtype=torch.float64) + 0.5).to(dtype) * torch.where(
+        torch.rand(256, generator=g) < 0.5, -1.0, 1.0).to(dtype)
+    high = (low.view(torch.int16) + 1).view(dtype)  # one ulp further from 0 (sign and magnitude)
+    mid = (low.double() + high.double()) / 2
+    ulp32 = torch.finfo(torch.float32).eps * mid  # away from 0
+    above, below = (mid + 3 * ulp32).float().to(dtype), (mid - 3 * ulp32).float().to(dtype)
+    assert torch.equal(above.abs(), high.abs()) and torch.equal(below.abs(), low.abs())  # torch's casts round so
+    off = near_ties(above, below, mid)
+    assert off is not None and off <= 2.0**-10
+    assert near_ties(above, above, mid) is None  # nothing differs
+    assert near_ties(above, below, mid + (high.double() - low.double()) / 2) is None  # fp64 half an ulp away
+    two = (high.view(torch.int16) + 1).view(dtype)  # two ulps from `low`
+    assert near_ties(two, below, mid) is None
+    assert near_ties(above.float(), below.float(), mid) is None  # only 16-bit buffers
+    assert NEAR_TIE < 0.5

@@ -172,3 +172,30 @@ def emulation_cause(
     if ordered:
         return "summation order"
     return "transcendental implementation" if transcendental else "unmodelled decision"
+
+
+#: A differing element is a near tie when fp64 lies within this fraction of an ulp of the midpoint between
+#: the kernel's value and the emulation's: values computed in fp32 that differ in their last bits (2**-13
+#: of a 16-bit ulp each) round to either neighbour there (measured: a DiT block's fp16 backward, trial 72,
+#: 7 elements within 0.0025 ulp; a rounding decision the plan does not model puts them up to 0.7 ulp away).
+NEAR_TIE = 2.0**-6
+
+
+def near_ties(value: torch.Tensor, emulated: torch.Tensor, oracle: torch.Tensor) -> float | None:
+    """Where `value` (a bf16/fp16 buffer) differs from `emulated` only in elements one ulp apart whose fp64
+    value (`oracle`, from the same operands) lies within `NEAR_TIE` ulp of the midpoint between the two: the
+    largest such distance, in ulps; else None (no difference, another dtype, or a difference a tie does not
+    explain). There the two fp32 values rounded differ in their last bits (evaluation order or an FMA the C
+    compiler contracts inside the kernel), not in a rounding decision."""
+    if value.dtype not in (torch.bfloat16, torch.float16) or emulated.dtype != value.dtype:
+        return None
+    ints = value.view(torch.int16).int(), emulated.view(torch.int16).int()
+    differ = ints[0] != ints[1]
+    if not bool(differ.any()):
+        return None
+    v, e, o = value[differ].double(), emulated[differ].double(), oracle.reshape(value.shape)[differ].double()
+    same_sign = (torch.sign(v) == torch.sign(e)) & (v != 0) & (e != 0)
+    if not bool((same_sign & ((ints[0] - ints[1])[differ].abs() == 1) & v.isfinite() & e.isfinite()).all()):
+        return None
+    off = float(((o - (v + e) / 2).abs() / (v - e).abs()).max())
+    return off if off <= NEAR_TIE else None

@@ -50,7 +50,7 @@ from roundoff.capture.program import NODE_ID, Program, base_id, node_source
 from roundoff.execute.interpreter import RELEASED, Lockstep
 from roundoff.numerics import get_format, round_to
 from roundoff.observed.buffers import Observed, bit_mismatch, narrow_float
-from roundoff.observed.causes import emulation_cause, local_region
+from roundoff.observed.causes import emulation_cause, local_region, near_ties
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
@@ -488,6 +488,10 @@ class KernelObserver:
         fused in, a wrong value, which summation order does not explain (trial 48: Inductor's
         multi-query index_put backward, 143% off, was put down to summation order)."""
         cause = emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))
+        if cause == "unmodelled decision" and (off := near_ties(obs.value, emulated, oracle)) is not None:
+            return (f"near-tie rounding: each differing element is one ulp from the emulation's and fp64 lies within "
+                    f"{off:.2g} ulp of the midpoint between them: the two fp32 values rounded differ in their last "
+                    "bits (evaluation order, or an FMA the C compiler contracts inside the kernel)")
         if exc > EXCESS_LIMIT and "transcendental" not in cause:  # (an exp or erf may be that far off)
             emulated_exc = excess(measure(emulated, oracle, emulated.dtype), floor, work, terms)
             if emulated_exc <= EXCESS_LIMIT:
