@@ -185,8 +185,9 @@ def near_ties(value: torch.Tensor, emulated: torch.Tensor, oracle: torch.Tensor)
     """Where `value` (a bf16/fp16 buffer) differs from `emulated` only in elements one ulp apart whose fp64
     value (`oracle`, from the same operands) lies within `NEAR_TIE` ulp of the midpoint between the two: the
     largest such distance, in ulps; else None (no difference, another dtype, or a difference a tie does not
-    explain). There the two fp32 values rounded differ in their last bits (evaluation order or an FMA the C
-    compiler contracts inside the kernel), not in a rounding decision."""
+    explain). There the two fp32 values rounded differ in their last bits (the order of the kernel's fp32
+    operations or an op's implementation), not in a rounding decision. Where the compiler may contract an
+    FMA the plan did not place (Triton), the caller does not ask: that is a decision."""
     if value.dtype not in (torch.bfloat16, torch.float16) or emulated.dtype != value.dtype:
         return None
     ints = value.view(torch.int16).int(), emulated.view(torch.int16).int()

@@ -54,6 +54,7 @@ from roundoff.observed.causes import emulation_cause, local_region, near_ties
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
+from roundoff.policy.model import FmaContraction
 
 EAGER, ORACLE, EMULATED, GLOBAL = 0, 1, 2, 3  # GLOBAL: fp64 of the whole program, never substituted
 _aten = torch.ops.aten
@@ -488,10 +489,12 @@ class KernelObserver:
         fused in, a wrong value, which summation order does not explain (trial 48: Inductor's
         multi-query index_put backward, 143% off, was put down to summation order)."""
         cause = emulation_cause(self.program, nid, obs, self.emulated, self.observed, self._region(nid, obs))
-        if cause == "unmodelled decision" and (off := near_ties(obs.value, emulated, oracle)) is not None:
+        no_fma = self.emulated is not None and self.emulated.policy.fma is FmaContraction.NEVER  # (a missed FMA
+        # is an unmodelled decision; Inductor's C++ is compiled with -ffp-contract=off)
+        if cause == "unmodelled decision" and no_fma and (off := near_ties(obs.value, emulated, oracle)) is not None:
             return (f"near-tie rounding: each differing element is one ulp from the emulation's and fp64 lies within "
                     f"{off:.2g} ulp of the midpoint between them: the two fp32 values rounded differ in their last "
-                    "bits (evaluation order, or an FMA the C compiler contracts inside the kernel)")
+                    "bits (the order of the kernel's fp32 operations, or an op's implementation)")
         if exc > EXCESS_LIMIT and "transcendental" not in cause:  # (an exp or erf may be that far off)
             emulated_exc = excess(measure(emulated, oracle, emulated.dtype), floor, work, terms)
             if emulated_exc <= EXCESS_LIMIT:
