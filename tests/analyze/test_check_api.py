@@ -106,3 +106,25 @@ def test_outputs_judged_with_every_pass_launched_first_equal_the_flags_first(
     monkeypatch.setattr(output_verdicts, "launch_ahead", lambda value: True)
     launched = check(prog, xs, policy, against=against, nodes="all").to_dict()["outputs"]
     assert json.dumps(launched, sort_keys=True) == json.dumps(flags_first, sort_keys=True)
+
+
+def test_a_module_torch_compile_runs_eagerly_is_said_under_its_policies() -> None:
+    """torch.compile runs nn.GRU eagerly (Dynamo graph-breaks on RNN modules): real compiled output equals
+    eager's bit for bit, while inductor-cpu models the GRU's ops compiled (trial 74's LSTM). The capture
+    records the module and its line; an Inductor policy's check says so, the eager policy's does not.
+    Oracle: real torch.compile against real eager."""
+    gru = torch.nn.GRU(8, 16, batch_first=True).half()
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(0)).half()
+
+    def run(x: torch.Tensor) -> torch.Tensor:
+        return gru(x)[0].float().sum()
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        assert torch.equal(torch.compile(run)(x), run(x))  # compiled as eager: the GRU is not compiled
+    program = capture(run, x)
+    (module, source), = program.dynamo_fallbacks
+    assert module == "nn.GRU" and source == f"test_check_api.py:{run.__code__.co_firstlineno + 1}"
+    said = [n for n in check(program, (x,), "inductor-cpu", against="oracle").notes if n.startswith("torch.compile runs")]
+    assert len(said) == 1 and "nn.GRU at test_check_api.py" in said[0] and "-p eager" in said[0]
+    assert not any(n.startswith("torch.compile runs") for n in check(program, (x,), "eager", against="oracle").notes)

@@ -1218,3 +1218,21 @@ def test_against_eager_an_output_real_eager_makes_inf_where_compiled_is_finite_i
     console.print(observe_report(observe_document(result)))
     assert "real eager's output is NaN/inf where fp64 and the compiled program are finite: `out`" in console.export_text()
     assert not observe_compiled(capture(loss, x / 8), against="eager", repeats=1).eager_nonfinite_outputs
+
+
+def test_a_module_torch_compile_runs_eagerly_is_named_in_the_report() -> None:
+    """observe compiles roundoff's captured graph, nn.GRU's ops included, which real torch.compile runs
+    eagerly (Dynamo graph-breaks on RNN modules): the result and the report say so (trial 74's LSTM)."""
+    from roundoff.report.observed import observe_document, observe_report
+
+    gru = torch.nn.GRU(8, 16, batch_first=True)
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(0))
+
+    def run(x: torch.Tensor) -> torch.Tensor:
+        return gru(x)[0]
+
+    result = observe_compiled(capture(run, x), repeats=1)
+    assert [m for m, _ in result.dynamo_fallbacks] == ["nn.GRU"]
+    console = Console(width=300, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    assert "torch.compile runs nn.GRU at test_observe.py:" in console.export_text()

@@ -61,7 +61,7 @@ from roundoff.numerics.metrics import read_together
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 from roundoff.plan.shared import plan_pair
-from roundoff.policy.model import Policy
+from roundoff.policy.model import FusionModel, Policy
 
 ORACLE_NAMES = ("oracle", "fp64")
 
@@ -212,7 +212,7 @@ def check(
     if nodes == "screen":
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if isinstance(screened, CheckResult):
-            return _with_real_eager(screened, program, inputs, plan_b)
+            return _with_real_eager(_with_dynamo_fallbacks(screened, program, plan_a), program, inputs, plan_b)
     why_all = (screened,) if nodes == "screen" else ()
     floors = OutputFloors(plan_a.program, path_dtypes(plan_a.program.graph)) if vs_oracle and rule is Rule.SAME else None
 
@@ -278,7 +278,27 @@ def check(
         examined_with=examined_with,
     )
     result = replace(result, explanations=explain(result, plan_a, observer.zero_operands))
-    return _with_real_eager(result, program, inputs, plan_b)
+    return _with_real_eager(_with_dynamo_fallbacks(result, program, plan_a), program, inputs, plan_b)
+
+
+def _with_dynamo_fallbacks(result: CheckResult, program: Program, plan_a: Plan) -> CheckResult:
+    """`result` with a note, under a policy of torch.compile (Inductor's fusion models), for each module the
+    program calls that torch.compile runs eagerly (`Program.dynamo_fallbacks`: nn.LSTM, nn.GRU, nn.RNN), whose
+    ops the plan models compiled (trial 74: an fp16 LSTM's gradients up to 2.2x off real torch.compile's,
+    which equal eager's bit for bit)."""
+    if plan_a.policy.fusion not in (FusionModel.POINTWISE_CPP, FusionModel.POINTWISE_TRITON):
+        return result
+    notes = tuple(
+        f"{DYNAMO_FALLBACK} {module} at {source or 'an unknown line'} eagerly (Dynamo graph-breaks on nn.RNN, nn.GRU "
+        f"and nn.LSTM unless torch._dynamo.config.allow_rnn = True): the real compiled program computes it as eager "
+        f"does, while {plan_a.policy.name} models its ops compiled, as with allow_rnn; check that part with -p "
+        f"{'eager-cuda' if plan_a.policy.fusion is FusionModel.POINTWISE_TRITON else 'eager'}."
+        for module, source in program.dynamo_fallbacks)
+    return replace(result, notes=notes + result.notes) if notes else result
+
+
+#: How the note begins that says torch.compile runs a module eagerly (`_with_dynamo_fallbacks`).
+DYNAMO_FALLBACK = "torch.compile runs"
 
 
 def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, reference: Plan | None) -> CheckResult:

@@ -151,6 +151,10 @@ class Program:
     grad_input_names: tuple[str, ...] = ()
     name: str = "program"
     specializations: tuple[Specialization, ...] = ()
+    #: (module, source line) of the modules torch.compile runs eagerly, not compiled (nn.RNN, nn.GRU,
+    #: nn.LSTM: Dynamo graph-breaks on them unless ``torch._dynamo.config.allow_rnn``); roundoff captures and
+    #: plans their ops as any others', so a compiler policy models them compiled (`sources.RNN_FUNCTIONS`)
+    dynamo_fallbacks: tuple[tuple[str, str | None], ...] = ()
     # the example inputs' in-place version counters at capture (a parameter changed since then no
     # longer holds the values a specialized graph was captured with)
     example_versions: tuple[int, ...] = field(default=(), repr=False, compare=False)

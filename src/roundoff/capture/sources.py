@@ -42,6 +42,11 @@ _VALUE_READS = {
     "__contains__": SpecializationKind.BRANCH,
 }
 
+#: The functions nn.RNN, nn.GRU and nn.LSTM call, by the module that calls them: torch.compile runs these
+#: modules eagerly (Dynamo graph-breaks on them unless ``torch._dynamo.config.allow_rnn``, torch 2.9-2.13).
+RNN_FUNCTIONS = {getattr(torch._C._VariableFunctions, name): module for name, module in (
+    ("lstm", "nn.LSTM"), ("gru", "nn.GRU"), ("rnn_tanh", "nn.RNN"), ("rnn_relu", "nn.RNN"))}
+
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _ROUNDOFF_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # The zoo and the corpus are written as a user writes model code: their frames are user code.
@@ -136,6 +141,7 @@ class SourceRecorder(TorchFunctionMode):
         super().__init__()
         self._grad_fn_sources: dict[int, tuple[Any, str | None]] = {}
         self.value_reads: list[Specialization] = []
+        self.dynamo_fallbacks: list[tuple[str, str | None]] = []  # (module, source): `RNN_FUNCTIONS` calls
 
     def __torch_function__(
         self,
@@ -166,6 +172,8 @@ class SourceRecorder(TorchFunctionMode):
         out = func(*args, **(kwargs or {}))
         new = label_new_nodes(graph, start, NODE_SOURCE, source)
         self._note_value_read(func, out, source, new)
+        if (module := RNN_FUNCTIONS.get(func)) is not None and (module, source) not in self.dynamo_fallbacks:
+            self.dynamo_fallbacks.append((module, source))
         if torch.is_grad_enabled():
             self._remember_grad_fns(out, source)
         return out

@@ -91,6 +91,7 @@ def capture(
         grad_input_names=tuple(n for n, w in zip(spec.names, spec.wants_grad) if w),
         name=name or getattr(fn_or_module, "__name__", type(fn_or_module).__name__),
         specializations=tuple(specializations),
+        dynamo_fallbacks=tuple(found["fallbacks"]),
         example_versions=tuple(t._version for t in spec.tensors),
         user_inputs=spec.num_user,
     )
@@ -110,7 +111,7 @@ def _traced_function(
     def traced(*flat_in: torch.Tensor) -> tuple[torch.Tensor, ...]:
         recorder = SourceRecorder()
         values = EagerValues(get_proxy_mode().tracer)  # type: ignore[union-attr]
-        found.update(reads=recorder.value_reads, values=values)
+        found.update(reads=recorder.value_reads, values=values, fallbacks=recorder.dynamo_fallbacks)
         flat = list(flat_in)
         with torch.enable_grad() if backward else torch.no_grad(), values:
             if backward:

@@ -122,6 +122,9 @@ class ObserveResult:
     #: Against eager: (output, elements) where real eager's output is NaN/inf, fp64 and the compiled
     #: program's finite: there eager is wrong, not the compiled program (trial 73's fp16 ``mse_loss``)
     eager_nonfinite_outputs: tuple[tuple[str, int], ...] = ()
+    #: (module, source) of modules torch.compile runs eagerly (`Program.dynamo_fallbacks`), which observe
+    #: compiles with the rest of the captured program, as with ``torch._dynamo.config.allow_rnn``
+    dynamo_fallbacks: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -362,7 +365,7 @@ def observe_compiled(
         stages=tuple(st.label for st in staged.stages), rule=rule.value,
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
         failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
-        selection_flips=flips, eager_nonfinite_outputs=tuple(eager_lost),
+        selection_flips=flips, eager_nonfinite_outputs=tuple(eager_lost), dynamo_fallbacks=program.dynamo_fallbacks,
     )
 
 

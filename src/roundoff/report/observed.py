@@ -57,6 +57,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "selection_flips": [{"node": f.node_id, "op": f.op, "source": f.source, "differing": f.differing, "of": f.of}
                             for f in result.selection_flips],
         "eager_nonfinite_outputs": [{"name": name, "nonfinite": n} for name, n in result.eager_nonfinite_outputs],
+        "dynamo_fallbacks": [{"module": module, "source": source} for module, source in result.dynamo_fallbacks],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
         "unmapped_detail": [{"buffer": u.buffer, "kernel": u.kernel, "part_of": list(u.part_of)}
@@ -272,8 +273,16 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
     causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
     shown = [table] if rows else []  # (--top 0: the headline and the counts only)
-    return Group(head, *_eager_wrong(doc), *_failing_too(doc), *_harmless(doc), *_unflagged(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
+    return Group(head, *_fallbacks(doc), *_eager_wrong(doc), *_failing_too(doc), *_harmless(doc), *_unflagged(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
                  *_not_judged(doc), foot)
+
+
+def _fallbacks(doc: dict[str, Any]) -> list[Text]:
+    """A line per module torch.compile runs eagerly, which observe compiles (`ObserveResult.dynamo_fallbacks`)."""
+    return [Text(f"note: torch.compile runs {f['module']} at {f['source'] or 'an unknown line'} eagerly (Dynamo "
+                 "graph-breaks on nn.RNN, nn.GRU and nn.LSTM unless torch._dynamo.config.allow_rnn = True); observe "
+                 "compiles it with the rest of the captured program, as with allow_rnn: the real compiled program "
+                 "computes it as eager does.", style="yellow") for f in doc.get("dynamo_fallbacks") or []]
 
 
 def _eager_wrong(doc: dict[str, Any]) -> list[Text]:

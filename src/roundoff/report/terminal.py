@@ -198,9 +198,10 @@ _REAL_EAGER = "real eager gives"
 def _shown_when_passing(note: str) -> bool:
     """Notes a passing run still shows on a terminal: what the screen examined, whether it ran as asked,
     what the fp64 oracle inherits from a 16-bit capture (`roundoff.analyze.oracle_notes`), outputs with
-    nothing to measure and what was not judged (`roundoff.analyze.output_verdicts.scope_notes`)."""
+    nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`) and modules
+    torch.compile runs eagerly (`roundoff.analyze.check.DYNAMO_FALLBACK`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            "not judged", "every floating-point value")) or "screen failed" in note
+                            "not judged", "every floating-point value", "torch.compile runs")) or "screen failed" in note
 
 
 def blame_report(blame: dict[str, Any]) -> Group:
