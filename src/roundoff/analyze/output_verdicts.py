@@ -271,6 +271,11 @@ def _settle(o: _Output, fig: tuple[Metrics, Metrics | None, Metrics | None], rul
             by_rule = True  # what `same` must return, from the two values' figures against fp64
         else:
             by_rule = judge(rule, ref.to(res.dtype), res, oracle, tol)
+            if not by_rule and o.reference_nonfinite and not o.any_lost:  # the reference fails there, not the
+                # result: those elements left out, as a node's verdict leaves them (trial 74: of four finite VAE
+                # gradients beside eager's NaN, one failed and three passed, by what `same` made of the NaN)
+                left_out = ~widen_fp8(ref).isfinite() & oracle.isfinite()
+                by_rule = judge(rule, ref.to(res.dtype), res, oracle.masked_fill(left_out, math.nan), tol)
     if o.agree:
         rmse_ref = rmse_res
     else:
