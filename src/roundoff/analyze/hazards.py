@@ -219,12 +219,12 @@ def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Range
     limit = _EXP_LIMIT.get(held, 88.7)
     if top is None or top <= limit:
         return None
-    return (
+    others = ("subtract the maximum first (x - amax(x)) where its values are normalised, as softmax does, or "
+              "use an op that stays in range (torch.sigmoid, F.logsigmoid, logsumexp)")
+    return (  # the fix that always applies first where it suffices (trial 74: a VAE's KL term, `logvar.exp()`)
         f"{_where(n)}: its argument reaches {top:.3g} in the fp64 oracle, beyond {limit:.3g} where exp overflows "
-        f"in {held}. Subtract the maximum first (x - amax(x)), as softmax does, or use an op that stays in range "
-        "(torch.sigmoid, F.logsigmoid, logsumexp)"
-        + (", or compute it in fp32." if top <= _EXP_LIMIT[torch.float32] else
-           ": fp32 overflows there too.")
+        f"in {held}. " + (f"Compute it in fp32 (`x.float().exp()`), where it fits; or {others}."
+                          if top <= _EXP_LIMIT[torch.float32] else f"fp32 overflows there too: {others}.")
     )
 
 
