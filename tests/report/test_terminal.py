@@ -316,3 +316,20 @@ def test_a_value_kept_wide_and_stored_as_inf_shows_its_stored_infinities_and_its
     exp_rows = [t for t in text.splitlines() if " exp " in t and "nonfinite" in t]
     assert exp_rows and f"0/0, {beyond} inf stored" in exp_rows[0], text
     assert any(e.startswith("`exp`") and f"overflows float16: at {beyond} element(s)" in e for e in r.explanations), r.explanations
+
+
+def test_observe_legend_numbers_a_cause_once_whatever_node_it_names() -> None:
+    """Trial 74's LSTM: one sigmoid line kept unrounded at every time step made 14 legend entries, one per
+    node. Causes that differ only in their node id share a number; the legend names the nodes once."""
+    from roundoff.report.observed import _cause_notes
+
+    keeps = [f"unmodelled decision: the kernel keeps sigmoid (n{i}) unrounded where the plan rounds it"
+             for i in range(76, 76 + 17 * 8, 17)]
+    rows = [{"emulated_identical": False, "emulation_cause": c}
+            for c in (*keeps, "summation order", keeps[0], "transcendental implementation")]
+    rows.append({"emulated_identical": True, "emulation_cause": "summation order"})
+    notes, numbers = _cause_notes(rows)
+    assert [numbers[c] for c in keeps] == [1] * 8 and numbers["summation order"] == 2
+    assert numbers["transcendental implementation"] == 3 and len(notes) == 3
+    assert notes[0] == ("[1] unmodelled decision: the kernel keeps sigmoid unrounded where the plan rounds it "
+                        "(at n76, n93, n110, n127, n144, n161 and 2 more)")

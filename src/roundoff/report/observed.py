@@ -194,13 +194,30 @@ def _excess_cell(k: dict) -> str:
     return fmt_num(k["excess"], 3) + (" (finite elements)" if k["verdict"] == "nonfinite" else "")
 
 
+#: A node id inside a cause (`(n76)`, `(n140.3)`, `(n108@k36)`): causes that differ only in them share a number.
+_NODE_IN_CAUSE = re.compile(r" \((n[0-9][0-9.]*(?:@k[0-9]+)?)\)")
+
+
 def _cause_notes(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, int]]:
-    """The distinct causes of the rows the emulation did not predict, numbered in order of first row."""
-    numbers: dict[str, int] = {}
+    """The distinct causes of the rows the emulation did not predict, numbered in order of first row; causes
+    that differ only in the node they name (a loop's steps: trial 74's LSTM, 14 numbers for one sigmoid line)
+    share a number, their nodes listed once."""
+    groups: dict[str, int] = {}  # the cause without its node ids -> its number
+    numbers: dict[str, int] = {}  # each cause as a row has it -> its number
+    nodes: dict[str, list[str]] = {}
     for k in rows:
         if not k["emulated_identical"]:
-            numbers.setdefault(k["emulation_cause"], len(numbers) + 1)
-    return [f"[{n}] {cause}" for cause, n in numbers.items()], numbers
+            cause = k["emulation_cause"]
+            key = _NODE_IN_CAUSE.sub("", cause)
+            numbers[cause] = groups.setdefault(key, len(groups) + 1)
+            seen = nodes.setdefault(key, [])
+            seen.extend(i for i in _NODE_IN_CAUSE.findall(cause) if i not in seen)
+    notes = []
+    for key, n in groups.items():
+        ids = nodes[key]
+        at = f" (at {', '.join(ids[:6])}{f' and {len(ids) - 6} more' if len(ids) > 6 else ''})" if ids else ""
+        notes.append(f"[{n}] {key}{at}")
+    return notes, numbers
 
 
 def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
