@@ -67,3 +67,24 @@ def test_jsonable_and_number_are_inverse(x):
 def test_metrics_names_unknown_keys():
     with pytest.raises(ValueError, match="ulps"):
         metrics(ulps=1)
+
+
+def test_each_output_carries_its_error_as_a_multiple_of_the_references() -> None:
+    """`x_reference` is rmse / ref_rmse, the terminal's "x reference" column (trial 74: in the terminal, not
+    the JSON); null where a figure is missing, inf (a string) where the reference has no error. Oracle:
+    the document's own rmse and ref_rmse, from a real check of the zoo's bf16 chain."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import document_from_checks, run_from_check
+    from roundoff.report.json_report import output_entry
+    from roundoff.zoo import get_workload
+
+    w = get_workload("bf16-chain")
+    program = capture(w.build(), *w.make_inputs())
+    doc = json.loads(dumps(document_from_checks("t", "oracle", [run_from_check(
+        check(program, program.example_inputs, "inductor-cpu", against="oracle"))])))
+    _validate(doc)
+    (out,) = doc["runs"][0]["outputs"]
+    assert out["x_reference"] == out["rmse"] / out["ref_rmse"] and out["x_reference"] > 0
+    assert output_entry("o", "ok", 1.0, None, None)["x_reference"] is None
+    assert output_entry("o", "ok", 1.0, 0.0, None)["x_reference"] == "inf"

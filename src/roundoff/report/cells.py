@@ -9,7 +9,9 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.report.json_report import number
+from roundoff.report.json_report import error_ratio, number
+
+__all__ = ["error_ratio"]  # (defined with the document's numbers; renderers import it from here)
 
 VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold magenta"}
 
@@ -29,15 +31,6 @@ def fmt_num(x: Any, digits: int = 4) -> str:
     if math.isnan(v) or math.isinf(v):
         return str(v)
     return f"{v:.{digits}g}"
-
-
-def error_ratio(value: Any, reference: Any) -> float | None:
-    """`value / reference` for two report numbers: None where either is missing or NaN, 0 for 0/0 and
-    inf for x/0 (an error where the reference has none)."""
-    v, r = number(value), number(reference)
-    if v is None or r is None or math.isnan(v) or math.isnan(r):
-        return None
-    return v / r if r > 0 else (0.0 if v == 0 else math.inf)
 
 
 def verdict_text(verdict: str) -> Text:

@@ -19,7 +19,7 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
         "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range", "noise_only",
-                     "nonfinite", "real_eager_nonfinite"}],
+                     "nonfinite", "x_reference", "real_eager_nonfinite"}],
                                         # PyTorch's rule (torch._dynamo.utils.same): RMSE
                                         # of this run vs fp64 <= multiplier * RMSE of the
                                         # reference vs fp64 (multiplier null: not recorded);
@@ -29,6 +29,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                                         # noise_only (optional): fp64 holds it as noise only
                                         # (0 by the model's structure); nonfinite (optional):
                                         # its elements NaN/inf where fp64 is finite;
+                                        # x_reference: rmse / ref_rmse (null where either
+                                        # is missing; the terminal's "x reference");
                                         # real_eager_nonfinite (optional): against an eager
                                         # reference emulated on the policy's graph, real
                                         # eager's NaN/inf elements where more than the
@@ -185,6 +187,7 @@ SCHEMA: dict[str, Any] = {
                                 "below_range": {"type": "integer", "minimum": 0},
                                 "noise_only": {"type": "boolean"},
                                 "nonfinite": {"type": "integer", "minimum": 0},
+                                "x_reference": _NUM,
                                 "real_eager_nonfinite": {"type": "integer", "minimum": 1},
                             },
                         },
@@ -295,6 +298,15 @@ def number(x: float | str | None) -> float | None:
     return float(x)
 
 
+def error_ratio(value: Any, reference: Any) -> float | None:
+    """`value / reference` for two report numbers: None where either is missing or NaN, 0 for 0/0 and
+    inf for x/0 (an error where the reference has none)."""
+    v, r = number(value), number(reference)
+    if v is None or r is None or math.isnan(v) or math.isnan(r):
+        return None
+    return v / r if r > 0 else (0.0 if v == 0 else math.inf)
+
+
 def worst_verdict(verdicts: list[str]) -> str:
     """``"diverges"`` if any verdict diverges, else ``"ok"`` (an empty list is ``"ok"``)."""
     return "diverges" if "diverges" in verdicts else "ok"
@@ -330,6 +342,7 @@ def output_entry(
         "below_range": below_range,
         "noise_only": noise_only,
         "nonfinite": nonfinite,
+        "x_reference": jsonable(error_ratio(rmse, ref_rmse)),
     }
     return entry | {"real_eager_nonfinite": real_eager_nonfinite} if real_eager_nonfinite else entry
 
