@@ -591,6 +591,27 @@ def test_a_2d_matmul_added_to_a_tensor_is_one_addmm_as_inductors_cpu_pattern_com
     assert not same_bits(eager[1], real[1])  # x's gradient: the backward adds a matmul's result to it
 
 
+def _accumulated_weight_grads(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+    """Two matmuls added through transposes that undo each other, ``add(t(t(mm)), t(t(mm)))``: what autograd
+    makes of a weight used at several time steps (trial 74's hand-written GRU)."""
+    return (a @ b).t().t() + (c @ d).t().t()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_a_matmul_added_through_a_pointless_transpose_pair_is_one_addmm(dtype: torch.dtype) -> None:
+    """Inductor's early pattern ``pointless_permute_pair`` removes ``t(t(mm))`` before its ``addmm`` pattern, so
+    the add is computed in the second matmul's GEMM, rounded once (trial 74: 45 GRU weight-gradient adds,
+    emulated as a rounded matmul and an add). Oracle: real torch.compile bit for bit; the eager policy's
+    emulation (a rounded matmul, then the add) must differ."""
+    g = torch.Generator().manual_seed(0)
+    a, b, c, d = ((torch.randn(48, 96, generator=g) / 4).to(dtype) if i % 2 == 0 else
+                  (torch.randn(96, 48, generator=g) / 4).to(dtype) for i in range(4))
+    torch._dynamo.reset()
+    real = torch.compile(_fresh(_accumulated_weight_grads), dynamic=False, fullgraph=True)(a, b, c, d)
+    assert same_bits(_emulated(_accumulated_weight_grads, (a, b, c, d), "inductor-cpu"), real)
+    assert not same_bits(_emulated(_accumulated_weight_grads, (a, b, c, d), "eager"), real)
+
+
 def _long_chain(k: int) -> Callable:
     def chain(x: torch.Tensor) -> torch.Tensor:
         v = x

@@ -62,6 +62,7 @@ from roundoff.execute.wide_kernels import call
 from roundoff.numerics import get_format, is_low_precision, round_to
 from roundoff.ops.classes import OpClass
 from roundoff.plan.cache import GraphCache
+from roundoff.plan.matmul_add import unpermuted
 from roundoff.plan.model import NodeDecision, Plan
 from roundoff.policy.model import Negation
 
@@ -350,7 +351,7 @@ class PlanNumerics:
         dtype where all three are held in the add's 16-bit storage dtype (the kernel Inductor's extern call
         runs: one fp32 accumulation, one rounding), else in the compute dtype (fp32 containers)."""
         mm = self._nodes[d.gemm]
-        i = 0 if node.args[1] is mm else 1  # the addend's argument index
+        i = 0 if unpermuted(node.args[1]) is mm else 1  # the addend's argument index
         a, b = torch.fx.node.map_arg(tuple(mm.args[:2]), self._reader(mm, read, fresh))
         x = self._reader(node, read, fresh)(node.args[i])
         narrow = one_narrow(self.storage(node))

@@ -34,15 +34,45 @@ def foldable_adds(nodes: Iterable[torch.fx.Node]) -> dict[torch.fx.Node, torch.f
     """{add: mm} for every ``aten.add.Tensor`` without ``alpha`` of an ``aten.mm`` that has no other use and
     of a tensor ``x`` of the matmul operands' dtype that broadcasts to the product's shape (the pattern's
     ``is_valid_addmm_fusion``). Where both operands qualify, the second is the GEMM's (``add(x, mm)`` is the
-    pattern tried first)."""
+    pattern tried first). A pair of transposes that undo each other between the matmul and the add
+    (`unpermuted`) is no obstacle."""
     folds = {}
     for n in nodes:
         if n.op != "call_function" or n.target is not _aten.add.Tensor or n.kwargs or len(n.args) != 2:
             continue
-        mm = next((n.args[i] for i in (1, 0) if _folds(n.args[i], n.args[1 - i])), None)
+        mm = next((unpermuted(n.args[i]) for i in (1, 0) if _folds(unpermuted(n.args[i]), n.args[1 - i])), None)
         if mm is not None:
             folds[n] = mm
     return folds
+
+
+_PERMUTES = (_aten.t.default, _aten.permute.default)
+
+
+def unpermuted(x: object) -> object:
+    """`x` without a pair of permutes (``t``, ``permute``) that undo each other, each with no other use: Inductor's
+    early joint-graph pattern ``pointless_permute_pair`` (torch 2.9-2.13) removes them before its ``addmm`` pattern
+    looks for the matmul (trial 74: a hand-written GRU's weight gradients summed over time steps,
+    ``add(t(t(mm)), t(t(mm)))``, each an addmm in the compiled backward); else `x`."""
+    if not (isinstance(x, torch.fx.Node) and x.target in _PERMUTES and len(x.users) == 1):
+        return x
+    inner = x.args[0]
+    if not (isinstance(inner, torch.fx.Node) and inner.target in _PERMUTES and len(inner.users) == 1):
+        return x
+    val = inner.args[0].meta.get("val") if isinstance(inner.args[0], torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor):
+        return x
+    first, second = (_perm(p, val.dim()) for p in (inner, x))
+    return inner.args[0] if first is not None and second is not None and [first[i] for i in second] == list(
+        range(val.dim())) else x
+
+
+def _perm(node: torch.fx.Node, rank: int) -> list[int] | None:
+    """The dims `node` (a `_PERMUTES` op on a tensor of `rank` dims) permutes, or None."""
+    if node.target is _aten.t.default:
+        return [1, 0] if rank == 2 else list(range(rank))
+    dims = node.args[1] if len(node.args) > 1 else None
+    return [d % rank for d in dims] if isinstance(dims, (list, tuple)) and len(dims) == rank else None
 
 
 def _folds(mm: object, x: object) -> bool:
