@@ -734,3 +734,21 @@ def test_an_fp16_loss_that_overflows_inside_is_said_to_overflow_in_check_and_bla
     assert found.status is BlameStatus.FIXED and [c.kind for c in found.changes] == [ChangeKind.UPCAST]
     (why,) = found.explanations
     assert "past float16's largest finite value" in why and "precision" not in why, why
+
+
+@pytest.mark.parametrize("policy", ["fp32", "fp64"])
+def test_blame_agrees_with_check_where_the_policy_outputs_a_wider_dtype_than_eager(policy: str) -> None:
+    """Trial 75: `-p fp32` computes an fp16 program in fp32 and outputs fp32; check passes it against eager,
+    blame said no change fixed it (`same` fails two dtypes). Both now compare in the result's dtype.
+    Oracle: check's verdict, which the README says blame agrees with; and fp64 (the policy is closer)."""
+    from roundoff.analyze import check
+
+    x = torch.randn(8, 8, generator=torch.Generator().manual_seed(0)).half()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.exp(x * 3.0) - 1
+
+    program = capture(f, x)
+    checked = check(program, (x,), policy)
+    assert not checked.diverges and checked.outputs[0].rmse_result < checked.outputs[0].rmse_reference
+    assert blame(program, policy).status is BlameStatus.ALREADY_OK

@@ -94,7 +94,7 @@ def verdict(ref: list[Any], res: list[Any], fp64: list[Any], reference: str, tol
     for r, x, f in zip(ref, res, fp64):
         if not _is_ft(x):
             continue
-        base = f.to(x.dtype) if reference == "oracle" else r
+        base = f.to(x.dtype) if reference == "oracle" else r.to(x.dtype)  # (as check compares them)
         ok = ok and within(base, x, f, tol, ratio)
     return ok
 
