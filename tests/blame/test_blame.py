@@ -752,3 +752,31 @@ def test_blame_agrees_with_check_where_the_policy_outputs_a_wider_dtype_than_eag
     checked = check(program, (x,), policy)
     assert not checked.diverges and checked.outputs[0].rmse_result < checked.outputs[0].rmse_reference
     assert blame(program, policy).status is BlameStatus.ALREADY_OK
+
+
+def test_blame_keeps_a_returned_value_the_program_also_reads_in_fp32() -> None:
+    """Trial 75: an fp16 Adam step returning its state (p, m, v): v = b2*v + (1-b2)*g*g underflows in fp16
+    and p's update divides by its square root. The fix keeps v in fp32 for the update that reads it, v
+    itself still returned in fp16; blame never offered that change for a returned value and found no fix.
+    Oracles: real fp16 eager (the update is NaN/inf where fp64 is finite) and the fixed policy's check."""
+    from roundoff.analyze import check
+    from roundoff.blame.changes import output_ids
+
+    g = torch.Generator().manual_seed(0)
+    p = torch.randn(256, generator=g).half()
+    grad = (torch.randn(256, generator=g) * 1e-4).half()
+
+    def adam(p: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor):
+        m = 0.9 * m + 0.1 * grad
+        v = 0.999 * v + 0.001 * grad * grad
+        return p - 1e-3 * (m / 0.1) / ((v / 0.001).sqrt() + 1e-8), m, v
+
+    m, v = torch.zeros_like(p), torch.zeros_like(p)
+    real = adam(p, grad, m, v)[0]
+    assert not bool(real.isfinite().all()) and bool(adam(*(t.double() for t in (p, grad, m, v)))[0].isfinite().all())
+    program = capture(adam, p, grad, m, v)
+    found = blame(program, "eager", against="oracle")
+    assert found.status is BlameStatus.FIXED, found.notes
+    v_node = program.output_args()[2]
+    assert node_id(v_node) in output_ids(program) and node_id(v_node) in {c.node_id for c in found.changes}
+    assert not check(program, program.example_inputs, found.fixed_policy, against="oracle").diverges

@@ -111,8 +111,9 @@ def _downcasts(d: NodeDecision) -> bool:
 def _changes_for(
     index: int, d: NodeDecision, reference: Reference, outputs: set[str], read_rounded: set[str]
 ) -> list[Change]:
-    """The changes of `d`; `read_rounded`: ids of the values some consumer reads rounded (a kernel
-    boundary stores them)."""
+    """The changes of `d`; `outputs`: ids of the values the program only returns (no KEEP_FP32: a graph
+    output is rounded); `read_rounded`: ids of the values some consumer reads rounded (a kernel boundary
+    stores them)."""
     rounded = d.rounds_result or d.node_id in read_rounded
     found: list[ChangeKind] = []
     if d.fma is not None and d.fma.contracted:
@@ -155,8 +156,8 @@ def candidate_changes(
     """Every decision of `plan` that can be flipped toward `reference`, in graph (topological) order.
 
     Toward eager: UPCAST (storage compute -> opmath), ROUND (kept fp32 -> rounded), NO_FMA.
-    Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate, or one a kernel boundary stores rounded
-    -> kept fp32), SCALAR_FP32, NO_FMA.
+    Toward the oracle: UPCAST, KEEP_FP32 (rounded intermediate, or one a kernel boundary stores rounded,
+    or a returned value the program reads too -> kept fp32 for its readers), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Toward the oracle, selects (where, masked_fill, clamp) offer KEEP_FP32 like computing ops: they store
     what they pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change;
@@ -164,7 +165,10 @@ def candidate_changes(
     dtype offers UPCAST.
     """
     ref = Reference.parse(reference)
-    outputs = output_ids(plan.program)
+    # a returned value the program also reads (an optimizer's state `v`, read by its own update) may be kept
+    # in fp32 for those readers, the output still rounded (trial 75); one only returned has nothing to keep
+    outputs = {node_id(n) for n in plan.program.nodes()
+               if node_id(n) in output_ids(plan.program) and all(u.op == "output" for u in n.users)}
     read_rounded = {p for d in plan.decisions.values() for p in d.rounded_inputs}
     changes: list[Change] = []
     for index, n in enumerate(plan.program.nodes()):
