@@ -780,3 +780,26 @@ def test_blame_keeps_a_returned_value_the_program_also_reads_in_fp32() -> None:
     v_node = program.output_args()[2]
     assert node_id(v_node) in output_ids(program) and node_id(v_node) in {c.node_id for c in found.changes}
     assert not check(program, program.example_inputs, found.fixed_policy, against="oracle").diverges
+
+
+def test_blame_does_not_advise_casting_an_fp32_consumer_back_to_16_bits() -> None:
+    """Trial 75: fp16 gradients into an fp32 Adam state, ``v = 0.999 * v + 0.001 * g * g``: the fix keeps the
+    fp16 product in fp32, and its sentence said to cast what `add` (the fp32 ``v``) computes back to fp16,
+    which made ``v`` inf. Where every consumer is stored in fp32 the advice hands it over as it is. Oracle:
+    the consumer's dtype in the captured program."""
+    gen = torch.Generator().manual_seed(0)
+    p, g = torch.randn(512, generator=gen).half(), (torch.randn(512, generator=gen) * 1e-3).half()
+
+    def adam(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor):
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        return p - 1e-3 * (m / 0.651) / ((v / 0.00995).sqrt() + 1e-8), m, v
+
+    program = capture(adam, p, g, g.float() * 0.5, torch.zeros(512))
+    found = blame(program, "eager", against="oracle")
+    assert found.status is BlameStatus.FIXED, found.notes
+    for change, why in zip(found.changes, found.explanations):
+        consumers = [u for u in program.node(change.node_id).users if u.op == "call_function"]
+        if consumers and all(u.meta["val"].dtype == torch.float32 for u in consumers):
+            assert "as it is" in why and "back to fp16" not in why, why
+    assert any("as it is" in why for why in found.explanations), found.explanations

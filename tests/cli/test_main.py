@@ -220,5 +220,14 @@ def test_blame_refuses_several_policies_instead_of_taking_the_last() -> None:
     _usage_error(run("blame", "zoo:fma-cancel", "-p", "inductor-gpu", "--against", "eager", "--by-values"),
                  "--by-values is for --against oracle")
     _usage_error(run("blame", "zoo:fma-cancel", "--rule", "exact"), "--rule 'exact': choose same, allclose or bitwise")
+
+
+def test_blame_refuses_to_write_its_repro_over_the_script_it_runs(tmp_path) -> None:
+    """Trial 75: ``--repro model.py`` on target model.py:f replaced the user's code with the repro."""
+    script = tmp_path / "model.py"
+    text = "import torch\n\ndef f(x):\n    return x * 3\n\ndef f_inputs():\n    return (torch.ones(4).half(),)\n"
+    script.write_text(text)
+    _usage_error(run("blame", f"{script}:f", "--repro", str(script)), "is the script", "model.py:f")
+    assert script.read_text() == text
     _usage_error(run("blame", "zoo:fma-cancel", "--against", "oracle", "--rule", "bitwise", "--by-values"),
                  "--by-values is for the same rule")

@@ -8,6 +8,7 @@ import torch.fx
 from roundoff.analyze.explain import loss_overflow_words
 from roundoff.blame.changes import Change, ChangeKind
 from roundoff.capture.program import Program, node_id, value_holders
+from roundoff.numerics import is_low_precision
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
@@ -53,9 +54,10 @@ def expression(n: torch.fx.Node, program: Program | None = None, depth: int = 1)
     return f"{short_name(n.target)}({', '.join(names)})"
 
 
-def _users(n: torch.fx.Node, plan: Plan) -> str:
+def _users(n: torch.fx.Node, plan: Plan, narrow_only: bool = False) -> str:
     """The ops that compute with `n`'s value, looking through the views, copies and casts between (an
-    `unsqueeze` before the `cos` that needs the bits)."""
+    `unsqueeze` before the `cos` that needs the bits); `narrow_only`: those whose result is stored in 16 bits
+    or fewer ("the output" where none is)."""
     users: list[torch.fx.Node] = []
     todo, seen = list(n.users), set()
     while todo:
@@ -66,7 +68,7 @@ def _users(n: torch.fx.Node, plan: Plan) -> str:
         d = plan.decisions.get(node_id(u))
         if d is not None and d.op_class in (OpClass.DATA_MOVEMENT, OpClass.CAST) and u.users:
             todo.extend(u.users)
-        else:
+        elif not narrow_only or d is None or is_low_precision(d.storage_dtype):
             users.append(u)
     return ", ".join(f"`{short_name(u.target)}` ({node_id(u)})" for u in users[:4]) + (", ..." if len(users) > 4 else "") or "the output"
 
@@ -128,13 +130,16 @@ def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool 
         op = short_name(program.captured().node(base).target)
         where = (f"`{op}` ({base}; its value is {change.node_id}, the {storage} cast that ends its decomposition) "
                  f"at {change.source or 'unknown source'}")
+    narrow = _users(n, plan, narrow_only=True)
+    code = (f"compute it in fp32 and cast what {narrow} compute{'s' if narrow.count('`') == 2 else ''} from it back "
+            f"to {storage} (`.to({d.storage_dtype})`), which is what roundoff.compile does with this policy; "
+            "carrying fp32 further changes other roundings") if narrow != "the output" or users == narrow else (
+        f"compute it in fp32 and hand it to {users} as it is: they compute and keep fp32 already, and casting "
+        "their result back to 16 bits would round it")  # (trial 75: an fp32 Adam state `v`, made inf so)
     return (
         f"{where}: keep the result in {compute} for its consumers — rounding it to {storage} "
         f"here loses what its consumer(s) {users} need to stay close to the fp64 result (low bits, or the whole "
-        f"value where it is beyond {storage}'s range). In code: "
-        f"compute it in fp32 and cast what {users} compute{'s' if users.count('`') == 2 else ''} from it back "
-        f"to {storage} (`.to({d.storage_dtype})`), which is what roundoff.compile does with this policy; "
-        f"carrying fp32 further changes other roundings"
+        f"value where it is beyond {storage}'s range). In code: {code}"
     )
 
 

@@ -32,7 +32,7 @@ from roundoff.cli.errors import (
 )
 from roundoff.cli.loading import UsageError, capture_target, load_target
 from roundoff.cli.observing import register as register_observe
-from roundoff.cli.outputs import check_writable, stderr_console, stdout_console, write_output
+from roundoff.cli.outputs import check_not_a_script, check_writable, stderr_console, stdout_console, write_output
 from roundoff.cli.params import (
     BLAME_HELP,
     CHECK_HELP,
@@ -272,6 +272,7 @@ def blame_command(
     with guarded(debug, json_out):
         check_writable(save_policy, "--save-policy", (".toml",))  # (--policy reads it back by its suffix)
         check_writable(repro, "--repro", (".py",))
+        check_not_a_script(repro, "--repro", target, inputs)
         if search not in SEARCHES:
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
         check_rule(rule)

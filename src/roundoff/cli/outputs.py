@@ -29,6 +29,18 @@ def stderr_console() -> Console:
     return Console(stderr=True, highlight=False)
 
 
+def check_not_a_script(path: Path | None, option: str, *refs: str | None) -> None:
+    """UsageError where `path` is the script of a ``SCRIPT:NAME`` reference in `refs` (the target, --inputs):
+    the command would write over the code it runs (trial 75: ``--repro model.py`` replaced the model)."""
+    if path is None:
+        return
+    for ref in refs:
+        script = ref.rsplit(":", 1)[0] if ref and ":" in ref and not ref.startswith("zoo:") else None
+        if script and Path(script).expanduser().resolve() == path.expanduser().resolve():
+            raise UsageError(f"{option} {str(path)!r} is the script {ref!r} runs: it would be written over; "
+                             "pass another file name")
+
+
 def check_writable(path: Path | None, option: str, suffixes: tuple[str, ...] = ()) -> None:
     """UsageError unless `path` can be written as a file; a probe file is removed again."""
     if path is None:
