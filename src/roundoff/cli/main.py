@@ -32,7 +32,13 @@ from roundoff.cli.errors import (
 )
 from roundoff.cli.loading import UsageError, capture_target, load_target
 from roundoff.cli.observing import register as register_observe
-from roundoff.cli.outputs import check_not_a_script, check_writable, stderr_console, stdout_console, write_output
+from roundoff.cli.outputs import (
+    check_not_a_script,
+    check_writable,
+    stderr_console,
+    stdout_console,
+    write_output,
+)
 from roundoff.cli.params import (
     BLAME_HELP,
     CHECK_HELP,
