@@ -222,6 +222,23 @@ def test_blame_refuses_several_policies_instead_of_taking_the_last() -> None:
     _usage_error(run("blame", "zoo:fma-cancel", "--rule", "exact"), "--rule 'exact': choose same, allclose or bitwise")
 
 
+def test_blame_and_observe_take_check_s_tol(tmp_path) -> None:
+    """Trial 75: check has --tol, blame and observe had none. A bad one is refused before any work; blame's is
+    the tolerance of its verdict, as check's: ``x*s - x*s`` under inductor-gpu is the product's rounding error
+    (FMA), eager's exact 0, which `same` fails at 1e-4 and its allclose passes at 1 (errors below 0.01)."""
+    for command in ("blame", "observe"):
+        _usage_error(run(command, "zoo:fma-cancel", "--tol", "-1"), "--tol -1.0: a positive number")
+    script = tmp_path / "cancel.py"
+    script.write_text("import torch\n\ndef f(x):\n    return x * 0.1 - x * 0.1\n\n"
+                      "def f_inputs():\n    return (torch.linspace(1e5, 1e6, 64),)\n")
+    statuses = {}
+    for tol in ("1e-4", "1"):
+        check_exit = run("check", f"{script}:f", "-p", "inductor-gpu", "--tol", tol).exit_code
+        result = run("blame", f"{script}:f", "-p", "inductor-gpu", "--tol", tol, "--json")
+        statuses[tol] = (check_exit, json.loads(result.stdout)["status"])
+    assert statuses == {"1e-4": (1, "fixed"), "1": (0, "already_ok")}, statuses
+
+
 def test_blame_refuses_to_write_its_repro_over_the_script_it_runs(tmp_path) -> None:
     """Trial 75: ``--repro model.py`` on target model.py:f replaced the user's code with the repro."""
     script = tmp_path / "model.py"

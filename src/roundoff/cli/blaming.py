@@ -12,7 +12,7 @@ from roundoff.report import terminal
 
 
 def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origin: str, trim: bool = True,
-              placeable: bool = False, rule: str = "same"):
+              placeable: bool = False, rule: str = "same", tol: float = 1e-4):
     """Blame's result and the program it was found on."""
     from roundoff.blame import blame
 
@@ -34,7 +34,7 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
         program = capture_target(loaded)
         check_node_overrides(program, chosen, loaded.label, origin)
         return blame(program, chosen, against=against, search=search, repro=want_repro,
-                     on_evaluation=evaluated, trim=trim, placeable=placeable, rule=rule), program
+                     on_evaluation=evaluated, trim=trim, placeable=placeable, rule=rule, tol=tol), program
 
 
 def blame_output(found, label: str, save_policy: Path | None, repro: Path | None,

@@ -250,6 +250,7 @@ def blame_command(
         str, typer.Option(metavar="REF", help="eager, or oracle (also spelled fp64).")
     ] = "eager",
     rule: RuleOpt = "same",
+    tol: TolOpt = 1e-4,
     search: Annotated[
         str, typer.Option(metavar="ddmin|prefix|prefix-linear", help="Search strategy.")
     ] = "ddmin",
@@ -282,6 +283,7 @@ def blame_command(
         if search not in SEARCHES:
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
         check_rule(rule)
+        check_tol(tol)
         if by_values and rule != "same":
             raise UsageError(f"--by-values is for the same rule: under --rule {rule} every output is held to that "
                              "rule by its values already")
@@ -305,7 +307,7 @@ def blame_command(
                 f"place; {save_policy} then serves check and the repro: add --placeable for a fix roundoff.compile "
                 "applies", markup=False)
         found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
-                                   placeable=placeable, rule=rule)
+                                   placeable=placeable, rule=rule, tol=tol)
         blame_output(found, loaded.label, save_policy, repro, program, json_out)
     raise typer.Exit(EXIT_DIVERGES if found.status.value == "no_fix" else EXIT_OK)
 

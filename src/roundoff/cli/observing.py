@@ -26,7 +26,9 @@ from roundoff.cli.params import (
     JsonOpt,
     RuleOpt,
     TargetArg,
+    TolOpt,
     check_rule,
+    check_tol,
     paragraphs,
 )
 from roundoff.cli.policies import resolve_policy
@@ -105,7 +107,7 @@ def inductor_options(settings: list[str] | None) -> dict[str, Any]:
 
 def run_observe(
     loaded: Loaded, backend: str, device: str | None, against: str, policy: str | None, partitioned: bool = False,
-    rule: str = "same", options: dict[str, Any] | None = None,
+    rule: str = "same", options: dict[str, Any] | None = None, tol: float = 1e-4,
 ) -> dict[str, Any]:
     """Capture `loaded`, observe it compiled (Inductor's config patched with `options`); the report
     document. Bad input: `UsageError`."""
@@ -130,7 +132,7 @@ def run_observe(
     try:
         with config.patch(options or {}):
             result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
-                                      partitioned=partitioned, rule=rule)
+                                      partitioned=partitioned, rule=rule, tol=tol)
     except CompileError:
         raise  # not the user's input: an internal error (exit 3), its cause kept for --debug
     except ObserveError as exc:
@@ -148,6 +150,7 @@ def observe(
         str, typer.Option(metavar="REF", help="oracle (also spelled fp64): the fp64 run; or eager.")
     ] = "oracle",
     rule: RuleOpt = "same",
+    tol: TolOpt = 1e-4,
     policy: Annotated[
         str | None,
         typer.Option("--policy", "-p", metavar="NAME|FILE.toml",
@@ -176,11 +179,12 @@ def observe(
         if device is not None and device not in ("cpu", "cuda") and not device.startswith("cuda:"):
             raise UsageError(f"--device {device!r}: choose cpu or cuda")
         check_rule(rule)
+        check_tol(tol)
         loaded = load_target(target, inputs, backward)
         if partitioned and not backward:
             raise UsageError("--partitioned splits forward from backward: add --backward")
         options = inductor_options(inductor_config)
-        document = run_observe(loaded, backend, device, against, policy, partitioned, rule, options)
+        document = run_observe(loaded, backend, device, against, policy, partitioned, rule, options, tol)
         if json_out:
             typer.echo(dumps(document))
         else:
