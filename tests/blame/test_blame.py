@@ -803,3 +803,22 @@ def test_blame_does_not_advise_casting_an_fp32_consumer_back_to_16_bits() -> Non
         if consumers and all(u.meta["val"].dtype == torch.float32 for u in consumers):
             assert "as it is" in why and "back to fp16" not in why, why
     assert any("as it is" in why for why in found.explanations), found.explanations
+
+
+def test_blame_by_bitwise_names_the_node_no_change_makes_agree() -> None:
+    """Trial 75: blame --rule bitwise found no fix and named nothing. bf16 ``x ** 3``: eager computes it as
+    ``(x * x) * x`` in bf16 steps, Inductor as one fp32 pow rounded once; no rounding change makes the two
+    agree, and the note names the node at the cube's line (a `mul` of eager's decomposition of the `pow`).
+    Oracle: real eager and real torch.compile differ in bits."""
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(0)).bfloat16()
+
+    def cube(x: torch.Tensor) -> torch.Tensor:
+        return x ** 3
+
+    torch._dynamo.reset()
+    assert not torch.equal(cube(x).view(torch.int16), torch.compile(cube)(x).view(torch.int16))
+    found = blame(capture(cube, x), "inductor-cpu", rule="bitwise", repro=False)
+    assert found.status is BlameStatus.NO_FIX
+    line = f"test_blame.py:{cube.__code__.co_firstlineno + 1};"
+    assert any(n.startswith("by the bitwise rule check's first differing node is") and line in n for n in found.notes), \
+        found.notes

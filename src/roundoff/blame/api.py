@@ -254,6 +254,13 @@ def blame(
             notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates))
             notes.extend(f"check names a hazard that no change here removes: [{h.kind}] {h.message}"
                          for h in checked.hazards if h.kind in NAN_HAZARDS)
+            first = next((r for r in checked.nodes if r.node_id == checked.first_divergent), None)
+            if rule is not Rule.SAME and first is not None and not checked.culprits:  # (trial 75: unnamed)
+                notes.append(  # (check's ids: against eager its graph is both policies' rewrite, not the plan's)
+                    f"by the {rule.value} rule check's first differing node is `{first.op}` ({first.node_id}) at "
+                    f"{first.source or 'an unknown line'}; no change this policy offers "
+                    "makes it agree, so it differs in how the op is computed (its kernel's formula or order), not in "
+                    "where it rounds")
     cost = ev.cost()
     return BlameResult(
         over_limit=over_limit,
