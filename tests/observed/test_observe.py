@@ -241,6 +241,12 @@ def _bf16_chain_agreement(device: str) -> None:
     assert not torch.equal(result.outputs[0], eager.cpu())  # independent: real eager differs bit for bit
     assert emulated.first_divergent in result.first_divergent.fused_ids + (result.first_divergent.node_id,)
     assert result.first_divergent.emulated_identical  # the emulation predicts the kernel bit for bit
+    from roundoff.report.observed import observe_document, observe_report
+
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    text = console.export_text()  # against eager, the rule's reference is eager's kernel (trial 75: it said fp64)
+    assert "rule holds it to eager's kernel's value" in text and "holds it to fp64" not in text, text
 
 
 def test_bf16_chain_diverges_bitwise_in_the_kernel_check_names():

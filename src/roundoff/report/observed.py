@@ -129,13 +129,13 @@ def _later_nonfinite(doc: dict[str, Any], first: dict[str, Any]) -> str:
             f"{_made_nonfinite(k)} element(s)) at {k['source'] or 'an unknown line'}, node {k['node']} {k['op']}{_made_at(k)}")
 
 
-def _out_of_range(k: dict[str, Any], rule: str = "same") -> str:
+def _out_of_range(k: dict[str, Any], rule: str = "same", against: str = "oracle") -> str:
     """Why a buffer at an excess within the limit diverges: its format cannot hold its values (under the
     default rule; under another, it is not what that rule asks, `_by_rule`)."""
     if k["verdict"] != "diverges" or k["excess"] == "inf" or float(k["excess"]) > EXCESS_LIMIT:
         return ""
     if rule != "same":
-        return _by_rule(rule)
+        return _by_rule(rule, against)
     return (f", but its values lie outside {k.get('judged_in') or k['dtype']}'s range (fp64 correctly rounded to it is "
             f"itself {fmt_num(k['format_loss'], 3)} off, normwise) and the buffer loses them too: scale them (in a "
             "backward pass, the loss: torch.amp.GradScaler) or compute in bf16/fp32"
@@ -143,9 +143,13 @@ def _out_of_range(k: dict[str, Any], rule: str = "same") -> str:
                if k.get("moves_no_output") else ""))
 
 
-def _by_rule(rule: str) -> str:
+def _by_rule(rule: str, against: str = "oracle") -> str:
     """Why a buffer within the default limit diverges under `rule` (trial 60: "outside float16's range"
-    was said of an fp16 mean of values near 45 that the `bitwise` rule held to fp64 correctly rounded)."""
+    was said of an fp16 mean of values near 45 that the `bitwise` rule held to fp64 correctly rounded); against
+    eager, to eager's kernel's value (trial 75: the sentence spoke of fp64 under --against eager)."""
+    if against == "eager":
+        return (f": the `{rule}` rule holds it to eager's kernel's value from the same operands, which it is not "
+                "(its excess, against fp64, is within the limit)")
     return f": the `{rule}` rule holds it to fp64 correctly rounded to its format, which it is not"
 
 
@@ -239,7 +243,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"{doc['program']}: no kernel of {doc['backend']} on {doc['device']} is over the limit against "
             f"{doc['against']} and no output fails{_coverage(doc)}; but {len(lost)} buffer(s) {why}, "
             f"first {first['kernel']} ({first['buffer']}) at {first['source'] or 'an unknown line'}, "
-            f"node {first['node']} {first['op']}" + _out_of_range(first, rule).replace(", but its", ": its", 1)
+            f"node {first['node']} {first['op']}" + _out_of_range(first, rule, doc["against"]).replace(", but its", ": its", 1)
             + f"; no output fails for them (check lists such a node the same way); emulated {doc['policy']}: "
             f"{_emulation(first)}", style="bold yellow")
     else:
@@ -249,7 +253,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
             + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s)){_made_at(first)}"
                if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded"
-               + _out_of_range(first, doc.get("rule", "same")))
+               + _out_of_range(first, doc.get("rule", "same"), doc["against"]))
             + f"; emulated {doc['policy']}: {_emulation(first)}{_later_nonfinite(doc, first)}", style="bold red")
     title = (f"kernel buffers: {doc['buffers']} from {doc['launches']} kernel launches "
              f"(compiled as {doc.get('compiled_as', 'one graph')})")
