@@ -60,6 +60,7 @@ def main():
             print(f"reference: the fp64 oracle of the same graph; an output passes when finite where fp64 is and its error is within {LIMIT:g} times the rounding of the narrowest format on its path ({', '.join(sorted({str(w) for w in WORK if w is not None}))})")
         else:
             print(f"reference: {REFERENCE}; fp64 oracle of the same graph; tolerance {TOL}, rmse ratio {RATIO or 'as torch._dynamo.utils.same'}")
+        print("max|err| below: each output against the fp64 oracle (the VERDICT judges by the reference above)")
         runs = {name: list(program().forward(*INPUTS)) for name, program in (("before", Before), ("after", After))}
         for name, res in runs.items():
             if RULE != "same":  # check's allclose or bitwise rule, as blame judged it
