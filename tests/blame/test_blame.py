@@ -780,6 +780,9 @@ def test_blame_keeps_a_returned_value_the_program_also_reads_in_fp32() -> None:
     v_node = program.output_args()[2]
     assert node_id(v_node) in output_ids(program) and node_id(v_node) in {c.node_id for c in found.changes}
     assert not check(program, program.example_inputs, found.fixed_policy, against="oracle").diverges
+    said = [e for e in check(program, program.example_inputs, "eager", against="oracle").explanations
+            if "subtracts nothing" in e]
+    assert said and all("wider format (float32)" in e and "log_softmax" not in e for e in said), said  # no exp here
 
 
 def test_blame_does_not_advise_casting_an_fp32_consumer_back_to_16_bits() -> None:

@@ -157,8 +157,7 @@ def _own_zeros_sentence(r: NodeReport, plan: Plan) -> str:
         return ("the zeros come from a value it reads that lost what fp64 has there (an epsilon absorbed upstream) "
                 "or from values below the format's range.")
     return (f"the zeros are values below {r.working_dtype or r.dtype}'s range rounded to 0, its own or an operand's "
-            "(it subtracts nothing: an underflow, as of an exp of a large negative number); compute in log space "
-            "(log_softmax rather than log(softmax)) or in a wider format.")
+            f"(it subtracts nothing: an underflow{_underflow_fix(plan.program.node(r.node_id))}.")
 
 
 def _zeros_sentence(source: NodeReport, plan: Plan) -> str:
@@ -169,12 +168,29 @@ def _zeros_sentence(source: NodeReport, plan: Plan) -> str:
     if decided is None and _op(node) not in _CANCELLING:  # (trial 68: an entropy's p = e / sum(e), said to subtract)
         return (f"the zeros come from {_at(source)}, {source.vs_oracle.norm_rel:.2g} away from fp64 (normwise relative): it "
                 f"subtracts nothing, and its values below {source.working_dtype or source.dtype}'s range round to 0 (an "
-                "underflow, as of an exp of a large negative number); compute in log space (log_softmax rather than "
-                "log(softmax)) or in a wider format.")
+                f"underflow{_underflow_fix(node)}.")
     if decided is None:
         return _cancelled_sentence(source)
     return (f"the zeros come from {_at(source)}, {source.vs_oracle.norm_rel:.2g} away from fp64 (normwise relative): it "
             f"holds the outcome of {_node_at(decided)}, which fp64 decides otherwise there (above).")
+
+
+def _underflow_fix(node: torch.fx.Node) -> str:
+    """The end of an underflow's sentence: log space where an exp makes the values (within three ops upstream),
+    else a wider format or operands scaled into range (trial 75: an Adam step's ``(1 - b2) * g * g`` was told to
+    use log_softmax)."""
+    seen, todo = set(), [(node, 0)]
+    while todo:
+        n, depth = todo.pop()
+        if n in seen or depth > 3:
+            continue
+        seen.add(n)
+        if _op(n) in ("exp", "exp2", "_softmax", "softmax", "sigmoid"):
+            return (", as of an exp of a large negative number); compute in log space (log_softmax rather than "
+                    "log(softmax)) or in a wider format")
+        todo.extend((p, depth + 1) for p in n.all_input_nodes)
+    return ("); compute it in a wider format (float32), or scale its operands into range (a product of small "
+            "values: multiply one by a power of two first)")
 
 
 #: Ops whose result can cancel (a difference of close values): the zeros they make are a cancellation's.
