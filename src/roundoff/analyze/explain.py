@@ -310,7 +310,7 @@ def _cancellation_hint(r: NodeReport) -> str:
     """For a sub/add whose values are too small for its format: it may be a cancellation, said so."""
     if r.op not in ("sub", "add", "rsub"):
         return ""
-    return (f" A `{r.op}` this small may be a cancellation of values that are not (a variance as mean(x*x) - "
+    return (f" {'An' if r.op == 'add' else 'A'} `{r.op}` this small may be a cancellation of values that are not (a variance as mean(x*x) - "
             "mean(x)**2): then compute it without one (mean((x - mean)**2)), as a wider format alone may "
             "leave it wrong.")
 
