@@ -310,9 +310,10 @@ DYNAMO_FALLBACK = "torch.compile runs"
 
 def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, reference: Plan | None) -> CheckResult:
     """`result` with a note for each output real eager makes NaN/inf in more elements than the emulated
-    eager reference does (and that count as the output's `real_eager_nonfinite`), where that reference runs another graph than the user's (the policy's
-    decompositions: trial 72's fp16 ``mse_loss``, inf in eager, which computes each element's loss in
-    fp16, was finite as emulated eager of Inductor's fp32 ``sub``, ``pow`` and ``mean``). Real eager is the
+    eager reference does (and that count as the output's `real_eager_nonfinite`), where that reference runs
+    another graph than the user's (the policy's decompositions: trial 72's fp16 ``mse_loss``, inf in eager,
+    which computes each element's loss in fp16, was finite as emulated eager of Inductor's fp32 ``sub``,
+    ``pow`` and ``mean``). Real eager is the
     captured program run by torch (one step more, taken only where the program has an op whose eager
     kernel computes in 16 bits inside, `native_kernels.SIXTEEN_BIT_INSIDE`); against the oracle, or a
     reference that is no eager policy or runs the user's graph, `result` unchanged."""
