@@ -1242,3 +1242,11 @@ def test_a_module_torch_compile_runs_eagerly_is_named_in_the_report() -> None:
     console = Console(width=300, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
     assert "torch.compile runs nn.GRU at test_observe.py:" in console.export_text()
+
+
+def test_a_program_that_computes_nothing_is_said_to_have_no_kernel() -> None:
+    """Trial 75: observe of an identity function said Inductor produced 0 wrapper modules, "a graph Inductor
+    splits into partitions is not supported yet"; it has nothing to compute."""
+    x = torch.ones(4).half()
+    with pytest.raises(ObserveError, match="computes nothing"):
+        observe_compiled(capture(lambda x: x, x), repeats=1)

@@ -295,6 +295,9 @@ def compile_graph(
             f"{type(exc).__name__}: {compiler_error(exc)} (where torch.compile compiles your function, this "
             "is a roundoff bug: report it with --debug's traceback; else a torch bug or an unsupported op)"
         ) from exc
+    if not found and not any(n.op == "call_function" for n in gm.graph.nodes):  # (trial 75: said "partitions")
+        raise ObserveError(f"program {name!r} computes nothing (it returns its inputs or constants): no kernel to "
+                           "observe")
     if len(found) != 1:
         raise ObserveError(
             f"Inductor produced {len(found)} wrapper modules for program {name!r}; observe "
