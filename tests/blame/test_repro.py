@@ -362,3 +362,28 @@ def test_blame_by_the_bitwise_rule_fixes_to_real_eagers_bits_and_its_repro_agree
     assert "max|err| below: each output against the fp64 oracle" in out  # (trial 75: after's error is larger)
     with pytest.raises(ValueError, match="rmse_ratio"):
         blame(prog, "inductor-cpu", rule="bitwise", rmse_ratio=2.0)
+
+
+def test_a_rounding_fix_says_plain_torch_compile_keeps_it_only_emulating_casts() -> None:
+    """Trial 75: blame --rule bitwise's fix rounds each op of the bf16 chain, which the code already makes bf16;
+    plain torch.compile keeps them fp32 in its kernel, and with emulate_precision_casts equals eager bit for
+    bit. The sentence says so. Oracle: real torch.compile both ways against real eager."""
+    import torch._inductor.config as inductor_config
+
+    from roundoff.blame import blame
+
+    g = torch.Generator().manual_seed(1)
+    a, b, c, d = (torch.randn(4096, generator=g).to(torch.bfloat16) for _ in range(4))
+
+    def chain(a, b, c, d):
+        return ((a * b) + c) * d - a
+
+    eager = chain(a, b, c, d).view(torch.int16)
+    torch._dynamo.reset()
+    assert not torch.equal(torch.compile(chain)(a, b, c, d).view(torch.int16), eager)
+    torch._dynamo.reset()
+    with inductor_config.patch(emulate_precision_casts=True):
+        assert torch.equal(torch.compile(chain)(a, b, c, d).view(torch.int16), eager)
+    torch._dynamo.reset()
+    found = blame(capture(chain, a, b, c, d), "inductor-cpu", rule="bitwise", repro=False)
+    assert found.explanations and all("emulate_precision_casts = True" in e for e in found.explanations)

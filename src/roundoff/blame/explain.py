@@ -12,6 +12,7 @@ from roundoff.numerics import is_low_precision
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
+from roundoff.policy.model import FusionModel
 
 _DTYPE_NAMES = {
     torch.bfloat16: "bf16",
@@ -110,6 +111,10 @@ def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool 
             f"{where}: round the result to {storage} as it is produced, as eager does — kept in "
             f"{compute} inside the fused kernel, it feeds {_users(n, plan)} a value eager never sees"
         )
+        if plan.policy.fusion in (FusionModel.POINTWISE_CPP, FusionModel.POINTWISE_TRITON):  # (trial 75)
+            why += (f"; the code already makes it {storage}: torch.compile rounds it inside a kernel only under "
+                    "torch._inductor.config.emulate_precision_casts = True (roundoff.compile with the fixed policy "
+                    "rounds it either way)")
         if any(short_name(u.target) == "eq" for u in n.users):
             why += (
                 f"; `eq` then compares the unrounded value with a copy rounded to {storage} "
