@@ -304,8 +304,10 @@ def _with_dynamo_fallbacks(result: CheckResult, program: Program, plan_a: Plan) 
     return replace(result, notes=notes + result.notes) if notes else result
 
 
-#: How the note begins that says torch.compile runs a module eagerly (`_with_dynamo_fallbacks`).
+#: How the notes begin that say torch.compile runs a module eagerly (`_with_dynamo_fallbacks`) and that real
+#: eager makes NaN/inf where the emulated eager reference does not (`_with_real_eager`): the report keys on them.
 DYNAMO_FALLBACK = "torch.compile runs"
+REAL_EAGER = "real eager gives"
 
 
 def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, reference: Plan | None) -> CheckResult:
@@ -331,7 +333,7 @@ def _with_real_eager(result: CheckResult, program: Program, inputs: tuple, refer
         if lost > _reference_lost(o) + o.nan_in_fp64:
             o = replace(o, real_eager_nonfinite=lost)
             notes.append(
-                f"real eager gives NaN/inf in {lost} element(s) of `{o.name}`, the eager reference in "
+                f"{REAL_EAGER} NaN/inf in {lost} element(s) of `{o.name}`, the eager reference in "
                 f"{_reference_lost(o)}: check eager itself with -p eager --against oracle (the reference emulates "
                 f"eager on {result.policy}'s graph, which computes a 16-bit loss or a norm's backward from parts "
                 "eager runs as one kernel).")

@@ -113,9 +113,7 @@ def blame(
         )
     pol = get_policy(policy)
     ref = Reference.parse(against)
-    rule = Rule.parse(rule)
-    if rmse_ratio is not None and rule is not Rule.SAME:
-        raise ValueError(f"rmse_ratio replaces the `same` rule's multiplier; the {rule.value} rule takes none")
+    rule = Rule.parse(rule)  # (an rmse_ratio with another rule: the Evaluator refuses it, before any run)
     args = tuple(program.example_inputs if inputs is None else inputs)
     checked = _checked(program, pol, args, transcendentals, rule=rule) if (
         ref is Reference.ORACLE and rmse_ratio is None) else None

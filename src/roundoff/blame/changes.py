@@ -167,8 +167,9 @@ def candidate_changes(
     ref = Reference.parse(reference)
     # a returned value the program also reads (an optimizer's state `v`, read by its own update) may be kept
     # in fp32 for those readers, the output still rounded (trial 75); one only returned has nothing to keep
+    returned = output_ids(plan.program)
     outputs = {node_id(n) for n in plan.program.nodes()
-               if node_id(n) in output_ids(plan.program) and all(u.op == "output" for u in n.users)}
+               if node_id(n) in returned and all(u.op == "output" for u in n.users)}
     read_rounded = {p for d in plan.decisions.values() for p in d.rounded_inputs}
     changes: list[Change] = []
     for index, n in enumerate(plan.program.nodes()):

@@ -118,7 +118,8 @@ class Evaluator:
         self.oracle, self._floors = oracle_floors(program, self.inputs)
         base_bytes = sum(value_bytes(v) for n, v in env.items() if n.op != "output")
         self._values = ValueCache(int(reuse_budget * base_bytes))
-        for n, k in self._values.keys(self.base_plan).items():
+        self._base_keys = self._values.keys(self.base_plan)
+        for n, k in self._base_keys.items():
             self._values.store(k, env[n], pinned=True)
         self._computing = [
             node_id(n) for n in self.base_plan.program.nodes() if n.op not in ("placeholder", "output")
@@ -262,7 +263,7 @@ class Evaluator:
     def makes_nonfinite(self, nid: str) -> bool:
         """Whether the base run's value of node `nid` has NaN/inf where every operand's is finite: the node
         itself overflows (or divides 0 by 0) under the policy, not only its precision."""
-        env = self._values.env(self._values.keys(self.base_plan))
+        env = self._values.env(self._base_keys)
 
         def nonfinite(n: torch.fx.Node) -> bool:
             value = env.get(n, (None,))[0]

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
+from roundoff.analyze.check import DYNAMO_FALLBACK, REAL_EAGER
 from roundoff.report.cells import (
     error_ratio,
     fmt_near,
@@ -147,7 +148,7 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
                       " (with findings within the limit, below)" if run["verdict"] == "ok" and (
                           run["explanations"] or run["hazards"]) else ""),
     ]
-    parts += [Text(f"note: {n}", style="yellow") for n in run["notes"] if n.startswith(_REAL_EAGER)]
+    parts += [Text(f"note: {n}", style="yellow") for n in run["notes"] if n.startswith(REAL_EAGER)]
     if run["blame"] is not None:
         parts.append(blame_report(run["blame"]))
     for line in run["explanations"]:
@@ -178,7 +179,7 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
         # analyze's findings often repeat the hazard's advice word for word: say it once
         text += " (see above)" if any(line.startswith(h["message"]) for line in listed) else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
-    notes = [n for n in run["notes"] if not n.startswith(_REAL_EAGER)]  # (shown under the verdict)
+    notes = [n for n in run["notes"] if not n.startswith(REAL_EAGER)]  # (shown under the verdict)
     if run["verdict"] == "ok":  # how the policy was modelled (fusion, summation order, unmodelled ops): for failures
         kept = [n for n in notes if _shown_when_passing(n)]
         if modelling := len(notes) - len(kept):
@@ -190,18 +191,13 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
     return Group(*parts)
 
 
-#: How the note begins that says real eager makes NaN/inf where the emulated eager reference does not
-#: (`roundoff.analyze.check._with_real_eager`): shown under the run's verdict, pass or fail.
-_REAL_EAGER = "real eager gives"
-
-
 def _shown_when_passing(note: str) -> bool:
     """Notes a passing run still shows on a terminal: what the screen examined, whether it ran as asked,
     what the fp64 oracle inherits from a 16-bit capture (`roundoff.analyze.oracle_notes`), outputs with
     nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`) and modules
     torch.compile runs eagerly (`roundoff.analyze.check.DYNAMO_FALLBACK`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            "not judged", "every floating-point value", "torch.compile runs")) or "screen failed" in note
+                            "not judged", "every floating-point value", DYNAMO_FALLBACK)) or "screen failed" in note
 
 
 def blame_report(blame: dict[str, Any]) -> Group:
