@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-from roundoff.analyze.check import DYNAMO_FALLBACK, REAL_EAGER
+from roundoff.analyze.run_notes import DYNAMO_FALLBACK, REAL_EAGER
 from roundoff.report.cells import (
     error_ratio,
     fmt_near,
@@ -195,7 +195,7 @@ def _shown_when_passing(note: str) -> bool:
     """Notes a passing run still shows on a terminal: what the screen examined, whether it ran as asked,
     what the fp64 oracle inherits from a 16-bit capture (`roundoff.analyze.oracle_notes`), outputs with
     nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`) and modules
-    torch.compile runs eagerly (`roundoff.analyze.check.DYNAMO_FALLBACK`)."""
+    torch.compile runs eagerly (`roundoff.analyze.run_notes.DYNAMO_FALLBACK`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
                             "not judged", "every floating-point value", DYNAMO_FALLBACK)) or "screen failed" in note
 
