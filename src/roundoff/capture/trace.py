@@ -18,6 +18,7 @@ from roundoff.capture.fused import eager_kernels_kept
 from roundoff.capture.inputs import CaptureInputs, collect_inputs, definition_source
 from roundoff.capture.program import NODE_ID, NODE_SOURCE, Program
 from roundoff.capture.retrace import copy_sources_from_origin, retrace, trace_real
+from roundoff.capture.returns import return_names
 from roundoff.capture.sources import SourceRecorder, is_user_file, traceback_source
 from roundoff.capture.specialize import EagerValues, pin_eager_values
 from roundoff.capture.uninitialised import packet_name, uninitialised_read
@@ -81,6 +82,7 @@ def capture(
         n.meta.setdefault(NODE_SOURCE, None)
     gm.recompile()
     grad_names = tuple(f"grad_{n}" for n, w in zip(spec.names, spec.wants_grad) if w)
+    forward_names[:] = [f"out{i}" if n in grad_names else n for i, n in enumerate(forward_names)]
     return Program(
         graph_module=gm,
         example_inputs=spec.tensors,
@@ -136,9 +138,10 @@ def _traced_function(
 
 def _flatten_outputs(result: Any, fn: Callable[..., Any]) -> tuple[list[torch.Tensor], list[str]]:
     if isinstance(result, torch.Tensor):
-        items: list[tuple[str, Any]] = [("out", result)]
+        items: list[tuple[str, Any]] = [(return_names(fn, None)[0] or "out", result)]
     elif isinstance(result, (tuple, list)):
-        items = [(f"out{i}", r) for i, r in enumerate(result)]
+        named = return_names(fn, len(result))
+        items = [(named[i] or f"out{i}", r) for i, r in enumerate(result)]
     elif isinstance(result, dict):  # a transformers ModelOutput's cache object is no output; a Python value
         items = [(str(k), v) for k, v in result.items()  # is refused as in a tuple (trial 59: a str was dropped)
                  if isinstance(v, (torch.Tensor, str, bytes, int, float, complex))]
