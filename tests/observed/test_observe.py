@@ -1219,11 +1219,38 @@ def test_against_eager_an_output_real_eager_makes_inf_where_compiled_is_finite_i
     torch._dynamo.reset()
     assert loss(x).isinf() and torch.compile(loss)(x).isfinite() and loss(x.double()).isfinite()
     result = observe_compiled(capture(loss, x), against="eager", repeats=1)
-    assert result.eager_nonfinite_outputs == (("out", 1),)
+    assert result.eager_nonfinite_outputs == (("out", 1, 0),)
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
     assert "real eager's output is NaN/inf where fp64 and the compiled program are finite: `out`" in console.export_text()
     assert not observe_compiled(capture(loss, x / 8), against="eager", repeats=1).eager_nonfinite_outputs
+
+
+def test_against_eager_outputs_nan_in_eager_and_compiled_alike_are_no_fault_of_the_compiler() -> None:
+    """fp16 ``exp(a) @ w`` where ``exp`` overflows: eager and Inductor both store the exp in fp16 (inf) before
+    the GEMM, whose output is NaN/inf at the same elements while fp64 is finite. Against eager, observe says
+    eager fails there as the compiled program does (trial 76: it blamed "an error carried between kernels"
+    and named no such output). Oracles: real eager, real torch.compile and fp64."""
+    from roundoff.report.observed import observe_document, observe_report
+
+    gen = torch.Generator().manual_seed(0)
+    a, w = torch.randn(4, 8, generator=gen).half(), torch.randn(8, 8, generator=gen).half()
+    a[1] += 12
+
+    def f(a: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        z = torch.exp(a) @ w
+        return z
+
+    torch._dynamo.reset()
+    eager, compiled, fp64 = f(a, w), torch.compile(f)(a, w), f(a.double(), w.double())
+    lost = ~eager.isfinite()
+    assert fp64.isfinite().all() and lost.any() and torch.equal(lost, ~compiled.isfinite())
+    result = observe_compiled(capture(f, a, w), against="eager", repeats=1)
+    assert result.eager_nonfinite_outputs == (("z", int(lost.sum()), int(lost.sum())),)
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    text = console.export_text()
+    assert "real eager's outputs are NaN/inf at the same elements" in text and "carried between kernels" not in text
 
 
 def test_a_module_torch_compile_runs_eagerly_is_named_in_the_report() -> None:

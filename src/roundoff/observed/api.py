@@ -119,9 +119,10 @@ class ObserveResult:
     #: them, choose other indices than fp64 of the whole program where that choice moves an output
     #: beyond the limit (a router's expert: `roundoff.analyze.selections`); they flag the outputs after them
     selection_flips: tuple[SelectionFlip, ...] = ()
-    #: Against eager: (output, elements) where real eager's output is NaN/inf, fp64 and the compiled
-    #: program's finite: there eager is wrong, not the compiled program (trial 73's fp16 ``mse_loss``)
-    eager_nonfinite_outputs: tuple[tuple[str, int], ...] = ()
+    #: Against eager: (output, elements where real eager's output is NaN/inf and fp64's finite, of those
+    #: where the compiled program's is NaN/inf too): where it is finite eager is wrong, not the compiled
+    #: program (trial 73's fp16 ``mse_loss``); where it is not, both are (trial 76's fp16 scan)
+    eager_nonfinite_outputs: tuple[tuple[str, int, int], ...] = ()
     #: (module, source) of modules torch.compile runs eagerly (`Program.dynamo_fallbacks`), which observe
     #: compiles with the rest of the captured program, as with ``torch._dynamo.config.allow_rnn``
     dynamo_fallbacks: tuple[tuple[str, str | None], ...] = ()
@@ -343,7 +344,7 @@ def observe_compiled(
     finite = all(bool(o.isfinite().all()) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())
     reports, judged_outputs, flips, moved = _compare(program, observed, on_device, REFERENCES[against], policy, tol,
                                                      transcendentals, rule, finite, joint=not partitioned)
-    eager_lost: list[tuple[str, int]] = []
+    eager_lost: list[tuple[str, int, int]] = []
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
             failing = judged_outputs(outs, tuple(program.graph_module(*on_device)), eager_lost)
@@ -419,10 +420,11 @@ def _compare(
         return {r.node_id: r for r in observer.reports}
 
     def judge_outputs(compiled: tuple, eager_outs: tuple | None = None,
-                      eager_lost: list[tuple[str, int]] | None = None) -> tuple[OutputFailure, ...]:
+                      eager_lost: list[tuple[str, int, int]] | None = None) -> tuple[OutputFailure, ...]:
         """The failing compiled outputs: by check's output rule against fp64, or with `eager_outs` (real
         eager's outputs of the same program) by `rule` against them, fp64 as the reference's reference;
-        `eager_lost` gets (output, elements) where eager is NaN/inf and fp64 and the compiled output finite."""
+        `eager_lost` gets (output, elements where eager is NaN/inf and fp64 finite, of them where the compiled
+        output is NaN/inf too)."""
         failures = []
         for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
                                                        compiled, exact)):
@@ -436,9 +438,9 @@ def _compare(
                 ref = round_to(fp64, get_format(work)).double()
             else:
                 ref = eager_outs[i].detach().to(res.device)
-                wrong = int((~ref.isfinite() & fp64.isfinite() & res.isfinite()).sum())
-                if wrong and eager_lost is not None:
-                    eager_lost.append((name, wrong))
+                wrong = ~ref.isfinite() & fp64.isfinite()
+                if eager_lost is not None and bool(wrong.any()):
+                    eager_lost.append((name, int(wrong.sum()), int((wrong & ~res.isfinite()).sum())))
                 if judge(rule, ref.to(res.dtype), res, fp64, tol):
                     continue
             both = res.isfinite() & fp64.isfinite() & (ref.isfinite() if eager_outs is not None else True)

@@ -56,7 +56,8 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "unflagged_outputs": [_output(o) for o in result.unflagged_outputs],
         "selection_flips": [{"node": f.node_id, "op": f.op, "source": f.source, "differing": f.differing, "of": f.of}
                             for f in result.selection_flips],
-        "eager_nonfinite_outputs": [{"name": name, "nonfinite": n} for name, n in result.eager_nonfinite_outputs],
+        "eager_nonfinite_outputs": [{"name": name, "nonfinite": n, "compiled_too": both}
+                                    for name, n, both in result.eager_nonfinite_outputs],
         "dynamo_fallbacks": [{"module": module, "source": source} for module, source in result.dynamo_fallbacks],
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
@@ -308,15 +309,37 @@ def _fallbacks(doc: dict[str, Any]) -> list[Text]:
 
 def _eager_wrong(doc: dict[str, Any]) -> list[Text]:
     """Against eager, a line naming the outputs real eager makes NaN/inf where fp64 and the compiled program are
-    finite: the reference is wrong there, not the compiled program."""
+    finite (the reference is wrong there, not the compiled program), and one naming those where both are NaN/inf
+    unless the headline says so (`_no_worse_than_eager`)."""
     outs = doc.get("eager_nonfinite_outputs") or []
-    if not outs:
-        return []
-    named = ", ".join(f"`{o['name']}` ({o['nonfinite']} element(s))" for o in outs[:3])
-    more = f" and {len(outs) - 3} more" if len(outs) > 3 else ""
-    return [Text(f"note: real eager's output is NaN/inf where fp64 and the compiled program are finite: {named}{more}; "
-                 "there eager is wrong, not the compiled program: --against oracle judges both by fp64, and `roundoff "
-                 "check -p eager --against oracle` names the eager op that makes it.", style="yellow")]
+    lines = []
+    finite = [o for o in outs if o["nonfinite"] > o.get("compiled_too", 0)]
+    if finite:
+        named = ", ".join(f"`{o['name']}` ({o['nonfinite'] - o.get('compiled_too', 0)} element(s))" for o in finite[:3])
+        more = f" and {len(finite) - 3} more" if len(finite) > 3 else ""
+        lines.append(Text(f"note: real eager's output is NaN/inf where fp64 and the compiled program are finite: "
+                          f"{named}{more}; there eager is wrong, not the compiled program: --against oracle judges both "
+                          "by fp64, and `roundoff check -p eager --against oracle` names the eager op that makes it.",
+                          style="yellow"))
+    both = [o for o in outs if o.get("compiled_too")]
+    if both and not _no_worse_than_eager(doc):
+        named = ", ".join(f"`{o['name']}` ({o['compiled_too']} element(s))" for o in both[:3])
+        more = f" and {len(both) - 3} more" if len(both) > 3 else ""
+        lines.append(Text(f"note: real eager's output is NaN/inf where fp64 is finite, as the compiled program's is: "
+                          f"{named}{more}; eager fails there too: `roundoff check -p eager --against oracle` names the "
+                          "op that makes it.", style="yellow"))
+    return lines
+
+
+def _no_worse_than_eager(doc: dict[str, Any]) -> bool:
+    """Against eager: every failing output of the compiled program is NaN/inf (fp64 finite) only where real
+    eager's is too, and fails by nothing else (its finite elements' RMSE unknown or within eager's)."""
+    shared = {o["name"]: o.get("compiled_too", 0) for o in doc.get("eager_nonfinite_outputs") or []}
+    failing = doc.get("failing_outputs") or []
+    return doc["against"] == "eager" and bool(failing) and all(
+        o["name"] in shared and 0 < o["nonfinite"] <= shared[o["name"]]
+        and (o["rmse_vs_fp64"] is None or o["reference_rmse"] is None or o["rmse_vs_fp64"] <= o["reference_rmse"])
+        for o in failing)
 
 
 def _unflagged(doc: dict[str, Any]) -> list[Text]:
@@ -360,6 +383,13 @@ def _failing_too(doc: dict[str, Any]) -> list[Text]:
 def _outputs_only(doc: dict[str, Any]) -> Text:
     """The headline where outputs fail against fp64 of the whole program but no kernel diverges."""
     named, more = _named_outputs(doc["failing_outputs"])
+    if _no_worse_than_eager(doc):
+        return Text(
+            f"{doc['program']}: no kernel of {doc['backend']} fails against eager's kernel from its own operands; "
+            f"the compiled program's outputs {named}{more} fail against eager's, but real eager's outputs are NaN/inf "
+            "at the same elements: eager fails there as the compiled program does, and the compiled program is no "
+            "worse. `roundoff observe --against oracle` shows the first kernel that makes it; `roundoff check -p "
+            "eager --against oracle` names the op in the program.", style="bold red")
     if doc["against"] == "eager":
         rule = doc.get("rule", "same")
         return Text(
