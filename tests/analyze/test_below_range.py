@@ -65,7 +65,7 @@ def test_a_product_below_the_normal_range_is_said_to_be_so_not_thousands_of_roun
 
     r = check(lambda a, b: a @ b, (a, b), "eager", against="oracle", nodes="all")
     sentence = next(e for e in r.explanations if e.startswith("`mm`"))
-    assert "below float16's normal range" in sentence and f"off by {loss:.2g} (normwise)" in sentence, sentence
+    assert "below float16's normal range" in sentence and f"off by {loss * 100:.2g}% (normwise)" in sentence, sentence
     assert "times the rounding" not in sentence
 
 

@@ -98,7 +98,7 @@ def _cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | No
             + (_zeros_sentence(source, plan) if source is not None else _own_zeros_sentence(r, plan))
         )
     judged = r.working_dtype or r.dtype
-    if (amplified := _rounded_reads_amplified(r, plan, judged)) is not None:
+    if (amplified := _rounded_reads_amplified(r, plan, judged, by_id or {})) is not None:
         return amplified
     held = f"; the narrowest format its value meets, it computes in {r.dtype}" if judged != r.dtype else ""
     if r.own_excess > (own.excess or 0):  # judged by the format's precision: its range cannot hold the values
@@ -209,11 +209,13 @@ def _cancelled_sentence(source: NodeReport) -> str:
     )
 
 
-def _rounded_reads_amplified(r: NodeReport, plan: Plan, judged: str) -> str | None:
+def _rounded_reads_amplified(r: NodeReport, plan: Plan, judged: str, by_id: dict[str, NodeReport]) -> str | None:
     """A pointwise node that computes in fp32 inside a kernel and reads some operands rounded to 16 bits
     (a kernel boundary): its own fp32 rounding is far below 16 bits', so an error many times the 16-bit
     rounding is that of what it reads, amplified (trial 65: a VQ-VAE's ``||z||^2 - 2 z.e + ||e||^2``
-    under inductor-cpu was said to "lose accuracy itself"). None where that does not hold."""
+    under inductor-cpu was said to "lose accuracy itself"), or lost to that format's range where what it
+    reads lies below its normal range (trial 76: a gradient of 1e-9 stored in fp16, all 0, was called a
+    cancellation). None where that does not hold."""
     d = plan.decisions.get(r.node_id)
     if (d is None or d.compute_dtype not in (torch.float32, torch.float64) or judged not in ("bfloat16", "float16")
             or d.op_class not in (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL)):
@@ -223,6 +225,16 @@ def _rounded_reads_amplified(r: NodeReport, plan: Plan, judged: str) -> str | No
     if not rounded:
         return None
     own = r.local if r.local is not None else r.vs_oracle
+    tiny = [p for p in rounded if (q := by_id.get(p.meta.get(NODE_ID, ""))) is not None and _below_normal(q)]
+    if tiny:
+        read = by_id[tiny[0].meta[NODE_ID]]
+        return (f"{_at(r)} computes in {str(d.compute_dtype).removeprefix('torch.')}, but reads "
+                f"{', '.join(_node_at(p) for p in tiny[:2])} rounded to {judged} (a kernel boundary), whose values lie "
+                f"below {judged}'s normal range: even fp64 correctly rounded to {judged} is off by "
+                f"{_share(read.format_loss)} (normwise) there (subnormals hold fewer bits; below them, 0). From fp64 inputs "
+                f"so read its error is {r.own_excess:.3g} times the rounding of {judged} (its normwise relative error "
+                f"{own.norm_rel:.2g}). Scale those values up (in a backward pass, the loss: torch.amp.GradScaler) or "
+                "keep them in bf16/fp32 (blame --against oracle tries such placements where the policy makes them).")
     names = ", ".join(_node_at(p) for p in rounded[:2])
     return (f"{_at(r)} amplifies the rounding of what it reads: it computes in {str(d.compute_dtype).removeprefix('torch.')}, "
             f"but reads {names} rounded to {judged} (a kernel boundary), and from fp64 inputs so read its error is "
@@ -292,16 +304,25 @@ def _below_normal(r: NodeReport) -> bool:
     dtype = getattr(torch, r.working_dtype or r.dtype, None)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         return False
+    if r.vs_oracle.nonfinite > r.vs_oracle.ref_nan + r.vs_oracle.ref_inf:
+        return False  # NaN/inf where fp64 is finite is what it says, not its range (trial 76: an all-NaN cumsum)
     return r.format_loss is not None and r.format_loss > 4 * unit_roundoff(dtype)
+
+
+def _share(rel: float) -> str:
+    """A normwise relative error in words: a percent from 1% (trial 76: "off by 1" meant 100%), else the number."""
+    if not 0.01 <= rel < math.inf:
+        return f"{rel:.2g}"
+    return f"{rel * 100:.0f}%" if rel >= 0.1 else f"{rel * 100:.2g}%"
 
 
 def _below_normal_sentence(r: NodeReport) -> str:
     fmt = r.working_dtype or r.dtype
     return (
         f"{_at(r)} computes values below {fmt}'s normal range: even fp64 correctly rounded to {fmt} is off by "
-        f"{r.format_loss:.2g} (normwise) there, as subnormals hold fewer bits, and "
+        f"{_share(r.format_loss)} (normwise) there, as subnormals hold fewer bits, and "
         + ("its own result equals fp64's here" if r.vs_oracle.norm_rel == 0 else  # ("off by 0": trial 45)
-           f"its result is off by {r.vs_oracle.norm_rel:.2g}") + ". Scale the values up (in a backward pass, the loss: torch.amp.GradScaler) "
+           f"its result is off by {_share(r.vs_oracle.norm_rel)}") + ". Scale the values up (in a backward pass, the loss: torch.amp.GradScaler) "
         "or compute it in bf16/fp32." + _cancellation_hint(r)
     )
 
