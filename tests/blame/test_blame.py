@@ -825,3 +825,29 @@ def test_blame_by_bitwise_names_the_node_no_change_makes_agree() -> None:
     line = f"test_blame.py:{cube.__code__.co_firstlineno + 1};"
     assert any(n.startswith("by the bitwise rule check's first differing node is") and line in n for n in found.notes), \
         found.notes
+
+
+def test_blame_by_bitwise_says_when_the_changes_at_the_first_differing_line_make_it_agree() -> None:
+    """Trial 76: with no fix for the whole program, blame said of check's first differing node that it "differs
+    in how the op is computed", where a rounding at its line makes it agree. bf16 ``y = x * c + x`` (Inductor
+    keeps the product in fp32: a rounding placement) then ``y ** 3`` (eager's bf16 steps against one fp32 pow:
+    no placement). Oracle: real eager and real torch.compile differ in bits on both lines."""
+    gen = torch.Generator().manual_seed(0)
+    x, c = (torch.randn(4096, generator=gen).bfloat16() for _ in range(2))
+
+    def f(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        y = x * c + x
+        return y ** 3
+
+    def fma_line(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return x * c + x
+
+    torch._dynamo.reset()
+    for g in (f, fma_line):
+        assert not torch.equal(g(x, c).view(torch.int16), torch.compile(g)(x, c).view(torch.int16))
+    found = blame(capture(f, x, c), "inductor-cpu", rule="bitwise", repro=False)
+    assert found.status is BlameStatus.NO_FIX
+    first, second = (f"test_blame.py:{f.__code__.co_firstlineno + k}" for k in (1, 2))
+    note = next(n for n in found.notes if n.startswith("by the bitwise rule check's first differing node is"))
+    assert f"at {first}; the " in note and "at that line make it agree" in note, note
+    assert f"at {second} still differs" in note and "how the op is computed" not in note, note

@@ -12,7 +12,7 @@ import torch
 from roundoff.analyze.culprits import amplifier, ancestors
 from roundoff.analyze.explain import flip_sentences
 from roundoff.analyze.result import CheckResult, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, Rule
+from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict
 from roundoff.blame.changes import (
     Change,
     ChangeKind,
@@ -252,13 +252,8 @@ def blame(
             notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates))
             notes.extend(f"check names a hazard that no change here removes: [{h.kind}] {h.message}"
                          for h in checked.hazards if h.kind in NAN_HAZARDS)
-            first = next((r for r in checked.nodes if r.node_id == checked.first_divergent), None)
-            if rule is not Rule.SAME and first is not None and not checked.culprits:  # (trial 75: unnamed)
-                notes.append(  # (check's ids: against eager its graph is both policies' rewrite, not the plan's)
-                    f"by the {rule.value} rule check's first differing node is `{first.op}` ({first.node_id}) at "
-                    f"{first.source or 'an unknown line'}; no change this policy offers "
-                    "makes it agree, so it differs in how the op is computed (its kernel's formula or order), not in "
-                    "where it rounds")
+            if rule is not Rule.SAME and checked.first_divergent is not None and not checked.culprits:
+                notes.append(_first_unplaceable(program, pol, args, transcendentals, ref, rule, checked, candidates))
     cost = ev.cost()
     return BlameResult(
         over_limit=over_limit,
@@ -293,6 +288,32 @@ def _explained(ev: Evaluator, found: Sequence[Change]) -> tuple[str, ...]:
     finite operands under the policy, not only rounding (trial 73: an fp16 ``mse_loss``)."""
     return tuple(explain(c, ev.base_plan.program, ev.base_plan,
                          makes_nonfinite=c.kind is ChangeKind.UPCAST and ev.makes_nonfinite(c.node_id)) for c in found)
+
+
+def _first_unplaceable(program: Program, pol: Policy, args: tuple, transcendentals: str, ref: Reference, rule: Rule,
+                       checked: CheckResult, candidates: Sequence[Change]) -> str:
+    """Where no fix exists under a rule other than `same`: check's first differing node, and whether the
+    candidate changes at its line make it agree (one check); where they do, the first node that still differs
+    with every candidate change applied (one more check). Trial 75: the node was unnamed; trial 76: a rotary
+    embedding's ``q * cos`` was said to be computed differently, where it reads the ``cos`` Gemma2 casts to
+    bf16 unrounded (the cast dropped inside the kernel), which no change offers to round."""
+    first = next(r for r in checked.nodes if r.node_id == checked.first_divergent)
+    at = f"`{first.op}` ({first.node_id}) at {first.source or 'an unknown line'}"
+    said = f"by the {rule.value} rule check's first differing node is {at}"  # (check's ids: against eager its
+    at_line = [c for c in candidates if c.source is not None and c.source == first.source]  # graph is both
+    if at_line:  # policies' rewrite, not the plan's)
+        there = _checked(program, apply_changes(pol, at_line), args, transcendentals, against=ref.value, rule=rule)
+        if all(r.verdict is Verdict.OK for r in there.nodes if r.node_id == first.node_id):
+            after = _checked(program, apply_changes(pol, candidates), args, transcendentals, against=ref.value, rule=rule)
+            still = next((r for r in after.nodes if r.node_id == after.first_divergent), None)
+            return (f"{said}; the {len(at_line)} candidate change(s) at that line make it agree (blame a function "
+                    "holding that line finds the fewest), but no set of changes makes every output agree"
+                    + (f": with every candidate change applied, `{still.op}` ({still.node_id}) at "
+                       f"{still.source or 'an unknown line'} still differs" if still is not None else ""))
+    return (f"{said}; no change this policy offers at that line makes it agree: it differs in how the op is computed "
+            "(its kernel's formula or summation order) or in how it reads its operands (one kept in float32 inside "
+            "its kernel where eager reads it rounded, as Inductor does with an explicit cast unless "
+            "emulate_precision_casts is set), not in where it rounds its own result")
 
 
 def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,
