@@ -1277,3 +1277,33 @@ def test_a_program_that_computes_nothing_is_said_to_have_no_kernel() -> None:
     x = torch.ones(4).half()
     with pytest.raises(ObserveError, match="computes nothing"):
         observe_compiled(capture(lambda x: x, x), repeats=1)
+
+
+def test_every_compiled_output_is_measured_against_fp64_and_its_reference() -> None:
+    """Trial 76: observe gave no figures for outputs that pass, so a user could not set the real compiled
+    program's error beside check's prediction. Oracles: real torch.compile's outputs, real eager's, fp64."""
+    from roundoff.report.observed import observe_document
+
+    gen = torch.Generator().manual_seed(0)
+    x, w = torch.randn(64, 32, generator=gen).bfloat16(), torch.randn(32, 32, generator=gen).bfloat16()
+
+    def f(x: torch.Tensor, w: torch.Tensor):  # type: ignore[no-untyped-def]
+        h = torch.tanh(x @ w) * 3 + x
+        return h, (h * h).mean()
+
+    def rms(a: torch.Tensor, b: torch.Tensor) -> float:
+        return float((a.double() - b.double()).square().mean().sqrt())
+
+    torch._dynamo.reset()
+    compiled, eager, fp64 = torch.compile(f)(x, w), f(x, w), f(x.double(), w.double())
+    for against in ("eager", "oracle"):
+        result = observe_compiled(capture(f, x, w), against=against, repeats=1)
+        assert [o.name for o in result.outputs_measured] == ["h", "out1"]
+        for o, ran, c, e, d in zip(result.outputs_measured, result.outputs, compiled, eager, fp64):
+            assert o.rmse == pytest.approx(rms(ran, d), rel=1e-12) and o.passes and o.nonfinite == 0
+            # (observe compiles the captured graph, torch.compile Dynamo's: another fusion, another summation order)
+            assert o.rmse == pytest.approx(rms(c, d), rel=2e-2)
+            if against == "eager":
+                assert o.reference_rmse == pytest.approx(rms(e, d), rel=1e-12)
+        doc = observe_document(result)
+        assert [o["name"] for o in doc["outputs"]] == ["h", "out1"] and all(o["passes"] for o in doc["outputs"])

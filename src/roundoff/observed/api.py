@@ -51,6 +51,7 @@ from roundoff.observed.compare import (
 )
 from roundoff.observed.compile_errors import compiler_error
 from roundoff.observed.output_rule import (
+    CompiledOutput,
     OutputFailure,
     SelectionFlip,
     flagged_on_path,
@@ -110,6 +111,9 @@ class ObserveResult:
     #: kernel is not excused by a narrower format elsewhere on the path, such as Falcon's bf16 alibi in an
     #: fp16 model, trial 48); against eager, those that fail the rule against real eager's.
     failing_outputs: tuple[OutputFailure, ...] = ()
+    #: Every floating-point output of the compiled program, measured (trial 76: passing outputs' figures were
+    #: nowhere, so observe's could not be set beside check's prediction)
+    outputs_measured: tuple[CompiledOutput, ...] = ()
     #: Against the oracle: outputs over the limit by value alone whose path has no flagged kernel (none
     #: diverges, is NaN/inf or amplifies an error it reads): an error grown over many roundings, none
     #: beyond the limit, so they pass, as `check` passes them (a fp16 BatchNorm net's gradients, 200x)
@@ -342,12 +346,14 @@ def observe_compiled(
     identical = len(outs) == len(reference) and all(_same_bits(a, b) for a, b in zip(outs, reference))
     start = time.perf_counter()
     finite = all(bool(o.isfinite().all()) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())
-    reports, judged_outputs, flips, moved = _compare(program, observed, on_device, REFERENCES[against], policy, tol,
-                                                     transcendentals, rule, finite, joint=not partitioned)
+    reports, judged_outputs, flips, moved, measure = _compare(program, observed, on_device, REFERENCES[against], policy,
+                                                              tol, transcendentals, rule, finite, joint=not partitioned)
     eager_lost: list[tuple[str, int, int]] = []
+    eager_outs = None
     if REFERENCES[against] == "eager":  # real eager's outputs of the captured program, judged by `rule`
         with torch.no_grad():
-            failing = judged_outputs(outs, tuple(program.graph_module(*on_device)), eager_lost)
+            eager_outs = tuple(program.graph_module(*on_device))
+        failing = judged_outputs(outs, eager_outs, eager_lost)
         unflagged: tuple[OutputFailure, ...] = ()
     else:
         failing, unflagged = flagged_on_path(program, judged_outputs(outs) if rule is Rule.SAME else (), reports,
@@ -367,6 +373,8 @@ def observe_compiled(
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
         failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
         selection_flips=flips, eager_nonfinite_outputs=tuple(eager_lost), dynamo_fallbacks=program.dynamo_fallbacks,
+        outputs_measured=tuple(replace(o, passes=o.name not in {f.name for f in failing})
+                               for o in measure(outs, eager_outs)),
     )
 
 
@@ -387,14 +395,17 @@ def _compare(
     program: Program, observed: dict[str, Observed], inputs: list, against: str, policy: str | Policy,
     tol: float, transcendentals: str, rule: Rule = Rule.SAME, outputs_finite: bool = True, joint: bool = False,
 ) -> tuple[list[KernelReport], Callable[[tuple], tuple[OutputFailure, ...]], tuple[SelectionFlip, ...],
-           Callable[[tuple, list[KernelReport], set[str]], tuple[OutputFailure, ...]]]:
+           Callable[[tuple, list[KernelReport], set[str]], tuple[OutputFailure, ...]],
+           Callable[[tuple, tuple | None], tuple[CompiledOutput, ...]]]:
     """Each buffer's report, a function judging the compiled program's outputs against the fp64
     run of the whole program (`OutputFailure`), and the selections whose choice from the compiled
     program's operands differs from fp64's and matters (`SelectionFlip`; `selections.flip_matters`). Where an operand is stored rounded and may be used
     unrounded in the same launch (`stored_and_reused`), the run is repeated with those users reading
     the operand computed unrounded from its own operands (`unrounded_reads`), every other user still
     the stored buffer, and the report that explains the kernel better is kept (`better`); and a function
-    giving the outputs the wrong kernels move (`output_rule.moved_by_wrong_kernels`). Against the
+    giving the outputs the wrong kernels move (`output_rule.moved_by_wrong_kernels`), and one measuring every
+    compiled output against fp64 and its reference (real eager's outputs, given; else fp64 correctly
+    rounded to its judged format: `CompiledOutput`). Against the
     oracle, where the compiled outputs are finite (`outputs_finite`), a buffer diverging only because its
     format cannot hold its values is marked when that loss moves no output
     (`output_rule.range_losses_moving_nothing`). `joint`: the program was compiled as one graph, forward
@@ -451,6 +462,25 @@ def _compare(
                                           rmse(ref[both], fp64[both]) if some else math.nan, lost))
         return tuple(failures)
 
+    def measure(compiled: tuple, eager_outs: tuple | None) -> tuple[CompiledOutput, ...]:
+        """Every floating-point compiled output's figures (`CompiledOutput`; `passes` left to the caller)."""
+        found = []
+        for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
+                                                       compiled, exact)):
+            if not (isinstance(res, torch.Tensor) and res.is_floating_point() and isinstance(fp64, torch.Tensor)):
+                continue
+            res, fp64 = res.detach().to(fp64.device), fp64.detach()
+            work = judged.get(arg, res.dtype) if isinstance(arg, torch.fx.Node) else res.dtype
+            ref = (eager_outs[i].detach().to(res.device).double() if eager_outs is not None
+                   else round_to(fp64, get_format(work)).double())
+            both = res.isfinite() & fp64.isfinite() & ref.isfinite()
+            some = bool(both.any())
+            found.append(CompiledOutput(name, arg.meta.get(NODE_ID, "") if isinstance(arg, torch.fx.Node) else "",
+                                        rmse(res[both], fp64[both]) if some else math.nan,
+                                        rmse(ref[both], fp64[both]) if some else math.nan,
+                                        int((~res.isfinite() & fp64.isfinite()).sum())))
+        return tuple(found)
+
     def moved(compiled: tuple, kernels: list[KernelReport], failing: set[str]) -> tuple[OutputFailure, ...]:
         return moved_by_wrong_kernels(program, emulated.program, inputs, observed, exact, compiled, kernels, failing)
 
@@ -469,4 +499,4 @@ def _compare(
         ordered = sorted(reports.values(), key=lambda r: observed[r.node_id].order)
         harmless = range_losses_moving_nothing(emulated.program, inputs, ordered, exact)
         reports = {nid: replace(r, moves_no_output=True) if nid in harmless else r for nid, r in reports.items()}
-    return list(reports.values()), judge_outputs, tuple(mattering), moved
+    return list(reports.values()), judge_outputs, tuple(mattering), moved, measure

@@ -51,6 +51,20 @@ class OutputFailure:
 
 
 @dataclass(frozen=True)
+class CompiledOutput:
+    """A floating-point output of the compiled program, measured whether it passes or not: its RMSE against
+    fp64 of the whole program and its reference's (fp64 correctly rounded to the judged format, or real
+    eager's), over the elements finite on all three (NaN: none is), and its NaN/inf where fp64 is finite."""
+
+    name: str
+    node_id: str
+    rmse: float
+    reference_rmse: float
+    nonfinite: int
+    passes: bool = True
+
+
+@dataclass(frozen=True)
 class SelectionFlip:
     """A selection of the compiled program that chose other indices than fp64 (see `ObserveResult`)."""
 

@@ -53,6 +53,9 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "first_divergent": _kernel(first) if first is not None else None,
         "amplified_at": _kernel(amp) if (amp := result.amplified_at) is not None else None,
         "failing_outputs": [_output(o) for o in result.failing_outputs],
+        "outputs": [{"name": o.name, "node": o.node_id, "rmse_vs_fp64": _number(o.rmse),
+                     "reference_rmse": _number(o.reference_rmse), "nonfinite": o.nonfinite, "passes": o.passes}
+                    for o in result.outputs_measured],
         "unflagged_outputs": [_output(o) for o in result.unflagged_outputs],
         "selection_flips": [{"node": f.node_id, "op": f.op, "source": f.source, "differing": f.differing, "of": f.of}
                             for f in result.selection_flips],
@@ -296,7 +299,27 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
     shown = [table] if rows else []  # (--top 0: the headline and the counts only)
     return Group(head, *_fallbacks(doc), *_eager_wrong(doc), *_failing_too(doc), *_harmless(doc), *_unflagged(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
-                 *_not_judged(doc), foot)
+                 *_not_judged(doc), *(_outputs_table(doc) if rows else []), foot)
+
+
+def _outputs_table(doc: dict[str, Any]) -> list[Table]:
+    """The compiled program's outputs, each against fp64 of the whole program and its reference (--json's
+    outputs), as check's outputs table shows the emulated policy's."""
+    outs = doc.get("outputs") or []
+    if not outs:
+        return []
+    reference = "real eager" if doc["against"] == "eager" else "fp64 rounded"
+    table = Table(title=f"outputs of the compiled program ({doc['backend']}) against fp64 of the whole program",
+                  title_justify="left")
+    for column in ("output", "rmse vs fp64", f"{reference} rmse", "x reference", "verdict"):
+        table.add_column(column, justify="right" if "rmse" in column or column.startswith("x") else "left")
+    for o in outs:
+        rmse_, ref = o["rmse_vs_fp64"], o["reference_rmse"]
+        times = "-" if rmse_ is None or ref is None else fmt_num(rmse_ / ref, 3) if ref else "inf" if rmse_ else "1"
+        lost = f" ({o['nonfinite']} NaN/inf)" if o["nonfinite"] else ""
+        table.add_row(o["name"], "-" if rmse_ is None else fmt_num(rmse_, 4), "-" if ref is None else fmt_num(ref, 4),
+                      times, Text.assemble(verdict_text("ok" if o["passes"] else "fails"), lost))
+    return [table]
 
 
 def _fallbacks(doc: dict[str, Any]) -> list[Text]:
