@@ -203,6 +203,19 @@ def mm(a):
 
 
 NOT_A_FUNCTION = 3
+
+
+class Net(torch.nn.Module):
+    def forward(self, a):
+        return a * 2
+
+
+class Headless(torch.nn.Module):
+    pass
+
+
+headless = Headless()
+Net_inputs = headless_inputs = lambda: (torch.ones(4),)
 '''
 
 OTHER_SCRIPTS = {

@@ -64,6 +64,8 @@ CASES = [
     check("target-no-colon", "m.py", exit=USAGE, needles=["'m.py'", "SCRIPT:NAME"]),
     check("function-missing", "m.py:nope", exit=USAGE, needles=["'nope' not found", "m.py"]),
     check("function-not-callable", "m.py:NOT_A_FUNCTION", exit=USAGE, needles=["not a function"]),
+    check("target-is-a-class", "m.py:Net", exit=USAGE, needles=["'Net'", "nn.Module class", "model = Net()"]),
+    check("module-without-forward", "m.py:headless", exit=USAGE, needles=["'headless'", "defines no forward()"]),
     check("import-raises", "broken.py:f", exit=USAGE, needles=["ZeroDivisionError", "broken.py:3"]),
     check("import-syntax-error", "syntax.py:f", exit=USAGE, needles=["SyntaxError", "syntax.py"]),
     check("import-missing-module", "missing_dep.py:f", exit=USAGE,

@@ -152,6 +152,13 @@ def get_callable(module: ModuleType, name: str, script: str, role: str) -> Calla
     if not callable(obj):
         raise UsageError(f"{role} {name!r} in {script!r} is {article(type(obj).__name__)}, "
                          "not a function")
+    if isinstance(obj, type) and role == "function":  # (trial 76: "Net() cannot take the 1 tensor(s)")
+        kind = "an nn.Module class" if issubclass(obj, torch.nn.Module) else "a class"
+        raise UsageError(f"{name!r} in {script!r} is {kind}, not an instance or a function: make one in the "
+                         f"script (e.g. `model = {name}()`) and pass SCRIPT:model, or a function that calls it")
+    if isinstance(obj, torch.nn.Module) and type(obj).forward is torch.nn.Module.forward:
+        raise UsageError(f"{name!r} in {script!r} is {article(type(obj).__name__)} module that defines no forward(); "
+                         "define forward, or pass a function that computes with it")
     return obj
 
 
