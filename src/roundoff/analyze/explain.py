@@ -574,8 +574,8 @@ def _origin_sentence(
         return f"{_at(r)} makes inf from finite inputs: {inside}."
     if r.overflow:
         return (
-            f"{_at(r)} overflows {r.dtype}: at {r.overflow} element(s) fp64's value is beyond its range (fp64 "
-            f"correctly rounded to {r.dtype} is inf too), and a later node turns those infinities into wrong values "
+            f"{_at(r)} overflows {r.dtype}: at {r.overflow} element(s) it is inf where fp64's value is beyond its "
+            f"range (fp64 correctly rounded to {r.dtype} is inf too; elements NaN already are not counted), and a later node turns those infinities into wrong values "
             "(NaN, inf or 0 where fp64 is finite): compute it in a wider format or keep its values in range."
         )
     over = _overflowing(node, by_id, overflow)
