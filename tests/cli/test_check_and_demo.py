@@ -386,3 +386,13 @@ def test_blame_of_a_training_step_says_before_the_search_that_its_fix_may_not_co
     said = run(*args)
     assert said.exit_code == 0 and "add --placeable for a fix roundoff.compile applies" in said.stderr, said.output
     assert "--placeable" not in run(*args, "--placeable").stderr
+
+
+def test_check_without_a_policy_says_the_default_models_a_gpu(scripts):
+    """Trial 76: with no -p, CPU inputs were checked under inductor-gpu without a word; a hint on stderr
+    (stdout, the report, stays as it was), none where a policy is named."""
+    default = run("check", f"{scripts}/good.py:f", "--json")
+    named = run("check", f"{scripts}/good.py:f", "-p", "inductor-gpu", "--json")
+    assert "no --policy: checking inductor-gpu" in default.stderr and "-p inductor-cpu" in default.stderr
+    assert "no --policy" not in named.stderr
+    assert json.loads(default.stdout)["runs"][0]["policy"] == "inductor-gpu"

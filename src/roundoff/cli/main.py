@@ -30,7 +30,7 @@ from roundoff.cli.errors import (
     first_line,
     guarded,
 )
-from roundoff.cli.loading import UsageError, capture_target, load_target
+from roundoff.cli.loading import Loaded, UsageError, capture_target, load_target
 from roundoff.cli.observing import register as register_observe
 from roundoff.cli.outputs import (
     check_not_a_script,
@@ -218,7 +218,17 @@ def check(
         document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule,
                              nodes="all" if every_node else "screen", tol=tol)
         _emit(document, json_out, html, top)
+        if not policy:  # (after the report: an error stays one line)
+            _default_policy_hint(loaded)
     raise typer.Exit(EXIT_DIVERGES if document["verdict"] == "diverges" else EXIT_OK)
+
+
+def _default_policy_hint(loaded: Loaded) -> None:
+    """On stderr, where no --policy was given and the inputs are on the CPU: the default models torch.compile on
+    a GPU, inductor-cpu this machine's (trial 76: checked under inductor-gpu with no word of it)."""
+    if not any(getattr(t, "is_cuda", False) for t in loaded.inputs):
+        _stderr().print(f"note: no --policy: checking {DEFAULT_POLICY} (torch.compile on a GPU); torch.compile on "
+                        "this CPU follows -p inductor-cpu", markup=False, highlight=False)
 
 
 def _emit(document: dict, json_out: bool, html: Path | None, top: int) -> None:
