@@ -29,12 +29,13 @@ class Scan(torch.nn.Module):
         with torch.no_grad():
             self.dt_proj.bias.fill_(3.0)
 
-    def forward(self, u: torch.Tensor, hook=None) -> torch.Tensor:  # type: ignore[no-untyped-def]
+    def project(self, u: torch.Tensor) -> tuple[torch.Tensor, ...]:
         x, z = self.in_proj(u).chunk(2, dim=-1)
         x = F.silu(x)
-        dt = F.softplus(self.dt_proj(x))
-        A = -torch.exp(self.A_log)
-        Bm, Cm = self.B_proj(x), self.C_proj(x)
+        return x, z, F.softplus(self.dt_proj(x)), -torch.exp(self.A_log), self.B_proj(x), self.C_proj(x)
+
+    def forward(self, u: torch.Tensor, hook=None) -> torch.Tensor:  # type: ignore[no-untyped-def]
+        x, z, dt, A, Bm, Cm = self.project(u)
         dtA = dt.unsqueeze(-1) * A
         if hook is not None:
             dtA.register_hook(hook)
@@ -73,11 +74,7 @@ class CumsumScan(Scan):
     in fp16, and everything after it is NaN where fp64 is finite."""
 
     def forward(self, u: torch.Tensor, hook=None) -> torch.Tensor:  # type: ignore[no-untyped-def]
-        x, z = self.in_proj(u).chunk(2, dim=-1)
-        x = F.silu(x)
-        dt = F.softplus(self.dt_proj(x))
-        A = -torch.exp(self.A_log)
-        Bm, Cm = self.B_proj(x), self.C_proj(x)
+        x, z, dt, A, Bm, Cm = self.project(u)
         dBx = dt.unsqueeze(-1) * Bm.unsqueeze(2) * x.unsqueeze(-1)
         cs = torch.cumsum(dt.unsqueeze(-1) * A, dim=1)
         h = torch.exp(cs) * torch.cumsum(torch.exp(-cs) * dBx, dim=1)

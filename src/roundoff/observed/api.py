@@ -16,7 +16,7 @@ import functools
 import math
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -378,6 +378,15 @@ def observe_compiled(
     )
 
 
+def _rmses(res: torch.Tensor, ref: torch.Tensor, fp64: torch.Tensor) -> tuple[float, float]:
+    """RMSE against `fp64` of `res` and of its reference `ref`, over the elements finite on all three; NaN
+    (JSON null, not a perfect 0) where none is."""
+    both = res.isfinite() & fp64.isfinite() & ref.isfinite()
+    if not bool(both.any()):
+        return math.nan, math.nan
+    return rmse(res[both], fp64[both]), rmse(ref[both], fp64[both])
+
+
 def _unmapped_detail(program: Program, staged: Staged, plans: dict[str, TapPlan]) -> tuple[UnmappedBuffer, ...]:
     """Each buffer written that holds no Program node's whole value: its kernel and what it is part of."""
     ops = {n.meta.get(NODE_ID): short_name(n.target) for n in program.nodes() if n.op == "call_function"}
@@ -430,6 +439,15 @@ def _compare(
             flips.update(observer.flips)
         return {r.node_id: r for r in observer.reports}
 
+    def float_outputs(compiled: tuple) -> Iterator[tuple[int, str, str, torch.Tensor, torch.Tensor, torch.dtype]]:
+        """(index, name, node id, compiled value, fp64's, judged dtype) of each floating-point output."""
+        for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
+                                                       compiled, exact)):
+            if isinstance(res, torch.Tensor) and res.is_floating_point() and isinstance(fp64, torch.Tensor):
+                node = isinstance(arg, torch.fx.Node)
+                yield (i, name, arg.meta.get(NODE_ID, "") if node else "", res.detach().to(fp64.device), fp64.detach(),
+                       judged.get(arg, res.dtype) if node else res.dtype)
+
     def judge_outputs(compiled: tuple, eager_outs: tuple | None = None,
                       eager_lost: list[tuple[str, int, int]] | None = None) -> tuple[OutputFailure, ...]:
         """The failing compiled outputs: by check's output rule against fp64, or with `eager_outs` (real
@@ -437,12 +455,7 @@ def _compare(
         `eager_lost` gets (output, elements where eager is NaN/inf and fp64 finite, of them where the compiled
         output is NaN/inf too)."""
         failures = []
-        for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
-                                                       compiled, exact)):
-            if not (isinstance(res, torch.Tensor) and res.is_floating_point() and isinstance(fp64, torch.Tensor)):
-                continue
-            res, fp64 = res.detach().to(fp64.device), fp64.detach()
-            work = judged.get(arg, res.dtype) if isinstance(arg, torch.fx.Node) else res.dtype
+        for i, name, nid, res, fp64, work in float_outputs(compiled):
             if eager_outs is None:
                 if oracle_output_passes(res, fp64, work, floors.floors.get(i, 0.0)):
                     continue
@@ -454,31 +467,15 @@ def _compare(
                     eager_lost.append((name, int(wrong.sum()), int((wrong & ~res.isfinite()).sum())))
                 if judge(rule, ref.to(res.dtype), res, fp64, tol):
                     continue
-            both = res.isfinite() & fp64.isfinite() & (ref.isfinite() if eager_outs is not None else True)
-            lost = int((~res.isfinite() & fp64.isfinite()).sum())
-            some = bool(both.any())  # else no element to take an RMSE over: NaN (JSON null), not a perfect 0
-            failures.append(OutputFailure(name, arg.meta.get(NODE_ID, "") if isinstance(arg, torch.fx.Node) else "",
-                                          rmse(res[both], fp64[both]) if some else math.nan,
-                                          rmse(ref[both], fp64[both]) if some else math.nan, lost))
+            failures.append(OutputFailure(name, nid, *_rmses(res, ref, fp64), int((~res.isfinite() & fp64.isfinite()).sum())))
         return tuple(failures)
 
     def measure(compiled: tuple, eager_outs: tuple | None) -> tuple[CompiledOutput, ...]:
         """Every floating-point compiled output's figures (`CompiledOutput`; `passes` left to the caller)."""
         found = []
-        for i, (name, arg, res, fp64) in enumerate(zip(emulated.program.output_labels(), emulated.program.output_args(),
-                                                       compiled, exact)):
-            if not (isinstance(res, torch.Tensor) and res.is_floating_point() and isinstance(fp64, torch.Tensor)):
-                continue
-            res, fp64 = res.detach().to(fp64.device), fp64.detach()
-            work = judged.get(arg, res.dtype) if isinstance(arg, torch.fx.Node) else res.dtype
-            ref = (eager_outs[i].detach().to(res.device).double() if eager_outs is not None
-                   else round_to(fp64, get_format(work)).double())
-            both = res.isfinite() & fp64.isfinite() & ref.isfinite()
-            some = bool(both.any())
-            found.append(CompiledOutput(name, arg.meta.get(NODE_ID, "") if isinstance(arg, torch.fx.Node) else "",
-                                        rmse(res[both], fp64[both]) if some else math.nan,
-                                        rmse(ref[both], fp64[both]) if some else math.nan,
-                                        int((~res.isfinite() & fp64.isfinite()).sum())))
+        for i, name, nid, res, fp64, work in float_outputs(compiled):
+            ref = eager_outs[i].detach().to(res.device) if eager_outs is not None else round_to(fp64, get_format(work))
+            found.append(CompiledOutput(name, nid, *_rmses(res, ref, fp64), int((~res.isfinite() & fp64.isfinite()).sum())))
         return tuple(found)
 
     def moved(compiled: tuple, kernels: list[KernelReport], failing: set[str]) -> tuple[OutputFailure, ...]:
