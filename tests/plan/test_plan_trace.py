@@ -34,3 +34,19 @@ def test_trace_inputs_carry_the_program_input_names() -> None:
         plan(program, get_policy("eager")), plan(program, get_policy("inductor-gpu"))
     )
     assert all(name in side for name in program.input_names), side
+
+
+def test_moving_values_held_in_their_format_prints_no_round() -> None:
+    """Trial 76: eager's trace printed ``round(t, bf16)`` after every slice of a bf16 input, a step that does
+    nothing. Oracle: torch's own slice of a bf16 tensor is bf16, and rounding it to bf16 changes no bit."""
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0)).bfloat16()
+    assert x[:, :4].dtype == torch.bfloat16 and torch.equal(x[:, :4].float().bfloat16(), x[:, :4])
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return (x[:, :4] * 2).sum(-1)
+
+    trace = format_trace(plan(capture(f, x), get_policy("eager")))
+    slice_line = next(line for line in trace.splitlines() if "aten.slice.Tensor" in line)
+    var = slice_line.split("=")[0].strip()
+    assert f"round({var}, bf16)" not in trace, trace
+    assert "round(t2, bf16)" in trace, trace  # the multiply's result is rounded as eager rounds it

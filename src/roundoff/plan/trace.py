@@ -158,6 +158,16 @@ class _Printer:
             )
         return var
 
+    def _moves_stored(self, p: torch.fx.Node, pd: NodeDecision) -> bool:
+        """Whether `p` only moves values already held in its storage format (a bf16 slice of a bf16
+        tensor): rounding it to that format is no step (trial 76: `round(t4, bf16)` lines in eager's trace)."""
+        if pd.op_class is not OpClass.DATA_MOVEMENT:
+            return False
+        floats = [q for q in p.all_input_nodes if dt.is_float(getattr(q.meta.get("val"), "dtype", None))]
+        return bool(floats) and all(  # an input, or a value it reads rounded to that format
+            getattr(q.meta["val"], "dtype", None) == pd.storage_dtype
+            and (q.op in ("placeholder", "get_attr") or node_id(q) in pd.rounded_inputs) for q in floats)
+
     def _arg(self, lines: list[str], a: object, c: NodeDecision) -> str:
         if isinstance(a, torch.fx.Node):
             return self._read(lines, a, c)
@@ -230,7 +240,10 @@ class _Printer:
         block.anchor = len(lines)
         lines.append(f"{var} = {rhs}  # {comment}")
         self.var_dtype[var] = d.compute_dtype
-        if d.rounds_result and dt.is_float(d.storage_dtype) and d.compute_dtype != d.storage_dtype:
+        if self._moves_stored(n, d):  # its values are held in its storage format already: no round to print
+            self.var_dtype[var] = d.storage_dtype
+            self.stored_name[nid] = var
+        elif d.rounds_result and dt.is_float(d.storage_dtype) and d.compute_dtype != d.storage_dtype:
             self.stored_name[nid] = self._emit_cast(
                 lines, var, d.storage_dtype, get_format(d.storage_dtype).name, True
             )
