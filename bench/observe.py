@@ -34,21 +34,28 @@ from roundoff.capture import capture  # noqa: E402
 from roundoff.execute.cpu_allocator import retain_freed_memory  # noqa: E402
 from roundoff.execute.run import complete_inputs  # noqa: E402
 from roundoff.observed import observe_compiled  # noqa: E402
-from roundoff.observed.replay import plan_taps, run_planned  # noqa: E402
+from roundoff.observed.api import _device_budget  # noqa: E402
+from roundoff.observed.replay import Keeping, plan_taps, run_planned  # noqa: E402
 from roundoff.observed.taps import compile_program, tapped  # noqa: E402
 from roundoff.report.observed import observe_document  # noqa: E402
 
 
 def overhead(program, device: str, repeats: int) -> dict[str, float]:
     """Fastest of `repeats` interleaved runs of the compiled step: plain; observed as observe does
-    (`roundoff.observed.replay`: the plan learned once, buffers kept); and the scanning taps of
-    before (`tapped`: every kernel's caller's locals scanned, every mapped buffer copied to host)."""
+    (`roundoff.observed.replay`: the plan learned once, buffers kept; on CUDA on the device up to
+    observe's budget, the rest on the host); on CUDA also observed with every buffer copied to the
+    host (``observed_host``, observe before session 31); and the scanning taps of before (`tapped`:
+    every kernel's caller's locals scanned, every mapped buffer copied to host). On CUDA, the device
+    peaks of the plain and the observed step and the bytes kept on the device."""
     inputs = [x.to(device) for x in complete_inputs(program, program.example_inputs)]
     compiled = compile_program(program, inputs)
     plan = plan_taps(compiled, inputs)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    cuda = device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
     kept: dict[str, torch.Tensor] = {}
     pinned: dict[str, torch.Tensor] = {}
+    with torch.no_grad():
+        budget = _device_budget(torch.device(device), lambda: compiled.run(*inputs))
 
     def scan_copy(k, n, b, v):
         if b in compiled.buffers:
@@ -56,7 +63,8 @@ def overhead(program, device: str, repeats: int) -> dict[str, float]:
 
     ways = {
         "plain": lambda: compiled.run(*inputs),
-        "observed": lambda: kept.update(run_planned(compiled, inputs, plan, pinned)[0]),
+        "observed": lambda: kept.update(run_planned(compiled, inputs, plan, Keeping(budget, pinned))[0]),
+        **({"observed_host": lambda: kept.update(run_planned(compiled, inputs, plan, Keeping(0, pinned))[0])} if cuda else {}),
         "scan_copy": lambda: _tapped_run(compiled, inputs, scan_copy),
     }
     best = dict.fromkeys(ways, float("inf"))
@@ -72,7 +80,29 @@ def overhead(program, device: str, repeats: int) -> dict[str, float]:
                 best[name] = min(best[name], time.perf_counter() - t)
         if device == "cpu":
             best.update(memory(compiled, inputs, plan, program))
+        else:
+            kept.clear()
+            best.update(device_memory(compiled, inputs, plan, budget))
     return best
+
+
+def device_memory(compiled, inputs, plan, budget: int) -> dict[str, float]:
+    """CUDA: peak allocated bytes of the compiled step and of the observed step (its kept buffers
+    included; both count the inputs and weights they hold), and the bytes kept on the device."""
+    def peak(fn) -> int:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        fn()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated()
+
+    plain = peak(lambda: compiled.run(*inputs))
+    keeping = Keeping(budget)
+    held: list = []
+    observed = peak(lambda: held.append(run_planned(compiled, inputs, plan, keeping)))
+    return {"device_peak_compiled": plain, "device_peak_observed": observed, "device_kept_bytes": keeping.used,
+            "device_budget": budget,
+            "host_kept_bytes": sum(v.numel() * v.element_size() for v in held[0][0].values() if not v.is_cuda)}
 
 
 def _tapped_run(compiled, inputs, sink) -> None:
@@ -156,9 +186,23 @@ def markdown(doc: dict, args: argparse.Namespace, command: str, capture_s: float
         f"{costs['plain'] * 1e3:.2f} ms, observed (as observe runs it: plan replayed, buffers kept) "
         f"{costs['observed'] * 1e3:.2f} ms ({costs['observed'] / costs['plain']:.2f}x), the scanning taps "
         f"with every mapped buffer copied (observe before the replay) {costs['scan_copy'] * 1e3:.2f} ms "
-        f"({costs['scan_copy'] / costs['plain']:.2f}x).",
+        f"({costs['scan_copy'] / costs['plain']:.2f}x)." + (
+            f" Observed with every buffer copied to the host (observe before session 31) "
+            f"{costs['observed_host'] * 1e3:.2f} ms ({costs['observed_host'] / costs['plain']:.2f}x)."
+            if "observed_host" in costs else ""),
         "",
     ]
+    if "device_peak_compiled" in costs:
+        mib = 2.0**20
+        lines += [
+            f"Device memory (peak allocated, inputs and weights included): compiled step "
+            f"{costs['device_peak_compiled'] / mib:.1f} MiB; observed step {costs['device_peak_observed'] / mib:.1f} MiB "
+            f"({costs['device_peak_observed'] / costs['device_peak_compiled']:.2f}x), keeping "
+            f"{costs['device_kept_bytes'] / mib:.1f} MiB of buffers on the device (budget {costs['device_budget'] / mib:.1f} MiB) "
+            f"and {costs['host_kept_bytes'] / mib:.1f} MiB on the host. The whole observe call above (compile, "
+            f"steps, comparison with the kept buffers on the device) peaked at {costs['device_peak_observe'] / mib:.1f} MiB.",
+            "",
+        ]
     if "peak_compiled" in costs:
         mib = 2.0**20
         lines += [
@@ -197,13 +241,18 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     program = capture(module, ids, backward=True, name="llama")
     capture_s = time.perf_counter() - t0
+    if args.device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
     result = observe_compiled(program, device=args.device, against="oracle", transcendentals=args.transcendentals,
                               repeats=args.repeats, partitioned=args.partitioned)
+    whole_peak = torch.cuda.max_memory_allocated() if args.device.startswith("cuda") else None
     doc = observe_document(result, "llama")
     if args.source is not None:
         args.source.write_text(result.source)
     command = "python bench/observe.py " + " ".join(argv if argv is not None else sys.argv[1:])
     costs = overhead(program, args.device, args.repeats)
+    if whole_peak is not None:
+        costs["device_peak_observe"] = whole_peak
     text = markdown(doc, args, command, capture_s, costs)
     print(text)
     if args.out is not None:

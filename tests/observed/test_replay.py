@@ -14,7 +14,7 @@ import torch
 
 from roundoff.capture import capture
 from roundoff.execute.run import complete_inputs
-from roundoff.observed.replay import plan_taps, run_planned
+from roundoff.observed.replay import Keeping, plan_taps, run_planned
 from roundoff.observed.taps import compile_program, tapped
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run on the H200)")
@@ -36,8 +36,16 @@ def _mlp_step():
     return capture(mlp, x, backward=True)
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=cuda)])
-def test_replayed_buffers_equal_the_scanned_ones_and_outputs_are_unchanged(device):
+#: CUDA: every buffer on the host, every one on the device, and a budget that fills up part way
+BUDGETS = ("host", "device", "part")
+
+
+def _budget(kind: str, kept_bytes: int) -> int:
+    return {"host": 0, "device": 1 << 40, "part": kept_bytes // 2}[kind]
+
+
+@pytest.mark.parametrize(("device", "where"), [("cpu", "host")] + [pytest.param("cuda", w, marks=cuda) for w in BUDGETS])
+def test_replayed_buffers_equal_the_scanned_ones_and_outputs_are_unchanged(device, where):
     program = _mlp_step()
     inputs = [t.to(device) for t in complete_inputs(program, program.example_inputs)]
     compiled = compile_program(program, inputs)
@@ -48,11 +56,15 @@ def test_replayed_buffers_equal_the_scanned_ones_and_outputs_are_unchanged(devic
             compiled.run(*inputs)
     plan = plan_taps(compiled, inputs)
     pinned: dict[str, torch.Tensor] = {}
+    budget = _budget(where, sum(scanned[b].numel() * scanned[b].element_size() for b in compiled.buffers if b in scanned))
     for _ in range(2):  # the second run reuses the pinned host buffers (CUDA)
-        kept, outs = run_planned(compiled, inputs, plan, pinned)
+        keeping = Keeping(budget, pinned)
+        kept, outs = run_planned(compiled, inputs, plan, keeping)
         assert set(kept) == set(scanned) & set(compiled.buffers) and kept
+        on_device = {name for name, value in kept.items() if value.is_cuda}
+        assert keeping.used <= budget
+        assert bool(on_device) == (where != "host") and (len(on_device) < len(kept)) == (where != "device")
         for name, value in kept.items():
-            assert value.device.type == "cpu"
             assert value.dtype == scanned[name].dtype and value.shape == scanned[name].shape
             assert torch.equal(_bits(value), _bits(scanned[name])), name
         assert len(outs) == len(reference)
@@ -72,24 +84,29 @@ def test_a_program_that_calls_other_kernels_is_refused():
     plan = plan_taps(compiled, inputs)
     shifted = type(plan)(plan.kernels[1:] + plan.kernels[:1], plan.captures, plan.unmapped)
     with pytest.raises(ObserveError, match="where the learning run saw"):
-        run_planned(compiled, inputs, shifted, {})
+        run_planned(compiled, inputs, shifted)
 
 
-def test_a_partitioned_steps_forward_buffers_survive_the_backward_reusing_their_memory():
+@pytest.mark.parametrize(("device", "where"), [("cpu", "host")] + [pytest.param("cuda", w, marks=cuda) for w in BUDGETS])
+def test_a_partitioned_steps_forward_buffers_survive_the_backward_reusing_their_memory(device, where):
     """torch.compile's backward reuses saved activations' memory in place (donated buffers): what a
-    step's observed run keeps of the forward is still what the forward's kernels wrote."""
+    step's observed run keeps of the forward is still what the forward's kernels wrote, wherever it
+    is kept (CUDA: on the device, on the host, or some of each)."""
     from roundoff.observed.api import learn, run_observed
     from roundoff.observed.partition import compile_staged
 
     program = _mlp_step()
-    inputs = list(complete_inputs(program, program.example_inputs))
+    inputs = [t.to(device) for t in complete_inputs(program, program.example_inputs)]
     staged = compile_staged(program, inputs, partitioned=True)
     forward = staged.stages[0].compiled
     scanned: dict[str, torch.Tensor] = {}
     with torch.no_grad(), tapped(forward.module, lambda k, n, b, v: scanned.__setitem__(b, v.detach().to("cpu", copy=True))):
         forward.run(*inputs)
-    assert "in_out_ptr" in staged.stages[1].compiled.source  # the backward writes over a saved activation
-    observed, _, _ = run_observed(staged, inputs, torch.device("cpu"), learn(staged, inputs), {})
+    if device == "cpu":
+        assert "in_out_ptr" in staged.stages[1].compiled.source  # the backward writes over a saved activation
+    plans = learn(staged, inputs)
+    budget = _budget(where, sum(v.numel() * v.element_size() for v in scanned.values()))
+    observed, _, _ = run_observed(staged, inputs, torch.device(device), plans, {}, budget)
     kept = {o.buffer: o.value for o in observed.values() if not o.buffer.startswith("backward:") and o.kind != "reduction"}
     assert kept and set(kept) <= set(scanned)
     for name, value in kept.items():

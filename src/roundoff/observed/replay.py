@@ -13,9 +13,13 @@ are not kept at all), right after the kernel that wrote it returns:
   unless the learning run saw its storage written again later (Inductor reuses a dead buffer's
   memory: ``buf18 = buf12; del buf12  # reuse``; kernels update buffers in place through
   ``in_out_ptr``; fallback ops mutate), in which case a copy in its own dtype;
-- on CUDA, a copy into a pinned host buffer allocated once per buffer, issued ``non_blocking`` on
-  the kernel's stream (so it runs after that kernel and before any later kernel reuses the memory);
-  the step synchronizes once, at its end. Device memory grows by nothing.
+- on CUDA, up to a budget of device bytes (`Keeping.device_bytes`), the buffer itself where no later
+  call may write it, else a copy on the device; past the budget, a copy into a pinned host buffer
+  allocated once per buffer, issued ``non_blocking``. Both are issued on the kernel's stream, so they
+  run after that kernel and before any later kernel reuses the memory; the step synchronizes once,
+  at its end. Device memory grows by at most the budget. (A step's kept buffers can be several times
+  its peak memory; a host copy crosses PCIe at ~50 GB/s, which at a transformer's size made the
+  observed step 2.4-3.2x the compiled one: bench/results/gpu-session31/.)
 
 The generated module's code is not changed (its kernel globals are wrapped for the run, as by
 `tapped`), and every replayed call checks that the kernel is the one the plan expects there.
@@ -27,7 +31,7 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -284,9 +288,21 @@ class _ReplayExtern:
         return _Replay(getattr(self._inner, attr), f"extern_kernels.{attr}", self._state)
 
 
+@dataclass
+class Keeping:
+    """Where one replayed step keeps the CUDA buffers it reads (a CPU run keeps them as the module doc
+    says): on the device while their bytes stay within `device_bytes`, the rest in `pinned` host
+    buffers, which persist from step to step (pass the same dict to each step's `Keeping`)."""
+
+    device_bytes: int = 0
+    pinned: dict[str, torch.Tensor] = field(default_factory=dict)  # "stage:bufN" -> its host buffer
+    stage: str = ""  # the program being run (a backward's buffers have names of their own)
+    used: int = 0  # device bytes kept so far in this step
+
+
 class _ReplayState:
-    def __init__(self, plan: TapPlan, pinned: dict[str, torch.Tensor]) -> None:
-        self.plan, self.pinned, self.launch = plan, pinned, 0
+    def __init__(self, plan: TapPlan, keeping: Keeping) -> None:
+        self.plan, self.keeping, self.launch = plan, keeping, 0
         self.kept: dict[str, torch.Tensor] = {}
         self.cuda = False
 
@@ -305,20 +321,25 @@ class _ReplayState:
             self.kept[c.buffer] = self._held(c, value)
 
     def _held(self, c: Capture, value: torch.Tensor) -> torch.Tensor:
-        if value.is_cuda:
-            host = self.pinned.get(c.buffer)
-            if host is None or host.shape != value.shape or host.dtype != value.dtype:
-                host = self.pinned[c.buffer] = torch.empty_like(value, device="cpu", pin_memory=True)
-            self.cuda = True
-            return host.copy_(value.detach(), non_blocking=True)
-        return value.detach().clone() if c.copy else value.detach()
+        if not value.is_cuda:
+            return value.detach().clone() if c.copy else value.detach()
+        self.cuda, keeping = True, self.keeping
+        size = value.numel() * value.element_size() if c.copy else value.untyped_storage().nbytes()
+        if keeping.used + size <= keeping.device_bytes:
+            keeping.used += size
+            return value.detach().clone() if c.copy else value.detach()
+        key = f"{keeping.stage}:{c.buffer}"
+        host = keeping.pinned.get(key)
+        if host is None or host.shape != value.shape or host.dtype != value.dtype:
+            host = keeping.pinned[key] = torch.empty_like(value, device="cpu", pin_memory=True)
+        return host.copy_(value.detach(), non_blocking=True)
 
 
 @contextlib.contextmanager
-def replaying(compiled: CompiledProgram, plan: TapPlan, pinned: dict[str, torch.Tensor]) -> Iterator[_ReplayState]:
+def replaying(compiled: CompiledProgram, plan: TapPlan, keeping: Keeping) -> Iterator[_ReplayState]:
     """For the duration, the wrapper's kernels keep what `plan` says in ``state.kept`` ({buffer:
-    tensor}); `pinned` holds the CUDA host buffers between runs. Globals are restored on exit."""
-    module, state = compiled.module, _ReplayState(plan, pinned)
+    tensor}), CUDA buffers where `keeping` says. Globals are restored on exit."""
+    module, state = compiled.module, _ReplayState(plan, keeping)
     saved = {name: value for name, value in vars(module).items()
              if _KERNEL.match(name) and (callable(value) or hasattr(value, "run"))}
     saved["extern_kernels"] = module.extern_kernels
@@ -332,10 +353,11 @@ def replaying(compiled: CompiledProgram, plan: TapPlan, pinned: dict[str, torch.
 
 
 def run_planned(compiled: CompiledProgram, inputs: Sequence[Any], plan: TapPlan,
-                pinned: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], Any]:
-    """One replayed run: ({buffer: kept value, on host}, the program's outputs). On CUDA the host
-    copies are complete when this returns (one synchronize at the end of the step)."""
-    with replaying(compiled, plan, pinned) as state, torch.no_grad():
+                keeping: Keeping | None = None) -> tuple[dict[str, torch.Tensor], Any]:
+    """One replayed run: ({buffer: kept value}, the program's outputs). CUDA buffers are kept where
+    `keeping` says (default: all on the host, in new pinned buffers); the copies are complete when
+    this returns (one synchronize at the end of the step)."""
+    with replaying(compiled, plan, keeping or Keeping()) as state, torch.no_grad():
         outs = compiled.run(*inputs)
     if state.cuda:
         torch.cuda.synchronize()
