@@ -361,6 +361,9 @@ def _forward(program: object) -> frozenset[torch.fx.Node]:
 #: Hazards that accumulate rounding over many correctly rounded ops: a node with one is flagged on its
 #: outputs' paths (an output beyond the limit there fails, as where a node diverges).
 ACCUMULATION_HAZARDS = frozenset({"narrow-reduction", "narrow-running-sum"})
+#: Hazards of a comparison that rounding decides (a tie with a stored maximum, one side read unrounded): where
+#: it turns out otherwise the result is NaN or another choice, whatever the figures say.
+ROUNDING_DECIDED_HAZARDS = frozenset({"mixed-precision-comparison", "max-subtraction-mismatch"})
 
 RULES: dict[str, Rule] = {
     "fma-cancellation": _fma_cancellation,

@@ -11,6 +11,7 @@ import torch
 
 from roundoff.analyze.culprits import amplifier, ancestors
 from roundoff.analyze.explain import flip_sentences
+from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict
 from roundoff.blame.changes import (
@@ -251,7 +252,7 @@ def blame(
         elif not removed:  # (where the changes remove the NaN, its causes and hazards are removable)
             notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates))
             notes.extend(f"check names a hazard that no change here removes: [{h.kind}] {h.message}"
-                         for h in checked.hazards if h.kind in NAN_HAZARDS)
+                         for h in checked.hazards if h.kind in ROUNDING_DECIDED_HAZARDS)
             if rule is not Rule.SAME and checked.first_divergent is not None and not checked.culprits:
                 notes.append(_first_unplaceable(program, pol, args, transcendentals, ref, rule, checked, candidates))
     cost = ev.cost()
@@ -280,7 +281,6 @@ def blame(
 
 
 #: check's hazards that make NaN/inf of a decision (a tie mask emptied by a comparison at two precisions)
-NAN_HAZARDS = ("mixed-precision-comparison", "max-subtraction-mismatch")
 
 
 def _explained(ev: Evaluator, found: Sequence[Change]) -> tuple[str, ...]:

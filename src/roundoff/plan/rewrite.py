@@ -47,6 +47,10 @@ def rewrite(program: Program, policy: Policy) -> Rewritten:
     return Rewritten(program, out, decompositions, fuses, dict(cse))
 
 
+#: How `training_step_notes`' note begins (the terminal shows it on a passing check with a tie hazard).
+ONE_GRAPH_NOTE = "the gradients a rounding-decided result reaches"
+
+
 def training_step_notes(program: Program, policy: Policy) -> list[str]:
     """Under Inductor's decompositions, what planning a training step as one graph leaves unmodelled:
     torch.compile compiles forward and backward apart (what it saves at a reduction's shape is
@@ -54,7 +58,7 @@ def training_step_notes(program: Program, policy: Policy) -> list[str]:
     if "inductor" not in policy.decompositions or not program.backward:
         return []
     one_graph = (
-        "the gradients a rounding-decided result reaches (a tie with a stored maximum, a NaN) can differ from "
+        f"{ONE_GRAPH_NOTE} (a tie with a stored maximum, a NaN) can differ from "
         "the compiled step's (`roundoff observe --backward --partitioned` runs the real step): forward and "
         "backward are planned as one graph, where torch.compile compiles a training step as two (the backward "
         "reads the activations the forward saved as stored, or recomputes them in its own kernels)")

@@ -20,7 +20,9 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
+from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
 from roundoff.analyze.run_notes import DYNAMO_FALLBACK, REAL_EAGER
+from roundoff.plan.rewrite import ONE_GRAPH_NOTE
 from roundoff.report.cells import (
     error_ratio,
     fmt_near,
@@ -181,7 +183,10 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
         parts.append(Text(text, style="yellow"))
     notes = [n for n in run["notes"] if not n.startswith(REAL_EAGER)]  # (shown under the verdict)
     if run["verdict"] == "ok":  # how the policy was modelled (fusion, summation order, unmodelled ops): for failures
-        kept = [n for n in notes if _shown_when_passing(n)]
+        # a tie with a stored maximum that rounding decides: whether the real step reads it so is what the
+        # one-graph plan of a training step leaves open (trial 77: ok here, NaN gradients under torch.compile)
+        ties = any(h["kind"] in ROUNDING_DECIDED_HAZARDS for h in run["hazards"])
+        kept = [n for n in notes if _shown_when_passing(n) or ties and n.startswith(ONE_GRAPH_NOTE)]
         if modelling := len(notes) - len(kept):
             kept.append(f"{modelling} note(s) on how {run['policy']} was modelled (fusion, summation order, "
                         "unmodelled ops): --json has them; they matter when a check fails.")
