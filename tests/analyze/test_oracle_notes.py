@@ -63,3 +63,25 @@ def test_an_integer_output_and_an_all_float32_program_are_said_not_to_be_judged(
         notes = check(capture(counts, x.to(dtype)), (x.to(dtype),), "inductor-cpu").notes
         assert [n for n in notes if n.startswith("not judged: `out1` (int64)")], notes
         assert bool([n for n in notes if n.startswith("every floating-point value of")]) is fp32_note, notes
+
+
+def test_a_backward_of_several_outputs_says_it_differentiates_their_sum() -> None:
+    """Trial 77: ``return loss, pred`` with --backward took pred's sum into every gradient without a word on
+    the terminal. Oracle: torch.autograd's gradient of ``loss + pred.sum()`` is the program's gradient."""
+    lin = torch.nn.Linear(8, 8).half()
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0)).half()
+
+    def step(x: torch.Tensor):  # type: ignore[no-untyped-def]
+        pred = lin(x)
+        loss = (pred.float() ** 2).mean()
+        return loss, pred
+
+    program = capture(step, x, backward=True)
+    loss, pred = step(x)
+    want = torch.autograd.grad(loss + pred.sum(), lin.weight)[0]
+    got = program.graph_module(*program.example_inputs)[program.output_names.index("grad_lin.weight")]
+    assert torch.equal(got, want)
+    notes = check(program, program.example_inputs, "inductor-cpu").notes
+    assert [n for n in notes if n.startswith("differentiated: the sum of the floating-point outputs `loss`, `pred`")], notes
+    single = capture(lambda x: step(x)[0], x, backward=True)
+    assert not [n for n in check(single, single.example_inputs, "inductor-cpu").notes if n.startswith("differentiated")]

@@ -327,9 +327,9 @@ def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype,
 
 def scope_notes(program: Program) -> tuple[str, ...]:
     """What a check of `program` does not judge: its outputs that are not floating point (an integer count
-    computed from floats can still change with rounding), and, where no value is narrower than fp32, that
-    the policies differ only in summation order and contraction (trial 61: a model checked before its
-    ``.half()``)."""
+    computed from floats can still change with rounding), what a backward differentiates where it sums
+    several outputs, and, where no value is narrower than fp32, that the policies differ only in summation
+    order and contraction (trial 61: a model checked before its ``.half()``)."""
     labels = program.output_labels()
     skipped = [f"`{labels[i]}` ({str(v.dtype).removeprefix('torch.')})" for i, a in enumerate(program.output_args())
                if isinstance(a, torch.fx.Node) and isinstance(v := a.meta.get("val"), torch.Tensor)
@@ -337,6 +337,14 @@ def scope_notes(program: Program) -> tuple[str, ...]:
     notes = [(f"not judged: {', '.join(skipped)}, not floating point; one computed from floats (a count, an "
               "argmax) can still change with their rounding: return the floats it is made from to check them")
              ] if skipped else []
+    forward = [f"`{labels[i]}`" for i, a in enumerate(program.output_args()[: program.num_forward_outputs])
+               if isinstance(a, torch.fx.Node) and isinstance(v := a.meta.get("val"), torch.Tensor)
+               and v.is_floating_point()]
+    if program.backward and len(forward) > 1 and not any(n.startswith("cotangent") for n in program.input_names):
+        notes.append(  # (trial 77: `return loss, pred` for logging took pred's sum into every gradient)
+            f"differentiated: the sum of the floating-point outputs {', '.join(forward[:4])}"
+            f"{' and more' if len(forward) > 4 else ''} (each summed, no cotangents given), so every gradient is "
+            "of that sum; return the loss alone to differentiate it alone")
     floats = {v.dtype for n in program.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
               and v.is_floating_point()}
     if floats and all(torch.finfo(d).bits >= 32 for d in floats):

@@ -202,7 +202,8 @@ def _shown_when_passing(note: str) -> bool:
     nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`) and modules
     torch.compile runs eagerly (`roundoff.analyze.run_notes.DYNAMO_FALLBACK`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            "not judged", "every floating-point value", DYNAMO_FALLBACK)) or "screen failed" in note
+                            "not judged", "differentiated:", "every floating-point value", DYNAMO_FALLBACK)) \
+        or "screen failed" in note
 
 
 def blame_report(blame: dict[str, Any]) -> Group:
