@@ -91,6 +91,48 @@ def test_user_softmax_backward_nan_predicted_like_torch_compile() -> None:
     assert torch.isnan(yr.grad).any() and not torch.isnan(grad_eager).any()
 
 
+class _Attn(torch.nn.Module):
+    """Trial 77's attention block (GroupNorm, 1x1 conv qkv, a hand-written softmax), in fp16."""
+
+    def __init__(self, c: int = 32) -> None:
+        super().__init__()
+        self.norm, self.qkv = torch.nn.GroupNorm(4, c), torch.nn.Conv2d(c, 3 * c, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, c, h, w = x.shape
+        q, k, v = self.qkv(self.norm(x)).reshape(b, 3, c, h * w).unbind(1)
+        s = torch.einsum("bci,bcj->bij", q, k) / c ** 0.5
+        e = torch.exp(s - s.amax(dim=-1, keepdim=True))
+        return torch.einsum("bij,bcj->bci", e / e.sum(dim=-1, keepdim=True), v).reshape(b, c, h, w)
+
+
+def test_a_backward_node_placed_among_the_forwards_does_not_decide_the_backwards_copies_early() -> None:
+    """Trial 77: the GroupNorm's statistics, cast for its backward, sit among the forward's nodes; the plan
+    decided what the backward stores there, before the forward's later bmm was stored, counted six loads in
+    the softmax scores, stored them and read them rounded in the tie mask. Inductor recomputes them in fp32
+    there: no tie with the stored fp16 maximum, 0/0, NaN in the GroupNorm's and qkv's gradients. Oracle:
+    real torch.compile (and real eager, finite)."""
+    torch.manual_seed(0)
+    attn = _Attn().half()
+    x = torch.randn(2, 32, 8, 8, generator=torch.Generator().manual_seed(5)).half()
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return (attn(x) ** 2).mean()
+
+    names = [n for n, _ in attn.named_parameters()]
+    real = {}
+    torch._dynamo.reset()
+    for label, fn in (("eager", step), ("compiled", torch.compile(step))):
+        attn.zero_grad(set_to_none=True)
+        fn(x).backward()
+        real[label] = [p.grad.isnan() for p in attn.parameters()]
+    assert not any(m.any() for m in real["eager"]) and any(m.any() for m in real["compiled"])
+    prog = capture(step, x, backward=True)
+    grads = dict(zip(prog.output_names, run_plan(plan(prog, "inductor-cpu"), prog.example_inputs)))
+    for name, nan in zip(names, real["compiled"]):
+        assert torch.equal(grads[f"grad_attn.{name}"].isnan(), nan), name
+
+
 def _reused_heavy(x: torch.Tensor) -> tuple[torch.Tensor, ...]:  # fp16: e, t, l each read by two kernels
     e = x.exp()  # a softmax without its max: exp overflows fp16 from x > 11.09 on
     t = torch.tanh(x * 0.5)

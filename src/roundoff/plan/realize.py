@@ -63,13 +63,17 @@ def stored_values(
     (a product reading a backward-stored ``exp`` calls no ``exp`` of its own). `pinned`: the values the
     rules that count users and loads stored in the graph before `roundoff.plan.remat` split copies off
     it: Inductor decides on the user's graph, whose users the copies divide (trial 62: a recurrence's
-    state, stored or not by turns as its copies took its users, never settled)."""
+    state, stored or not by turns as its copies took its users, never settled). The forward's nodes are
+    decided first, then the backward's: a backward node the capture placed among the forward's (a GroupNorm's
+    statistics cast for its backward) must not have the backward's copies decided before the forward's later
+    values are (trial 77: a bmm after it, not yet stored, made the backward count six loads in its softmax
+    scores, store them and read them rounded in the tie mask, where Inductor recomputes them in fp32)."""
     by_id = {n.id: n for n in nodes}
     stored: set[str] = set()
     alias: set[str] = set()
     by_backward: set[str] | None = None
     backward_memory: Container[str] = stored
-    for n in nodes:
+    for n in _forward_first(nodes, by_id):
         if n.backward and by_backward is None:  # the forward's values are all decided: the backward's copies
             recomputed = stored - in_backward_memory(nodes, stored)
             backward_memory = _Without(stored, recomputed)
@@ -108,6 +112,15 @@ def stored_values(
             elif realized:
                 stored.add(n.id)
     return stored, alias, by_backward or set()
+
+
+def _forward_first(nodes: Sequence[FusionNode], by_id: dict[str, FusionNode]) -> Sequence[FusionNode]:
+    """`nodes` with the forward's before the backward's, each in graph order, where no forward node reads a
+    backward one (else `nodes` as they are: still a topological order)."""
+    backward = {n.id for n in nodes if n.backward}
+    if not backward or any(p in backward for n in nodes if not n.backward for p in n.inputs):
+        return nodes
+    return [n for n in nodes if not n.backward] + [n for n in nodes if n.backward]
 
 
 def _viewed(n: FusionNode, by_id: dict[str, FusionNode]) -> list[str]:
