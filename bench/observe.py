@@ -34,7 +34,7 @@ from roundoff.capture import capture  # noqa: E402
 from roundoff.execute.cpu_allocator import retain_freed_memory  # noqa: E402
 from roundoff.execute.run import complete_inputs  # noqa: E402
 from roundoff.observed import observe_compiled  # noqa: E402
-from roundoff.observed.api import _device_budget  # noqa: E402
+from roundoff.observed.replay import device_budget  # noqa: E402
 from roundoff.observed.replay import Keeping, plan_taps, run_planned  # noqa: E402
 from roundoff.observed.taps import compile_program, tapped  # noqa: E402
 from roundoff.report.observed import observe_document  # noqa: E402
@@ -55,7 +55,7 @@ def overhead(program, device: str, repeats: int) -> dict[str, float]:
     kept: dict[str, torch.Tensor] = {}
     pinned: dict[str, torch.Tensor] = {}
     with torch.no_grad():
-        budget = _device_budget(torch.device(device), lambda: compiled.run(*inputs))
+        budget = device_budget(torch.device(device), lambda: compiled.run(*inputs))
 
     def scan_copy(k, n, b, v):
         if b in compiled.buffers:

@@ -1,5 +1,5 @@
 # Session 31 (H100/H200), not run in session 31 (no device lent): observe keeps CUDA buffers on the device up to
-# twice the compiled step's peak (observed/replay.Keeping, observed/api._device_budget) instead of copying every one
+# twice the compiled step's peak (observed/replay.Keeping, observed/replay.device_budget) instead of copying every one
 # to pinned host memory (issue 16: the observed step at hidden 1024 was 2.42-3.16x the compiled step, its 468 MiB of
 # buffers crossing PCIe at ~56 GB/s; target 2x).
 #   bash bench/gpu/session31.sh   # the replay/partition/observe CUDA tests, then observe at hidden 128 and 1024

@@ -280,9 +280,6 @@ def blame(
     )
 
 
-#: check's hazards that make NaN/inf of a decision (a tie mask emptied by a comparison at two precisions)
-
-
 def _explained(ev: Evaluator, found: Sequence[Change]) -> tuple[str, ...]:
     """A sentence per change (`blame.explain`); an upcast says overflow where the node makes NaN/inf from
     finite operands under the policy, not only rounding (trial 73: an fp16 ``mse_loss``)."""

@@ -6,7 +6,7 @@ graph), run once with every kernel tapped to learn where each kernel's buffers a
 (`roundoff.observed.taps`, `roundoff.observed.replay`), then run observed: each buffer that holds a
 Program node's value is kept as soon as its kernel returns (CPU: the buffer itself, or a copy where
 the program later writes over it; CUDA: on the device, up to twice the compiled step's peak memory
-(`DEVICE_KEEP`), and past that a non-blocking copy to pinned host memory). Then one lock-step run of
+(`replay.DEVICE_KEEP`), and past that a non-blocking copy to pinned host memory). Then one lock-step run of
 the graph (eager, fp64, the emulated policy) judges each buffer locally
 (`roundoff.observed.compare`), reading the buffers where they were kept.
 """
@@ -60,7 +60,7 @@ from roundoff.observed.output_rule import (
     range_losses_moving_nothing,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
-from roundoff.observed.replay import Keeping, TapPlan, learning_run, run_planned
+from roundoff.observed.replay import Keeping, TapPlan, device_budget, learning_run, run_planned
 from roundoff.observed.reuse import stored_and_reused, unrounded_reads
 from roundoff.observed.taps import ObserveError
 from roundoff.ops import short_name
@@ -204,28 +204,6 @@ def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float]:
     return out, time.perf_counter() - start
 
 
-#: Device memory an observed CUDA step may add to keep buffers, in units of the compiled step's peak
-#: (so observing peaks at no more than 1 + this times the compiled step's, issue 16's memory target: 3x)
-DEVICE_KEEP = 2.0
-
-
-def _device_budget(device: torch.device, step: Callable[[], Any]) -> int:
-    """Run `step` (the compiled step, unobserved) and return the device bytes an observed step may
-    keep buffers in: `DEVICE_KEEP` times the step's peak allocated memory (inputs and weights
-    included), less what the device cannot spare beside that peak (10% of it held back); 0 on CPU."""
-    if device.type != "cuda":
-        step()
-        return 0
-    torch.cuda.synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    step()
-    torch.cuda.synchronize(device)
-    peak = torch.cuda.max_memory_allocated(device)
-    free, total = torch.cuda.mem_get_info(device)
-    spare = free + torch.cuda.memory_reserved(device) - peak - total // 10
-    return int(max(0, min(DEVICE_KEEP * peak, spare)))
-
-
 def _same_bits(a: Any, b: Any) -> bool:
     """Same dtype, shape and bits (NaN payloads included), whatever the strides."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
@@ -354,7 +332,7 @@ def observe_compiled(
     staged = compile_staged(program, on_device, backend, partitioned)
     plans = learn(staged, on_device)  # also the tapped step's warm-up: first-call work is not the step's time
     with torch.no_grad():  # and the compiled step's
-        device_bytes = _device_budget(where, lambda: staged.run(on_device, lambda st, xs: st.compiled.run(*xs)))
+        device_bytes = device_budget(where, lambda: staged.run(on_device, lambda st, xs: st.compiled.run(*xs)))
     # Inductor's compile workers (processes, started by a cold compile) take the cores the timed steps use
     # (trial 69: a 0.001 s step timed at 0.285 s)
     from torch._inductor import async_compile

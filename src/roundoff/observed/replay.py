@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -365,3 +365,25 @@ def run_planned(compiled: CompiledProgram, inputs: Sequence[Any], plan: TapPlan,
         raise ObserveError(f"the compiled program made {state.launch} kernel calls where the learning run "
                            f"made {len(plan.kernels)}: observe cannot replay it")
     return state.kept, outs
+
+
+#: Device memory an observed CUDA step may add to keep buffers, in units of the compiled step's peak
+#: (so observing peaks at no more than 1 + this times the compiled step's, issue 16's memory target: 3x)
+DEVICE_KEEP = 2.0
+
+
+def device_budget(device: torch.device, step: Callable[[], Any]) -> int:
+    """Run `step` (the compiled step, unobserved) and return the device bytes an observed step may
+    keep buffers in: `DEVICE_KEEP` times the step's peak allocated memory (inputs and weights
+    included), less what the device cannot spare beside that peak (10% of it held back); 0 on CPU."""
+    if device.type != "cuda":
+        step()
+        return 0
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    step()
+    torch.cuda.synchronize(device)
+    peak = torch.cuda.max_memory_allocated(device)
+    free, total = torch.cuda.mem_get_info(device)
+    spare = free + torch.cuda.memory_reserved(device) - peak - total // 10
+    return int(max(0, min(DEVICE_KEEP * peak, spare)))
