@@ -308,8 +308,9 @@ def test_blame_json_is_one_document_with_the_fix_and_the_files_it_wrote(tmp_path
 
 
 def test_check_blame_and_observe_documents_carry_the_same_version_keys():
-    """Trial 54: check's JSON had schema_version/roundoff_version, blame's schema/version, observe's none.
-    Oracle: the package's own version string."""
+    """Trial 54: check's JSON had schema_version/roundoff_version, blame's schema/version, observe's none;
+    trial 77: check's had no `schema` name while blame's and observe's did. Oracle: the package's own
+    version string and the command that wrote the document."""
     from roundoff import __version__
 
     docs = [json.loads(run(*args).stdout) for args in (
@@ -319,7 +320,7 @@ def test_check_blame_and_observe_documents_carry_the_same_version_keys():
     )]
     for doc in docs:
         assert doc["roundoff_version"] == __version__ and isinstance(doc["schema_version"], int), sorted(doc)
-    assert [d.get("schema") for d in docs[1:]] == ["roundoff.blame", "roundoff.observe"]
+    assert [d.get("schema") for d in docs] == ["roundoff.check", "roundoff.blame", "roundoff.observe"]
 
 
 def test_tol_reaches_the_rule_and_bad_values_are_refused(tmp_path):

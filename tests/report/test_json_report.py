@@ -32,6 +32,7 @@ def test_sample_document_round_trips_through_strict_json_and_validates(sample_do
     "mutate, what",
     [
         (lambda d: d.pop("schema_version"), "missing schema_version"),
+        (lambda d: d.update(schema="roundoff.blame"), "another command's schema"),
         (lambda d: d.update(verdict="maybe"), "unknown verdict"),
         (lambda d: d["runs"][0]["nodes"][0]["metrics"].update(bits="lots"), "bad metric"),
         (lambda d: d["runs"][0]["nodes"][0]["metrics"].pop("bits"), "missing metric"),

@@ -129,9 +129,10 @@ SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "roundoff check report",
     "type": "object",
-    "required": ["schema_version", "roundoff_version", "target", "against", "verdict", "runs"],
+    "required": ["schema", "schema_version", "roundoff_version", "target", "against", "verdict", "runs"],
     "additionalProperties": False,
     "properties": {
+        "schema": {"const": "roundoff.check"},
         "schema_version": {"const": SCHEMA_VERSION},
         "roundoff_version": {"type": "string"},
         "target": {"type": "string"},
@@ -396,6 +397,7 @@ def make_document(
 
     rule = next((r["rule"] for r in runs if r.get("rule")), "same")
     document = {
+        "schema": "roundoff.check",
         "schema_version": SCHEMA_VERSION,
         "roundoff_version": __version__,
         "target": target,
