@@ -139,3 +139,23 @@ def test_outputs_table_shows_each_outputs_multiple_of_its_reference_not_the_limi
     rows = re.findall(r"<tr><td>(\w+)</td><td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td>", table)
     assert rows == [("grad_w", "69.6"), ("grad_b", "1"), ("grad_c", "16.01"), ("loss", "-")], rows
     assert "x reference (limit 16)" in table
+
+
+def test_a_screened_run_is_named_instead_of_drawn(sample_document):
+    """Trial 77: a passing screened check examines no node, so its page drew an empty line (one line
+    for two policies) with no word why. Oracle: the real check's document, whose screened run has no
+    node figures, beside the sample's per-node runs."""
+    from roundoff.cli.checking import check_document
+    from roundoff.cli.loading import load_target
+    from roundoff.policy import get_policy
+
+    screened = check_document(load_target("zoo:fma-cancel"), [get_policy("eager")], "oracle")
+    assert [r["nodes"] for r in screened["runs"]] == [[]] and screened["verdict"] == "ok"
+    page = render_html(screened)
+    assert 'id="unplotted"' in page and "Not drawn: eager" in page and "--every-node" in page
+    assert 'id="error-plot"' not in page
+    drawn = render_html(sample_document)  # every run has its nodes: drawn, nothing named
+    assert 'id="error-plot"' in drawn and 'id="unplotted"' not in drawn
+    sample_document["runs"][1]["nodes"] = []  # one run screened beside one that was not
+    both = render_html(sample_document)
+    assert 'id="error-plot"' in both and "Not drawn: eager:" in both

@@ -2,7 +2,7 @@
 
 The page inlines plotly.js from the installed ``plotly`` package and draws, from a schema-valid
 report document (``roundoff.report.json_report``): the verdict, bits of error per node along the
-graph (one line per policy), outputs, the NaN/Inf origin, hazards, the kernel groups, blame results
+graph (one line per policy; a run that examined no node is named instead of drawn), outputs, the NaN/Inf origin, hazards, the kernel groups, blame results
 when present, and the plan's trace. Non-finite results (a node whose value is inf/NaN where fp64 is
 finite, verdict "nonfinite", or an infinite error) are drawn in red at a ceiling two bits above the
 largest finite error, with their NaN/inf counts in the hover text.
@@ -74,6 +74,12 @@ def plot_series(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 
+def unplotted(document: dict[str, Any]) -> list[str]:
+    """The policies whose run examined no node (a screened check that passed: its report holds outputs
+    only), which the chart cannot draw (trial 77: such a page showed one line, or none, unexplained)."""
+    return [run["policy"] for run in document["runs"] if not run["nodes"]]
+
+
 def times_reference(output: dict[str, Any]) -> str:
     """An output's RMSE against fp64 as a multiple of its reference's ("-" where either is missing or
     the reference's is 0): what the outputs table compares with the limit (trial 49: the page showed
@@ -92,6 +98,7 @@ def render_html(document: dict[str, Any]) -> str:
         times=times_reference,
         remark=verdict_remark,
         ref=node_ref_text,
+        unplotted=unplotted(document),
         plotlyjs=Markup(_plotlyjs()),
         plot_json=Markup(plot_json.replace("</", "<\\/")),
     )
