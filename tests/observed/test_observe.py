@@ -1307,3 +1307,39 @@ def test_every_compiled_output_is_measured_against_fp64_and_its_reference() -> N
                 assert o.reference_rmse == pytest.approx(rms(e, d), rel=1e-12)
         doc = observe_document(result)
         assert [o["name"] for o in doc["outputs"]] == ["h", "out1"] and all(o["passes"] for o in doc["outputs"])
+
+
+class _GRUCell(torch.nn.Module):
+    def __init__(self, i: int, h: int) -> None:
+        super().__init__()
+        self.x2h, self.h2h = torch.nn.Linear(i, 3 * h), torch.nn.Linear(h, 3 * h)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        xr, xz, xn = self.x2h(x).chunk(3, -1)
+        hr, hz, hn = self.h2h(h).chunk(3, -1)
+        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        return (1 - z) * torch.tanh(xn + r * hn) + z * h
+
+
+def test_a_value_a_kernel_stores_and_reads_in_its_register_is_emulated_from_its_register():
+    """Trial 74: a hand-written fp16 GRU's backward stores ``tanh_backward`` (into a ``cat``) and, in the
+    same kernel, multiplies its fp32 value by the reset gate; observe gave the emulation the stored fp16
+    value in its place, and 48 of 269 pointwise buffers differed from the kernels by 1-2 ulp (called an
+    unmodelled decision). The emulation keeps its own value where it rounds to the buffer. Oracle: the
+    observed buffers of real Inductor, bit for bit."""
+    torch.manual_seed(0)
+    cell, head = _GRUCell(8, 16).half(), torch.nn.Linear(16, 8).half()
+
+    def loss(x: torch.Tensor) -> torch.Tensor:
+        h = x.new_zeros(x.shape[0], 16)
+        outs = []
+        for t in range(x.shape[1]):
+            h = cell(x[:, t], h)
+            outs.append(h)
+        return head(torch.stack(outs, 1)).float().square().mean()
+
+    x = torch.randn(4, 3, 8).half()
+    result = observe_compiled(loss, x, backward=True)
+    pointwise = [k for k in result.kernels if k.kind == "pointwise"]
+    assert len(pointwise) > 20 and all(k.emulated_identical for k in pointwise), [
+        (k.buffer, k.op, k.emulated_mismatch) for k in pointwise if not k.emulated_identical]
