@@ -158,7 +158,7 @@ def _as(value: torch.Tensor, dtype: torch.dtype | None) -> Callable[[], torch.Te
     return (lambda: value) if dtype is None else (lambda: value.to(dtype))
 
 
-def _rounds_to(emulated: Any, stored: torch.Tensor) -> bool:
+def _rounds_to(emulated: object, stored: torch.Tensor) -> bool:
     """Whether the emulated side's value of a node, rounded (RNE) to the dtype of the buffer holding it, is
     that buffer bit for bit. Then the emulation keeps its own value rather than take the buffer's: a
     plan may keep it unrounded (fp32) for readers in the kernel that stores it, as Inductor's kernel
