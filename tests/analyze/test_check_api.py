@@ -178,3 +178,29 @@ def test_an_inf_the_policy_shares_with_the_reference_and_real_eager_is_no_real_e
     result = check(capture(loss, x), (x,), "inductor-cpu", against="eager")
     assert result.outputs[0].nonfinite == 1 and result.outputs[0].vs_reference.exact  # inf, as the reference
     assert not any(n.startswith("real eager gives") for n in result.notes), result.notes
+
+
+def test_a_divergence_an_autocast_read_makes_is_put_down_to_that_read() -> None:
+    """Trial 78: thunder-autocast's fp16 matmuls, which it reads in bf16, diverged from eager with "the
+    difference comes from what it reads" and no word of the bf16 cast (only blame said it). Oracle: the
+    matmul of the bf16-rounded operands in fp64, rounded to fp16, against fp64 by hand: the error the
+    sentence states."""
+    import re
+
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(64, 64, generator=g).half()
+    x = torch.randn(32, 64, generator=g).half()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x @ w) @ w
+
+    result = check(capture(f, x), (x,), "thunder-autocast")
+    exact = x.double() @ w.double()
+    by_hand = (x.bfloat16().double() @ w.bfloat16().double()).half().double()
+    want = float((by_hand - exact).norm() / exact.norm())
+    sentence = next(e for e in result.explanations if e.startswith("first divergence at `mm`"))
+    stated = float(re.search(r"normwise relative error ([0-9.e-]+) against fp64", sentence).group(1))
+    assert abs(stated - want) <= 0.05 * want, (sentence, want)
+    assert "reads rounded to bf16 (its float16 operands cast to bf16 first" in sentence, sentence
+    eager = check(capture(f, x), (x,), "eager", against="oracle", nodes="all")  # no cast read: no such words
+    assert not any("reads rounded to" in e for e in eager.explanations)

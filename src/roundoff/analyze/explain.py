@@ -31,6 +31,7 @@ from roundoff.capture.program import (
     value_holders,
 )
 from roundoff.execute.native_kernels import BATCH_NORMS, LOSSES, accumulates_in_storage
+from roundoff.numerics import get_format
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
@@ -443,7 +444,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             lines.append(
                 f"first divergence at {_at(r)}: normwise relative error {r.vs_oracle.norm_rel:.2g} against fp64, "
                 f"{result.against}'s {r.reference_vs_oracle.norm_rel:.2g}; its own error is within the limit, so the "
-                "difference comes from what it reads, and no node makes it alone beyond the limit."
+                f"difference comes from what it reads{_read_as(plan, r.node_id)}, and no node makes it alone beyond "
+                "the limit."
             )
         else:
             lines.append(
@@ -460,6 +462,21 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     lines.extend(ms[0] + (f" (The same at {len(ms) - 1} more node(s) of this line.)" if len(ms) > 1 else "")
                  for ms in groups.values())
     return tuple(lines)
+
+
+def _read_as(plan: Plan, node_id: str) -> str:
+    """", which this policy rounds to bfloat16 first (...)" where the plan reads `node_id`'s operands in
+    another format than they are stored in (an autocast cast: `NodeDecision.input_format`), else "" (trial
+    78: thunder-autocast's fp16 matmuls read in bf16, the divergence put down to "what it reads" alone)."""
+    d = plan.decisions.get(node_id)
+    fmt = d.input_format if d is not None else None
+    if fmt is None:
+        return ""
+    stored = sorted({str(s).removeprefix("torch.") for p in plan.program.node(node_id).all_input_nodes
+                     if isinstance(s := getattr(p.meta.get("val"), "dtype", None), torch.dtype) and s.is_floating_point
+                     and s != get_format(fmt).storage_dtype})
+    return (f", which this policy reads rounded to {fmt} (its {'/'.join(stored) + ' ' if stored else ''}operands "
+            f"cast to {fmt} first, as the policy's autocast casts a matmul's inputs)")
 
 
 def _rounding_sentence(n: torch.fx.Node, dtype: str) -> str:
