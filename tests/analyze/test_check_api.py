@@ -204,3 +204,26 @@ def test_a_divergence_an_autocast_read_makes_is_put_down_to_that_read() -> None:
     assert "reads rounded to bf16 (its float16 operands cast to bf16 first" in sentence, sentence
     eager = check(capture(f, x), (x,), "eager", against="oracle", nodes="all")  # no cast read: no such words
     assert not any("reads rounded to" in e for e in eager.explanations)
+
+
+def test_a_loss_checked_without_its_backward_says_its_gradients_were_not_checked() -> None:
+    """Trial 78: `check vit.py:train_loss` without --backward said ok with no word that no gradient was
+    checked (with --backward the patch-embedding gradients diverge). Oracle: the model's own parameters
+    that require grad, counted by torch."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).bfloat16()
+    x = torch.randn(4, 8).bfloat16()
+
+    def loss(x: torch.Tensor) -> torch.Tensor:
+        return model(x).float().square().mean()
+
+    def notes(fn, backward: bool = False) -> list[str]:
+        return [n for n in check(capture(fn, x, backward=backward), (x,), "eager", against="oracle").notes
+                if "not differentiated" in n]
+
+    trainable = sum(p.requires_grad for p in model.parameters())
+    (note,) = notes(loss)
+    assert f"`out` is one number computed from {trainable} input(s) that require grad" in note and "--backward" in note
+    assert notes(loss, backward=True) == [] and notes(lambda x: model(x)) == []  # differentiated; not one number
+    model.requires_grad_(False)
+    assert notes(loss) == []  # nothing to differentiate

@@ -325,10 +325,21 @@ def _limit_base(oracle: torch.Tensor, finite: torch.Tensor, judged: torch.dtype,
     return floor / math.sqrt(n), scale * lucky / math.sqrt(n), quantum_floor(judged) if judged.is_floating_point else 0.0
 
 
+#: how each of `scope_notes`' notes begins (a report shows them under a passing run too)
+SCOPE_NOTE_STARTS = ("not judged", "differentiated:", "not differentiated:", "every floating-point value")
+
+
+def _scalar(arg: object) -> bool:
+    """Whether output `arg` is a floating-point tensor of one element."""
+    v = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+    return isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() == 1
+
+
 def scope_notes(program: Program) -> tuple[str, ...]:
     """What a check of `program` does not judge: its outputs that are not floating point (an integer count
     computed from floats can still change with rounding), what a backward differentiates where it sums
-    several outputs, and, where no value is narrower than fp32, that the policies differ only in summation
+    several outputs, that a one-number output of parameters that require grad (a loss) was checked without
+    its backward, and, where no value is narrower than fp32, that the policies differ only in summation
     order and contraction (trial 61: a model checked before its ``.half()``)."""
     labels = program.output_labels()
     skipped = [f"`{labels[i]}` ({str(v.dtype).removeprefix('torch.')})" for i, a in enumerate(program.output_args())
@@ -345,6 +356,11 @@ def scope_notes(program: Program) -> tuple[str, ...]:
             f"differentiated: the sum of the floating-point outputs {', '.join(forward[:4])}"
             f"{' and more' if len(forward) > 4 else ''} (each summed, no cotangents given), so every gradient is "
             "of that sum; return the loss alone to differentiate it alone")
+    if not program.backward and program.trainable and len(forward) == 1 and _scalar(program.output_args()[0]):
+        notes.append(  # (trial 78: a training loss checked ok without its gradients, no word of them)
+            f"not differentiated: {forward[0]} is one number computed from {len(program.trainable)} input(s) that require "
+            "grad (a loss?), and only its forward was checked; add --backward (capture(..., backward=True)) to "
+            "check the gradients a training step computes from it")
     floats = {v.dtype for n in program.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
               and v.is_floating_point()}
     if floats and all(torch.finfo(d).bits >= 32 for d in floats):

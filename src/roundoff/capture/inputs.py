@@ -34,6 +34,8 @@ class CaptureInputs:
     num_buffers: int  # the last ones of the state
     num_cotangents: int
     constant_names: dict[int, str]  # id of a closed-over non-state tensor -> its variable path
+    #: the floating-point inputs that require grad (user arguments, parameters), with `backward` or not
+    trainable: tuple[str, ...] = ()
 
 
 def definition_source(fn: Callable[..., Any]) -> str | None:
@@ -151,6 +153,8 @@ def collect_inputs(
             "requires_grad=True: pass it as an argument or make it an nn.Parameter of a module)",
             construct="nothing to differentiate",
         )
+    trainable = tuple(n for n, t, buffer in zip(names, (*example_inputs, *state), (False,) * len(user) + tuple(
+        b for _, _, b in found.state)) if t.requires_grad and _is_float(t) and not buffer)
     cots = _cotangent_list(cotangents, backward)
     names += [f"cotangent{i}" for i in range(len(cots))]
     wants += [False] * len(cots)
@@ -165,6 +169,7 @@ def collect_inputs(
         num_buffers=sum(buffer for _, _, buffer in found.state),
         num_cotangents=len(cots),
         constant_names=found.constant_names,
+        trainable=trainable,
     )
 
 

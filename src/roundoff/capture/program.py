@@ -162,6 +162,9 @@ class Program:
     #: buffers, taken from `example_inputs` where a caller passes only the arguments); None: unknown
     #: (any prefix of the inputs is accepted)
     user_inputs: int | None = None
+    #: the floating-point inputs that require grad (`capture`'s, with `backward` or not): a check without
+    #: a backward notes a loss of them it did not differentiate (`analyze.output_verdicts.scope_notes`)
+    trainable: tuple[str, ...] = ()
     #: the graph as `capture` made it, where a plan has rewritten this one (decompositions, CSE,
     #: rematerialised copies: `rewritten`); None where this is that graph
     as_captured: torch.fx.GraphModule | None = field(default=None, repr=False, compare=False)

@@ -96,6 +96,7 @@ def capture(
         dynamo_fallbacks=tuple(found["fallbacks"]),
         example_versions=tuple(t._version for t in spec.tensors),
         user_inputs=spec.num_user,
+        trainable=spec.trainable,
     )
 
 

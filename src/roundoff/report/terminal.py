@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
+from roundoff.analyze.output_verdicts import SCOPE_NOTE_STARTS
 from roundoff.analyze.run_notes import DYNAMO_FALLBACK, REAL_EAGER
 from roundoff.plan.rewrite import ONE_GRAPH_NOTE
 from roundoff.report.cells import (
@@ -202,7 +203,7 @@ def _shown_when_passing(note: str) -> bool:
     nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`) and modules
     torch.compile runs eagerly (`roundoff.analyze.run_notes.DYNAMO_FALLBACK`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            "not judged", "differentiated:", "every floating-point value", DYNAMO_FALLBACK)) \
+                            *SCOPE_NOTE_STARTS, DYNAMO_FALLBACK)) \
         or "screen failed" in note
 
 
