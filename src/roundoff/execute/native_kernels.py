@@ -21,7 +21,7 @@ _aten = torch.ops.aten
 #: operand is held in the dtype the result is rounded to: what eager and Inductor (an extern kernel) run.
 #: Their libraries accumulate in fp32 and round once, in their own order: CPU oneDNN's fp16 convolution
 #: backward differs from an fp32 convolution rounded once in half of its elements (trial 65).
-NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.convolution.default,
+NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.convolution.default,
                   _aten.convolution_backward.default)
 #: Ops whose eager kernel accumulates in the storage dtype itself: under STORAGE compute they run
 #: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.

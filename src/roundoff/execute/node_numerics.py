@@ -64,11 +64,12 @@ from roundoff.ops.classes import OpClass
 from roundoff.plan.cache import GraphCache
 from roundoff.plan.matmul_add import unpermuted
 from roundoff.plan.model import NodeDecision, Plan
-from roundoff.policy.model import Negation
+from roundoff.policy.model import FusionModel, Negation
 
 Read = Callable[[torch.fx.Node], Any]
 _aten = torch.ops.aten
 _DIVS = (_aten.div.Tensor, _aten.div.Scalar)
+CONVOLUTIONS = (_aten.convolution.default, _aten.convolution_backward.default)
 
 
 def stride_free(target: Any) -> Any:
@@ -164,7 +165,19 @@ class _Static:
     """What `PlanNumerics` decides for one node: a pure function of the plan, made once per plan
     (`_statics`) so that a run does not decide it again per node and per side."""
 
-    __slots__ = ("d", "storage", "cdt", "fmts", "scalar_fmt", "moves", "native", "plain", "fresh", "compute_round")
+    __slots__ = (
+        "cdt",
+        "channels_last",
+        "compute_round",
+        "d",
+        "fmts",
+        "fresh",
+        "moves",
+        "native",
+        "plain",
+        "scalar_fmt",
+        "storage",
+    )
 
     def __init__(self, node: torch.fx.Node, plan: Plan) -> None:
         d = self.d = plan.decisions.get(node.meta.get(NODE_ID, ""))
@@ -183,6 +196,12 @@ class _Static:
         self.native = d is not None and not node.kwargs and (accumulates_in_storage(node, d) or (
             node.target in NATIVE_KERNELS and rounds_results(node, d, plan) and one_narrow(st) is not None
             and d.compute_dtype == torch.float32 and not d.input_format))
+        # Inductor's C++ backend lays a graph's convolutions out channels-last (``decide_layout_opt``: always
+        # where oneDNN runs them) and calls the kernel on those copies, whose oneDNN path sums in another
+        # order than eager's contiguous one (measured, torch 2.13: 4 of 8192 fp16 outputs differ); its
+        # backward gets the incoming gradient channels-last, the input and weight as the graph holds them (a
+        # parameter or the batch as given, an activation as the forward's channels-last kernels left it)
+        self.channels_last = self.native and node.target in CONVOLUTIONS and plan.policy.fusion is FusionModel.POINTWISE_CPP
         self.plain: dict[torch.fx.Node, Any] = {}  # operand -> the storage dtype it is read rounded to
         self.fresh: dict[torch.fx.Node, Any] = {}  # the same, reading oracle inputs (``fresh=True``)
 
@@ -196,7 +215,7 @@ class _Static:
                 self.fresh[p] = table[p].storage
 
 
-_STATICS: GraphCache[dict[torch.fx.Node, "_Static"]] = GraphCache()
+_STATICS: GraphCache[dict[torch.fx.Node, _Static]] = GraphCache()
 
 
 def _statics(plan: Plan) -> dict[torch.fx.Node, _Static]:
@@ -342,6 +361,10 @@ class PlanNumerics:
             return node.target(*args)
         floats = [a for a in args if is_float(a)]
         if floats and all(isinstance(a, torch.Tensor) and a.dtype == one_narrow(st) for a in floats):
+            if self._static(node).channels_last:  # a convolution's operands; the backward's incoming gradient
+                last = len(args) if node.target is _aten.convolution.default else 1  # (its input and weight: as held)
+                args = tuple(a.contiguous(memory_format=torch.channels_last) if i < last and is_float(a) and a.dim() == 4
+                             else a for i, a in enumerate(args))
             return node.target(*args)
         return None
 

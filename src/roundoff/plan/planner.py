@@ -345,6 +345,26 @@ def _rounds_result(node: torch.fx.Node, base: _Base, policy: Policy) -> bool:
     return False
 
 
+def _extern_result(node: torch.fx.Node, nid: str, bases: Mapping[str, _Base], fusion: Fusion, policy: Policy) -> bool:
+    """A matmul or convolution that a fusion policy runs as an extern kernel (its own kernel, its result
+    stored) and that every reader reads from memory is rounded where it is made: Inductor calls torch's own
+    kernel on the 16-bit operands (``extern_kernels.mm``, ``convolution``), whose output is the 16-bit
+    buffer; no fp32 value of it exists. So the emulation runs that kernel (`execute.native_kernels`), and
+    its figures are the stored value's (trial 78: an fp16 ViT's patch-embedding convolution measured before
+    its rounding, 1000x closer to fp64 than the compiled program's, and named the first bitwise divergence
+    from eager, whose bits the compiled convolution has). A reader computing with it unrounded (the add
+    Inductor's ``addmm`` folds in) keeps it as it is. A multi-output op's (a convolution's backward) results
+    are its ``getitem`` nodes: each is rounded where every reader of it reads it from memory."""
+    base = bases[nid]
+    source = node.args[0] if node.target is operator.getitem and node.args else node
+    kind = bases[node_id(source)].op_class if isinstance(source, torch.fx.Node) else None
+    if (policy.rounding is RoundingPoint.EVERY_OP or kind not in (OpClass.MATMUL, OpClass.CONVOLUTION)
+            or base.precision is ComputePrecision.STORAGE or base.override.round_result is not None
+            or not _needs_rounding(base) or nid not in fusion.stored or not node.users):
+        return False
+    return all(u.op == "output" or fusion.reads_rounded(node_id(u), nid) for u in node.users)
+
+
 def _from_integer(node: torch.fx.Node) -> bool:
     """A cast of an integer or bool value: Inductor's C++ kernel converts it to the target format itself
     (no fp32 value exists to keep), so it is rounded there (measured, torch 2.13:
@@ -373,7 +393,7 @@ def _decide(
             if fusion.reads_rounded(nid, pid := node_id(p)) and _wider_than_stored(decisions[pid])
             and pid not in wide
         )
-        rounds = _rounds_result(n, b, policy)
+        rounds = _rounds_result(n, b, policy) or _extern_result(n, nid, bases, fusion, policy)
         floats = [node_id(p) for p in n.all_input_nodes if dt.is_float(bases[node_id(p)].storage)]
         if _kept_wide(b):
             wide.add(nid)
