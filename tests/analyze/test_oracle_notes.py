@@ -35,6 +35,18 @@ def test_t5s_float16_clamp_is_named_at_its_source_line() -> None:
     assert not [n for n in check(program, (x,), "eager", against="eager").notes if "as captured" in n]
 
 
+def test_a_finfo_min_mask_is_named_as_a_mask_not_a_clamp() -> None:
+    """Trial 78: a GPT-NeoX attention mask filled with ``finfo(float16).min`` was explained as "its
+    largest finite value ... a clamp to torch.finfo(x.dtype).max; T5's clamp". Oracle: torch's finfo."""
+    q = torch.randn(4, 8, 8).half()
+    lowest = torch.finfo(torch.float16).min
+    causal = torch.ones(8, 8, dtype=torch.bool).triu(1)
+    program = capture(lambda q: torch.softmax((q @ q.transpose(-1, -2)).masked_fill(causal, lowest), -1), q)
+    (note,) = [n for n in check(program, (q,), "eager", against="oracle").notes if "as captured" in n]
+    assert f"with {lowest:g}, float16's most negative finite value" in note and "attention mask filled with " \
+        "torch.finfo(x.dtype).min" in note and "clamp" not in note, note
+
+
 def test_no_note_without_a_range_limit_constant() -> None:
     w = torch.randn(16, 16).half()
     x = torch.randn(4, 16).half()

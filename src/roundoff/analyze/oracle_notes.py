@@ -35,9 +35,11 @@ def dtype_branch_notes(program: Program) -> tuple[str, ...]:
                 dtype = str(fmt.torch_dtype).removeprefix("torch.")
                 near = "" if abs(hit) == fmt.max_finite else " or near it"
                 where = f"`{node_id(n)}`" + (f" at {source}" if source else "")
+                why = ("an attention mask filled with torch.finfo(x.dtype).min" if hit < 0 else
+                       "a clamp to torch.finfo(x.dtype).max, as T5's float16-only clamp")  # (trial 78: a mask)
                 notes.append(
-                    f"the fp64 oracle runs the graph as captured, with {hit:g}, {dtype}'s largest finite value{near} "
-                    f"({where}), which code written for its dtype holds (a clamp to torch.finfo(x.dtype).max; T5's "
-                    "float16-only clamp): it is fp64 of what the 16-bit run computed, not of the model run in fp64")
+                    f"the fp64 oracle runs the graph as captured, with {hit:g}, {dtype}'s {'most negative' if hit < 0 else 'largest'} "
+                    f"finite value{near} ({where}), which code written for its dtype holds ({why}): it is fp64 of "
+                    "what the 16-bit run computed, not of the model run in fp64")
                 break
     return tuple(notes)
