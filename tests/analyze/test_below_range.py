@@ -88,3 +88,24 @@ def test_zeros_a_division_makes_are_said_to_be_an_underflow_not_a_cancellation()
     sentence = next(e for e in r.explanations if e.startswith("`div`"))
     assert "subtracts nothing" in sentence and "below float16's range" in sentence, sentence
     assert "agree in almost every bit" not in sentence and "an epsilon absorbed upstream" not in sentence
+
+
+def test_a_backward_node_is_named_as_the_backwards() -> None:
+    """Trial 78: an underflowing backward ``add`` was named "at vit.py:25" (the forward's ``max`` it
+    differentiates) with no word that it is the backward's. Oracle: the nodes of the same program captured
+    without its backward are the forward's; every other node is the backward's."""
+    from roundoff.capture import capture
+
+    torch.manual_seed(0)
+    w = torch.nn.Parameter(torch.randn(16, 16).half())
+    x = torch.randn(8, 16).half()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return (torch.tanh(x @ w) * 1e-3).float().sum() * 1e-3  # gradients below fp16's normal range
+
+    forward = {n.meta["roundoff_id"] for n in capture(f, x).graph.nodes}
+    result = check(capture(f, x, backward=True), (x,), "eager", against="oracle", nodes="all")
+    assert {r.node_id for r in result.nodes if not r.backward} <= forward
+    assert all(r.node_id not in forward or r.op == "sum" for r in result.nodes if r.backward)  # (+ the seed's sum)
+    named = [e for e in result.explanations if "below float16's normal range" in e]
+    assert named and all(", in the backward)" in e for e in named), named

@@ -37,7 +37,10 @@ from roundoff.plan.model import Plan
 
 
 def _at(r: NodeReport) -> str:
-    return f"`{r.op}` ({r.node_id}{' at ' + r.source if r.source else ''})"
+    """A node report as the findings name it: `` `op` (id at file:line)``, ``, in the backward`` added for a
+    backward node, whose line is the forward code it differentiates (trial 78: an underflowing backward
+    ``add`` named at a ``max`` of the forward, with no word of the backward)."""
+    return f"`{r.op}` ({r.node_id}{' at ' + r.source if r.source else ''}{', in the backward' if r.backward else ''})"
 
 
 def _node_at(n: torch.fx.Node) -> str:

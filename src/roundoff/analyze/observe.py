@@ -57,13 +57,20 @@ from roundoff.analyze.verdict import (
     widen_fp8,
     working_dtype,
 )
-from roundoff.capture.program import NODE_ID, multi_output_parent, node_source, output_op_name
+from roundoff.capture.program import (
+    NODE_ID,
+    base_id,
+    multi_output_parent,
+    node_source,
+    output_op_name,
+)
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.native_kernels import SUMS_IN_STORAGE
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics, round_value
 from roundoff.numerics import FORMATS, Format, get_format, round_to
 from roundoff.ops.classes import OpClass
+from roundoff.plan.saved import forward_ids
 
 POLICY, ORACLE, REFERENCE = 0, 1, 2
 _aten = torch.ops.aten
@@ -127,6 +134,7 @@ class NodeObserver:
         self.tol = tol
         self.local = local
         self.reports: list[NodeReport] = []
+        self._forward: set[str] | frozenset[str] | None = None  # `_in_backward`'s, made when first asked
         self.nan_origin: str | None = None
         self.reference_nan_origin: str | None = None
         self.ranges = Ranges()
@@ -276,12 +284,19 @@ class NodeObserver:
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
                 working_dtype=str(work).removeprefix("torch."), format_loss=floor_work, overflow=overflow, terms_rmse=terms,
-                amplifies_read=read,
+                amplifies_read=read, backward=self._in_backward(nid),
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
             return (res, oracle, res) + vals[3:]
         return None
+
+    def _in_backward(self, nid: str) -> bool:
+        """Whether node `nid` is computed for a training step's backward only (`plan.saved.forward_ids`)."""
+        if self._forward is None:
+            program = self.side.plan.program
+            self._forward = forward_ids(program) if program.backward else frozenset()
+        return bool(self._forward) and base_id(nid) not in self._forward
 
     def _figures(
         self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, local_value: torch.Tensor | None,

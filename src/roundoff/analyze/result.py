@@ -46,7 +46,8 @@ class NodeReport:
     RMS error a sum's or matmul's terms' rounding causes (`verdict.reduction_floor`/`matmul_floor`);
     `amplifies_read`: for a node whose own error is beyond the limit only because it reads an operand
     stored in bf16/fp16 (recomputed from that operand unrounded it is within the limit: a ``cos`` of a
-    phase a bf16 ``mul`` rounded), the id of that operand's producer, the decision to change.
+    phase a bf16 ``mul`` rounded), the id of that operand's producer, the decision to change. `backward`:
+    the node is the backward's (the findings say so: its source line is the forward code it differentiates).
     """
 
     node_id: str
@@ -66,6 +67,8 @@ class NodeReport:
     overflow: int = 0
     terms_rmse: float = 0.0
     amplifies_read: str | None = None
+    #: computed only for a training step's backward (no forward output needs it)
+    backward: bool = False
 
     @property
     def own_excess(self) -> float:
