@@ -181,7 +181,7 @@ def _settle_from_figures(m: _Made, stats: list, lost: bool, nan: bool, agree: bo
     if has_reference:
         vs_ref, ref_fp64 = against_ref
         by_rule, rmse_ref = _by_rule_against_reference(m, vs_fp64, ref_fp64, agree, extras, rule)
-    else:  # against the oracle: `_limit_base` with no operand floor, every element finite
+    else:  # against the oracle: `output_verdicts.oracle_limit_floors` with no operand floor, every element finite
         vs_ref, lucky = None, lucky_rounding_floor(m.judged) if m.judged.is_floating_point else 0.0
         quantum = quantum_floor(m.judged) if m.judged.is_floating_point else 0.0
         rmse_ref = max(extras["rmse_ref"], 0.0, extras["scale"] * lucky / math.sqrt(m.numel), quantum)

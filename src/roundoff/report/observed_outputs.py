@@ -19,7 +19,7 @@ def outputs_table(doc: dict[str, Any]) -> list[Table]:
     outs = doc.get("outputs") or []
     if not outs:
         return []
-    reference = "real eager" if doc["against"] == "eager" else "fp64 rounded"
+    reference = "real eager" if doc["against"] == "eager" else "reference"  # as check's outputs table names it
     table = Table(title=f"outputs of the compiled program ({doc['backend']}) against fp64 of the whole program",
                   title_justify="left")
     for column in ("output", "rmse vs fp64", f"{reference} rmse", "x reference", "verdict"):
