@@ -40,6 +40,7 @@ from roundoff.compiler.settings import (
     has_config,
     inductor_settings,
 )
+from roundoff.compiler.storage_kernels import storage_kernel_items
 from roundoff.plan import plan
 from roundoff.policy import get_policy
 from roundoff.policy.model import MatmulAdd, Negation, OpOverride, Policy
@@ -125,6 +126,8 @@ def make_backend(
                 RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2
             )
         _warn_matmul_adds(policy, device, gm)
+        for item in storage_kernel_items(policy, gm):
+            warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2)
         keys = node_keys() if policy.node_overrides else {}
         fma_off = settings.patches.get(_CPP_CONTRACT) == "off" and device == "cpu"
         placer = OverridePlacer(

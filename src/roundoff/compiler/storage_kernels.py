@@ -1,0 +1,59 @@
+"""Eager kernels that sum in 16 bits, which a compiled program cannot be made to reproduce.
+
+A policy that models eager (``eager``, ``eager-cpu``) computes some ops in their 16-bit storage dtype
+(``compute = "storage"``: `roundoff.execute.native_kernels.NATIVE_STORAGE`): eager CPU's LayerNorm
+backward sums the weight and bias gradients in bf16/fp16, its embedding backward each row's gradient,
+its 16-bit log-softmax and losses compute in 16 bits inside. Inductor decomposes these ops into fp32
+parts and rounds once, and no setting turns that off, so ``roundoff.compile(fn, policy="eager")``
+computes them closer to fp64 than eager does (trial 78: a bf16 GPT-NeoX step's LayerNorm weight and bias
+gradients differed from eager's in 41-49 of 64 elements, about half eager's error, without a word).
+`storage_kernel_items` names those a compiled graph calls, for a `RoundoffEnforcementWarning`.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.fx
+
+from roundoff.policy.model import ComputePrecision, Policy
+
+#: torch function (as Dynamo's graph calls it) -> (the aten ops its eager kernels sum in storage, what they do)
+_KERNELS: dict[str, tuple[tuple[str, ...], str]] = {
+    "layer_norm": (("aten.native_layer_norm_backward",), "its backward sums the weight and bias gradients"),
+    "embedding": (("aten.embedding_dense_backward",), "its backward sums each row's gradient"),
+    "batch_norm": (("aten.native_batch_norm", "aten._native_batch_norm_legit", "aten.native_batch_norm_backward"),
+                   "it rounds the batch statistics, and its backward sums the gradients,"),
+    "max_pool2d": (("aten.max_pool2d_with_indices_backward",), "its backward adds overlapping windows' gradients"),
+    "log_softmax": (("aten._log_softmax",), "it computes"),  # (forward kernels from here on)
+    "cross_entropy": (("aten._log_softmax", "aten.nll_loss_forward"), "its log-softmax and sum compute"),
+    "mse_loss": (("aten.mse_loss",), "it squares and sums"),
+    "smooth_l1_loss": (("aten.smooth_l1_loss",), "it computes"),
+    "huber_loss": (("aten.huber_loss",), "it computes"),
+}
+
+
+def _in_storage(policy: Policy, op: str) -> bool:
+    override = policy.op_overrides.get(op) or next(
+        (o for name, o in policy.op_overrides.items() if name.startswith(op + ".")), None)
+    return override is not None and override.compute is ComputePrecision.STORAGE
+
+
+def storage_kernel_items(policy: Policy, gm: torch.fx.GraphModule) -> list[str]:
+    """One line per torch function of Dynamo's graph `gm` whose eager kernel `policy` computes in its 16-bit
+    storage dtype (module doc), called on a bf16/fp16 value: the compiled program computes it in fp32."""
+    found: dict[str, str] = {}
+    for n in gm.graph.nodes:
+        name = getattr(n.target, "__name__", None) if n.op == "call_function" else None
+        if name not in _KERNELS or name in found:
+            continue
+        ops, what = _KERNELS[name]
+        values = [v for a in n.all_input_nodes if isinstance(v := a.meta.get("example_value"), torch.Tensor)]
+        narrow = {v.dtype for v in values if v.dtype in (torch.float16, torch.bfloat16)}
+        out = n.meta.get("example_value")  # differentiated (a backward kernel matters only then): not under no_grad
+        differentiated = isinstance(out, torch.Tensor) and out.requires_grad
+        if narrow and any(_in_storage(policy, op) and (differentiated or "backward" not in op) for op in ops):
+            found[name] = (f"eager's {name} ({', '.join(sorted(str(d).removeprefix('torch.') for d in narrow))}): {what} "
+                           "in that dtype itself, which Inductor computes from fp32 parts and rounds once, so the "
+                           "compiled values can differ from eager's (closer to fp64); `roundoff check -p "
+                           f"{policy.name}` emulates eager's kernel")
+    return list(found.values())
