@@ -202,6 +202,15 @@ def short_kernel(name: str) -> str:
     return f"{m.group(1)}_…{m.group(2)}" if m and len(name) > 24 else name
 
 
+def _remark(k: dict, rule: str) -> str:
+    """Beside a buffer's verdict: " (out of range)" where it diverges only because its format cannot hold its
+    values (its excess 1, trial 78: "diverges" beside "1" read as a contradiction), "moves no output" where
+    that loss moves no output."""
+    said = [w for w, holds in (("out of range", rule == "same" and bool(_out_of_range(k))),
+                               ("moves no output", bool(k.get("moves_no_output")))) if holds]
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def _excess_cell(k: dict) -> str:
     """A buffer's excess as the table shows it: its figures cover finite elements only, so none for a buffer
     with no finite element (trial 70: "0" beside an all-NaN buffer), and said so beside a NaN/inf one."""
@@ -289,7 +298,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         emulated = "identical" if k["emulated_identical"] else (
             f"{k['emulated_mismatch']} differ [{numbers[k['emulation_cause']]}]")
         table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
-                      Text.assemble(verdict_text(k["verdict"]), " (moves no output)" if k.get("moves_no_output") else ""),
+                      Text.assemble(verdict_text(k["verdict"]), _remark(k, doc.get("rule", "same"))),
                       _excess_cell(k), "-" if none_finite(k["vs_oracle"]) else fmt_num(k["vs_oracle"].get("norm_rel"), 3),
                       emulated)
     agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
