@@ -227,3 +227,14 @@ def test_a_loss_checked_without_its_backward_says_its_gradients_were_not_checked
     assert notes(loss, backward=True) == [] and notes(lambda x: model(x)) == []  # differentiated; not one number
     model.requires_grad_(False)
     assert notes(loss) == []  # nothing to differentiate
+
+
+def test_a_results_repr_is_one_line_naming_its_verdict() -> None:
+    """Trial 78: ``print(check(...))`` printed the generated repr of every node's figures, many KB. Oracle:
+    the result's own fields."""
+    x = torch.randn(64, 64).half()
+    result = check(capture(lambda x: torch.exp((x @ x) * 100).sum(-1), x), (x,), "eager", against="oracle", nodes="all")
+    text = repr(result)
+    assert "\n" not in text and len(text) < 400 and len(result.nodes) >= 3, text
+    assert "verdict='diverges'" in text and f"first_divergent={result.first_divergent!r}" in text
+    assert f"failing_outputs={[o.name for o in result.outputs if not o.passes]!r}" in text

@@ -193,6 +193,16 @@ class CheckResult:
     def diverges(self) -> bool:
         return not all(o.passes for o in self.outputs)
 
+    def __repr__(self) -> str:
+        """One line: the verdict and where to look (trial 78: the generated repr of every node's figures ran
+        to many KB in a REPL or a print); the fields hold the rest."""
+        failing = [o.name for o in self.outputs if not o.passes]
+        return (f"CheckResult({self.program!r}, policy={self.policy!r}, against={self.against!r}, "
+                f"verdict={'diverges' if self.diverges else 'ok'!r}, failing_outputs={failing[:3]!r}"
+                f"{f' (+{len(failing) - 3})' if len(failing) > 3 else ''}, first_divergent={self.first_divergent!r}, "
+                f"nan_origin={self.nan_origin!r}, nodes={len(self.nodes)}, outputs={len(self.outputs)}, "
+                f"findings={len(self.explanations)}, mode={self.mode!r})")
+
     def node(self, node_id: str) -> NodeReport:
         for n in self.nodes:
             if n.node_id == node_id:
