@@ -233,7 +233,7 @@ def test_a_results_repr_is_one_line_naming_its_verdict() -> None:
     """Trial 78: ``print(check(...))`` printed the generated repr of every node's figures, many KB. Oracle:
     the result's own fields."""
     x = torch.randn(64, 64).half()
-    result = check(capture(lambda x: torch.exp((x @ x) * 100).sum(-1), x), (x,), "eager", against="oracle", nodes="all")
+    result = check(capture(lambda x: torch.exp(x * 20) * 2 - x, x), (x,), "eager", against="oracle", nodes="all")
     text = repr(result)
     assert "\n" not in text and len(text) < 400 and len(result.nodes) >= 3, text
     assert "verdict='diverges'" in text and f"first_divergent={result.first_divergent!r}" in text
