@@ -97,3 +97,32 @@ def test_a_backward_of_several_outputs_says_it_differentiates_their_sum() -> Non
     assert [n for n in notes if n.startswith("differentiated: the sum of the floating-point outputs `loss`, `pred`")], notes
     single = capture(lambda x: step(x)[0], x, backward=True)
     assert not [n for n in check(single, single.example_inputs, "inductor-cpu").notes if n.startswith("differentiated")]
+
+
+def test_torchs_cpu_attention_kernel_on_16_bit_values_is_said_to_be_emulated_closer_to_fp64() -> None:
+    """Trial 79: with transformers' default SDPA, emulated eager was 2-11x closer to fp64 than real eager on
+    an fp16 OPT step's gradients, with no note. Oracle: torch's own CPU attention and its backward against an
+    fp64 run: the real kernel's error exceeds the emulation's, which the note says."""
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 64, 16).half().requires_grad_() for _ in range(3))
+
+    def f(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    program = capture(f, q, k, v, backward=True)
+    emulated = run_plan(plan(program, "eager"), (q.detach(), k.detach(), v.detach()))[1]  # dq
+    f(q, k, v).sum().backward()
+    q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+    f(q64, k64, v64).sum().backward()
+    exact = q64.grad
+    real_err, emulated_err = (float((t.double() - exact).norm() / exact.norm()) for t in (q.grad, emulated))
+    assert real_err > 1.2 * emulated_err, (real_err, emulated_err)
+    notes = check(program, (q.detach(), k.detach(), v.detach()), "eager", against="oracle").notes
+    (note,) = [n for n in notes if n.startswith("torch's CPU attention kernel")]
+    assert "rounds the attention weights to float16" in note and 'attn_implementation="eager"' in note, note
+    x = torch.randn(8, 16)  # fp32 attention: nothing to say
+    plain = capture(lambda x: torch.nn.functional.scaled_dot_product_attention(x[None], x[None], x[None]), x)
+    assert not [n for n in check(plain, (x,), "eager", against="oracle").notes if "attention kernel" in n]

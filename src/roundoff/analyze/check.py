@@ -42,7 +42,7 @@ from roundoff.analyze.output_verdicts import (
 )
 from roundoff.analyze.replay import as_held, moves_outputs
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
-from roundoff.analyze.run_notes import with_dynamo_fallbacks, with_real_eager
+from roundoff.analyze.run_notes import with_cpu_attention, with_dynamo_fallbacks, with_real_eager
 from roundoff.analyze.screen import screen
 from roundoff.analyze.selections import flip_matters
 from roundoff.analyze.verdict import (
@@ -212,7 +212,8 @@ def check(
     if nodes == "screen":
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if isinstance(screened, CheckResult):
-            return with_real_eager(with_dynamo_fallbacks(screened, program, plan_a), program, inputs, plan_b)
+            return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(screened, program, plan_a), program),
+                                   program, inputs, plan_b)
     why_all = (screened,) if nodes == "screen" else ()
     floors = OutputFloors(plan_a.program, path_dtypes(plan_a.program.graph)) if vs_oracle and rule is Rule.SAME else None
 
@@ -278,7 +279,8 @@ def check(
         examined_with=examined_with,
     )
     result = replace(result, explanations=explain(result, plan_a, observer.zero_operands))
-    return with_real_eager(with_dynamo_fallbacks(result, program, plan_a), program, inputs, plan_b)
+    return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(result, program, plan_a), program), program,
+                           inputs, plan_b)
 
 
 #: How `check(..., nodes="all")` examines every node (its `nodes_with`).

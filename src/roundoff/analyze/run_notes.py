@@ -1,5 +1,6 @@
 """Notes `check` adds from the program and from real runs, beside what the emulated runs measured.
 
+- torch's CPU attention kernel on 16-bit values, whose roundings the emulation does not model.
 - Modules torch.compile runs eagerly (`Program.dynamo_fallbacks`: nn.LSTM, nn.GRU, nn.RNN), named under a policy
   of torch.compile, which models their ops compiled.
 - Outputs real eager makes NaN/inf where the emulated eager reference, run on the policy's graph, does not (an
@@ -14,7 +15,7 @@ from dataclasses import replace
 import torch
 
 from roundoff.analyze.result import CheckResult, OutputVerdict
-from roundoff.capture.program import Program
+from roundoff.capture.program import NODE_ID, Program, node_source
 from roundoff.execute.native_kernels import SIXTEEN_BIT_INSIDE
 from roundoff.plan.model import Plan
 from roundoff.policy.model import FusionModel
@@ -41,6 +42,39 @@ def with_dynamo_fallbacks(result: CheckResult, program: Program, plan_a: Plan) -
         f"{'eager-cuda' if plan_a.policy.fusion is FusionModel.POINTWISE_TRITON else 'eager'}."
         for module, source in program.dynamo_fallbacks)
     return replace(result, notes=notes + result.notes) if notes else result
+
+
+#: The CPU attention kernels whose 16-bit arithmetic the emulation does not model (`with_cpu_attention`).
+_CPU_ATTENTION = (torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default,
+                  torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
+#: How `with_cpu_attention`'s note begins (the report shows it under a passing run too).
+CPU_ATTENTION = "torch's CPU attention kernel"
+
+
+def with_cpu_attention(result: CheckResult, program: Program) -> CheckResult:
+    """`result` with a note where the program calls torch's CPU scaled-dot-product attention (flash attention,
+    what eager and Inductor's fallback run) on bf16/fp16 values. That kernel rounds the unnormalized
+    attention weights to the 16-bit dtype before multiplying them by V (measured, torch 2.13: its forward's
+    error against fp64 2.28e-4, fp32 rounded once 1.92e-4, with the weights rounded 2.24e-4) and computes
+    its backward in its own blocked order; the emulation computes it in fp32 and rounds once, so its figures
+    there, and an eager reference's, are closer to fp64 than the real kernel (trial 79: a transformers OPT
+    step's gradients 2-11x closer under emulated eager than under real eager, with the default SDPA)."""
+    nodes = [n for n in program.graph.nodes if n.op == "call_function" and n.target in _CPU_ATTENTION
+             and isinstance(q := n.args[0].meta.get("val") if n.args and isinstance(n.args[0], torch.fx.Node) else None,
+                            torch.Tensor) and q.dtype in (torch.float16, torch.bfloat16)]
+    if not nodes:
+        return result
+    first = nodes[0]
+    dtype = str(first.args[0].meta["val"].dtype).removeprefix("torch.")
+    note = (f"{CPU_ATTENTION} ({len(nodes)} call(s), first {first.meta.get(NODE_ID, first.name)} at "
+            f"{node_source(first) or 'an unknown line'}) rounds the attention weights to {dtype} before multiplying "
+            "them by V and orders its backward in blocks; the emulation computes attention in fp32 and rounds once, "
+            "so its figures there, and an eager reference's, are closer to fp64 than real runs (1.2-1.5x on one fp16 "
+            "attention's output and gradients, several times more on a transformers model's weight gradients): "
+            "compare with real runs (`roundoff observe --against eager`), or check "
+            "the model with written-out attention (transformers: attn_implementation=\"eager\"), which roundoff "
+            "emulates bit for bit.")
+    return replace(result, notes=(note, *result.notes))
 
 
 #: How the notes begin that say torch.compile runs a module eagerly (`with_dynamo_fallbacks`) and that real

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
 from roundoff.analyze.output_verdicts import SCOPE_NOTE_STARTS
-from roundoff.analyze.run_notes import DYNAMO_FALLBACK, REAL_EAGER
+from roundoff.analyze.run_notes import CPU_ATTENTION, DYNAMO_FALLBACK, REAL_EAGER
 from roundoff.plan.rewrite import ONE_GRAPH_NOTE
 from roundoff.report.cells import (
     error_ratio,
@@ -203,7 +203,7 @@ def _shown_when_passing(note: str) -> bool:
     nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`) and modules
     torch.compile runs eagerly (`roundoff.analyze.run_notes.DYNAMO_FALLBACK`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            *SCOPE_NOTE_STARTS, DYNAMO_FALLBACK)) \
+                            *SCOPE_NOTE_STARTS, DYNAMO_FALLBACK, CPU_ATTENTION)) \
         or "screen failed" in note
 
 
