@@ -99,3 +99,21 @@ def test_oracle_failure_names_the_oracle_rule_not_same():
         assert_numerics(w.build(), (x, s), policy="inductor-gpu", against="oracle")
     head = str(info.value).splitlines()[0]
     assert "diverges from oracle by the oracle rule" in head and "`same`" not in head
+
+
+def test_the_finding_named_is_the_one_at_the_origin_not_the_first_listed():
+    """Trial 79: assert_numerics gave as its "first finding" an unrelated underflow note listed before the
+    finding at the node it blamed. Oracle: the real check's NaN origin, named by its own finding."""
+    import dataclasses
+
+    from roundoff.testing import failure_message
+
+    w = get_workload("fma-cancel")
+    x, s = w.make_inputs()
+    result = check(w.build(), (x, s), "inductor-gpu", "eager")
+    origin = result.nan_origin or result.first_divergent
+    at_origin = [e for e in result.explanations if f"({origin} " in e or f"({origin})" in e or f"({origin}," in e]
+    assert origin and at_origin, result.explanations
+    unrelated = "`mul` (n99 at elsewhere.py:1) computes values below float16's normal range: ..."
+    message = failure_message(dataclasses.replace(result, explanations=(unrelated, *result.explanations)))
+    assert message.splitlines()[1] == f"first finding: {at_origin[0]}", message

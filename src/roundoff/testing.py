@@ -13,6 +13,7 @@ library's own errors, not `AssertionError`: a broken test is not a numerics fail
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,7 +66,8 @@ def _rule_words(result: CheckResult) -> str:
 
 def failure_message(result: CheckResult) -> str:
     """Two lines: the verdict (which outputs fail, with their RMSE against fp64 and the
-    reference's), then the first finding that says where and why."""
+    reference's), then the finding that names the NaN/inf origin or the first divergent node (else the first
+    finding) and says where and why."""
     failing = [o for o in result.outputs if not o.passes]
     figures = ", ".join(
         f"{o.name} (RMSE vs fp64 {o.rmse_result:.4g}, reference {o.rmse_reference:.4g})"
@@ -73,5 +75,7 @@ def failure_message(result: CheckResult) -> str:
     )
     head = f"{result.program} under {result.policy} diverges from {result.against} by {_rule_words(result)}: {figures}"
     specific = [e for e in result.explanations if not e.startswith("output ")]
-    finding = (specific or list(result.explanations) or ["(no finding)"])[0]
+    origins = [re.compile(rf"\({re.escape(i)}[ ,)]") for i in (result.nan_origin, result.first_divergent) if i]
+    named = [e for pattern in origins for e in specific if pattern.search(e)]  # (trial 79: an unrelated underflow
+    finding = (named or specific or list(result.explanations) or ["(no finding)"])[0]  # note came first)
     return f"{head}\nfirst finding: {finding}"
