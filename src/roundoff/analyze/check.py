@@ -212,7 +212,7 @@ def check(
     if nodes == "screen":
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if isinstance(screened, CheckResult):
-            return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(screened, program, plan_a), program),
+            return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(screened, program, plan_a), plan_a),
                                    program, inputs, plan_b)
     why_all = (screened,) if nodes == "screen" else ()
     floors = OutputFloors(plan_a.program, path_dtypes(plan_a.program.graph)) if vs_oracle and rule is Rule.SAME else None
@@ -279,7 +279,7 @@ def check(
         examined_with=examined_with,
     )
     result = replace(result, explanations=explain(result, plan_a, observer.zero_operands))
-    return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(result, program, plan_a), program), program,
+    return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(result, program, plan_a), plan_a), program,
                            inputs, plan_b)
 
 

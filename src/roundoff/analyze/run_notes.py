@@ -1,6 +1,6 @@
 """Notes `check` adds from the program and from real runs, beside what the emulated runs measured.
 
-- torch's CPU attention kernel on 16-bit values, whose roundings the emulation does not model.
+- torch's CPU attention kernel on 16-bit values, where the policy does not run it (a GPU policy).
 - Modules torch.compile runs eagerly (`Program.dynamo_fallbacks`: nn.LSTM, nn.GRU, nn.RNN), named under a policy
   of torch.compile, which models their ops compiled.
 - Outputs real eager makes NaN/inf where the emulated eager reference, run on the policy's graph, does not (an
@@ -16,7 +16,7 @@ import torch
 
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.capture.program import NODE_ID, Program, node_source
-from roundoff.execute.native_kernels import SIXTEEN_BIT_INSIDE
+from roundoff.execute.native_kernels import NATIVE_ATTENTION, SIXTEEN_BIT_INSIDE, attention_native
 from roundoff.plan.model import Plan
 from roundoff.policy.model import FusionModel
 
@@ -44,36 +44,33 @@ def with_dynamo_fallbacks(result: CheckResult, program: Program, plan_a: Plan) -
     return replace(result, notes=notes + result.notes) if notes else result
 
 
-#: The CPU attention kernels whose 16-bit arithmetic the emulation does not model (`with_cpu_attention`).
-_CPU_ATTENTION = (torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default,
-                  torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 #: How `with_cpu_attention`'s note begins (the report shows it under a passing run too).
 CPU_ATTENTION = "torch's CPU attention kernel"
 
 
-def with_cpu_attention(result: CheckResult, program: Program) -> CheckResult:
+def with_cpu_attention(result: CheckResult, plan_a: Plan) -> CheckResult:
     """`result` with a note where the program calls torch's CPU scaled-dot-product attention (flash attention,
-    what eager and Inductor's fallback run) on bf16/fp16 values. That kernel rounds the unnormalized
-    attention weights to the 16-bit dtype before multiplying them by V (measured, torch 2.13: its forward's
-    error against fp64 2.28e-4, fp32 rounded once 1.92e-4, with the weights rounded 2.24e-4) and computes
-    its backward in its own blocked order; the emulation computes it in fp32 and rounds once, so its figures
-    there, and an eager reference's, are closer to fp64 than the real kernel (trial 79: a transformers OPT
-    step's gradients 2-11x closer under emulated eager than under real eager, with the default SDPA)."""
-    nodes = [n for n in program.graph.nodes if n.op == "call_function" and n.target in _CPU_ATTENTION
+    what eager runs and Inductor calls on CPU) on bf16/fp16 values and the policy does not run that kernel
+    (`execute.native_kernels.attention_native`: eager and inductor-cpu do, bit for bit; a GPU policy models
+    another kernel). The CPU kernel rounds the unnormalized attention weights to the 16-bit dtype before the V
+    product; the emulation then computes attention in fp32 and rounds once, closer to fp64 (trial 79: a
+    transformers OPT step's gradients 2-11x closer under emulated eager than under real eager, before eager
+    ran the kernel itself)."""
+    nodes = [n for n in plan_a.program.graph.nodes if n.op == "call_function" and n.target in NATIVE_ATTENTION
              and isinstance(q := n.args[0].meta.get("val") if n.args and isinstance(n.args[0], torch.fx.Node) else None,
-                            torch.Tensor) and q.dtype in (torch.float16, torch.bfloat16)]
+                            torch.Tensor) and q.dtype in (torch.float16, torch.bfloat16)
+             and not (plan_a.policy.fusion is not FusionModel.POINTWISE_TRITON and (
+                 d := plan_a.decisions.get(str(n.meta.get(NODE_ID)))) is not None and attention_native(n, d, plan_a))]
     if not nodes:
         return result
     first = nodes[0]
     dtype = str(first.args[0].meta["val"].dtype).removeprefix("torch.")
     note = (f"{CPU_ATTENTION} ({len(nodes)} call(s), first {first.meta.get(NODE_ID, first.name)} at "
             f"{node_source(first) or 'an unknown line'}) rounds the attention weights to {dtype} before multiplying "
-            "them by V and orders its backward in blocks; the emulation computes attention in fp32 and rounds once, "
-            "so its figures there, and an eager reference's, are closer to fp64 than real runs (1.2-1.5x on one fp16 "
-            "attention's output and gradients, several times more on a transformers model's weight gradients): "
-            "compare with real runs (`roundoff observe --against eager`), or check "
-            "the model with written-out attention (transformers: attn_implementation=\"eager\"), which roundoff "
-            "emulates bit for bit.")
+            f"them by V; under {plan_a.policy.name} the emulation computes attention in fp32 and rounds once (it runs "
+            "that kernel itself under eager and inductor-cpu), so its figures there are closer to fp64 than the "
+            "CPU kernel's (1.2-1.5x on one fp16 attention's output and gradients, several times more on a "
+            "transformers model's weight gradients).")
     return replace(result, notes=(note, *result.notes))
 
 

@@ -23,6 +23,13 @@ _aten = torch.ops.aten
 #: backward differs from an fp32 convolution rounded once in half of its elements (trial 65).
 NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.convolution.default,
                   _aten.convolution_backward.default)
+#: torch's CPU scaled-dot-product attention (flash attention), forward and backward: what eager runs and
+#: Inductor calls as a fallback on CPU. On bf16/fp16 it rounds the unnormalized attention weights to that dtype
+#: before the V product and orders its sums in blocks (measured, torch 2.13: its output 2.28e-4 off fp64,
+#: fp32 rounded once 1.92e-4; its gradients 1.5x fp32's; trial 79: an OPT step's weight gradients 2-11x), so
+#: where its 16-bit results are rounded it runs as it is, its fp32 logsumexp beside them (`attention_native`).
+NATIVE_ATTENTION = (_aten._scaled_dot_product_flash_attention_for_cpu.default,
+                    _aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 #: Ops whose eager kernel accumulates in the storage dtype itself: under STORAGE compute they run
 #: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.
 #: ``index_put(accumulate=True)`` adds into the bf16/fp16 destination one element at a time, rounding
@@ -90,3 +97,18 @@ def rounds_results(node: torch.fx.Node, d: NodeDecision, plan: Plan) -> bool:
         return True
     items = [plan.decisions.get(u.meta.get(NODE_ID, "")) for u in node.users]
     return isinstance(storage_of(node), tuple) and bool(items) and all(i is not None and i.rounds_result for i in items)
+
+
+def attention_native(node: torch.fx.Node, d: NodeDecision, plan: Plan) -> bool:
+    """Whether `node`, a `NATIVE_ATTENTION` op under fp32 compute, runs as torch's kernel: its results are one
+    16-bit dtype and fp32 (the logsumexp), and every ``getitem`` that reads a 16-bit one rounds it."""
+    outs = storage_of(node)
+    if node.target not in NATIVE_ATTENTION or d.compute_dtype != torch.float32 or d.input_format or not isinstance(
+            outs, tuple):
+        return False
+    narrow = {o for o in outs if o is not None and o != torch.float32}
+    if len(narrow) != 1 or not narrow <= set(HELD_NARROW):
+        return False
+    items = [(u, plan.decisions.get(u.meta.get(NODE_ID, ""))) for u in node.users]
+    return bool(items) and all(i is not None and (i.rounds_result or outs[u.args[1]] == torch.float32)
+                               for u, i in items if isinstance(u.args[1], int) and u.args[1] < len(outs))

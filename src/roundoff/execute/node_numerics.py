@@ -50,9 +50,11 @@ from roundoff.execute.devices import relocated
 from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.native_kernels import (
     BATCH_NORMS,
+    NATIVE_ATTENTION,
     NATIVE_KERNELS,
     NATIVE_STORAGE,
     accumulates_in_storage,
+    attention_native,
     one_narrow,
     rounds_results,
     storage_of,
@@ -193,9 +195,10 @@ class _Static:
         self.moves = d is not None and d.op_class is OpClass.DATA_MOVEMENT and not self.fmts
         self.compute_round = d.compute_dtype if low else None
         st = self.storage
-        self.native = d is not None and not node.kwargs and (accumulates_in_storage(node, d) or (
+        self.native = d is not None and (not node.kwargs and (accumulates_in_storage(node, d) or (
             node.target in NATIVE_KERNELS and rounds_results(node, d, plan) and one_narrow(st) is not None
-            and d.compute_dtype == torch.float32 and not d.input_format))
+            and d.compute_dtype == torch.float32 and not d.input_format)) or (
+            plan.policy.fusion is not FusionModel.POINTWISE_TRITON and attention_native(node, d, plan)))
         # Inductor's C++ backend lays a graph's convolutions out channels-last (``decide_layout_opt``: always
         # where oneDNN runs them) and calls the kernel on those copies, whose oneDNN path sums in another
         # order than eager's contiguous one (measured, torch 2.13: 4 of 8192 fp16 outputs differ); its
@@ -353,6 +356,12 @@ class PlanNumerics:
         the former's float operands are not all held in that dtype (the contract then needs the fp32 path)."""
         st = self.storage(node)
         args = torch.fx.node.map_arg(node.args, self._reader(node, read, fresh))
+        if node.target in NATIVE_ATTENTION:  # each float operand as the program holds it: 16-bit, the fp32 logsumexp
+            held = [p.meta.get("val") if isinstance(p, torch.fx.Node) else None for p in node.args]
+            if not all(not is_float(a) or (isinstance(h, torch.Tensor) and a.dtype == h.dtype) for a, h in zip(args, held)):
+                return None
+            kwargs = torch.fx.node.map_arg(node.kwargs, self._reader(node, read, fresh))
+            return node.target(*args, **kwargs)
         if node.target in NATIVE_STORAGE:  # its kernel adds its operands as that dtype holds them (Inductor's
             held = self._static(node).d.compute_dtype  # atomic_add stores an fp32 value in it)
             args = tuple(a.to(held) if is_float(a) else a for a in args)

@@ -358,7 +358,7 @@ def _extern_result(node: torch.fx.Node, nid: str, bases: Mapping[str, _Base], fu
     base = bases[nid]
     source = node.args[0] if node.target is operator.getitem and node.args else node
     kind = bases[node_id(source)].op_class if isinstance(source, torch.fx.Node) else None
-    if (policy.rounding is RoundingPoint.EVERY_OP or kind not in (OpClass.MATMUL, OpClass.CONVOLUTION)
+    if (policy.rounding is RoundingPoint.EVERY_OP or kind not in (OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION)
             or base.precision is ComputePrecision.STORAGE or base.override.round_result is not None
             or not _needs_rounding(base) or nid not in fusion.stored or not node.users):
         return False
