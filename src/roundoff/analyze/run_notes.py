@@ -59,8 +59,7 @@ def with_cpu_attention(result: CheckResult, plan_a: Plan) -> CheckResult:
     nodes = [n for n in plan_a.program.graph.nodes if n.op == "call_function" and n.target in NATIVE_ATTENTION
              and isinstance(q := n.args[0].meta.get("val") if n.args and isinstance(n.args[0], torch.fx.Node) else None,
                             torch.Tensor) and q.dtype in (torch.float16, torch.bfloat16)
-             and not (plan_a.policy.fusion is not FusionModel.POINTWISE_TRITON and (
-                 d := plan_a.decisions.get(str(n.meta.get(NODE_ID)))) is not None and attention_native(n, d, plan_a))]
+             and not ((d := plan_a.decisions.get(str(n.meta.get(NODE_ID)))) is not None and attention_native(n, d, plan_a))]
     if not nodes:
         return result
     first = nodes[0]

@@ -15,6 +15,7 @@ import torch.fx
 from roundoff.capture.program import NODE_ID
 from roundoff.execute.formats import HELD_NARROW
 from roundoff.plan.model import NodeDecision, Plan
+from roundoff.policy.model import FusionModel
 
 _aten = torch.ops.aten
 #: Ops whose fp32-compute emulation is torch's own kernel run on the 16-bit operands, where every float
@@ -100,11 +101,12 @@ def rounds_results(node: torch.fx.Node, d: NodeDecision, plan: Plan) -> bool:
 
 
 def attention_native(node: torch.fx.Node, d: NodeDecision, plan: Plan) -> bool:
-    """Whether `node`, a `NATIVE_ATTENTION` op under fp32 compute, runs as torch's kernel: its results are one
-    16-bit dtype and fp32 (the logsumexp), and every ``getitem`` that reads a 16-bit one rounds it."""
+    """Whether `node`, a `NATIVE_ATTENTION` op under fp32 compute, runs as torch's kernel: under a policy of a
+    CPU run (a GPU policy's Triton model leaves it to its own kernels), where its results are one 16-bit dtype
+    and fp32 (the logsumexp) and every ``getitem`` that reads a 16-bit one rounds it."""
     outs = storage_of(node)
-    if node.target not in NATIVE_ATTENTION or d.compute_dtype != torch.float32 or d.input_format or not isinstance(
-            outs, tuple):
+    if (node.target not in NATIVE_ATTENTION or plan.policy.fusion is FusionModel.POINTWISE_TRITON
+            or d.compute_dtype != torch.float32 or d.input_format or not isinstance(outs, tuple)):
         return False
     narrow = {o for o in outs if o is not None and o != torch.float32}
     if len(narrow) != 1 or not narrow <= set(HELD_NARROW):

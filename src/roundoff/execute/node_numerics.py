@@ -197,8 +197,7 @@ class _Static:
         st = self.storage
         self.native = d is not None and (not node.kwargs and (accumulates_in_storage(node, d) or (
             node.target in NATIVE_KERNELS and rounds_results(node, d, plan) and one_narrow(st) is not None
-            and d.compute_dtype == torch.float32 and not d.input_format)) or (
-            plan.policy.fusion is not FusionModel.POINTWISE_TRITON and attention_native(node, d, plan)))
+            and d.compute_dtype == torch.float32 and not d.input_format)) or attention_native(node, d, plan))
         # Inductor's C++ backend lays a graph's convolutions out channels-last (``decide_layout_opt``: always
         # where oneDNN runs them) and calls the kernel on those copies, whose oneDNN path sums in another
         # order than eager's contiguous one (measured, torch 2.13: 4 of 8192 fp16 outputs differ); its
