@@ -14,6 +14,8 @@ from roundoff.analyze import check
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.blame import blame
 from roundoff.capture import capture
+from roundoff.execute import run_plan
+from roundoff.plan import plan
 
 
 def _inputs() -> tuple[torch.Tensor, ...]:
@@ -44,8 +46,14 @@ def test_gradients_fp64_holds_only_as_noise_are_not_findings_and_blame_has_nothi
     gq, gk, gv = _fp64_grads(first_token)
     assert float(gq.norm()) < 1e-12 * float(gv.norm()) and float(gk.norm()) < 1e-12 * float(gv.norm())
 
+    # real eager's CPU attention kernel (which emulated eager runs, bit for bit) makes noise of its own there,
+    # ~1e-5, beyond half a quantum per element of fp64: the screen sends it to every node, which judges it noise
+    x, wq, wk, wv = _inputs()
+    real = torch.autograd.grad(first_token(x, wq, wk, wv), (wq, wk))
+    emulated = run_plan(plan(capture(first_token, *_inputs(), backward=True), "eager"), _inputs())[1:3]
+    assert all(torch.equal(e, r) for e, r in zip(emulated, real)) and float(real[0].float().norm()) > 0
     screened = check(first_token, _inputs(), "eager", against="oracle", backward=True)
-    assert not screened.diverges and screened.mode == "screen"  # within half a quantum per element of fp64
+    assert not screened.diverges
     r = check(first_token, _inputs(), "eager", against="oracle", backward=True, nodes="all")  # noise is found there
     outs = {o.name: o for o in r.outputs}
     assert not r.diverges and not r.culprits, r.explanations
