@@ -56,10 +56,14 @@ def with_cpu_attention(result: CheckResult, plan_a: Plan) -> CheckResult:
     product; the emulation then computes attention in fp32 and rounds once, closer to fp64 (trial 79: a
     transformers OPT step's gradients 2-11x closer under emulated eager than under real eager, before eager
     ran the kernel itself)."""
-    nodes = [n for n in plan_a.program.graph.nodes if n.op == "call_function" and n.target in NATIVE_ATTENTION
-             and isinstance(q := n.args[0].meta.get("val") if n.args and isinstance(n.args[0], torch.fx.Node) else None,
-                            torch.Tensor) and q.dtype in (torch.float16, torch.bfloat16)
-             and not ((d := plan_a.decisions.get(str(n.meta.get(NODE_ID)))) is not None and attention_native(n, d, plan_a))]
+    def emulated_otherwise(n: torch.fx.Node) -> bool:  # a 16-bit call the plan does not run as the kernel
+        q = n.args[0].meta.get("val") if n.args and isinstance(n.args[0], torch.fx.Node) else None
+        d = plan_a.decisions.get(str(n.meta.get(NODE_ID)))
+        return (isinstance(q, torch.Tensor) and q.dtype in (torch.float16, torch.bfloat16)
+                and not (d is not None and attention_native(n, d, plan_a)))
+
+    nodes = [n for n in plan_a.program.graph.nodes
+             if n.op == "call_function" and n.target in NATIVE_ATTENTION and emulated_otherwise(n)]
     if not nodes:
         return result
     first = nodes[0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 import torch.fx
 
+from roundoff.policy.decide import override_for
 from roundoff.policy.model import ComputePrecision, Policy
 
 #: torch function (as Dynamo's graph calls it) -> (the aten ops its eager kernels sum in storage, what they do)
@@ -33,9 +34,8 @@ _KERNELS: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 def _in_storage(policy: Policy, op: str) -> bool:
-    override = policy.op_overrides.get(op) or next(
-        (o for name, o in policy.op_overrides.items() if name.startswith(op + ".")), None)
-    return override is not None and override.compute is ComputePrecision.STORAGE
+    """Whether `policy` computes aten packet `op` (its default overload) in its storage dtype."""
+    return override_for(policy, f"{op}.default").compute is ComputePrecision.STORAGE
 
 
 def storage_kernel_items(policy: Policy, gm: torch.fx.GraphModule) -> list[str]:
