@@ -551,9 +551,10 @@ def test_a_cnn_training_step_runs_its_convolutions_as_compiled_channels_last() -
     eager's contiguous kernel) and runs a convolution's backward as torch's own kernel on the 16-bit
     gradient, its results 16-bit buffers; the plan computed the backward in fp32, rounded later, and the
     contiguous convolutions: 292 to 504 elements of four fp16 weight gradients differed from torch.compile's.
-    Oracle: real torch.compile's output and gradients, bit for bit. (With seed 0 one element of 432 of the
-    first weight gradient still differs, not diagnosed; seeds 1 and 2 are bit-identical.)"""
-    torch.manual_seed(1)
+    Oracle: real torch.compile's output and gradients, bit for bit. Inductor's backward reads the forward's
+    channels-last copies of each convolution's input and weight: with those contiguous, oneDNN summed the
+    first weight gradient in another order (seed 0: 1 element of 432 differed; seeds 1 and 2 happened to agree)."""
+    torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.SiLU(), torch.nn.Conv2d(16, 8, 3, stride=2),
                               torch.nn.Flatten(), torch.nn.Linear(8 * 7 * 7, 10)).half()
     x = torch.randn(4, 3, 16, 16).half()

@@ -369,10 +369,9 @@ class PlanNumerics:
             return node.target(*args)
         floats = [a for a in args if is_float(a)]
         if floats and all(isinstance(a, torch.Tensor) and a.dtype == one_narrow(st) for a in floats):
-            if self._static(node).channels_last:  # a convolution's operands; the backward's incoming gradient
-                last = len(args) if node.target is _aten.convolution.default else 1  # (its input and weight: as held)
-                args = tuple(a.contiguous(memory_format=torch.channels_last) if i < last and is_float(a) and a.dim() == 4
-                             else a for i, a in enumerate(args))
+            if self._static(node).channels_last:  # a convolution's operands, as Inductor lays them out
+                args = tuple(a.contiguous(memory_format=torch.channels_last) if is_float(a) and a.dim() == 4
+                             else a for a in args)
             return node.target(*args)
         return None
 
