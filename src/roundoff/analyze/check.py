@@ -28,6 +28,7 @@ from roundoff.analyze.culprits import (
     rank_culprits,
     zeros_diverge,
 )
+from roundoff.analyze.decisions import pinned_outputs
 from roundoff.analyze.deferred import observe_deferred
 from roundoff.analyze.explain import explain
 from roundoff.analyze.hazards import ACCUMULATION_HAZARDS, lint
@@ -52,7 +53,7 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture.program import NODE_ID, Program, value_inputs
-from roundoff.execute.interpreter import Lockstep, chained
+from roundoff.execute.interpreter import Lockstep, chained, is_random
 from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics
 from roundoff.execute.run import complete_inputs, plan_numerics
@@ -250,6 +251,8 @@ def check(
     outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
                               floors=floors.floors if floors is not None else None,
                               settled=judge.settled if judge is not None else settled, figures=output_figures)
+    if not vs_oracle:  # failing only through decisions near a tie: judged with fp64's (`analyze.decisions`)
+        outputs = _judged_past_near_ties(plan_a, plan_b, transcendentals, inputs, observer, outputs, tol, rule)
     noise = {n.meta.get(NODE_ID) for n in observer.zeroish}  # fp64's noise: no values to lose to the range
     outputs = tuple(replace(o, below_range=0, noise_only=True) if o.node_id in noise else o for o in outputs)
     # a rounding that alone takes an output passed for want of a flagged node beyond the limit: a finding
@@ -277,6 +280,8 @@ def check(
         + scope_notes(program),
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
         examined_with=examined_with,
+        near_tie_decisions=tuple(observer.decisions[nid] for nid in dict.fromkeys(
+            nid for o in outputs for nid in o.near_ties)),
     )
     result = replace(result, explanations=explain(result, plan_a, observer.zero_operands))
     return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(result, program, plan_a), plan_a), program,
@@ -402,6 +407,30 @@ def _consequential(program: Program, inputs: tuple, observer: NodeObserver) -> d
         if matters:
             kept[nid] = flip
     return kept
+
+
+def _judged_past_near_ties(plan_a: Plan, plan_b: Plan, transcendentals: Any, inputs: tuple, observer: NodeObserver,
+                           outputs: tuple[OutputVerdict, ...], tol: float, rule: Rule) -> tuple[OutputVerdict, ...]:
+    """`outputs` with each failing output (finite) that a comparison decided otherwise than fp64 near a tie
+    reaches (`observer.decisions`) judged again from a run of both emulated sides with fp64's decisions
+    there (`decisions.pinned_outputs`): where it passes so, it passes, its figures those of the run as it
+    went, `near_ties` naming the comparisons and `rmse_pinned` its error with fp64's decisions (trial 79)."""
+    program = plan_a.program
+    failing = [o for o in outputs if not o.passes and not o.nonfinite and not o.reference_nonfinite]
+    if not failing or not observer.decisions or any(is_random(n) for n in program.graph.nodes):
+        return outputs
+    reach = {o.node_id: set(observer.decisions) & ancestors(program, {o.node_id}) for o in failing}
+    if not any(reach.values()):
+        return outputs
+    sides = [plan_numerics(plan_a, transcendentals), OracleNumerics(), plan_numerics(plan_b, transcendentals)]
+    pinned = output_verdicts(program, pinned_outputs(program, sides, inputs, set().union(*reach.values()), oracle=1),
+                             tol, rule, None)
+    again = {o.node_id: o for o in pinned}
+    return tuple(
+        replace(o, passes=True, near_ties=tuple(sorted(reach[o.node_id])), rmse_pinned=p.rmse_result,
+                rmse_reference_pinned=p.rmse_reference)
+        if o in failing and reach[o.node_id] and (p := again.get(o.node_id)) is not None and p.passes else o
+        for o in outputs)
 
 
 def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:

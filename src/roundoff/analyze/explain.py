@@ -25,6 +25,7 @@ from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, nan_or_inf,
 from roundoff.capture.program import (
     MADE_FROM,
     NODE_ID,
+    Program,
     base_id,
     multi_output_parent,
     node_source,
@@ -34,6 +35,7 @@ from roundoff.execute.native_kernels import BATCH_NORMS, LOSSES, accumulates_in_
 from roundoff.numerics import get_format
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
+from roundoff.plan.saved import forward_ids
 
 
 def _at(r: NodeReport) -> str:
@@ -414,6 +416,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     accumulating = [h for h in result.hazards if h.kind in ACCUMULATION_HAZARDS and h.node_id in on_path]
     lines.extend(dict.fromkeys(h.message for h in accumulating))  # a cause as much as a node's own error
     lines.extend(output_sentences(result))
+    lines.extend(near_tie_sentences(result, plan.program))
     if result.culprits and not result.diverges and not set(result.culprits) <= set(result.rounding_causes):
         # (a rounding cause's own sentence says why its outputs pass)
         own = [o for o in result.outputs if o.node_id in result.culprits]
@@ -500,6 +503,37 @@ def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) ->
         after = bool({u.meta.get(NODE_ID) for u in upstream(sel)} & named)
         out.append((flip_sentence(sel, n, of, after_cause=after), after))
     return out
+
+
+def near_tie_sentences(result: CheckResult, program: Program) -> list[str]:
+    """One sentence per set of outputs that pass with fp64's decisions at comparisons the policy decided
+    otherwise near a tie (`OutputVerdict.near_ties`; `roundoff.analyze.decisions`)."""
+    groups: dict[tuple[str, ...], list] = {}
+    for o in result.outputs:
+        if o.near_ties:
+            groups.setdefault(o.near_ties, []).append(o)
+    flips = {d.node_id: d for d in result.near_tie_decisions}
+    backward = program.num_forward_outputs < len(program.output_args())
+    forward = forward_ids(program) if backward else set()
+    lines = []
+    for ids, outs in groups.items():
+        shown = [nid for nid in ids if nid in flips]
+        where = "; ".join(
+            f"{_node_at(program.node(nid))}{' in the backward' if backward and nid not in forward else ''} decides "
+            f"otherwise than fp64 at {flips[nid].differing} of {flips[nid].of} elements ({result.against}'s run at "
+            f"{flips[nid].reference_differing})" for nid in shown[:2]) + (
+            f"; {len(shown) - 2} more comparison(s) likewise" if len(shown) > 2 else "")
+        first = outs[0]
+        names = f"`{first.name}` passes" if len(outs) == 1 else f"`{first.name}` and {len(outs) - 1} more output(s) pass"
+        lines.append(
+            f"{names} by a decision near a tie, not by this policy's arithmetic: {where}; at each such element fp64's operand "
+            f"lies within {result.against}'s own largest error at that comparison of the threshold, where any "
+            f"16-bit run (the real compiled program's too) may fall either way; what is computed from that element "
+            f"moves by its whole size. With fp64's decisions there in both runs, `{first.name}`'s RMSE is "
+            f"{first.rmse_pinned:.3g} against {result.against}'s {first.rmse_reference_pinned:.3g} (as run: "
+            f"{first.rmse_result:.3g} against {first.rmse_reference:.3g}), within the limit. A value computed from "
+            "such a threshold is only as reproducible as the tie: compare runs on other inputs before trusting it.")
+    return lines
 
 
 def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: bool = False) -> str:

@@ -18,6 +18,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.amplified import amplified_read, fp32_own_excess
+from roundoff.analyze.decisions import DecisionFlip, is_decision, near_tie_flip
 from roundoff.analyze.hazards import Ranges, finite_range
 from roundoff.analyze.metrics import Metrics, exact_metrics, measure_each, norm_rels
 from roundoff.analyze.noise import (
@@ -129,6 +130,8 @@ class NodeObserver:
         # Selections choosing other indices than fp64 (`roundoff.analyze.selections`): {id: (differing, of)}.
         self.flips: dict[str, tuple[int, int]] = {}
         self.flip_values: dict[str, object] = {}  # the policy's value of each flipped selection
+        # Against a reference: ordered comparisons the policy decided otherwise near a tie (`analyze.decisions`).
+        self.decisions: dict[str, DecisionFlip] = {}
         self.rule = rule
         self.has_reference = has_reference
         self.tol = tol
@@ -180,6 +183,9 @@ class NodeObserver:
         if (is_selection(node)
                 and (flip := self._flip(vals[POLICY], vals[ORACLE])) is not None):
             self.flips[node.meta.get(NODE_ID, node.name)], self.flip_values[node.meta.get(NODE_ID, node.name)] = flip
+        if self.has_reference and is_decision(node) and (
+                tie := near_tie_flip(node, vals, [ls.reader(i) for i in range(len(vals))], POLICY, ORACLE, REFERENCE)):
+            self.decisions[tie.node_id] = tie
         self._recompute_whole(node, vals, ls)
         if node.op == "call_function" and isinstance(vals[ORACLE], (tuple, list)):
             self._find_zero_items(node, vals, ls)

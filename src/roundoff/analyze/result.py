@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from roundoff.analyze.decisions import DecisionFlip
 from roundoff.analyze.metrics import Metrics
 from roundoff.analyze.verdict import Verdict, excess, own_excess
 
@@ -134,6 +135,12 @@ class OutputVerdict:
     #: (`roundoff.analyze.check`): real eager's elements NaN/inf where fp64 is finite, recorded only where
     #: more than the reference's (the emulation splits a kernel eager runs in 16 bits inside); else None.
     real_eager_nonfinite: int | None = None
+    #: Against a reference, a failing output that passes once every emulated side takes fp64's decisions at
+    #: the comparisons it reads that the policy decided otherwise near a tie (`roundoff.analyze.decisions`):
+    #: those comparisons' node ids, and its RMSE and the reference's against fp64 in that run.
+    near_ties: tuple[str, ...] = ()
+    rmse_pinned: float | None = None
+    rmse_reference_pinned: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,7 +150,8 @@ class OutputVerdict:
             "rule": self.rule, "nonfinite": self.nonfinite, "unrepresentable": self.unrepresentable,
             "nan_in_fp64": self.nan_in_fp64, "dtype": self.dtype, "judged_dtype": self.judged_dtype,
             "reference_nonfinite": self.reference_nonfinite, "below_range": self.below_range, "noise_only": self.noise_only,
-            "real_eager_nonfinite": self.real_eager_nonfinite,
+            "real_eager_nonfinite": self.real_eager_nonfinite, "near_ties": list(self.near_ties),
+            "rmse_pinned": _num(self.rmse_pinned), "rmse_reference_pinned": _num(self.rmse_reference_pinned),
         }
 
 
@@ -181,6 +189,9 @@ class CheckResult:
     #: How the nodes were examined (`check`'s `nodes_with`): "interpreter", "deferred" or "graphed";
     #: the same result either way.
     examined_with: str = "interpreter"
+    #: Ordered comparisons decided otherwise than fp64 near a tie through which outputs pass with fp64's
+    #: decisions (`OutputVerdict.near_ties`; `roundoff.analyze.decisions`).
+    near_tie_decisions: tuple[DecisionFlip, ...] = ()
 
     @property
     def examined(self) -> tuple[str, ...]:
@@ -230,8 +241,8 @@ class CheckResult:
         }
 
 
-def _num(x: float) -> float | str:
-    return x if math.isfinite(x) else str(x)
+def _num(x: float | None) -> float | str | None:
+    return x if x is None or math.isfinite(x) else str(x)
 
 
 def _m(x: Metrics | None) -> dict[str, Any] | None:

@@ -61,6 +61,8 @@ def verdict_remark(output: dict[str, Any]) -> str:
     why it passes and what to do)."""
     if output.get("noise_only") and output["verdict"] == "ok":
         return " (0 by the model's structure: its values are rounding noise)"
+    if output.get("near_tie") and output["verdict"] == "ok":
+        return " (with fp64's decisions near a tie: see the findings)"
     below = output.get("below_range") or 0
     return f" ({below} values below its format's range)" if below and output["verdict"] == "ok" else ""
 

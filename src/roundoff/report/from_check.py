@@ -125,7 +125,7 @@ def run_from_check(
         output_entry(
             o.name, "ok" if o.passes else "diverges", o.rmse_result, o.rmse_reference,
             EXCESS_LIMIT if result.against == "oracle" and o.rule == "same" else None, o.below_range,
-            o.noise_only, o.nonfinite, o.real_eager_nonfinite,
+            o.noise_only, o.nonfinite, o.real_eager_nonfinite, bool(o.near_ties),
         )
         for o in result.outputs
     ]

@@ -19,7 +19,7 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
         "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range", "noise_only",
-                     "nonfinite", "x_reference", "real_eager_nonfinite"}],
+                     "nonfinite", "x_reference", "real_eager_nonfinite", "near_tie"}],
                                         # PyTorch's rule (torch._dynamo.utils.same): RMSE
                                         # of this run vs fp64 <= multiplier * RMSE of the
                                         # reference vs fp64 (multiplier null: not recorded);
@@ -34,7 +34,9 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
                                         # real_eager_nonfinite (optional): against an eager
                                         # reference emulated on the policy's graph, real
                                         # eager's NaN/inf elements where more than the
-                                        # reference's (ref_rmse is then not real eager's)
+                                        # reference's (ref_rmse is then not real eager's);
+                                        # near_tie (optional): passes with fp64's decisions at
+                                        # comparisons decided otherwise near a tie
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
@@ -190,6 +192,7 @@ SCHEMA: dict[str, Any] = {
                                 "nonfinite": {"type": "integer", "minimum": 0},
                                 "x_reference": _NUM,
                                 "real_eager_nonfinite": {"type": "integer", "minimum": 1},
+                                "near_tie": {"type": "boolean"},
                             },
                         },
                     },
@@ -329,11 +332,13 @@ def metrics(**values: float | None) -> dict[str, Any]:
 def output_entry(
     name: str, verdict: str, rmse: float | None, ref_rmse: float | None, multiplier: float | None,
     below_range: int = 0, noise_only: bool = False, nonfinite: int = 0, real_eager_nonfinite: int | None = None,
+    near_tie: bool = False,
 ) -> dict[str, Any]:
     """One output's verdict row (PyTorch's rule: rmse <= multiplier * ref_rmse, both vs fp64);
     `below_range`: its elements whose fp64 value rounds to 0 in its dtype, where that loses most of it;
     `nonfinite`: its elements NaN/inf where fp64 is finite; `real_eager_nonfinite`: real eager's, where
-    more than an emulated eager reference's (the key only then)."""
+    more than an emulated eager reference's (the key only then); `near_tie`: it passes with fp64's decisions
+    at comparisons decided otherwise near a tie (`roundoff.analyze.decisions`; the key only then)."""
     entry = {
         "name": name,
         "verdict": verdict,
@@ -345,6 +350,7 @@ def output_entry(
         "nonfinite": nonfinite,
         "x_reference": jsonable(error_ratio(rmse, ref_rmse)),
     }
+    entry |= {"near_tie": True} if near_tie else {}
     return entry | {"real_eager_nonfinite": real_eager_nonfinite} if real_eager_nonfinite else entry
 
 
