@@ -449,8 +449,10 @@ class OverridePlacer:
             if nid in self.placed or key not in by_key:
                 continue
             targets.append((nid, by_key[key], action))
-        for name, action in self.op_rewrites.items():  # (every node of the graph, backward ones too)
-            targets += [(f"op {name}", n, action) for n in graph.nodes if n.op == "call_function" and _matches_op(name, n)]
+        for name, action in self.op_rewrites.items():  # (every node of the graph, backward ones too; a kept
+            # rounding of an fp32 value is no rounding: Inductor's fp32 index_put of an upsample's backward, trial 80)
+            targets += [(f"op {name}", n, action) for n in graph.nodes if n.op == "call_function" and _matches_op(name, n)
+                        and not (action == "keep_rounded" and _float_dtype(n) in (torch.float32, torch.float64))]
         kept = {node for _, node, action in targets if action == "keep_unrounded"}
         for label, node, action in targets:
             if action == "keep_unrounded":
