@@ -132,7 +132,7 @@ def run_observe(
     try:
         with config.patch(options or {}):
             result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
-                                      partitioned=partitioned, rule=rule, tol=tol)
+                                      partitioned=partitioned, rule=rule, tol=tol, torch_compiled=loaded.fn)
     except CompileError:
         raise  # not the user's input: an internal error (exit 3), its cause kept for --debug
     except ObserveError as exc:

@@ -61,6 +61,7 @@ from roundoff.observed.output_rule import (
     range_losses_moving_nothing,
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
+from roundoff.observed.real_step import TorchCompileOutput, departures, real_outputs
 from roundoff.observed.replay import Keeping, TapPlan, device_budget, learning_run, run_planned
 from roundoff.observed.reuse import stored_and_reused, unrounded_reads
 from roundoff.observed.taps import ObserveError
@@ -132,6 +133,12 @@ class ObserveResult:
     #: (module, source) of modules torch.compile runs eagerly (`Program.dynamo_fallbacks`), which observe
     #: compiles with the rest of the captured program, as with ``torch._dynamo.config.allow_rnn``
     dynamo_fallbacks: tuple[tuple[str, str | None], ...] = ()
+    #: Where torch.compile's own step of the user's function ran beside (`observe_compiled`'s `torch_compiled`):
+    #: the outputs it computes otherwise than the step observe compiled, bit for bit (`real_step`); whether
+    #: it was compared, and why not where it could not be
+    torch_compile: tuple[TorchCompileOutput, ...] = ()
+    torch_compile_compared: bool = False
+    torch_compile_not_compared: str | None = None
 
     @property
     def first_divergent(self) -> KernelReport | None:
@@ -167,9 +174,10 @@ class ObserveResult:
 
     @property
     def diverges(self) -> bool:
-        """An output fails, or a buffer diverges other than only by its format's range (`range_only`)."""
+        """An output fails, a buffer diverges other than only by its format's range (`range_only`), or
+        torch.compile's own step computes an output wrong where observe's step does not (`torch_compile`)."""
         return bool(self.failing_outputs) or any(k.verdict is not Verdict.OK and not self.range_only(k)
-                                                 for k in self.kernels)
+                                                 for k in self.kernels) or any(o.fails for o in self.torch_compile)
 
     def agreement(self) -> dict[str, tuple[int, int]]:
         """{kernel kind: (buffers bit-identical to the emulated policy, buffers)}."""
@@ -302,6 +310,7 @@ def observe_compiled(
     repeats: int = REPEATS,
     partitioned: bool = False,
     rule: Rule | str = Rule.SAME,
+    torch_compiled: Callable[..., Any] | bool = False,
 ) -> ObserveResult:
     """Compile `fn_or_module` with the real `backend`, run it on `inputs` (on `device`, by default
     theirs) and judge every buffer its kernels write against `against` (``"oracle"``/``"fp64"`` or
@@ -316,7 +325,11 @@ def observe_compiled(
     two programs, as torch.compile compiles a training step (`roundoff.observed.partition`); else
     the joint graph is compiled as one. `rule` (``"same"``, ``"allclose"``, ``"bitwise"``,
     `roundoff.analyze.verdict.Rule`) is how a buffer is compared with eager's value against eager;
-    against the oracle any rule but ``same`` compares it with fp64 correctly rounded to its dtype."""
+    against the oracle any rule but ``same`` compares it with fp64 correctly rounded to its dtype.
+    `torch_compiled`: also run the user's function compiled by torch.compile itself on the same inputs
+    (True: `fn_or_module`; or the function a `Program` was captured from) and compare its outputs with
+    the step observe compiled (`roundoff.observed.real_step`: torch.compile differentiates another
+    graph; `ObserveResult.torch_compile`); costs one more compile."""
     if backend not in BACKENDS:
         raise ObserveError(f"backend {backend!r}: observe supports {', '.join(BACKENDS)}")
     if against not in REFERENCES:
@@ -326,6 +339,9 @@ def observe_compiled(
     except ValueError as exc:
         raise ObserveError(str(exc)) from None
     program = fn_or_module if isinstance(fn_or_module, Program) else capture(fn_or_module, *inputs, backward=backward)
+    if torch_compiled is True and isinstance(fn_or_module, Program):
+        raise ObserveError("torch_compiled=True needs the function itself: pass it as torch_compiled=fn")
+    user_fn = fn_or_module if torch_compiled is True else (torch_compiled or None)
     host = complete_inputs(program, program.example_inputs)
     where = _device(device, host)
     on_device = [x.to(where) if isinstance(x, torch.Tensor) else x for x in host]
@@ -366,6 +382,13 @@ def observe_compiled(
         if rule is Rule.SAME:
             failing += moved(outs, reports, {f.name for f in failing})
             unflagged = tuple(u for u in unflagged if u.name not in {f.name for f in failing})
+    real = real_outputs(user_fn, program, on_device, backend) if user_fn is not None else None
+    departed: tuple[TorchCompileOutput, ...] = ()
+    if isinstance(real, tuple):
+        names = program.output_labels()
+        mine = {o.name: (o.rmse, o.nonfinite) for o in measure(outs, eager_outs)}
+        theirs = {o.name: (o.rmse, o.reference_rmse, o.nonfinite) for o in measure(real, eager_outs)}
+        departed = departures(real, outs, names, theirs, mine)
     return ObserveResult(
         program=program.name, backend=backend, device=str(where), against=REFERENCES[against],
         policy=policy if isinstance(policy, str) else policy.name, kernels=tuple(sorted(reports, key=lambda k: observed[k.node_id].order)),
@@ -380,6 +403,8 @@ def observe_compiled(
         selection_flips=flips, eager_nonfinite_outputs=tuple(eager_lost), dynamo_fallbacks=program.dynamo_fallbacks,
         outputs_measured=tuple(replace(o, passes=o.name not in {f.name for f in failing})
                                for o in measure(outs, eager_outs)),
+        torch_compile=departed, torch_compile_compared=isinstance(real, tuple),
+        torch_compile_not_compared=real if isinstance(real, str) else None,
     )
 
 

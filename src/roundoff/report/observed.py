@@ -70,6 +70,8 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "eager_nonfinite_outputs": [{"name": name, "nonfinite": n, "compiled_too": both}
                                     for name, n, both in result.eager_nonfinite_outputs],
         "dynamo_fallbacks": [{"module": module, "source": source} for module, source in result.dynamo_fallbacks],
+        "torch_compile": {"compared": result.torch_compile_compared, "not_compared": result.torch_compile_not_compared,
+                          "departures": [o.to_dict() for o in result.torch_compile]},
         "compiled_as": "forward and backward apart" if result.stages == ("forward", "backward") else "one graph",
         "launches": result.launches, "buffers": len(result.kernels), "unmapped": list(result.unmapped),
         "unmapped_detail": [{"buffer": u.buffer, "kernel": u.kernel, "part_of": list(u.part_of)}
@@ -315,8 +317,41 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
     causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
     shown = [table] if rows else []  # (--top 0: the headline and the counts only)
-    return Group(head, *_fallbacks(doc), *eager_wrong_notes(doc), *failing_too_notes(doc), *_harmless(doc), *unflagged_notes(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
+    return Group(*_torch_compile(doc), head, *_fallbacks(doc), *eager_wrong_notes(doc), *failing_too_notes(doc), *_harmless(doc), *unflagged_notes(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
                  *_not_judged(doc), *(outputs_table(doc) if rows else []), foot)
+
+
+def _torch_compile(doc: dict[str, Any]) -> list[Text]:
+    """What torch.compile's own step of the function computes otherwise than the step observe compiled
+    (`ObserveResult.torch_compile`): a headline where it gets outputs wrong, else a note."""
+    tc = doc.get("torch_compile") or {}
+    if tc.get("not_compared"):
+        return [Text(f"note: torch.compile's own step of the function was not compared: {tc['not_compared']}",
+                     style="dim")]
+    departed = tc.get("departures") or []
+    wrong = [o for o in departed if o["fails"]]
+    if wrong:
+        o = wrong[0]
+        zeros = f"; {o['zeros']} of {o['numel']} elements 0" if o["zeros"] else ""
+        lost = f"; {o['nonfinite']} NaN/inf where fp64 is finite" if o["nonfinite"] else ""
+        more = f" and {len(wrong) - 1} more output(s)" if len(wrong) > 1 else ""
+        return [Text(
+            f"{doc['program']}: torch.compile's own step of the function computes `{o['name']}`{more} wrong: RMSE "
+            f"{fmt_num(o['rmse'], 3)} against fp64{zeros}{lost}, where the step observe compiled from the captured "
+            f"program has {fmt_num(o['observed_rmse'], 3)} (limit {EXCESS_LIMIT:g}x that and the reference's "
+            f"{fmt_num(o['reference_rmse'], 3)}). The buffers below are of observe's step, not of the kernels that made "
+            "these values: torch.compile differentiates the forward after Inductor's decompositions, observe the "
+            "captured program's backward, and the two graphs compile to other kernels. A defect of torch.compile's "
+            "graph: reproduce it with torch.compile alone against eager, and narrow it down with "
+            "torch._inductor.config (--inductor-config max_fusion_size=1 for fusion) or backend='aot_eager'.",
+            style="bold red")]
+    if departed:
+        return [Text(f"note: torch.compile's own step of the function differs from observe's in the bits of "
+                     f"{len(departed)} output(s) (first `{departed[0]['name']}`: {departed[0]['differing']} of "
+                     f"{departed[0]['numel']} elements), each within {EXCESS_LIMIT:g}x observe's error against fp64: "
+                     "it compiles another graph of the same program (Inductor's decompositions before the "
+                     "backward), with other kernels; --json's torch_compile has each.", style="dim")]
+    return []
 
 
 def _fallbacks(doc: dict[str, Any]) -> list[Text]:
