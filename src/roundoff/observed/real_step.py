@@ -128,7 +128,7 @@ def real_outputs(fn: Callable[..., Any], program: Program, inputs: Sequence[Any]
         return "the function's parameters are on another device than observe's inputs"
     try:
         return _run(fn, program, args, state, by_name, users, backend)
-    except Exception as exc:  # the user's code under Dynamo (a graph it cannot trace), or Inductor's error
+    except Exception as exc:  # noqa: BLE001 (the user's code under Dynamo, or Inductor's error: said, not raised)
         return f"torch.compile of the function raised {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
 
 
