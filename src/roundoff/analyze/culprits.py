@@ -14,7 +14,7 @@ from dataclasses import replace
 import torch
 
 from roundoff.analyze.result import NodeReport, OutputVerdict
-from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, Verdict
+from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, Verdict, unit_roundoff
 from roundoff.capture.program import NODE_ID, Program, value_inputs
 from roundoff.ops.classes import OpClass
 from roundoff.ops.classify import classify
@@ -239,18 +239,37 @@ def amplifies(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> 
     `EXCESS_LIMIT` times its working format's rounding (`NodeReport.total_excess`, a sum's or
     matmul's terms floor included) and more than `EXCESS_LIMIT` times the largest normwise relative
     error among the values it reads (a ``sin`` of a phase rounded to bf16; every node correct in its
-    format, the output wrong). Pointwise ops only: a reduction's, matmul's or normalisation's result
+    format, the output wrong), unless what it amplifies is fp32's own rounding (`amplifies_fp32_rounding`).
+    Pointwise ops only: a reduction's, matmul's or normalisation's result
     that cancels (a LayerNorm's mean of centred values, a structurally zero gradient) is judged against
     its terms' rounding instead. Not a node's own defect: `error_source` names where the error began."""
+    return _amplified(program, r, by_id) is False
+
+
+def amplifies_fp32_rounding(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> bool:
+    """Whether `r` amplifies as `amplifies` describes, but computes in fp32 or wider and reads values
+    within the limit of fp32's own rounding: the formula's conditioning, which no format short of fp64
+    improves, as a node's own error is held to what its format could do; not flagged (trial 80: an fp32
+    UNet's ``cos`` of timesteps up to 1000 times frequencies, the phase rounded to fp32, took its
+    gradients 78x fp32's rounding, and check said "diverges")."""
+    return _amplified(program, r, by_id) is True
+
+
+def _amplified(program: Program, r: NodeReport, by_id: dict[str, NodeReport]) -> bool | None:
+    """None where `r` amplifies nothing beyond its format; else whether what it amplifies is fp32's own
+    rounding (True) or more (False)."""
     if r.op_class not in _POINTWISE or not r.total_excess > EXCESS_LIMIT:
-        return False
+        return None
     operands = reported_operands(program.node(r.node_id), by_id)
     if any(u.vs_oracle.nonfinite > u.vs_oracle.ref_nan + u.vs_oracle.ref_inf or u.overflow for u in operands):
-        return False  # it reads NaN/inf fp64 does not have (figures over the finite elements only), or a
+        return None  # it reads NaN/inf fp64 does not have (figures over the finite elements only), or a
         # value stored as its format's overflow (a wide-kept fp16 row sum, inf where stored): the NaN/inf
         # rules judge that (an overflowing exp in 1/(1 + exp(-x)))
     reads = [u.vs_oracle.norm_rel for u in operands]
-    return bool(reads) and r.vs_oracle.norm_rel > EXCESS_LIMIT * max(reads)
+    if not reads or not r.vs_oracle.norm_rel > EXCESS_LIMIT * max(reads):
+        return None
+    wide = getattr(torch, r.working_dtype or r.dtype, torch.float32) in (torch.float32, torch.float64)
+    return wide and max(reads) <= EXCESS_LIMIT * unit_roundoff(torch.float32)
 
 
 def _first_amplifiers(reports: tuple[NodeReport, ...], program: Program, outputs: tuple[OutputVerdict, ...],

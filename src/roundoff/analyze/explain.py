@@ -10,6 +10,7 @@ import torch.fx
 
 from roundoff.analyze.culprits import (
     amplifier,
+    amplifies_fp32_rounding,
     ancestors,
     error_source,
     path_cause,
@@ -417,6 +418,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     lines.extend(dict.fromkeys(h.message for h in accumulating))  # a cause as much as a node's own error
     lines.extend(output_sentences(result))
     lines.extend(near_tie_sentences(result, plan.program))
+    lines.extend(conditioning_sentences(result, plan.program, by_id))
     if result.culprits and not result.diverges and not set(result.culprits) <= set(result.rounding_causes):
         # (a rounding cause's own sentence says why its outputs pass)
         own = [o for o in result.outputs if o.node_id in result.culprits]
@@ -503,6 +505,35 @@ def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) ->
         after = bool({u.meta.get(NODE_ID) for u in upstream(sel)} & named)
         out.append((flip_sentence(sel, n, of, after_cause=after), after))
     return out
+
+
+def conditioning_sentences(result: CheckResult, program: Program, by_id: dict[str, NodeReport]) -> list[str]:
+    """Against the oracle, one sentence for the passing outputs over the limit by value whose path has a
+    node amplifying fp32's own rounding (`culprits.amplifies_fp32_rounding`), naming the first such node."""
+    over = [o for o in result.outputs if result.against == "oracle" and o.passes and not o.noise_only
+            and o.rmse_reference and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
+    amps = [r for r in result.nodes if amplifies_fp32_rounding(program, r, by_id)] if over else []
+    if not amps:
+        return []
+    first = None
+    reached = []
+    for o in over:
+        path = ancestors(program, {o.node_id})
+        hit = next((r for r in amps if r.node_id in path), None)
+        if hit is not None:
+            first = first or hit
+            reached.append(o)
+    if first is None:
+        return []
+    o = reached[0]
+    names = f"`{o.name}`" + (f" and {len(reached) - 1} more output(s)" if len(reached) > 1 else "")
+    reads = max(u.vs_oracle.norm_rel for u in reported_operands(program.node(first.node_id), by_id))
+    return [(
+        f"{names} pass though {o.rmse_result / o.rmse_reference:.3g}x their reference: {_at(first)} amplifies the "
+        f"fp32 rounding of what it reads {first.vs_oracle.norm_rel / reads:.3g}x (normwise relative error "
+        f"{reads:.2g} in, {first.vs_oracle.norm_rel:.2g} out; a `cos` or `sin` of a large phase, an `exp` of large "
+        "logits): the formula's conditioning in fp32, which no format short of fp64 improves, not a low-precision "
+        "defect. Where that accuracy matters, compute what it reads in fp64 or reduce it first (a phase modulo 2*pi).")]
 
 
 def near_tie_sentences(result: CheckResult, program: Program) -> list[str]:
