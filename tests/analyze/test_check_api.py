@@ -224,9 +224,12 @@ def test_a_loss_checked_without_its_backward_says_its_gradients_were_not_checked
     trainable = sum(p.requires_grad for p in model.parameters())
     (note,) = notes(loss)
     assert f"`out` is one number computed from {trainable} input(s) that require grad" in note and "--backward" in note
-    assert notes(loss, backward=True) == [] and notes(lambda x: model(x)) == []  # differentiated; not one number
+    assert notes(loss, backward=True) == []  # differentiated
+    # another forward of them (trial 80: a train-mode Gemma's logits): checked as an inference graph, said so
+    (note,) = notes(lambda x: model(x))
+    assert note.startswith(f"not differentiated: {trainable} input(s) require grad") and "torch.no_grad()" in note
     model.requires_grad_(False)
-    assert notes(loss) == []  # nothing to differentiate
+    assert notes(loss) == [] and notes(lambda x: model(x)) == []  # nothing to differentiate
 
 
 def test_a_results_repr_is_one_line_naming_its_verdict() -> None:

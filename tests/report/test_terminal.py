@@ -361,3 +361,16 @@ def test_a_passing_training_step_with_a_tie_hazard_shows_what_its_one_graph_plan
     plain = capture(lambda a: (a.float() * 2).square().mean(), x, backward=True)
     calm = check(plain, plain.example_inputs, "inductor-cpu", against="oracle")
     assert "rounding-decided" not in _render(run_report(run_from_check(calm)), tty=False)
+
+
+def test_an_fp32_programs_note_comes_right_under_the_verdict() -> None:
+    """Trial 80: an fp32 UNet's report said that no bf16/fp16 rounding was checked in its last of ~200 lines;
+    it changes how everything above it reads. Oracle: the program's own dtypes (fp32 only)."""
+    from roundoff.analyze import check
+    from roundoff.report.from_check import run_from_check
+    from roundoff.report.terminal import run_report
+
+    x = torch.randn(8, 8, generator=torch.Generator().manual_seed(0))
+    r = check(lambda a: (a @ a).tanh(), (x,), "inductor-cpu", against="eager")
+    lines = _render(run_report(run_from_check(r)), tty=False).splitlines()
+    assert lines[0].startswith("policy inductor-cpu") and lines[1].startswith("note: every floating-point value of"), lines[:3]

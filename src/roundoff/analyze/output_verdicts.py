@@ -326,7 +326,10 @@ def oracle_limit_floors(oracle: torch.Tensor, judged: torch.dtype, floor: float)
 
 
 #: how each of `scope_notes`' notes begins (a report shows them under a passing run too)
-SCOPE_NOTE_STARTS = ("not judged", "differentiated:", "not differentiated:", "every floating-point value")
+#: How the note on a program without a 16-bit value begins: shown under the verdict, not last (trial 80:
+#: an fp32 UNet's report said so in its last of ~200 lines).
+WIDE_ONLY = "every floating-point value of"
+SCOPE_NOTE_STARTS = ("not judged", "differentiated:", "not differentiated:", WIDE_ONLY)
 
 
 def _scalar(arg: object) -> bool:
@@ -339,7 +342,7 @@ def scope_notes(program: Program) -> tuple[str, ...]:
     """What a check of `program` does not judge: its outputs that are not floating point (an integer count
     computed from floats can still change with rounding), what a backward differentiates where it sums
     several outputs, that a one-number output of parameters that require grad (a loss) was checked without
-    its backward, and, where no value is narrower than fp32, that the policies differ only in summation
+    its backward, or another forward of such parameters as an inference graph, and, where no value is narrower than fp32, that the policies differ only in summation
     order and contraction (trial 61: a model checked before its ``.half()``)."""
     labels = program.output_labels()
     skipped = [f"`{labels[i]}` ({str(v.dtype).removeprefix('torch.')})" for i, a in enumerate(program.output_args())
@@ -361,11 +364,18 @@ def scope_notes(program: Program) -> tuple[str, ...]:
             f"not differentiated: {forward[0]} is one number computed from {len(program.trainable)} input(s) that require "
             "grad (a loss?), and only its forward was checked; add --backward (capture(..., backward=True)) to "
             "check the gradients a training step computes from it")
+    elif not program.backward and program.trainable:
+        notes.append(  # (trial 80: a train-mode Gemma's logits predicted as the no_grad compile, 0.00048 where
+            # torch.compile with gradients enabled gave 0.00064, and no word of it)
+            f"not differentiated: {len(program.trainable)} input(s) require grad, and the forward was checked as "
+            "torch.compile compiles it under torch.no_grad() (an inference graph); called with gradients enabled, "
+            "torch.compile compiles a training forward, which saves values for the backward and can fuse and round "
+            "otherwise: add --backward (capture(..., backward=True)) to check that step")
     floats = {v.dtype for n in program.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
               and v.is_floating_point()}
     if floats and all(torch.finfo(d).bits >= 32 for d in floats):
         notes.append(
-            f"every floating-point value of {program.name!r} is {'/'.join(sorted(str(d).removeprefix('torch.') for d in floats))}:"
+            f"{WIDE_ONLY} {program.name!r} is {'/'.join(sorted(str(d).removeprefix('torch.') for d in floats))}:"
             " the policies differ here only in summation order and FMA contraction, not in the bf16/fp16 roundings "
             "they are about; to check the low-precision run, pass bf16/fp16 inputs (model.half(), "
             "x.to(torch.bfloat16))")

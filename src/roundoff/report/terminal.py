@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
-from roundoff.analyze.output_verdicts import SCOPE_NOTE_STARTS
+from roundoff.analyze.output_verdicts import SCOPE_NOTE_STARTS, WIDE_ONLY
 from roundoff.analyze.run_notes import CPU_ATTENTION, DYNAMO_FALLBACK, REAL_EAGER
 from roundoff.plan.rewrite import ONE_GRAPH_NOTE
 from roundoff.report.cells import (
@@ -151,7 +151,8 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
                       " (with findings within the limit, below)" if run["verdict"] == "ok" and (
                           run["explanations"] or run["hazards"]) else ""),
     ]
-    parts += [Text(f"note: {n}", style="yellow") for n in run["notes"] if n.startswith(REAL_EAGER)]
+    first = [n for n in run["notes"] if n.startswith((REAL_EAGER, WIDE_ONLY))]  # what changes how to read the rest
+    parts += [Text(f"note: {n}", style="yellow") for n in first]
     if run["blame"] is not None:
         parts.append(blame_report(run["blame"]))
     for line in run["explanations"]:
@@ -182,7 +183,7 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
         # analyze's findings often repeat the hazard's advice word for word: say it once
         text += " (see above)" if any(line.startswith(h["message"]) for line in listed) else f": {h['message']}"
         parts.append(Text(text, style="yellow"))
-    notes = [n for n in run["notes"] if not n.startswith(REAL_EAGER)]  # (shown under the verdict)
+    notes = [n for n in run["notes"] if n not in first]  # (those shown under the verdict)
     if run["verdict"] == "ok":  # how the policy was modelled (fusion, summation order, unmodelled ops): for failures
         # a tie with a stored maximum that rounding decides: whether the real step reads it so is what the
         # one-graph plan of a training step leaves open (trial 77: ok here, NaN gradients under torch.compile)
