@@ -778,7 +778,8 @@ def test_a_buffer_whose_values_its_format_cannot_hold_diverges_as_check_says():
 
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
-    assert "its values lie outside float16's range" in console.export_text()  # why, at an excess of 1
+    # why, at an excess of 1: values of ~1e-7, subnormal in fp16 (trial 80: "outside float16's range" said of them)
+    assert "its values lie below float16's normal range" in console.export_text()
 
 
 def routed(x, w, table):
@@ -1204,7 +1205,7 @@ def test_a_buffer_the_bitwise_rule_fails_within_its_range_is_not_called_out_of_r
     console = Console(width=400, record=True)
     console.print(observe_report(observe_document(result)))
     text = console.export_text()
-    assert "outside" not in text and "GradScaler" not in text, text
+    assert "normal range" not in text and "GradScaler" not in text, text
     assert "the `bitwise` rule holds it to fp64 correctly rounded to its format" in text, text
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.observed import KernelReport, ObserveResult
 from roundoff.observed.api import OutputFailure
-from roundoff.report.cells import fmt_num, none_finite, verdict_text
+from roundoff.report.cells import fmt_num, none_finite, number, verdict_text
 from roundoff.report.observed_outputs import (
     eager_wrong_notes,
     failing_too_notes,
@@ -150,7 +150,10 @@ def _out_of_range(k: dict[str, Any], rule: str = "same", against: str = "oracle"
         return ""
     if rule != "same":
         return _by_rule(rule, against)
-    return (f", but its values lie outside {k.get('judged_in') or k['dtype']}'s range (fp64 correctly rounded to it is "
+    fmt = k.get('judged_in') or k['dtype']  # (trial 80: subnormal values were called "outside float16's range")
+    where = (f"beyond {fmt}'s largest finite value" if (number(k["vs_oracle"].get("inf")) or 0) > 0
+             else f"below {fmt}'s normal range")
+    return (f", but its values lie {where} (fp64 correctly rounded to it is "
             f"itself {fmt_num(k['format_loss'], 3)} off, normwise) and the buffer loses them too: scale them (in a "
             "backward pass, the loss: torch.amp.GradScaler) or compute in bf16/fp32"
             + ("; but fp64 run again with its values as that format holds them moves no output beyond the limit"
