@@ -22,8 +22,13 @@ _aten = torch.ops.aten
 #: operand is held in the dtype the result is rounded to: what eager and Inductor (an extern kernel) run.
 #: Their libraries accumulate in fp32 and round once, in their own order: CPU oneDNN's fp16 convolution
 #: backward differs from an fp32 convolution rounded once in half of its elements (trial 65).
+#: Eager CPU's 16-bit GroupNorm computes its statistics in fp32 and normalizes in its own order: an fp32
+#: ``native_group_norm`` rounded once differs from it in 2 of 16384 fp16 elements (trial 80: a UNet's
+#: GroupNorm, the difference carried through its attention into most gradient elements); its backward
+#: likewise (bf16: the input gradient). Inductor decomposes both: under its policies they are no node.
 NATIVE_KERNELS = (_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.convolution.default,
-                  _aten.convolution_backward.default)
+                  _aten.convolution_backward.default, _aten.native_group_norm.default,
+                  _aten.native_group_norm_backward.default)
 #: torch's CPU scaled-dot-product attention (flash attention), forward and backward: what eager runs and
 #: Inductor calls as a fallback on CPU. On bf16/fp16 it rounds the unnormalized attention weights to that dtype
 #: before the V product and orders its sums in blocks (measured, torch 2.13: its output 2.28e-4 off fp64,

@@ -201,8 +201,9 @@ class _Static:
         # Inductor's C++ backend lays a graph's convolutions out channels-last (``decide_layout_opt``: always
         # where oneDNN runs them) and calls the kernel on those copies, whose oneDNN path sums in another
         # order than eager's contiguous one (measured, torch 2.13: 4 of 8192 fp16 outputs differ); its
-        # backward gets the incoming gradient channels-last, the input and weight as the graph holds them (a
-        # parameter or the batch as given, an activation as the forward's channels-last kernels left it)
+        # backward reads every operand channels-last: the incoming gradient, and the input and weight as the
+        # forward's channels-last copies it saved (with those contiguous, oneDNN sums the weight gradient in
+        # another order: 1 of 432 elements of a CNN's first weight gradient)
         self.channels_last = self.native and node.target in CONVOLUTIONS and plan.policy.fusion is FusionModel.POINTWISE_CPP
         self.plain: dict[torch.fx.Node, Any] = {}  # operand -> the storage dtype it is read rounded to
         self.fresh: dict[torch.fx.Node, Any] = {}  # the same, reading oracle inputs (``fresh=True``)
