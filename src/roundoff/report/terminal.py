@@ -318,7 +318,8 @@ def sweep_table(
 #: What a sweep cell is (trial 67: the nodes table's caption, about columns a sweep has not, was shown).
 _SWEEP_CAPTION = ("each cell above the output RMSE row: the lowest signal-to-quantization-noise ratio (dB) against fp64 "
                   "over the layer's nodes, "
-                  "inherited error included; bold: the policy closest to fp64 on that row")
+                  "inherited error included; bold: the policy closest to fp64 on that row; -: no node of that layer "
+                  "is measured under that policy (its ops there only move values: a copy, an index; trial 80)")
 
 
 class _SweepTable:
