@@ -227,7 +227,7 @@ def test_a_loss_checked_without_its_backward_says_its_gradients_were_not_checked
     assert notes(loss, backward=True) == []  # differentiated
     # another forward of them (trial 80: a train-mode Gemma's logits): checked as an inference graph, said so
     (note,) = notes(lambda x: model(x))
-    assert note.startswith(f"not differentiated: {trainable} input(s) require grad") and "torch.no_grad()" in note
+    assert note.startswith(f"not differentiated: {trainable} input(s) require grad;") and "torch.no_grad()" in note
     model.requires_grad_(False)
     assert notes(loss) == [] and notes(lambda x: model(x)) == []  # nothing to differentiate
 

@@ -367,10 +367,9 @@ def scope_notes(program: Program) -> tuple[str, ...]:
     elif not program.backward and program.trainable:
         notes.append(  # (trial 80: a train-mode Gemma's logits predicted as the no_grad compile, 0.00048 where
             # torch.compile with gradients enabled gave 0.00064, and no word of it)
-            f"not differentiated: {len(program.trainable)} input(s) require grad, and the forward was checked as "
-            "torch.compile compiles it under torch.no_grad() (an inference graph); called with gradients enabled, "
-            "torch.compile compiles a training forward, which saves values for the backward and can fuse and round "
-            "otherwise: add --backward (capture(..., backward=True)) to check that step")
+            f"not differentiated: {len(program.trainable)} input(s) require grad; a compiler's forward is modelled "
+            "as compiled under torch.no_grad(), and with gradients enabled torch.compile compiles a training "
+            "forward that can fuse and round otherwise: --backward checks the training step")
     floats = {v.dtype for n in program.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
               and v.is_floating_point()}
     if floats and all(torch.finfo(d).bits >= 32 for d in floats):

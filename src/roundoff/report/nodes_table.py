@@ -4,6 +4,7 @@ rounding, the causes the report names and the NaN/inf origin first."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,11 +27,20 @@ def _own_excess(node: dict[str, Any]) -> float:
     return -1.0
 
 
+def named_causes(run: dict[str, Any]) -> frozenset[str]:
+    """The ids of the causes the report's findings name (a cause with a sentence of its own, or whose id a
+    finding's text gives), not every ranked cause (trial 80: three causes without a sentence were marked
+    "ok (named above)" and listed above nodes 100x worse)."""
+    text = " ".join(run.get("explanations") or [])
+    return frozenset(c["id"] for c in run.get("causes") or []
+                     if c.get("explanation") or re.search(rf"\b{re.escape(str(c['id']))}\b", text))
+
+
 def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
     """The `top` nodes whose own error is largest against their format's rounding (local excess),
-    the causes the report names and the NaN/inf origin first, then non-finite and diverging nodes;
-    ULPs do not rank (values near zero inflate them)."""
-    named = {c["id"] for c in run.get("causes") or []} | ({run["nan_origin"]["id"]} if run.get("nan_origin") else set())
+    the causes the report names (`named_causes`) and the NaN/inf origin first, then non-finite and diverging
+    nodes; ULPs do not rank (values near zero inflate them)."""
+    named = set(named_causes(run)) | ({run["nan_origin"]["id"]} if run.get("nan_origin") else set())
 
     def key(node: dict[str, Any]) -> tuple[bool, bool, float, bool]:
         return (node["id"] in named, node["verdict"] != "ok", _own_excess(node), node["verdict"] == "nonfinite")
@@ -59,7 +69,7 @@ def nodes_table(run: dict[str, Any], top: int = 10, against: str = "oracle") -> 
     rows = [n for n in worst_nodes(run, top) if _interesting(n)]
     if not rows:
         return Text("")
-    table = _NodesTable(run["policy"], rows, frozenset(c["id"] for c in run.get("causes") or []),
+    table = _NodesTable(run["policy"], rows, named_causes(run),
                         None if against == "oracle" else (run.get("rule") or "same", against))
     shown = {n["id"] for n in rows}
     hidden = [n for n in run["nodes"] if n["verdict"] != "ok" and n["id"] not in shown]
