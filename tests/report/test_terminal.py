@@ -308,6 +308,11 @@ def test_diverging_nodes_the_table_leaves_out_are_counted(sample_document):
     text = _render(nodes_table(run, 1), tty=False)
     assert f"and {len(beyond) - 1} more node(s) beyond the limit not shown" in text, text
     assert "more node(s) beyond the limit" not in _render(nodes_table(run, len(run["nodes"])), tty=False)
+    # under the bitwise rule against a reference there is no limit: the count says what the rule fails
+    # (trial 80); the rule's own name, from the document
+    bitwise = {**run, "rule": "bitwise"}
+    text = _render(nodes_table(bitwise, 1, against="eager"), tty=False)
+    assert f"and {len(beyond) - 1} more node(s) failing the `bitwise` rule against eager not shown" in text, text
 
 
 def test_outputs_table_keeps_long_output_names_whole():

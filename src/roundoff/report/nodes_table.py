@@ -75,8 +75,11 @@ def nodes_table(run: dict[str, Any], top: int = 10, against: str = "oracle") -> 
     hidden = [n for n in run["nodes"] if n["verdict"] != "ok" and n["id"] not in shown]
     if not hidden:
         return table
-    return Group(table, Text(  # (trial 46: 10 of 12 diverging nodes were not in the table, unsaid)
-        f"... and {len(hidden)} more node(s) beyond the limit not shown ({', '.join(n['id'] for n in hidden[:6])}"
+    rule = run.get("rule") or "same"
+    what = "beyond the limit" if rule == "same" or against == "oracle" else f"failing the `{rule}` rule against {against}"
+    return Group(table, Text(  # (trial 46: 10 of 12 diverging nodes were not in the table, unsaid; trial 80:
+        # "beyond the limit" said under the bitwise rule, which has none)
+        f"... and {len(hidden)} more node(s) {what} not shown ({', '.join(n['id'] for n in hidden[:6])}"
         f"{', ...' if len(hidden) > 6 else ''}): --top {len(rows) + len(hidden)} or --json lists them", style="dim"))
 
 
