@@ -35,6 +35,10 @@ def test_observe_names_the_erf_kernel_and_exits_1(tmp_path):
     assert doc["outputs_identical_to_unobserved"] is True
     text = run("observe", f"{script}:small_erf")
     assert text.exit_code == 1 and "first diverging kernel" in text.output and "erf_small.py:3" in text.output
+    # the script's function compiled by torch.compile itself ran beside (its module importable by name: Dynamo
+    # inlines the function), and computes erf as observe's step does: the same graph, bit for bit
+    tc = doc["torch_compile"]
+    assert tc == {"compared": True, "not_compared": None, "departures": []}, tc
 
 
 def test_bad_usage_exits_2_with_one_line(tmp_path):

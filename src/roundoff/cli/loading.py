@@ -113,6 +113,9 @@ def import_script(path_text: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise UsageError(f"cannot import {path_text!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
+    # registered, as importlib's recipe does: Dynamo imports a function's module by name when it inlines the
+    # function (observe's torch.compile of the user's step: "No module named 'roundoff_user_...'")
+    sys.modules[name] = module
     sys.path.insert(0, str(path.parent))
     bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ left there
     try:
@@ -121,6 +124,7 @@ def import_script(path_text: str) -> ModuleType:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # a user script may raise anything, SystemExit included
+        sys.modules.pop(name, None)
         raise UsageError(
             f"script {path_text!r} failed to import: it {describe(exc)}; fix the script "
             "(or run it with python to see the full traceback)"

@@ -16,6 +16,8 @@ Numeric contract: none of its own; the outputs are torch.compile's, the inputs o
 from __future__ import annotations
 
 import contextlib
+import itertools
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +98,20 @@ def _state_kept(state: Sequence[tuple[str, torch.Tensor, bool]]) -> Iterator[Non
                     t.copy_(v)
 
 
+_FRESH = itertools.count()
+
+
+def _fresh(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A call of `fn` whose code object is new: Dynamo keeps a compiled graph per code object and reuses it
+    under another Inductor config (a torch.compile of the same function earlier in the process, with
+    ``max_fusion_size=1``, answered for the compile asked now), so this one is traced afresh."""
+    def step(*args: Any) -> Any:
+        return fn(*args)
+
+    code = step.__code__.replace(co_name=f"roundoff_torch_compile_{next(_FRESH)}")
+    return types.FunctionType(code, step.__globals__, code.co_name, None, step.__closure__)
+
+
 def _flat(result: Any) -> list[Any]:
     """The forward outputs as capture flattens them: a tensor, a tuple/list, or a dict's tensor values."""
     if isinstance(result, torch.Tensor):
@@ -136,7 +152,7 @@ def _run(fn: Callable[..., Any], program: Program, args: list, state: Sequence[t
          by_name: dict[str, torch.Tensor], users: int, backend: str) -> tuple[torch.Tensor, ...] | str:
     """`real_outputs`' step, its errors raised."""
     names = program.input_names
-    compiled = torch.compile(fn, backend=backend)
+    compiled = torch.compile(_fresh(fn), backend=backend)
     with _state_kept(state), (torch.enable_grad() if program.backward else torch.no_grad()):
         outs = _flat(compiled(*args))
         if len(outs) != program.num_forward_outputs or not all(isinstance(o, torch.Tensor) for o in outs):
