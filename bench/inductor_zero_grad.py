@@ -20,15 +20,20 @@ def _net(dtype: torch.dtype) -> tuple[torch.nn.Module, ...]:
                                        torch.nn.Conv2d(96, 32, 3, padding=1), torch.nn.Conv2d(96, 32, 1)))
 
 
+def _loss_of(a: torch.nn.Module, p: torch.nn.Module, c: torch.nn.Module, skip: torch.nn.Module):  # type: ignore[no-untyped-def]
+    def loss(x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        h = a(x)
+        z = torch.cat([F.interpolate(p(h), scale_factor=2, mode="nearest"), h], 1)
+        return F.mse_loss(c(F.silu(z)) + skip(z), target)
+
+    return loss
+
+
 def main() -> None:
     print(f"torch {torch.__version__}")
     for dtype in (torch.float16, torch.bfloat16, torch.float32):
         a, p, c, skip = _net(dtype)
-
-        def loss(x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-            h = a(x)
-            z = torch.cat([F.interpolate(p(h), scale_factor=2, mode="nearest"), h], 1)
-            return F.mse_loss(c(F.silu(z)) + skip(z), target)
+        loss = _loss_of(a, p, c, skip)
 
         g = torch.Generator().manual_seed(1)
         x, t = torch.randn(2, 3, 16, 16, generator=g).to(dtype), torch.randn(2, 32, 16, 16, generator=g).to(dtype)
