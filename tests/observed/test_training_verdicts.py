@@ -136,3 +136,23 @@ def test_an_output_the_plan_lowers_is_judged_on_its_captured_path() -> None:
     result = observe_compiled(weighted_centred_means, x, w, backward=True, partitioned=True)
     assert "out" in {o.name for o in result.failing_outputs}, result.unflagged_outputs
     assert not result.unflagged_outputs
+
+
+def test_the_unflagged_note_gives_each_output_as_the_outputs_table_does() -> None:
+    """Trial 81: observe's note said 41.1x (over fp64 correctly rounded) where its outputs table said 23.5x
+    (over the larger reference: the error the last op takes from its operands' rounding), and left the
+    table's worst output, 36.8x, among "1 more". Oracle: the document's own outputs table."""
+    from roundoff.report.observed_outputs import unflagged_notes
+
+    def unflagged(name: str, rmse: float, rounded: float) -> dict:
+        return {"name": name, "node": "n1", "rmse_vs_fp64": rmse, "reference_rmse": rounded, "nonfinite": 0}
+
+    doc = {"unflagged_outputs": [unflagged("a", 4.11e-5, 1e-6), unflagged("b", 2.31e-5, 1e-6),
+                                 unflagged("c", 1.67e-5, 1e-6), unflagged("d", 3.68e-5, 1e-6)],
+           "outputs": [{"name": "a", "rmse_vs_fp64": 4.11e-5, "reference_rmse": 1.75e-6},
+                       {"name": "b", "rmse_vs_fp64": 2.31e-5, "reference_rmse": 1.15e-6},
+                       {"name": "c", "rmse_vs_fp64": 1.67e-5, "reference_rmse": 1e-6},
+                       {"name": "d", "rmse_vs_fp64": 3.68e-5, "reference_rmse": 1e-6}]}
+    (note,) = unflagged_notes(doc)
+    assert note.plain.startswith("outputs `d` (36.8x), `a` (23.5x), `b` (20.1x) and 1 more are over 16x"), note.plain
+
