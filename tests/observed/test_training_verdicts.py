@@ -156,3 +156,27 @@ def test_the_unflagged_note_gives_each_output_as_the_outputs_table_does() -> Non
     (note,) = unflagged_notes(doc)
     assert note.plain.startswith("outputs `d` (36.8x), `a` (23.5x), `b` (20.1x) and 1 more are over 16x"), note.plain
 
+
+
+def test_a_buffer_within_the_limit_is_not_called_a_wrong_value_by_its_other_reading() -> None:
+    """Trial 81: a buffer read both ways (its stored operand rounded, and unrounded) kept the figures of the
+    reading within the limit (excess 5.9, ok) and the cause of the other ("a wrong value: 17.2x ... a
+    compiler bug"). Oracle: the two readings' own figures: the cause told is the reported reading's."""
+    import torch
+
+    from roundoff.analyze.metrics import exact_metrics
+    from roundoff.analyze.verdict import Verdict
+    from roundoff.observed.compare import KernelReport, better
+
+    m = exact_metrics(torch.zeros(4))
+
+    def reading(excess: float, mismatch: int, cause: str) -> KernelReport:
+        return KernelReport("k", "buf1", "reduction", "n1", "sum", None, (), (), "float16", m, m, m, excess,
+                            Verdict.OK if excess <= 16 else Verdict.DIVERGES, mismatch, cause)
+
+    rounded, unrounded = reading(5.9, 40, "summation order"), reading(17.2, 12, "a wrong value: 17.2x fp64's rounding")
+    kept = better(rounded, unrounded)
+    assert (kept.excess, kept.cause, kept.emulated_mismatch) == (5.9, "summation order", 40)
+    # where the kept reading is itself over the limit, the closer emulation's cause stays as before
+    over = better(reading(30.0, 40, "summation order"), reading(20.0, 12, "a wrong value: 20x fp64's rounding"))
+    assert (over.excess, over.cause, over.emulated_mismatch) == (20.0, "a wrong value: 20x fp64's rounding", 12)
