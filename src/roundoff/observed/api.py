@@ -382,11 +382,12 @@ def observe_compiled(
         if rule is Rule.SAME:
             failing += moved(outs, reports, {f.name for f in failing})
             unflagged = tuple(u for u in unflagged if u.name not in {f.name for f in failing})
+    measured = measure(outs, eager_outs)
     real = real_outputs(user_fn, program, on_device, backend) if user_fn is not None else None
     departed: tuple[TorchCompileOutput, ...] = ()
     if isinstance(real, tuple):
         names = program.output_labels()
-        mine = {o.name: (o.rmse, o.nonfinite) for o in measure(outs, eager_outs)}
+        mine = {o.name: (o.rmse, o.nonfinite) for o in measured}
         theirs = {o.name: (o.rmse, o.reference_rmse, o.nonfinite) for o in measure(real, eager_outs)}
         departed = departures(real, outs, names, theirs, mine)
     return ObserveResult(
@@ -401,8 +402,7 @@ def observe_compiled(
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
         failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
         selection_flips=flips, eager_nonfinite_outputs=tuple(eager_lost), dynamo_fallbacks=program.dynamo_fallbacks,
-        outputs_measured=tuple(replace(o, passes=o.name not in {f.name for f in failing})
-                               for o in measure(outs, eager_outs)),
+        outputs_measured=tuple(replace(o, passes=o.name not in {f.name for f in failing}) for o in measured),
         torch_compile=departed, torch_compile_compared=isinstance(real, tuple),
         torch_compile_not_compared=real if isinstance(real, str) else None,
     )

@@ -80,18 +80,13 @@ def departures(real: Sequence[Any], observed: Sequence[Any], names: Sequence[str
 
 
 @contextlib.contextmanager
-def _state_kept(state: Sequence[tuple[str, torch.Tensor, bool]]) -> Iterator[None]:
-    """Parameters' ``.grad`` set aside (the real step's own accumulate from None) and buffers' values
-    (BatchNorm's running statistics, which the real step updates) restored afterwards."""
-    grads = [(t, t.grad) for _, t, buffer in state if not buffer]
+def _buffers_kept(state: Sequence[tuple[str, torch.Tensor, bool]]) -> Iterator[None]:
+    """Buffers' values (BatchNorm's running statistics, which the real step updates) restored afterwards;
+    parameters' ``.grad`` is not touched (the gradients are taken with `torch.autograd.grad`)."""
     values = [(t, t.detach().clone()) for _, t, buffer in state if buffer]
-    for t, _ in grads:
-        t.grad = None
     try:
         yield
     finally:
-        for t, g in grads:
-            t.grad = g
         with torch.no_grad():
             for t, v in values:
                 if not torch.equal(t, v):
@@ -153,7 +148,7 @@ def _run(fn: Callable[..., Any], program: Program, args: list, state: Sequence[t
     """`real_outputs`' step, its errors raised."""
     names = program.input_names
     compiled = torch.compile(_fresh(fn), backend=backend)
-    with _state_kept(state), (torch.enable_grad() if program.backward else torch.no_grad()):
+    with _buffers_kept(state), (torch.enable_grad() if program.backward else torch.no_grad()):
         outs = _flat(compiled(*args))
         if len(outs) != program.num_forward_outputs or not all(isinstance(o, torch.Tensor) for o in outs):
             return "the compiled function returned other outputs than the captured program"
