@@ -337,3 +337,40 @@ def test_measuring_an_fp64_value_leaves_it_unchanged(fmt: str) -> None:
     stats = compare(actual, reference, fmt)
     assert torch.equal(actual, before)
     assert stats.max_abs == pytest.approx(2.0**-30, rel=1e-6)
+
+
+def test_stats_of_one_row_equal_the_accumulators() -> None:
+    """`ErrorAccumulator.of_row` (the deferred check's thousands of rows) against the accumulator fed
+    the same row: every figure equal, on rows `finite_stats` computed from random values."""
+    from roundoff.numerics._metric_rows import finite_stats
+    from roundoff.numerics.formats import get_format
+
+    g = torch.Generator().manual_seed(5)
+    for name, n in (("bf16", 1000), ("fp16", 17), ("fp32", 300)):
+        f = get_format(name)
+        r = torch.randn(n, dtype=torch.float64, generator=g)
+        r[::7] = 0.0
+        actuals = [(r * (1 + 1e-2 * torch.randn(n, dtype=torch.float64, generator=g))).float(), r.float(), r.clone()]
+        for row in finite_stats(actuals, r, f):
+            acc = ErrorAccumulator(f)
+            acc._add_finite(row, n, n)
+            assert ErrorAccumulator.of_row(row, n, f) == acc.result()
+
+
+def test_a_compile_failure_of_a_checked_variant_leaves_its_rows_to_eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`unread_rows` of a variant already checked whose compiled call fails (a recompilation for a new
+    length): the reason is kept, the variant disabled, and None returned (the caller's eager path)."""
+    from roundoff.numerics import _metric_kernel as mk
+
+    def broken(*_: object) -> object:
+        raise RuntimeError("simulated recompilation failure")
+
+    r = torch.randn(mk.FUSED_MIN_NUMEL, dtype=torch.float64)
+    a, f = r.float(), FORMATS["bf16"]
+    name = mk._variant(1, (a.dtype, r.dtype), f)
+    monkeypatch.setattr(mk, "_compiled", lambda *key: broken)
+    monkeypatch.setattr(mk, "_OK", {name})
+    monkeypatch.setattr(mk, "_FAILED", {})
+    assert mk.unread_rows([a], r, f) is None
+    assert not mk.applies([a], r, f)
+    assert "simulated recompilation failure" in mk.fused_status()[name]

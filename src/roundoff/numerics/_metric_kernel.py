@@ -239,13 +239,21 @@ def fused_rows(
 
 def unread_rows(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor | None:
     """`row_stats` by the compiled kernel as a device tensor, not read, where a variant `fused_rows`
-    has already checked against the eager figures applies; else None (the caller reads another way)."""
-    if not applies(actuals, r, f) or _variant(len(actuals), tuple(t.dtype for t in (*actuals, r)), f) not in _OK:
+    has already checked against the eager figures applies; else None (the caller reads another way).
+    A compile failure at a length not met before (a recompilation) disables the variant, as in `fused_rows`."""
+    dtypes = tuple(t.dtype for t in (*actuals, r))
+    name = _variant(len(actuals), dtypes, f)
+    if not applies(actuals, r, f) or name not in _OK:
         return None
     tensors = [t.contiguous() for t in (*actuals, r)]
     for t in tensors:
         torch._dynamo.maybe_mark_dynamic(t, 0)
-    return _compiled(len(actuals), tuple(t.dtype for t in tensors), f)(*tensors)
+    try:
+        return _compiled(len(actuals), dtypes, f)(*tensors)
+    except Exception as e:  # noqa: BLE001 - as in `fused_rows`: the reason is kept, eager is used
+        _OK.discard(name)
+        _FAILED[name] = f"{type(e).__name__}: {str(e).strip()[:300]}"
+        return None
 
 
 #: Row fields of `row_stats` that are sums (compared to a relative tolerance, the rest exactly).
