@@ -157,3 +157,37 @@ def test_graphed_every_node_check_equals_the_interpreted_one_on_cuda() -> None:
     assert _same_but_how(interpreted, again) == []
     assert screened.mode == "screen" and not any("screen failed" in n for n in screened.notes)
     assert differences(check(program, inputs, "inductor-gpu", "eager"), screened) == []  # captured anew
+
+
+@pytest.mark.parametrize("scale", [1e-6, 0.3, 1.0, 40.0])
+@pytest.mark.parametrize("noise", [0.0, 1e-3, 0.49, 0.51, 3.0])
+def test_scale_decision_from_figures_equals_order_one_scale(scale: float, noise: float) -> None:
+    """The deferred `same` decides `order_one_scale(fp64, ref) == 1` from its gathered figures (fp64's
+    largest magnitude from its range, the two norms from the reference's row): the values' own test
+    is the oracle, on values around its 0.5-of-the-norm threshold and its 1.0 magnitude one."""
+    from roundoff.analyze.hazards import finite_range
+    from roundoff.analyze.verdict import order_one_scale, unscaled
+
+    g = torch.Generator().manual_seed(int(noise * 100) + int(scale * 7))
+    fp64 = torch.randn(257, dtype=torch.float64, generator=g) * scale
+    ref = (fp64 + noise * fp64.norm() / math.sqrt(fp64.numel()) * torch.randn(257, dtype=torch.float64, generator=g))
+    ref = ref.to(torch.bfloat16)
+    lo, hi = finite_range(fp64).tolist()
+    by_figures = unscaled(max(-lo, hi), float((ref.double() - fp64).norm()), float(fp64.norm()))
+    assert by_figures == (order_one_scale(fp64, ref) == 1.0)
+
+
+def test_finite_range_leaves_out_nan_and_infinities() -> None:
+    """[min, max] over the finite elements, (+inf, -inf) where none is: boolean indexing is the oracle."""
+    g = torch.Generator().manual_seed(3)
+    from roundoff.analyze.hazards import finite_range
+
+    for dtype in (torch.float64, torch.float32, torch.bfloat16):
+        v = torch.randn(1000, generator=g).to(dtype) * 100
+        v[torch.randint(0, 1000, (50,), generator=g)] = math.nan
+        v[torch.randint(0, 1000, (20,), generator=g)] = math.inf
+        v[torch.randint(0, 1000, (20,), generator=g)] = -math.inf
+        finite = v[v.isfinite()]
+        assert finite_range(v).tolist() == [finite.min().item(), finite.max().item()]
+    none = torch.tensor([math.nan, math.inf, -math.inf], dtype=torch.float64)
+    assert finite_range(none).tolist() == [math.inf, -math.inf]

@@ -5,8 +5,10 @@ its Python and small kernels between the run's own. Here the run only *gathers* 
 Lockstep's `on_node`): at every node it launches the computations of every figure the observer's
 decisions can need there on a clean node, whatever the values (the policy's, the reference's and
 the local recomputation's error rows against fp64 and the policy's against the reference, the
-floors' norms, the terms' norm, fp64's range, equal-bits flags, stored-overflow counts, a
-multi-output op's `unlike` norms, a selection's flip count), and reads none of them. So the run can
+floors' norms, the terms' norm, fp64's range, equal-bits flags, the rule's closeness flag,
+stored-overflow counts, a multi-output op's `unlike` norms, a selection's flip count), and reads none
+of them; a decision that a gathered figure implies takes it from there (whether the policies differ:
+the pair row's max |res - ref|; `same`'s scale: fp64's range and the reference's row). So the run can
 be captured once as a CUDA graph (`execute.graphed`) and replayed. After the run every figure is
 read at once, and `DeferredObserver` takes `NodeObserver`'s own decisions node by node from them,
 on metadata-only (meta) tensors.
@@ -54,7 +56,7 @@ from roundoff.analyze.observe import (
 )
 from roundoff.analyze.screen import input_signature
 from roundoff.analyze.selections import differing_count, is_selection
-from roundoff.analyze.verdict import Rule
+from roundoff.analyze.verdict import Rule, unscaled
 from roundoff.capture.program import NODE_ID, output_op_name
 from roundoff.execute.formats import HELD_NARROW, is_float
 from roundoff.execute.interpreter import Lockstep, chained, is_random
@@ -132,9 +134,8 @@ class Gathering:
         res, oracle = vals[POLICY], vals[ORACLE]
         ref = vals[REFERENCE] if obs.has_reference else round_value(oracle, dtype)
         rec.ref = _meta(ref)
-        if obs.has_reference:
-            fig["differs"] = ~(ref == res).all() if ref.shape == res.shape else torch.ones((), dtype=torch.bool,
-                                                                                            device=res.device)
+        if obs.has_reference and ref.shape != res.shape:
+            raise NeedsValues(f"{_where(node)}: its reference has another shape")
         local = obs._local_value(node, ls)
         rec.local = _meta(local)
         values = {"policy": res, "reference": ref if obs.has_reference else None, "local": local}
@@ -159,8 +160,10 @@ class Gathering:
         fig["range"] = finite_range(oracle)
         if dtype in HELD_NARROW and res.dtype != dtype and obs._stored(node, node.meta.get(NODE_ID, node.name)):
             fig["stored_overflow"] = stored_overflow_count(res, oracle, dtype)
-        if pair is not None and obs.rule in (Rule.SAME, Rule.ALLCLOSE) and ref.shape == res.shape:
+        if pair is not None and obs.rule is Rule.ALLCLOSE:
             fig["close"] = close_flag(obs.rule, pair[1], pair[0], oracle, obs.tol)  # (both in `dtype` already)
+        elif pair is not None and obs.rule is Rule.SAME:  # (`same`'s scale: from the rows and the range, read)
+            fig["close"] = torch.isclose(pair[1], pair[0], rtol=obs.tol, atol=obs.tol).all()
 
     def tensors(self) -> list[torch.Tensor]:
         """Every figure not yet read, in record order."""
@@ -218,6 +221,18 @@ class DeferredObserver(NodeObserver):
             raise NeedsValues(f"no gathered figure {name!r}")
         return self._got[name]
 
+    def _row(self, name: str) -> list[float]:
+        """The row of figures of `name` (a row of ``figures["rows"]``, or the ``"pair"`` figure), read."""
+        if name != "pair" and name not in self._rec.names:
+            raise NeedsValues(f"no gathered row {name!r}")
+        got = self._value("rows" if name != "pair" else "pair")
+        flat = [x for row in got for x in row] if isinstance(got[0], list) else got
+        if name == "pair":
+            return flat
+        width = len(flat) // len(self._rec.names)
+        i = self._rec.names.index(name)
+        return flat[i * width : (i + 1) * width]
+
     def _formats(self, node: torch.fx.Node, vals: tuple) -> tuple[torch.dtype, torch.dtype]:
         return self._rec.formats if self._rec.formats is not None else super()._formats(node, vals)
 
@@ -234,7 +249,10 @@ class DeferredObserver(NodeObserver):
         return self._rec.ref
 
     def _differs(self, ref: torch.Tensor, res: torch.Tensor) -> bool:
-        return bool(self._value("differs")[0])
+        largest = self._row("pair")[0]  # max |res - ref| in fp64, exact: 0 where `torch.equal` holds
+        if not math.isfinite(largest):
+            raise NeedsValues("NaN/inf among its values")
+        return largest != 0.0
 
     def _equal_as(self, ref: torch.Tensor, res: torch.Tensor, dtype: torch.dtype) -> bool:
         return not self._differs(ref, res)  # (equal before, equal converted; where they differ, `_judge`)
@@ -244,6 +262,10 @@ class DeferredObserver(NodeObserver):
         close = "close" in self._got and bool(self._value("close")[0])
         if self.rule is Rule.ALLCLOSE and "close" in self._got:
             return close
+        if close:  # `same`'s allclose passed unscaled: so does `same`, where it takes them unscaled
+            lo, hi = self._value("range")
+            ref_row = self._row("judged_ref" if "judged_ref" in self._rec.names else "reference")
+            close = unscaled(max(-lo, hi), math.sqrt(ref_row[3]), math.sqrt(ref_row[2]))
         if self.rule is Rule.SAME and close:
             return True
         raise NeedsValues(f"the {self.rule.value} rule needs the values of two that differ")
@@ -266,28 +288,17 @@ class DeferredObserver(NodeObserver):
         self, values: dict[str, torch.Tensor], oracle: torch.Tensor, dtype: torch.dtype, rounded: torch.Tensor | None,
         work: torch.dtype, pair: tuple[str, str] | None,
     ) -> tuple[dict[str, Metrics], float, float]:
-        rows, n, f = self._value("rows"), oracle.numel(), _ulp_format(dtype)
-        k = len(self._rec.names)
+        n, f = oracle.numel(), _ulp_format(dtype)
 
-        def metrics(row: list[float]) -> Metrics:
+        def metrics(name: str) -> Metrics:
+            row = self._row(name)
             if not math.isfinite(row[0]):
                 raise NeedsValues("NaN/inf among its values")
-            acc = ErrorAccumulator(f)
-            acc._add_finite(row, n, n)
-            return from_stats(acc.result())
+            return from_stats(ErrorAccumulator.of_row(row, n, f))
 
-        if isinstance(rows[0], list):  # read already (a compiled metric variant's first call)
-            rows = [x for row in rows for x in row]
-        width, names = len(rows) // k, self._rec.names
-        out = {}
-        for name in values:
-            if name not in names:
-                raise NeedsValues(f"no gathered row {name!r}")
-            i = names.index(name)
-            out[name] = metrics(rows[i * width : (i + 1) * width])
+        out = {name: metrics(name) for name in values}
         if pair is not None:
-            got = self._value("pair")
-            out["vs_reference"] = metrics([x for row in got for x in row] if isinstance(got[0], list) else got)
+            out["vs_reference"] = metrics("pair")
         floors = norm_rels_from(self._value("floors"))
         if floors is None:
             raise NeedsValues("NaN/inf in fp64's rounding")

@@ -35,8 +35,9 @@ _UNIT = {d: get_format(d).eps / 2 for d in (torch.bfloat16, torch.float16, torch
 def finite_range(values: torch.Tensor) -> torch.Tensor:
     """[min, max] of `values`' finite elements, not read (+inf, -inf where none is finite): the
     non-finite ones masked to each side's neutral value (boolean indexing would read the host)."""
-    infinite = ~values.isfinite()
-    return torch.stack([values.masked_fill(infinite, math.inf).amin(), values.masked_fill(infinite, -math.inf).amax()])
+    lo = torch.nan_to_num(values, nan=math.inf, posinf=math.inf, neginf=math.inf).amin()
+    hi = torch.nan_to_num(values, nan=-math.inf, posinf=-math.inf, neginf=-math.inf).amax()
+    return torch.stack([lo, hi])
 
 
 @dataclass(frozen=True)

@@ -329,6 +329,12 @@ def unscaled_flag(fp64: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
     return (largest >= 1) | (largest == 0) | ~resolved
 
 
+def unscaled(largest: float, error_norm: float, fp64_norm: float) -> bool:
+    """`order_one_scale(...) == 1` from figures read (`unscaled_flag`'s test, for finite values): the
+    largest magnitude of fp64, the norm of the reference's difference from it, and fp64's norm."""
+    return largest >= 1.0 or largest == 0.0 or not error_norm < 0.5 * fp64_norm
+
+
 def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol: float) -> bool:
     """PyTorch's own accuracy rule: ``torch._dynamo.utils.same`` with an fp64 reference, silenced, with
     its ``allclose`` taken at the output's own scale (`order_one_scale`: an output whose values are all
