@@ -21,6 +21,7 @@ import torch.fx
 from roundoff.capture.program import Program, node_id
 from roundoff.plan.model import Plan
 from roundoff.plan.planner import plan
+from roundoff.policy.errors import PolicyError
 from roundoff.policy.model import Policy
 from roundoff.policy.registry import get_policy
 
@@ -40,6 +41,11 @@ def _signature(program: Program) -> tuple[Any, ...]:
     )
 
 
+class IncomparablePolicies(PolicyError):
+    """Two policies that cannot be compared node for node on a program (each recomputes nodes as
+    per-kernel copies of its own): a choice the user makes, not a fault (the CLI's exit 2)."""
+
+
 def plan_pair(
     program: Program,
     policy_a: Policy | str,
@@ -51,8 +57,9 @@ def plan_pair(
     The graph is the one both policies' rewrites reach (e.g. eager against inductor-gpu: the graph
     with Inductor's decompositions, which the eager policy leaves as it is); a decomposition set is
     applied once (a table applied again may rewrite its own output, e.g. CUDA attention, and never
-    settle). Node ids are the stable ids of `roundoff.capture`. Raises RuntimeError if no common graph
-    is reached (an internal error).
+    settle). Node ids are the stable ids of `roundoff.capture`. Raises `IncomparablePolicies` where both
+    policies recompute nodes as per-kernel copies of their own, RuntimeError if no common graph is
+    reached (an internal error).
     """
     a, b = _resolve(policy_a), _resolve(policy_b)
     current, applied = program, set[str]()
@@ -67,7 +74,7 @@ def plan_pair(
                     dataclasses.replace(plan_b, program=plan_a.program, policy=b))
         if plan_b.program is base or _signature(_without_copies(plan_b)) == _signature(base):
             if plan_a.copies and plan_b.copies:
-                raise ValueError(
+                raise IncomparablePolicies(
                     f"roundoff: {a.name!r} and {b.name!r} each recompute nodes of {program.name!r} as per-kernel "
                     "copies of their own, which one shared graph cannot hold; compare each of them against "
                     "'eager' or the fp64 oracle instead")
