@@ -464,6 +464,26 @@ def test_a_fix_made_for_another_program_is_refused() -> None:
         roundoff.compile(other, policy=fix)(*xs)
 
 
+def test_a_forward_fix_given_a_training_call_says_how_to_run_the_forward_alone() -> None:
+    """Trial 82: blame's fix for a model's forward, given to roundoff.compile of that model whose
+    parameters require grad, was refused as made for another program, with only `blame --backward` as
+    the way out; under torch.no_grad() the same call places it. The refusal names both."""
+    import dataclasses
+
+    from roundoff.capture.program import graph_fingerprint
+
+    xs = bf16_inputs(1000, 4)
+    nid = _first_mul_id(xs)
+    fix = dataclasses.replace(with_overrides(eager(), "chain+blame", node={nid: KEEP}),
+                              made_for="chain", made_for_graph=graph_fingerprint(capture(chain, *xs)))
+    compiled = roundoff.compile(chain, policy=fix)
+    trainable = [x.clone().requires_grad_() for x in xs]
+    with pytest.raises(RoundoffPlacementError, match=r"captured with its backward.*under torch\.no_grad\(\)"):
+        compiled(*trainable)
+    with torch.no_grad():
+        assert torch.equal(compiled(*trainable), roundoff.compile(chain, policy=fix)(*xs))
+
+
 def _frequencies(t: torch.Tensor) -> torch.Tensor:
     freqs = -9.210340371976184 * torch.arange(0, 64, dtype=t.dtype) / 3  # -log(10000) * arange / 3, one line
     return t[:, None] * freqs[None]

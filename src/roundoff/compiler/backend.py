@@ -361,7 +361,10 @@ def _check_made_for(program: Program, policy: Policy) -> None:
             f"{'with' if program.backward else 'without'} its backward): node ids differ between programs, "
             "between a training step and its forward alone, and between training steps whose inputs require "
             "grad differently (the backward computes other gradients); run roundoff blame on this program (with "
-            "--backward for a training step, its inputs as they are here) for a policy of its own")
+            "--backward for a training step, its inputs as they are here) for a policy of its own"
+            + ("; or, for the forward alone (a fix blame made without --backward), call the compiled function "
+               "under torch.no_grad(): inputs or parameters that require grad make it a training step"
+               if program.backward else ""))
 
 
 def _as_compiled(program: Program, policy: Policy, aliases: dict[str, str]) -> Program | None:
