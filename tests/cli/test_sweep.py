@@ -107,3 +107,35 @@ def test_sweep_table_at_80_columns_numbers_the_policies_instead_of_folding_names
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
     assert "motivating.py:161" in result.stdout and "…" not in result.stdout
     assert "(5) xla-excess-precision" in result.stdout
+
+
+def test_a_layer_whose_sqnr_is_beyond_fp64s_resolution_has_no_cell(tmp_path):
+    """Trial 82: an additive finfo.min attention mask's -3.4e38 entries are the signal of its `add`, whose
+    SQNR (846 dB) said nothing of the scores it masks, and showed as the model's most accurate layer.
+    Oracle: analyze's own SQNR of that node, above fp64's resolution; the other layers as analyze has them."""
+    from roundoff.analyze import check
+    from roundoff.cli.sweep import FP64_RESOLUTION_DB
+
+    (tmp_path / "masked.py").write_text(
+        "import torch\n\ndef f(q, k):\n    s = q @ k.T\n"
+        "    mask = torch.triu(torch.full(s.shape, torch.finfo(s.dtype).min, dtype=s.dtype), 1)\n"
+        "    s = s + mask\n    return torch.softmax(s, -1)\n\n"
+        "def f_inputs():\n    g = torch.Generator().manual_seed(0)\n"
+        "    return (torch.randn(16, 8, generator=g).to(torch.bfloat16),\n"
+        "            torch.randn(16, 8, generator=g).to(torch.bfloat16))\n"
+    )
+    out = tmp_path / "s.json"
+    target = f"{tmp_path}/masked.py:f"
+    result = run("sweep", target, "-p", "eager", "--out", str(out))
+    assert result.exit_code == 0, f"{result.output}\nrepro: roundoff sweep {target}"
+    got = {r["layer"]: r["values"]["eager"] for r in json.loads(out.read_text())["rows"]}
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("masked", tmp_path / "masked.py")
+    masked = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(masked)
+    nodes = check(masked.f, masked.f_inputs(), "eager", "oracle", nodes="all").nodes
+    mask_line = next(n.source for n in nodes if n.op == "add")
+    assert all(FP64_RESOLUTION_DB < n.vs_oracle.sqnr_db < math.inf for n in nodes if n.source == mask_line)
+    assert got[mask_line] is None
+    assert all(v is None or float(v) <= FP64_RESOLUTION_DB or float(v) == math.inf for v in got.values())

@@ -5,7 +5,10 @@ A "layer" is one source line of the workload (``blocks.py:77``): the nodes it ma
 Each cell is the lowest SQNR against the fp64 oracle (dB, higher is closer to fp64) over that line's
 nodes: a format-independent measure, so an fp32 node holding bf16-rounded values and a bf16 node
 compare on one scale (ULP counts would not: one bf16 step is 2^16 fp32 ulps). ``inf`` means the
-layer matches fp64 exactly; ``-inf`` means a node went NaN/inf where fp64 stays finite. The last
+layer matches fp64 exactly; ``-inf`` means a node went NaN/inf where fp64 stays finite. A node whose
+SQNR is finite but above `FP64_RESOLUTION_DB` is left out: fp64's own rounding of its signal is larger
+than the error measured, so the figure says nothing (trial 82: 846 dB at an additive ``finfo.min``
+attention mask, whose -3.4e38 entries are the signal); a layer of such nodes only has no cell. The last
 row per workload is the output RMSE against fp64, the figure PyTorch's accuracy rule uses.
 """
 
@@ -39,6 +42,9 @@ DEFAULT_POLICIES = (
     "inductor-gpu",
 )
 OUTPUT_ROW = "output rmse"
+#: The SQNR of fp64's own rounding: 20 log10(2**53) dB. A node measured above it has an error below what
+#: fp64 resolves of its signal (its signal is dominated by a few huge values, such as a mask's finfo.min).
+FP64_RESOLUTION_DB = 20 * math.log10(2.0**53)
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,10 @@ class SweepRow:
     values: dict[str, float | None]
 
 
-def _layer_sqnr(run: dict[str, Any]) -> dict[str, float]:
-    """Lowest SQNR (dB) vs fp64 per source line, in graph order of first appearance."""
-    layers: dict[str, float] = {}
+def _layer_sqnr(run: dict[str, Any]) -> dict[str, float | None]:
+    """Lowest SQNR (dB) vs fp64 per source line, in graph order of first appearance (None: every node
+    of the line measures beyond `FP64_RESOLUTION_DB`)."""
+    layers: dict[str, float | None] = {}
     for node in run["nodes"]:
         sqnr = number(node["metrics"]["sqnr_db"])
         if node["verdict"] == "nonfinite":
@@ -61,7 +68,11 @@ def _layer_sqnr(run: dict[str, Any]) -> dict[str, float]:
         if sqnr is None:
             continue
         key = node["source"] or "(no source line)"
-        layers[key] = min(layers.get(key, math.inf), sqnr)
+        if FP64_RESOLUTION_DB < sqnr < math.inf:
+            layers.setdefault(key, None)
+            continue
+        held = layers.get(key)
+        layers[key] = sqnr if held is None else min(held, sqnr)
     return layers
 
 

@@ -319,7 +319,9 @@ def sweep_table(
 _SWEEP_CAPTION = ("each cell above the output RMSE row: the lowest signal-to-quantization-noise ratio (dB) against fp64 "
                   "over the layer's nodes, "
                   "inherited error included; bold: the policy closest to fp64 on that row; -: no node of that layer "
-                  "is measured under that policy (its ops there only move values: a copy, an index; trial 80)")
+                  "is measured under that policy (its ops there only move values: a copy, an index; trial 80), or "
+                  "each measures above fp64's own resolution (319 dB: a signal dominated by huge values, such as "
+                  "an additive finfo.min mask; trial 82)")
 
 
 class _SweepTable:
