@@ -129,6 +129,9 @@ def test_two_policy_files_of_one_name_are_told_apart_by_their_file(scripts, tmp_
 def test_unknown_against_names_the_option_and_every_reference(scripts):
     result = run("check", f"{scripts}/good.py:f", "--against", "eagr")
     _usage_error(result, "--against 'eagr'", "eager", "oracle (fp64)", "inductor-gpu", "xla-2.9")
+    # trial 82: -p suggested the preset meant, --against did not
+    _usage_error(run("check", f"{scripts}/good.py:f", "--against", "oracel"), "did you mean 'oracle'?")
+    _usage_error(run("check", f"{scripts}/good.py:f", "--against", "inductor_cpu"), "did you mean 'inductor-cpu'?")
 
 
 def test_debug_mode_prints_the_traceback_and_keeps_the_exit_status(scripts):

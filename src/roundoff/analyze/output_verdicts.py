@@ -369,7 +369,8 @@ def scope_notes(program: Program) -> tuple[str, ...]:
             # torch.compile with gradients enabled gave 0.00064, and no word of it)
             f"not differentiated: {len(program.trainable)} input(s) require grad; a compiler's forward is modelled "
             "as compiled under torch.no_grad(), and with gradients enabled torch.compile compiles a training "
-            "forward that can fuse and round otherwise: --backward checks the training step")
+            "forward that can fuse and round otherwise: --backward checks the training step (a function that "
+            "runs under torch.no_grad() itself is compiled as modelled: then this does not apply)")
     floats = {v.dtype for n in program.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
               and v.is_floating_point()}
     if floats and all(torch.finfo(d).bits >= 32 for d in floats):

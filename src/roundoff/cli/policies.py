@@ -62,9 +62,11 @@ def resolve_reference(against: str) -> list[Policy]:
     except (KeyError, ValueError, OSError) as exc:
         if against.endswith(".toml"):
             return [resolve_policy(against)]
-        names = ", ".join(p if isinstance(p, str) else p.name for p in list_policies())
+        presets = [p if isinstance(p, str) else p.name for p in list_policies()]
+        close = difflib.get_close_matches(against.replace("_", "-").lower(), ["eager", "oracle", *presets], n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(
-            f"--against {against!r}: choose eager, oracle (fp64) or a policy: {names} "
+            f"--against {against!r}: {hint}choose eager, oracle (fp64) or a policy: {', '.join(presets)} "
             "(or a .toml path)"
         ) from exc
 
