@@ -117,3 +117,17 @@ def test_the_finding_named_is_the_one_at_the_origin_not_the_first_listed():
     unrelated = "`mul` (n99 at elsewhere.py:1) computes values below float16's normal range: ..."
     message = failure_message(dataclasses.replace(result, explanations=(unrelated, *result.explanations)))
     assert message.splitlines()[1] == f"first finding: {at_origin[0]}", message
+
+
+def test_a_failure_says_where_the_reference_itself_is_nan() -> None:
+    """Trial 82: `assert_numerics` said "diverges from eager ... (RMSE vs fp64 nan, reference nan)" where
+    eager was NaN at the same elements; the CLI said so, the assertion did not. Oracle: fp64 is finite
+    (exp(100)/sum is 1 there) and real eager's fp16 result is NaN."""
+    x = torch.tensor([100.0, 1.0, -3.0], dtype=torch.float16)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.exp(x) / torch.exp(x).sum()
+
+    assert torch.isnan(f(x)).any() and torch.isfinite(f(x.double())).all()
+    with pytest.raises(AssertionError, match=r"eager itself is NaN/inf where fp64 is finite at \d+ element"):
+        assert_numerics(f, (x,), "inductor-cpu")

@@ -70,7 +70,9 @@ def failure_message(result: CheckResult) -> str:
     finding) and says where and why."""
     failing = [o for o in result.outputs if not o.passes]
     figures = ", ".join(
-        f"{o.name} (RMSE vs fp64 {o.rmse_result:.4g}, reference {o.rmse_reference:.4g})"
+        f"{o.name} (RMSE vs fp64 {o.rmse_result:.4g}, reference {o.rmse_reference:.4g}"
+        + (f"; {result.against} itself is NaN/inf where fp64 is finite at {o.reference_nonfinite} element(s)"
+           if o.reference_nonfinite else "") + ")"
         for o in failing
     )
     head = f"{result.program} under {result.policy} diverges from {result.against} by {_rule_words(result)}: {figures}"
