@@ -44,6 +44,8 @@ def test_inputs_option_picks_another_factory(scripts):
         ("nowhere.py:f", None, r"does not exist$"),  # (an absolute path: no folder it was looked in)
         ("good.txt:f", None, r"not a .py file"),
         ("good.py", None, r"not of the form SCRIPT:NAME"),
+        ("good.f", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),  # (trial 82)
+        ("good.py.f", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),
         # the option's form is checked before the (broken) script is imported; no zoo:NAME offered
         ("broken.py:f", "good.py", r"^--inputs '.*good.py' is not of the form SCRIPT:FACTORY \(e"),
     ],

@@ -55,8 +55,19 @@ def split_ref(ref: str, what: str) -> tuple[str, str]:
             )
         raise UsageError(
             f"{what} {ref!r} is not of the form SCRIPT:NAME (e.g. model.py:forward) or zoo:NAME"
+            + (f"; did you mean {meant!r}?" if (meant := _meant_target(ref)) else "")
         )
     return head, tail
+
+
+def _meant_target(ref: str) -> str | None:
+    """``model.py:loss`` for ``model.loss`` or ``model.py.loss`` where that script exists (trial 82: a
+    module-style name, the form `python -m` and imports use)."""
+    stem, dot, name = ref.rpartition(".")
+    if not dot or not stem or not name.isidentifier():
+        return None
+    scripts = [stem] if stem.endswith(".py") else [f"{stem}.py", f"{stem.replace('.', '/')}.py"]
+    return next((f"{script}:{name}" for script in scripts if Path(script).is_file()), None)
 
 
 def article(word: str) -> str:
