@@ -28,14 +28,22 @@ def resolve_policy(name_or_path: str) -> Policy:
             raise UsageError(
                 f"{name_or_path!r} is no preset, and as a policy file: {reason} (a policy file is TOML, as "
                 "`roundoff blame --save-policy FILE.toml` writes one)") from exc
-        presets = [p if isinstance(p, str) else p.name for p in list_policies()]
-        close = difflib.get_close_matches(name_or_path.replace("_", "-").lower(), presets, n=1)
-        if Path(f"{name_or_path}.toml").is_file():
-            close = [f"{name_or_path}.toml"]
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        presets = _presets()
+        as_file = f"{name_or_path}.toml"
+        hint = f"did you mean {as_file!r}? " if Path(as_file).is_file() else _did_you_mean(name_or_path, presets)
         raise UsageError(
             f"unknown policy {name_or_path!r}; {hint}presets: {', '.join(presets)} (or pass a .toml path)"
         ) from exc
+
+
+def _presets() -> list[str]:
+    return [p if isinstance(p, str) else p.name for p in list_policies()]
+
+
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    """``"did you mean 'x'? "`` for the choice closest to `name` (spelled as presets are), or ``""``."""
+    close = difflib.get_close_matches(name.replace("_", "-").lower(), choices, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
 
 
 def resolve_policies(names_or_paths: list[str]) -> list[Policy]:
@@ -62,11 +70,9 @@ def resolve_reference(against: str) -> list[Policy]:
     except (KeyError, ValueError, OSError) as exc:
         if against.endswith(".toml"):
             return [resolve_policy(against)]
-        presets = [p if isinstance(p, str) else p.name for p in list_policies()]
-        close = difflib.get_close_matches(against.replace("_", "-").lower(), ["eager", "oracle", *presets], n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        presets = _presets()
         raise UsageError(
-            f"--against {against!r}: {hint}choose eager, oracle (fp64) or a policy: {', '.join(presets)} "
+            f"--against {against!r}: {_did_you_mean(against, ['eager', 'oracle', *presets])}choose eager, oracle (fp64) or a policy: {', '.join(presets)} "
             "(or a .toml path)"
         ) from exc
 
