@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.fx
 
+from roundoff.analyze.naming import op_name
 from roundoff.analyze.result import Hazard
 from roundoff.capture.program import NODE_ID, node_source
 from roundoff.numerics import FORMATS, get_format, is_low_precision, round_to
@@ -86,14 +87,9 @@ def _reads_rounded(d: NodeDecision | None, p: torch.fx.Node, plan: Plan) -> bool
                 and all(_reads_rounded(pd, a, plan) for a in sources))
 
 
-def _name(n: torch.fx.Node) -> str:
-    t = n.target
-    return getattr(getattr(t, "overloadpacket", t), "__name__", str(t))
-
-
 def _where(n: torch.fx.Node) -> str:
     src = node_source(n)
-    return f"`{_name(n)}` ({_nid(n)}{' at ' + src if src else ''})"
+    return f"`{op_name(n)}` ({_nid(n)}{' at ' + src if src else ''})"
 
 
 def _half_ulp(x: float, dtype: torch.dtype | None) -> float:
@@ -107,7 +103,7 @@ Rule = Callable[[torch.fx.Node, "NodeDecision | None", Plan, Ranges], "str | Non
 
 def product_words(mul: torch.fx.Node) -> str:
     """How a report names an FMA site's product: a division's is ``a * (1/b)`` (see plan.fma)."""
-    return "the product `a * (1/b)` inside `div`" if is_division(mul) else f"`{_name(mul)}`"
+    return "the product `a * (1/b)` inside `div`" if is_division(mul) else f"`{op_name(mul)}`"
 
 
 def _significant_bits(x: float) -> int:
@@ -170,7 +166,7 @@ def _fma_cancellation(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
         f"{_where(n)}: FMA contraction computes {product_words(mul)} ({d.fma.mul_id}) exactly but its other operand "
         f"rounded, so the result keeps the product's rounding error{err} instead of cancelling"
         + (" (both sides are the same product: the exact answer is 0)" if same_product else "")
-        + (f"; `{_name(feeds[0])}` amplifies it" if feeds else "")
+        + (f"; `{op_name(feeds[0])}` amplifies it" if feeds else "")
         + ". Fix: forbid contraction here (OpOverride(contract_fma=False)) or compute the product once."
     )
 
@@ -194,7 +190,7 @@ def _exp_of_difference(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: 
            "in the code")
     return (
         f"{_where(n)} of {_where(src)}, whose operands are held at different precisions ({how}): a "
-        f"difference that should be small or 0 can come out large, and `{_name(n)}` magnifies it. "
+        f"difference that should be small or 0 can come out large, and `{op_name(n)}` magnifies it. "
         f"Fix: {fix}."
     )
 
@@ -387,7 +383,7 @@ def lint(plan: Plan, ranges: Ranges | None = None) -> tuple[Hazard, ...]:
         if rule is None:
             out.append(found)
         elif (msg := rule(n, d, plan, ranges)) is not None:
-            out.append(Hazard(kind, _nid(n), _name(n), node_source(n), msg))
+            out.append(Hazard(kind, _nid(n), op_name(n), node_source(n), msg))
     return tuple(out)
 
 
@@ -434,5 +430,5 @@ def _build_table(plan: Plan) -> tuple[tuple[_Entry, ...], frozenset[str]]:
                 ids |= asked
                 entries.append((n, d, kind, rule, None))
             elif msg is not None:
-                entries.append((n, d, kind, None, Hazard(kind, _nid(n), _name(n), node_source(n), msg)))
+                entries.append((n, d, kind, None, Hazard(kind, _nid(n), op_name(n), node_source(n), msg)))
     return tuple(entries), frozenset(ids)

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from roundoff.analyze.culprits import amplifier, ancestors
-from roundoff.analyze.explain import flip_sentences
+from roundoff.analyze.decision_sentences import flip_sentences
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict

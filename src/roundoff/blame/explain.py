@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.fx
 
-from roundoff.analyze.explain import loss_overflow_words
+from roundoff.analyze.origin_sentences import loss_overflow_words
 from roundoff.blame.changes import Change, ChangeKind
 from roundoff.capture.program import Program, node_id, value_holders
 from roundoff.numerics import is_low_precision

@@ -1,0 +1,50 @@
+"""How the findings name a node: `` `op` (id at file:line)``, and what it makes where fp64 is finite."""
+
+from __future__ import annotations
+
+import torch
+import torch.fx
+
+from roundoff.analyze.result import NodeReport
+from roundoff.analyze.verdict import nan_or_inf
+from roundoff.capture.program import (
+    MADE_FROM,
+    NODE_ID,
+    base_id,
+    node_source,
+    value_holders,
+)
+
+
+def report_at(r: NodeReport) -> str:
+    """A node report as the findings name it: `` `op` (id at file:line)``, ``, in the backward`` added for a
+    backward node, whose line is the forward code it differentiates (trial 78: an underflowing backward
+    ``add`` named at a ``max`` of the forward, with no word of the backward)."""
+    return f"`{r.op}` ({r.node_id}{' at ' + r.source if r.source else ''}{', in the backward' if r.backward else ''})"
+
+
+def node_at(n: torch.fx.Node) -> str:
+    """A graph node as the findings name it: `` `op` (id at file:line)``; a node a decomposition made
+    names the op the user wrote (`` `convert_element_type` (n10.3, the value of `mean` n10, at ...)``)."""
+    nid = str(n.meta.get(NODE_ID, n.name))
+    return f"`{op_name(n)}` ({nid}{_made_from(n, nid)}{' at ' + s if (s := node_source(n)) else ''})"
+
+
+def _made_from(n: torch.fx.Node, nid: str) -> str:
+    """``, the value of `mean` n10`` (the last node its decomposition made) or ``, part of ...``; else ""."""
+    made = n.meta.get(MADE_FROM)
+    if made is None:
+        return ""
+    holds = nid in value_holders(n.graph)
+    return f", {'the value' if holds else 'part'} of `{made}` {base_id(nid)},"
+
+
+def op_name(n: torch.fx.Node) -> str:
+    t = n.target
+    return getattr(getattr(t, "overloadpacket", t), "__name__", str(t))
+
+
+def nonfinite_kind(r: NodeReport) -> str:
+    """What the node makes where fp64 is finite: NaN, inf, or both (counts beyond fp64's own)."""
+    m = r.vs_oracle
+    return nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
