@@ -64,6 +64,8 @@ def _search(name: str, changes: Sequence[Change], ev: Evaluator, whole_lines: bo
     raise ValueError(f"unknown search {name!r}; choose one of {', '.join(SEARCHES)}")
 
 
+@torch.no_grad()  # every run is of captured graphs (a backward is in them): no autograd, and a constant
+# the function closes over that requires grad (a research-style parameter) does not reach a kernel's out=
 def blame(
     program: Program,
     policy: Policy | str,
