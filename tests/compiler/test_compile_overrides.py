@@ -484,6 +484,30 @@ def test_a_forward_fix_given_a_training_call_says_how_to_run_the_forward_alone()
         assert torch.equal(compiled(*trainable), roundoff.compile(chain, policy=fix)(*xs))
 
 
+def test_a_forward_fix_placed_without_gradients_refuses_a_later_call_that_takes_them() -> None:
+    """Trial 83: a forward fix placed by a first call under torch.no_grad() was silently not enforced on a
+    later call with gradients enabled (torch.compile compiles that one as a training step: the NaN the fix
+    removed came back, no error). Oracle: the fixed compile's own no_grad output, and the policy's
+    refusal of a first call that takes gradients (the test above)."""
+    import dataclasses
+
+    from roundoff.capture.program import graph_fingerprint
+
+    xs = bf16_inputs(1000, 4)
+    nid = _first_mul_id(xs)
+    fix = dataclasses.replace(with_overrides(eager(), "chain+blame", node={nid: KEEP}),
+                              made_for="chain", made_for_graph=graph_fingerprint(capture(chain, *xs)))
+    compiled = roundoff.compile(chain, policy=fix)
+    with torch.no_grad():
+        fixed = compiled(*xs)
+    assert differing(fixed, chain(*xs)) > 0.0  # the fix is placed: not eager's rounding
+    trainable = [x.clone().requires_grad_() for x in xs]
+    with pytest.raises(RoundoffPlacementError, match=r"placed for the forward alone.*under torch\.no_grad\(\)"):
+        compiled(*trainable)
+    with torch.no_grad():
+        assert torch.equal(compiled(*trainable), fixed)
+
+
 def _frequencies(t: torch.Tensor) -> torch.Tensor:
     freqs = -9.210340371976184 * torch.arange(0, 64, dtype=t.dtype) / 3  # -log(10000) * arange / 3, one line
     return t[:, None] * freqs[None]

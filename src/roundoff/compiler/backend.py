@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_leaves
 
 from roundoff.capture.program import Program, graph_fingerprint, node_id, value_holders
 from roundoff.capture.retrace import decomposition_table
@@ -414,6 +415,7 @@ class _Compiled:
         self.placements: list[str] = []
         self.numbering = GraphNumbering()
         self.placed = not policy.node_overrides  # (checked once the first call has compiled its graphs)
+        self.forward_only = False  # node overrides placed for a capture without its backward (first call)
         compiled = torch.compile(
             fn, backend=make_backend(policy, self._node_keys, self.placements, self.numbering), **kwargs
         )
@@ -435,6 +437,7 @@ class _Compiled:
                 )
             program = _capture_as_checked(self.fn, args)
             _check_made_for(program, self.policy)
+            self.forward_only = not program.backward
             aliases = kept_aliases(program, self.policy)
             self.keys = program_keys(program, self.policy.node_overrides, aliases,
                                      decomposed=_as_compiled(program, self.policy, aliases))
@@ -445,6 +448,13 @@ class _Compiled:
             if isinstance(cause, RoundoffCompileError):
                 raise cause from None
             raise
+        if self.forward_only and torch.is_grad_enabled() and any(
+                isinstance(t, torch.Tensor) and t.requires_grad for t in tree_leaves(out)):
+            raise RoundoffPlacementError(
+                f"the node overrides of policy {self.policy.name!r} were placed for the forward alone (the first "
+                "call took no gradients), but this call takes them (its output requires grad): torch.compile "
+                "compiles it as a training step, where those overrides are not enforced; call the compiled function under torch.no_grad(), or run roundoff blame with "
+                "--backward for a training step's fix")
         if not self.placed:
             self.placed = True
             self.numbering.finish()
