@@ -1,6 +1,6 @@
-"""blame on a function that closes over leaf tensors requiring grad (research code's parameters, held
-as plain tensors in a dict or a global): the search must run and find what it finds for the same
-tensors detached (trial 83: every evaluation raised from inside the rounding kernel, exit 3).
+"""blame on a function that closes over a tensor requiring grad that capture holds as a constant (one
+computed from a leaf, `w.half()`): the search must run and find what it finds for the same tensor
+detached (trial 83: every evaluation raised from inside the rounding kernel, exit 3).
 
 Oracle: the same search on the same program with its constants detached, and fp64 (blame's own
 judge, `--against oracle`).
@@ -16,7 +16,7 @@ from roundoff.capture import capture
 
 def _program(requires_grad: bool):
     g = torch.Generator().manual_seed(0)
-    w = (torch.randn(32, 32, generator=g) * 1.0).half().requires_grad_(requires_grad)
+    w = torch.randn(32, 32, generator=g, requires_grad=requires_grad).half()  # not a leaf: a constant
 
     def fwd(x: torch.Tensor) -> torch.Tensor:
         e = torch.exp(x @ w)  # logits past 11: fp16's exp overflows, and inf / inf is NaN

@@ -79,6 +79,19 @@ def _closure_target() -> tuple[Callable[..., Any], list[str]]:
     return f, ["lin.weight", "lin.bias"]
 
 
+def _research_style_target() -> tuple[Callable[..., Any], list[str], list[torch.Tensor]]:
+    """Parameters as research code keeps them (trial 83): plain leaf tensors that require grad, in a dict."""
+    g = torch.Generator().manual_seed(5)
+    params = {"w1": torch.randn(8, 16, generator=g).to(torch.bfloat16).requires_grad_(),
+              "b1": torch.zeros(16, dtype=torch.bfloat16, requires_grad=True),
+              "w2": torch.randn(16, 8, generator=g).to(torch.bfloat16).requires_grad_()}
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.silu(x @ params["w1"] + params["b1"]) @ params["w2"]
+
+    return f, ["params.w1", "params.b1", "params.w2"], list(params.values())
+
+
 def _cases() -> list[tuple[str, Callable[..., Any], list[str], list[torch.Tensor]]]:
     f, f_names = _closure_target()
     lin = f.__closure__[0].cell_contents  # type: ignore[index]
@@ -106,6 +119,7 @@ def _cases() -> list[tuple[str, Callable[..., Any], list[str], list[torch.Tensor
             _net_names("partial.kw.m"),
             list(NET.parameters()),
         ),
+        ("dict of leaf tensors that require grad", *_research_style_target()),
     ]
 
 

@@ -17,8 +17,9 @@ its nested code) names, in that order; functions found on the way are searched t
 helper's globals and closure). A tensor reachable by several paths takes the first path found. A
 path that is already taken, by an argument name or by another tensor (a global ``w`` and a helper's
 closure ``w``), gets a suffix: ``w@2``. Inputs are every parameter (all of them first) and buffer of
-every module found, and every free ``nn.Parameter``; other tensors (closed-over constants) are only
-named (`TargetState.constant_names`): tracing keeps them as constants. Containers are searched
+every module found, every free ``nn.Parameter`` and every free leaf tensor that requires grad (research
+code keeps its parameters so: ``params = {"w": torch.randn(..., requires_grad=True)}``); other tensors
+(closed-over constants) are only named (`TargetState.constant_names`): tracing keeps them as constants. Containers are searched
 `_MAX_DEPTH` levels and `_MAX_ITEMS` entries deep.
 """
 
@@ -165,8 +166,9 @@ def _walk_python_module(
 def _walk_value(name: str, value: Any, found: TargetState, visited: set[int], depth: int) -> None:
     if isinstance(value, torch.nn.Module):
         found.add_module(name, value)
-    elif isinstance(value, torch.nn.Parameter):
-        found.add_tensor(name, value, buffer=False)
+    elif isinstance(value, torch.nn.Parameter) or (
+            isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad):  # research code's
+        found.add_tensor(name, value, buffer=False)  # parameters, plain tensors in a dict (trial 83)
     elif isinstance(value, torch.Tensor):
         found.add_constant(name, value)
     elif isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):

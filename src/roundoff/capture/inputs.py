@@ -149,8 +149,9 @@ def collect_inputs(
             "backward=True but no floating-point input requires grad; call .requires_grad_() on the "
             "inputs to differentiate (parameters of the modules it uses count automatically, where the modules "
             "exist before the call: a module built inside the function, or on its first call, is found only "
-            "after it; build it at import time. A plain tensor it closes over is a constant even with "
-            "requires_grad=True: pass it as an argument or make it an nn.Parameter of a module)",
+            "after it; build it at import time. A tensor it closes over counts where it requires grad and "
+            "is a leaf: one computed from others, `w.half()` of a `w` that requires grad, is a constant: make "
+            "it a leaf, `w.detach().half().requires_grad_()`, or pass it as an argument)",
             construct="nothing to differentiate",
         )
     trainable = tuple(n for n, t, buffer in zip(names, (*example_inputs, *state), (False,) * len(user) + tuple(
