@@ -29,7 +29,14 @@ from roundoff.blame.explain import describe_node, explain
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
-from roundoff.capture.program import Program, SpecializationKind, base_id, node_id, value_inputs
+from roundoff.capture.program import (
+    Program,
+    SpecializationKind,
+    base_id,
+    node_id,
+    node_source,
+    value_inputs,
+)
 from roundoff.plan import Plan
 from roundoff.policy import get_policy
 from roundoff.policy.model import ComputePrecision, Policy, RoundingPoint
@@ -186,6 +193,8 @@ def blame(
                 + (f", though {len(over_limit)} output(s) stay over the limit ({EXCESS_LIMIT:g}x their reference) by "
                    f"their values: {over}{'; ...' if len(over_limit) > 4 else ''}" if over_limit else "")
                 + "; to keep every output within the limit by its values, blame with --by-values (trim=False)")
+    if status is BlameStatus.FIXED and checked is not None:
+        notes.extend(_causes_left(ev.base_plan.program, checked, found))
     if status is BlameStatus.FIXED and (backward_only := _backward_only(ev.base_plan.program, found)):
         notes.append(
             f"{len(backward_only)} of the {len(found)} change(s) are at backward-only nodes "
@@ -449,6 +458,24 @@ def _output_indices(program: Program, checked: CheckResult, which: Callable[[Out
     fp64 holds only as noise (`OutputVerdict.noise_only`: no change is held to them)."""
     picked = {o.name for o in checked.outputs if which(o)}
     return {i for i, name in enumerate(program.output_labels()) if name in picked}
+
+
+def _causes_left(program: Program, checked: CheckResult, found: Sequence[Change]) -> list[str]:
+    """A note per cause `checked` names (its first three) that the fix `found` changes neither at its node
+    nor on its source line: the outputs pass because less error reaches it, not because it is gone (trial
+    83: a forward fix kept a mean in fp32 and said "fixed"; the cancellation check named, a line later,
+    stayed 196x its format's rounding)."""
+    reports = {r.node_id: r for r in checked.nodes}
+    changed = {c.node_id for c in found}
+    changed_lines = {node_source(program.node(nid)) for nid in changed} - {None}
+    left = [nid for nid in checked.culprits[:3] if nid in reports and nid not in changed
+            and reports[nid].own_excess > EXCESS_LIMIT and node_source(program.node(nid)) not in changed_lines]
+    return [
+        f"check names {describe_node(program, nid)} as a cause ({reports[nid].own_excess:.3g} times the rounding "
+        f"of {reports[nid].working_dtype or reports[nid].dtype} itself); the fix does not change it: the outputs "
+        "come within the limit because less error reaches them through it, not because it is gone (`roundoff "
+        "check` with the fixed policy and --every-node shows what it still loses); to remove it, change its line too"
+        for nid in left]
 
 
 def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequence[Change]) -> list[str]:
