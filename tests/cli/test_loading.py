@@ -43,7 +43,7 @@ def test_inputs_option_picks_another_factory(scripts):
         ("good.py:compare", None, r"no floating-point outputs \(outputs are bool\)"),
         ("nowhere.py:f", None, r"does not exist$"),  # (an absolute path: no folder it was looked in)
         ("good.txt:f", None, r"not a .py file"),
-        ("good.py", None, r"not of the form SCRIPT:NAME"),
+        ("good.py", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),  # (trial 83: 'good.py:py')
         ("good.f", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),  # (trial 82)
         ("good.py.f", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),
         # the option's form is checked before the (broken) script is imported; no zoo:NAME offered

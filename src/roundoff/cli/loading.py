@@ -11,6 +11,7 @@ whatever it raises, ``sys.exit()`` included, is a `UsageError` naming its file a
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import difflib
 import importlib.util
@@ -63,11 +64,25 @@ def split_ref(ref: str, what: str) -> tuple[str, str]:
 def _meant_target(ref: str) -> str | None:
     """``model.py:loss`` for ``model.loss`` or ``model.py.loss`` where that script exists (trial 82: a
     module-style name, the form `python -m` and imports use)."""
+    if ref.endswith(".py") and Path(ref).is_file():  # the script alone: the function it names is missing
+        return _first_function(ref)
     stem, dot, name = ref.rpartition(".")
     if not dot or not stem or not name.isidentifier():
         return None
     scripts = [stem] if stem.endswith(".py") else [f"{stem}.py", f"{stem.replace('.', '/')}.py"]
     return next((f"{script}:{name}" for script in scripts if Path(script).is_file()), None)
+
+
+def _first_function(script: str) -> str | None:
+    """``script:NAME`` for the first public function `script` defines at its top level (read, not run:
+    trial 83's ``check mistakes.py`` was offered ``mistakes.py:py``), or None."""
+    try:
+        tree = ast.parse(Path(script).read_text(), filename=script)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names = [d.name for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and not d.name.startswith("_") and not d.name.endswith("_inputs")]
+    return f"{script}:{names[0]}" if names else None
 
 
 def article(word: str) -> str:
