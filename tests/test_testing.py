@@ -88,6 +88,7 @@ def test_usable_from_pytest_the_failure_message_reaches_the_report(tmp_path):
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "AssertionError" in proc.stdout and "diverges from eager" in proc.stdout
+    assert "raise AssertionError(failure_message(result))" not in proc.stdout  # the user's line, not ours (trial 83)
 
 
 def test_oracle_failure_names_the_oracle_rule_not_same():

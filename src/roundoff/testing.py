@@ -43,6 +43,7 @@ def assert_numerics(
     `rule` against a reference run: ``"same"`` (PyTorch's rule), ``"allclose"`` or ``"bitwise"``
     (see ``roundoff.analyze.verdict``).
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this body (trial 83)
     args = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
     result = check(fn_or_module, args, policy, against, backward=backward, tol=tol, rule=rule)
     if result.diverges:

@@ -62,6 +62,7 @@ def test_lowered_graph_interpreted_and_on_other_inputs() -> None:
     program, xs = _zoo("bf16-chain")
     p = plan(program, "inductor-cpu")
     gm = lower(p)
+    assert type(gm).__name__ == "LoweredPlan"  # (trial 83: `<lambda>`, after the function make_fx traced)
     _assert_same(tuple(torch.fx.Interpreter(gm).run(*xs)), run_plan(p, xs), "Interpreter(lower(...)).run")
     g = torch.Generator().manual_seed(7)
     other = tuple(torch.randn(x.shape, generator=g).to(x.dtype) for x in xs)

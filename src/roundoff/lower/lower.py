@@ -161,7 +161,8 @@ def _trace(
     _views_as_reshapes(gm.graph)
     gm.graph.eliminate_dead_code()
     gm.recompile()
-    return gm
+    type(gm).__name__ = type(gm).__qualname__ = "LoweredPlan" if plan is not None else "LoweredOracle"  # (its own
+    return gm  # class, one per GraphModule: make_fx named it after whatever it traced, `<lambda>`: trial 83)
 
 
 def _narrowing_cast(n: torch.fx.Node) -> torch.dtype | None:
