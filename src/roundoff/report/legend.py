@@ -35,7 +35,7 @@ def legend(against: str, rule: str = "same") -> str:
         "decompositions included, so that nodes pair up: where those split an op eager runs as one kernel, "
         "the reference rounds its pieces, and its error can differ from real eager's: by some percent, and by "
         "several times where eager computes a 16-bit loss or normalization as one kernel (a bf16 T5's "
-        "cross-entropy: 5x, trial 81); "
+        "cross-entropy: 5x); "
         f"`check -p {against} --against oracle` measures {against} on its own graph). Nodes and outputs are compared "
         f"with it by {rules.get(rule, rule)}; a value not finite where fp64 is always fails (roundoff.analyze.verdict)."
     )

@@ -315,13 +315,16 @@ def sweep_table(
     return _SweepTable(rows, policies)
 
 
-#: What a sweep cell is (trial 67: the nodes table's caption, about columns a sweep has not, was shown).
+#: What a sweep cell is (trial 67: the nodes table's caption, about columns a sweep has not, was shown;
+#: trial 80: `-` for a layer whose ops only move values; trial 82: above fp64's resolution; trial 83: `inf`).
 _SWEEP_CAPTION = ("each cell above the output RMSE row: the lowest signal-to-quantization-noise ratio (dB) against fp64 "
                   "over the layer's nodes, "
-                  "inherited error included; bold: the policy closest to fp64 on that row; -: no node of that layer "
-                  "is measured under that policy (its ops there only move values: a copy, an index; trial 80), or "
+                  "inherited error included; bold: the policy closest to fp64 on that row; inf: every node of the "
+                  "layer equals fp64 exactly (exact ops, or values its format holds); -inf: NaN/inf where fp64 is "
+                  "finite; -: no node of that layer "
+                  "is measured under that policy (its ops there only move values: a copy, an index), or "
                   "each measures above fp64's own resolution (319 dB: a signal dominated by huge values, such as "
-                  "an additive finfo.min mask; trial 82)")
+                  "an additive finfo.min mask)")
 
 
 class _SweepTable:
