@@ -246,8 +246,19 @@ def _cause_notes(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, int]]
     for key, n in groups.items():
         ids = nodes[key]
         at = f" (at {', '.join(ids[:6])}{f' and {len(ids) - 6} more' if len(ids) > 6 else ''})" if ids else ""
-        notes.append(f"[{n}] {key}{at}")
+        notes.append(f"[{n}] {key}{_CAUSE_WORDS.get(key, '')}{at}")
     return notes, numbers
+
+
+#: What a bare cause means where its words alone puzzle (trial 83: an `add` said to differ by a
+#: "transcendental implementation": the exp it is computed from, in the same kernel).
+_CAUSE_WORDS = {
+    "transcendental implementation": (
+        " (an exp, log, sin, erf, ... the kernel computes, in the value or in what the value is computed from "
+        "inside the kernel: Inductor's own implementation, not eager's)"),
+    "summation order or transcendental implementation": (
+        " (a sum the kernel orders its own way, or an exp, log, ... it computes with its own implementation)"),
+}
 
 
 def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
