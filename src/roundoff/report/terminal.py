@@ -277,14 +277,15 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
         verdict_text(document["verdict"]),
     )
     parts: list[RenderableType] = [head]
-    if document.get("legend"):
-        rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
-        parts.append(Text(short_legend(document["against"], rule), style="dim"))
     notes = document.get("specializations", [])
     if len(notes) > _MAX_BREAK_NOTES and document.get("graph_breaks"):
         notes = [graph_breaks_note(document["graph_breaks"])]
     parts += [Text(f"note: {s}", style="yellow") for s in notes]
-    return Group(*parts, *(run_report(r, top, document["against"]) for r in document["runs"]))
+    parts += [run_report(r, top, document["against"]) for r in document["runs"]]
+    if document.get("legend"):  # what the figures mean, after them: the verdict and findings first (trial 82)
+        rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
+        parts.append(Text(short_legend(document["against"], rule), style="dim"))
+    return Group(*parts)
 
 
 #: More graph-break notes than this are said in one line (trial 66: 14 notes before the findings).
