@@ -508,6 +508,33 @@ def test_a_forward_fix_placed_without_gradients_refuses_a_later_call_that_takes_
         assert torch.equal(compiled(*trainable), fixed)
 
 
+def _loop_with_a_break(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    total = torch.zeros(8, dtype=x.dtype)
+    for i in range(3):
+        h = (x[i] @ w).sum(0)
+        torch._dynamo.graph_break()  # inside a loop: Dynamo skips the whole frame and runs it eagerly
+        total = total + h
+    return total
+
+
+def test_a_fix_for_a_function_torch_compile_runs_eagerly_is_refused_not_dropped() -> None:
+    """Trial 84: a research MoE's expert loop held a graph break; Dynamo ran the whole function eagerly,
+    and roundoff.compile with blame's fix returned eager's bits without a word. Oracle: the call's
+    eager result (what it would have returned) and the compile counter (no graph compiled)."""
+    from roundoff.compiler.backend import compilations
+
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(3, 4, 8, generator=g).half(), torch.randn(8, 8, generator=g).half()
+    program = capture(_loop_with_a_break, x, w)
+    nid = next(n.meta[NODE_ID] for n in program.graph.nodes if "sum" in str(n.target))
+    before = sum(compilations.values())
+    plain = roundoff.compile(_loop_with_a_break, policy="eager")(x, w)
+    assert sum(compilations.values()) == before and torch.equal(plain, _loop_with_a_break(x, w))  # ran eagerly
+    fix = with_overrides(eager(), "loop+fix", node={nid: KEEP})
+    with pytest.raises(RoundoffPlacementError, match=r"compiled no graph of _loop_with_a_break and ran it eagerly"):
+        roundoff.compile(_loop_with_a_break, policy=fix)(x, w)
+
+
 def _frequencies(t: torch.Tensor) -> torch.Tensor:
     freqs = -9.210340371976184 * torch.arange(0, 64, dtype=t.dtype) / 3  # -log(10000) * arange / 3, one line
     return t[:, None] * freqs[None]

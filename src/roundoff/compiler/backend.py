@@ -120,6 +120,8 @@ def make_backend(
         from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
         compilations[policy.name] += 1
+        if numbering is not None:
+            numbering.compiled += 1
         device = _device_type(example_inputs)
         settings = _forbid_fma_if_asked(policy, device, inductor_settings(policy, device))
         for item in settings.unenforced:
@@ -457,6 +459,12 @@ class _Compiled:
                 "--backward for a training step's fix")
         if not self.placed:
             self.placed = True
+            if not self.numbering.compiled:
+                raise RoundoffPlacementError(
+                    f"torch.compile compiled no graph of {getattr(self.fn, '__name__', type(self.fn).__name__)} and "
+                    "ran it eagerly (Dynamo skipped the frame: a graph break inside a loop, or code it does not "
+                    f"trace), so the node overrides of policy {self.policy.name!r} are not enforced: move the loop "
+                    "into a function of its own, or remove the graph break (TORCH_LOGS=graph_breaks says where)")
             self.numbering.finish()
         return out
 
