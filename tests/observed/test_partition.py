@@ -131,3 +131,26 @@ def test_a_convolution_step_whose_saved_activations_are_channels_last_compiles_p
     assert len(grads) == len(expected)
     for got, want in zip(grads, expected):
         assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+
+
+def test_a_gradient_inductor_scatters_into_a_new_zeros_buffer_is_not_judged_as_the_zeros():
+    """Trial 84: a Swin pooler's backward (AdaptiveAvgPool1d over a transposed LayerNorm output) writes the
+    pooled gradient into the buffer of a `new_zeros`; observe mapped that buffer to the `new_zeros` node and
+    called its values "a wrong value" against fp64's zeros (exit 1) on a healthy step. Oracle: check of the
+    same step against fp64 passes, and no kernel is judged against a fill."""
+    from roundoff.analyze import check
+
+    torch.manual_seed(0)
+    norm = torch.nn.LayerNorm(64).to(torch.bfloat16)
+    pool, head = torch.nn.AdaptiveAvgPool1d(1), torch.nn.Linear(64, 10).to(torch.bfloat16)
+    labels = torch.tensor([3, 7])
+
+    def step(h):
+        return torch.nn.functional.cross_entropy(head(torch.flatten(pool(norm(h).transpose(1, 2)), 1)), labels)
+
+    h = torch.randn(2, 4, 64, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+    program = capture(step, h, backward=True)
+    assert not check(program, program.example_inputs, "inductor-cpu", against="oracle").diverges
+    result = observe_compiled(program, partitioned=True, repeats=1)
+    assert not [k for k in result.kernels if k.op in ("new_zeros", "full", "zeros")]
+    assert result.first_divergent is None and not result.failing_outputs

@@ -165,6 +165,17 @@ def _mean_sums(buffers: list[Any], graph: torch.fx.Graph, table: dict[str, Buffe
     return found
 
 
+#: Ops whose result is a constant fill of a new tensor: no arithmetic to judge, and Inductor may write
+#: later ops' values into their buffer in place (trial 84: a Swin pooler's gradient scattered into its
+#: `new_zeros`, judged against fp64's zeros as "a wrong value").
+_FILLS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "zeros", "ones", "full", "empty",
+                    "zeros_like", "ones_like", "full_like", "empty_like", "scalar_tensor"})
+
+
+def _fills(node: torch.fx.Node) -> bool:
+    return getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in _FILLS
+
+
 def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, BufferInfo]:
     """{buffer name: BufferInfo} for the buffers that hold a Program node's value: the buffer a node's
     lowering returned (so not a partial result such as the sum inside a mean), for the last node made
@@ -180,6 +191,8 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
         nid = custom_id(node)
         buf = _held_buffer(value)
         if nid is None or buf is None or last.get(nid) is not node or (node.meta.get("custom") or {}).get(MULTI_OUTPUT_KEY):
+            continue
+        if _fills(node):  # its buffer is where later ops write (a scatter into new_zeros), not its value
             continue
         slices = tuple(i.get_name() for i in buf.inputs if isinstance(i, ir.Buffer)) if isinstance(
             buf, ir.ConcatKernel) else ()
