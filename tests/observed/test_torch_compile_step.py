@@ -83,3 +83,27 @@ def test_a_step_torch_compile_computes_as_observe_departs_in_nothing_that_fails(
     assert result.torch_compile_compared and result.torch_compile_not_compared is None
     assert not any(o.fails for o in result.torch_compile)
     assert not result.diverges
+
+
+def _loop_with_a_break(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    total = torch.zeros(8, dtype=x.dtype)
+    for i in range(3):
+        h = (x[i] @ w).sum(0)
+        torch._dynamo.graph_break()  # inside a loop: Dynamo skips the whole frame and runs it eagerly
+        total = total + h
+    return total
+
+
+def test_a_function_torch_compile_runs_eagerly_is_not_compared_and_says_why() -> None:
+    """Trial 84: a research MoE's loop held a graph break, so torch.compile ran it eagerly; observe put
+    eager's own fp16 error down to "a defect of torch.compile's graph". Oracle: Dynamo's own count of
+    the graphs it compiled for the function (none) and the eager result it returns."""
+    counts = torch._dynamo.utils.counters
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(3, 4, 8, generator=g).half(), torch.randn(8, 8, generator=g).half()
+    torch._dynamo.reset()
+    counts.clear()
+    assert torch.equal(torch.compile(_loop_with_a_break)(x, w), _loop_with_a_break(x, w))
+    assert counts["stats"]["unique_graphs"] == 0  # the frame was skipped: nothing compiled
+    result = observe_compiled(_loop_with_a_break, x, w, torch_compiled=True, repeats=1)
+    assert not result.torch_compile and "ran it eagerly" in (result.torch_compile_not_compared or "")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch._dynamo.backends.registry import lookup_backend
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.capture.closure import target_state
@@ -147,9 +148,18 @@ def _run(fn: Callable[..., Any], program: Program, args: list, state: Sequence[t
          by_name: dict[str, torch.Tensor], users: int, backend: str) -> tuple[torch.Tensor, ...] | str:
     """`real_outputs`' step, its errors raised."""
     names = program.input_names
-    compiled = torch.compile(_fresh(fn), backend=backend)
+    graphs: list[int] = []
+
+    def counted(gm: torch.fx.GraphModule, example_inputs: Any, **kwargs: Any) -> Any:
+        graphs.append(len(gm.graph.nodes))
+        return lookup_backend(backend)(gm, example_inputs, **kwargs)
+
+    compiled = torch.compile(_fresh(fn), backend=counted)
     with _buffers_kept(state), (torch.enable_grad() if program.backward else torch.no_grad()):
         outs = _flat(compiled(*args))
+        if not graphs:  # (trial 84: a MoE's loop with a graph break; eager's own error was put down to torch.compile)
+            return ("torch.compile compiled no graph of the function and ran it eagerly (Dynamo skipped the frame: "
+                    "a graph break inside a loop, or code it does not trace): its step is eager's")
         if len(outs) != program.num_forward_outputs or not all(isinstance(o, torch.Tensor) for o in outs):
             return "the compiled function returned other outputs than the captured program"
         if not program.backward:

@@ -354,8 +354,12 @@ def _torch_compile(doc: dict[str, Any]) -> list[Text]:
             f"{fmt_num(o['rmse'], 3)} against fp64{zeros}{lost}, where the step observe compiled from the captured "
             f"program has {fmt_num(o['observed_rmse'], 3)} (limit {EXCESS_LIMIT:g}x that and the reference's "
             f"{fmt_num(o['reference_rmse'], 3)}). The buffers below are of observe's step, not of the kernels that made "
-            "these values: torch.compile differentiates the forward after Inductor's decompositions, observe the "
-            "captured program's backward, and the two graphs compile to other kernels. A defect of torch.compile's "
+            + ("these values: torch.compile differentiates the forward after Inductor's decompositions, observe the "
+               "captured program's backward, and the two graphs compile to other kernels. "
+               if any(out["name"].startswith("grad_") for out in doc.get("outputs", [])) else  # (a backward's)
+               "these values: torch.compile traces the function with Dynamo, observe compiles the captured program, "
+               "and the two graphs compile to other kernels. ")
+            + "A defect of torch.compile's "
             "graph: reproduce it with torch.compile alone against eager, and narrow it down with "
             "torch._inductor.config (--inductor-config max_fusion_size=1 for fusion) or backend='aot_eager'.",
             style="bold red")]
