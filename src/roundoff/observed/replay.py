@@ -198,13 +198,23 @@ class _Learner:
                 continue
             kept_slices.update(slices)  # (judged as the whole)
             changed = value._version != version or not _bitwise_equal(value.detach().cpu(), copy)
-            if c.buffer in self.mutated or changed and not later:  # finished by an op no tap sees: the tap saw its first state only
-                untapped.append(c.buffer)
+            if c.buffer in self.mutated or changed and not later or (  # finished by an op no tap sees: the tap
+                    self.compiled.buffers[c.buffer].fill and not _one_value(copy)):  # saw its first state only;
+                untapped.append(c.buffer)  # or a fill's buffer its own kernel wrote other values into (trial 84)
                 continue
             captures[c.launch].append(replace(c, copy=later or changed))
         names = [b for b in unmapped if b not in kept_slices]
         return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(names), tuple(untapped),
                        tuple(unmapped[b] for b in names))
+
+
+def _one_value(t: torch.Tensor) -> bool:
+    """Whether every element of `t` has one bit pattern (what a fill leaves)."""
+    bits = t.reshape(-1).view(_BITS[t.element_size()]) if t.element_size() in _BITS and t.numel() else None
+    return bits is None or bool((bits == bits[0]).all())
+
+
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:

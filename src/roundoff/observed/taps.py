@@ -85,6 +85,10 @@ class BufferInfo:
     #: stacked in one fused loop); where a later kernel writes into it, the learning run drops it
     #: (`roundoff.observed.replay`: after the first writer most of it is still unwritten memory)
     slices: tuple[str, ...] = ()
+    #: The node is a constant fill (`_FILLS`: ``new_zeros``, ``full``, ...): a buffer holding anything else
+    #: after its kernel holds what ops fused into that kernel wrote into it, not the node's value
+    #: (`roundoff.observed.replay`: not judged, as a buffer an untapped op finishes)
+    fill: bool = False
 
 
 @dataclass
@@ -192,13 +196,12 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
         buf = _held_buffer(value)
         if nid is None or buf is None or last.get(nid) is not node or (node.meta.get("custom") or {}).get(MULTI_OUTPUT_KEY):
             continue
-        if _fills(node):  # its buffer is where later ops write (a scatter into new_zeros), not its value
-            continue
         slices = tuple(i.get_name() for i in buf.inputs if isinstance(i, ir.Buffer)) if isinstance(
             buf, ir.ConcatKernel) else ()
         origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
         fused = tuple(dict.fromkeys(i for n in origins if (i := custom_id(n)) is not None))
-        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused, slices=slices)
+        table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused, slices=slices,
+                                           fill=_fills(node))
     return table
 
 
