@@ -5,8 +5,10 @@ A policy that models eager (``eager``, ``eager-cpu``) computes some ops in their
 backward sums the weight and bias gradients in bf16/fp16, its embedding backward each row's gradient,
 its 16-bit log-softmax and losses compute in 16 bits inside. Inductor decomposes these ops into fp32
 parts and rounds once, and no setting turns that off, so ``roundoff.compile(fn, policy="eager")``
-computes them closer to fp64 than eager does (trial 78: a bf16 GPT-NeoX step's LayerNorm weight and bias
-gradients differed from eager's in 41-49 of 64 elements, about half eager's error, without a word).
+computes them otherwise than eager does: closer to fp64 (trial 78: a bf16 GPT-NeoX step's LayerNorm weight
+and bias gradients differed from eager's in 41-49 of 64 elements, about half eager's error, without a word)
+or further (trial 84: a bf16 Swin's cross-entropy, its parts each rounded to bf16 as eager rounds an op, 4x
+eager's error).
 `storage_kernel_items` names those a compiled graph calls, for a `RoundoffEnforcementWarning`.
 """
 
@@ -53,7 +55,8 @@ def storage_kernel_items(policy: Policy, gm: torch.fx.GraphModule) -> list[str]:
         differentiated = isinstance(out, torch.Tensor) and out.requires_grad
         if narrow and any(_in_storage(policy, op) and (differentiated or "backward" not in op) for op in ops):
             found[name] = (f"eager's {name} ({', '.join(sorted(str(d).removeprefix('torch.') for d in narrow))}): {what} "
-                           "in that dtype itself, which Inductor computes from fp32 parts and rounds once, so the "
-                           "compiled values can differ from eager's (closer to fp64); `roundoff check -p "
+                           "in that dtype itself, which Inductor computes from parts, each rounded as the policy "
+                           "rounds an op, so the compiled values differ from eager's, closer to fp64 or further (a "
+                           "bf16 Swin's cross-entropy: 4x eager's error); `roundoff check -p "
                            f"{policy.name}` emulates eager's kernel")
     return list(found.values())

@@ -322,7 +322,8 @@ _SWEEP_CAPTION = ("each cell above the output RMSE row: the lowest signal-to-qua
                   "over the layer's nodes, "
                   "inherited error included; bold: the policy closest to fp64 on that row; inf: every node of the "
                   "layer equals fp64 exactly (exact ops, or values its format holds); -inf: NaN/inf where fp64 is "
-                  "finite; -: no node of that layer "
+                  "finite; far below 0 dB where fp64's value is its own noise (a gradient 0 by the model's structure, "
+                  "which check passes and its outputs table names); -: no node of that layer "
                   "is measured under that policy (its ops there only move values: a copy, an index), or "
                   "each measures above fp64's own resolution (319 dB: a signal dominated by huge values, such as "
                   "an additive finfo.min mask)")
