@@ -33,3 +33,14 @@ def differing(a: torch.Tensor, b: torch.Tensor) -> float:
     """Fraction of elements whose values differ (NaN == NaN)."""
     both_nan = a.isnan() & b.isnan()
     return ((a != b) & ~both_nan).float().mean().item()
+
+
+def loop_with_a_graph_break(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """A loop whose body holds a graph break: Dynamo skips the whole frame and runs it eagerly (trial 84's
+    research MoE, whose expert loop held one)."""
+    total = torch.zeros(8, dtype=x.dtype)
+    for i in range(3):
+        h = (x[i] @ w).sum(0)
+        torch._dynamo.graph_break()
+        total = total + h
+    return total

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from compile_helpers import bf16_inputs, differing, eager, with_overrides
+from compile_helpers import loop_with_a_graph_break as _loop_with_a_break
 
 import roundoff
 from roundoff.capture import capture
@@ -508,15 +509,6 @@ def test_a_forward_fix_placed_without_gradients_refuses_a_later_call_that_takes_
         assert torch.equal(compiled(*trainable), fixed)
 
 
-def _loop_with_a_break(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    total = torch.zeros(8, dtype=x.dtype)
-    for i in range(3):
-        h = (x[i] @ w).sum(0)
-        torch._dynamo.graph_break()  # inside a loop: Dynamo skips the whole frame and runs it eagerly
-        total = total + h
-    return total
-
-
 def test_a_fix_for_a_function_torch_compile_runs_eagerly_is_refused_not_dropped() -> None:
     """Trial 84: a research MoE's expert loop held a graph break; Dynamo ran the whole function eagerly,
     and roundoff.compile with blame's fix returned eager's bits without a word. Oracle: the call's
@@ -531,7 +523,7 @@ def test_a_fix_for_a_function_torch_compile_runs_eagerly_is_refused_not_dropped(
     plain = roundoff.compile(_loop_with_a_break, policy="eager")(x, w)
     assert sum(compilations.values()) == before and torch.equal(plain, _loop_with_a_break(x, w))  # ran eagerly
     fix = with_overrides(eager(), "loop+fix", node={nid: KEEP})
-    with pytest.raises(RoundoffPlacementError, match=r"compiled no graph of _loop_with_a_break and ran it eagerly"):
+    with pytest.raises(RoundoffPlacementError, match=r"compiled no graph of loop_with_a_graph_break and ran it eagerly"):
         roundoff.compile(_loop_with_a_break, policy=fix)(x, w)
 
 

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch._inductor import config
 
 from roundoff.observed import observe_compiled
+from tests.compiler.compile_helpers import loop_with_a_graph_break as _loop_with_a_break
 
 HALF = torch.float16
 
@@ -83,15 +84,6 @@ def test_a_step_torch_compile_computes_as_observe_departs_in_nothing_that_fails(
     assert result.torch_compile_compared and result.torch_compile_not_compared is None
     assert not any(o.fails for o in result.torch_compile)
     assert not result.diverges
-
-
-def _loop_with_a_break(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    total = torch.zeros(8, dtype=x.dtype)
-    for i in range(3):
-        h = (x[i] @ w).sum(0)
-        torch._dynamo.graph_break()  # inside a loop: Dynamo skips the whole frame and runs it eagerly
-        total = total + h
-    return total
 
 
 def test_a_function_torch_compile_runs_eagerly_is_not_compared_and_says_why() -> None:
