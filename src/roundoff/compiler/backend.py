@@ -455,8 +455,8 @@ class _Compiled:
             raise RoundoffPlacementError(
                 f"the node overrides of policy {self.policy.name!r} were placed for the forward alone (the first "
                 "call took no gradients), but this call takes them (its output requires grad): torch.compile "
-                "compiles it as a training step, where those overrides are not enforced; call the compiled function under torch.no_grad(), or run roundoff blame with "
-                "--backward for a training step's fix")
+                "compiles it as a training step, where those overrides are not enforced; call the compiled function "
+                "under torch.no_grad(), or run roundoff blame with --backward for a training step's fix")
         if not self.placed:
             self.placed = True
             if not self.numbering.compiled:

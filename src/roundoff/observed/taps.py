@@ -39,6 +39,7 @@ import torch
 import torch.fx
 
 from roundoff.capture.program import Program
+from roundoff.capture.uninitialised import packet_name
 from roundoff.execute.node_numerics import stride_free
 from roundoff.observed.compile_errors import (
     codegen_compiler,
@@ -176,10 +177,6 @@ _FILLS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "zeros", "
                     "zeros_like", "ones_like", "full_like", "empty_like", "scalar_tensor"})
 
 
-def _fills(node: torch.fx.Node) -> bool:
-    return getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in _FILLS
-
-
 def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, BufferInfo]:
     """{buffer name: BufferInfo} for the buffers that hold a Program node's value: the buffer a node's
     lowering returned (so not a partial result such as the sum inside a mean), for the last node made
@@ -201,7 +198,7 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
         origins = sorted(getattr(buf, "origins", ()) or (), key=lambda n: order.get(n, -1))
         fused = tuple(dict.fromkeys(i for n in origins if (i := custom_id(n)) is not None))
         table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused, slices=slices,
-                                           fill=_fills(node))
+                                           fill=packet_name(node) in _FILLS)
     return table
 
 
