@@ -408,3 +408,31 @@ def test_an_fp32_programs_note_comes_right_under_the_verdict() -> None:
     r = check(lambda a: (a @ a).tanh(), (x,), "inductor-cpu", against="eager")
     lines = _render(run_report(run_from_check(r)), tty=False).splitlines()
     assert lines[0].startswith("policy inductor-cpu") and lines[1].startswith("note: every floating-point value of"), lines[:3]
+
+
+def test_a_router_choice_held_at_eagers_is_said_where_the_graph_break_note_is_collapsed():
+    """Trial 84: a MoE's router `topk` read by its expert loop's boolean masks is held at eager's choice in
+    every run (capture.specialize), fp64's too; with more than three breaks the terminal collapsed them
+    into one line by kind ("data-dependent shape x8") and never said so. Oracle: capture's own
+    specializations (the `topk` among them) and the document's notes."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import document_from_checks, run_from_check
+
+    def route(x, router):
+        idx = torch.topk(x @ router, 2).indices
+        out = torch.zeros_like(x)
+        for e in range(4):  # each expert's tokens: a boolean mask, a graph break reading the topk
+            mask = (idx == e).any(-1)
+            out[mask] = out[mask] + x[mask] * (e + 1)
+        return out
+
+    g = torch.Generator().manual_seed(0)
+    x, router = torch.randn(16, 8, generator=g).half(), torch.randn(8, 4, generator=g).half()
+    program = capture(route, x, router)
+    assert any("topk = eager's choice" in s.detail for s in program.specializations)
+    result = check(program, program.example_inputs, "eager", against="oracle")
+    doc = document_from_checks("route", "oracle", [run_from_check(result)], program.specializations)
+    assert len(doc["specializations"]) > 3
+    text = " ".join(_render(check_report(doc), tty=False).split())
+    assert "topk at " in text and "every run takes eager's, fp64's too" in text
