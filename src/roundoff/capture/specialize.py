@@ -65,6 +65,8 @@ def _is_draw(func: Any) -> bool:
     return torch.Tag.nondeterministic_seeded in func.tags and name in _DRAWS
 
 
+#: How a selection held at eager's choice is described (`Specialization.detail`: ``topk = eager's choice ...``).
+EAGERS_CHOICE = "= eager's choice (a graph break below reads it)"
 #: Selections pinned to eager's choice where a pinned value is computed from it (module doc).
 _CHOOSING = frozenset({aten.topk.default, aten.sort.default, aten.sort.stable, aten.argmax.default,
                        aten.argmin.default})
@@ -169,7 +171,7 @@ def pin_eager_values(gm: torch.fx.GraphModule, values: EagerValues) -> list[Spec
     pinned = {(n.args[0] if n.target is operator.getitem else n) for n in values.outputs} | set(values.masks)
     for node in _upstream_choices(pinned, values.choices):
         made[node] = Specialization(SpecializationKind.SHAPE, node.meta.get(NODE_SOURCE),
-                                    f"{_op_name(node)} = eager's choice (a graph break below reads it)")
+                                    f"{_op_name(node)} {EAGERS_CHOICE}")
     gm.graph.eliminate_dead_code()  # outputs nobody reads (unique's counts when not asked for)
     live = {n for n in gm.graph.nodes}
     outputs = [(n, v) for n, v in values.outputs.items() if n in live and n.users]

@@ -72,8 +72,8 @@ def resolve_reference(against: str) -> list[Policy]:
             return [resolve_policy(against)]
         presets = _presets()
         raise UsageError(
-            f"--against {against!r}: {_did_you_mean(against, ['eager', 'oracle', *presets])}choose eager, oracle (fp64) or a policy: {', '.join(presets)} "
-            "(or a .toml path)"
+            f"--against {against!r}: {_did_you_mean(against, ['eager', 'oracle', *presets])}choose eager, oracle "
+            f"(fp64) or a policy: {', '.join(presets)} (or a .toml path)"
         ) from exc
 
 

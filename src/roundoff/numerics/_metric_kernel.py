@@ -217,17 +217,12 @@ def fused_rows(
     they are right); a compile error or a wrong probe disables that variant for the process. Rows whose
     max |a-r| is NaN/inf are returned unchecked (the caller does not use them).
     """
-    dtypes = tuple(t.dtype for t in (*actuals, r))
     k = 0 if masked else len(actuals)
-    name = _variant(k, dtypes, f)
-    tensors = [t.contiguous() for t in (*actuals, r)]
-    for t in tensors:
-        torch._dynamo.maybe_mark_dynamic(t, 0)  # one graph for all lengths
-    try:
-        rows = _compiled(k, dtypes, f)(*tensors).tolist()
-    except Exception as e:  # noqa: BLE001 - any compiler failure means "use eager"; the reason is kept
-        _FAILED[name] = f"{type(e).__name__}: {str(e).strip()[:300]}"
+    name = _variant(k, tuple(t.dtype for t in (*actuals, r)), f)
+    got = _run(k, actuals, r, f)
+    if got is None:
         return None
+    rows = got.tolist()
     if name not in _OK and all(math.isfinite(row[0]) for row in rows):
         why = check(rows)
         if why is not None:
@@ -241,16 +236,22 @@ def unread_rows(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> 
     """`row_stats` by the compiled kernel as a device tensor, not read, where a variant `fused_rows`
     has already checked against the eager figures applies; else None (the caller reads another way).
     A compile failure at a length not met before (a recompilation) disables the variant, as in `fused_rows`."""
-    dtypes = tuple(t.dtype for t in (*actuals, r))
-    name = _variant(len(actuals), dtypes, f)
-    if not applies(actuals, r, f) or name not in _OK:
+    if not applies(actuals, r, f) or _variant(len(actuals), tuple(t.dtype for t in (*actuals, r)), f) not in _OK:
         return None
+    return _run(len(actuals), actuals, r, f)
+
+
+def _run(k: int, actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) -> torch.Tensor | None:
+    """The compiled variant's rows (`k` actuals; 0: masked), not read; None where its compilation or call
+    fails, which disables the variant for the process with the reason kept (eager is used)."""
+    dtypes = tuple(t.dtype for t in (*actuals, r))
     tensors = [t.contiguous() for t in (*actuals, r)]
     for t in tensors:
-        torch._dynamo.maybe_mark_dynamic(t, 0)
+        torch._dynamo.maybe_mark_dynamic(t, 0)  # one graph for all lengths
     try:
-        return _compiled(len(actuals), dtypes, f)(*tensors)
-    except Exception as e:  # noqa: BLE001 - as in `fused_rows`: the reason is kept, eager is used
+        return _compiled(k, dtypes, f)(*tensors)
+    except Exception as e:  # noqa: BLE001 - any compiler failure means "use eager"; the reason is kept
+        name = _variant(k, dtypes, f)
         _OK.discard(name)
         _FAILED[name] = f"{type(e).__name__}: {str(e).strip()[:300]}"
         return None

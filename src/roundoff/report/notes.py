@@ -4,12 +4,17 @@ A large program makes analyze and the planner emit many notes, some listing ever
 (``rematerialized pointwise nodes ...: n5 (kernels 1, 2); n6 (kernels 1, 3); ...``), some repeated
 per kernel (``kernel 7 (reduction) ends at its stored result ...``). The report document
 (``--json``, HTML) keeps every note whole; `compact_notes` is for the terminal only, and says where to find all.
+A program's graph breaks, past `MAX_BREAK_NOTES`, are said in one note by line and kind (`graph_breaks_note`),
+with the selections held at eager's choice named apart (`pinned_choices`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from roundoff.capture.specialize import EAGERS_CHOICE
 
 MAX_CHARS = 320  # ~3 lines of a 110-column terminal
 LIST_HEAD = 3  # items of a long list kept before "... and N more"
@@ -85,3 +90,35 @@ def compact_notes(notes: Sequence[str]) -> list[str]:
         out.append(f"node ids such as {found} name the nodes of {parent}'s decomposition (the policy decomposes "
                    f"{parent} into several ops)")
     return out
+
+
+_CHOICE = re.compile(rf"at (\S+) \([^:]*: (\w+) {re.escape(EAGERS_CHOICE)}")
+
+
+def pinned_choices(notes: Sequence[str]) -> list[str]:
+    """One note for the selections held at eager's choice (`capture.specialize`), which the collapsed
+    graph-break note does not name (trial 84: a MoE's router `topk`, 4 of 16384 tokens routed otherwise by
+    fp64, never said)."""
+    found = list(dict.fromkeys(f"{m[2]} at {m[1]}" for n in notes if (m := _CHOICE.search(n))))
+    if not found:
+        return []
+    return [f"{', '.join(found[:3])}{' and more' if len(found) > 3 else ''}: a graph break below reads the choice, so "
+            "every run takes eager's, fp64's too, with its own scores at those indices; where fp64 would choose other "
+            "indices (a token routed to another expert), that difference is not in these figures"]
+
+
+#: More graph-break notes than this are said in one line (trial 66: 14 notes before the findings).
+MAX_BREAK_NOTES = 3
+
+
+def graph_breaks_note(breaks: Sequence[Mapping[str, Any]]) -> str:
+    """One note for a document's ``graph_breaks``: how many, and where, by line and kind."""
+    total = sum(b["count"] for b in breaks)
+    lines: dict[str, list[str]] = {}
+    for b in breaks:
+        lines.setdefault(b["source"] or "an unknown line", []).append(
+            b["kind"] + (f" x{b['count']}" if b["count"] > 1 else ""))
+    where = "; ".join(f"{line} ({', '.join(kinds)})" for line, kinds in lines.items())
+    return (f"checked across {total} graph breaks at {len(lines)} line(s): the emulated runs use the values eager "
+            f"computed there, so the verdict holds for these inputs only; at {where} (--json's specializations "
+            "say what each holds)")

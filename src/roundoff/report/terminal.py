@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,7 +35,7 @@ from roundoff.report.cells import (
 from roundoff.report.json_report import node_ref_text
 from roundoff.report.legend import short_legend
 from roundoff.report.nodes_table import nodes_table
-from roundoff.report.notes import compact_notes
+from roundoff.report.notes import MAX_BREAK_NOTES, compact_notes, graph_breaks_note, pinned_choices
 
 
 def _cell(value: Any) -> str:
@@ -279,46 +278,14 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
     )
     parts: list[RenderableType] = [head]
     notes = document.get("specializations", [])
-    if len(notes) > _MAX_BREAK_NOTES and document.get("graph_breaks"):
-        notes = [graph_breaks_note(document["graph_breaks"])] + _pinned_choices(notes)
+    if len(notes) > MAX_BREAK_NOTES and document.get("graph_breaks"):
+        notes = [graph_breaks_note(document["graph_breaks"])] + pinned_choices(notes)
     parts += [Text(f"note: {s}", style="yellow") for s in notes]
     parts += [run_report(r, top, document["against"]) for r in document["runs"]]
     if document.get("legend"):  # what the figures mean, after them: the verdict and findings first (trial 82)
         rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
         parts.append(Text(short_legend(document["against"], rule), style="dim"))
     return Group(*parts)
-
-
-_CHOICE = re.compile(r"at (\S+) \([^:]*: (\w+) = eager's choice")
-
-
-def _pinned_choices(notes: Sequence[str]) -> list[str]:
-    """One note for the selections held at eager's choice (`capture.specialize`), which the collapsed
-    graph-break note does not name (trial 84: a MoE's router `topk`, 4 of 16384 tokens routed otherwise by
-    fp64, never said)."""
-    found = list(dict.fromkeys(f"{m[2]} at {m[1]}" for n in notes if (m := _CHOICE.search(n))))
-    if not found:
-        return []
-    return [f"{', '.join(found[:3])}{' and more' if len(found) > 3 else ''}: a graph break below reads the choice, so "
-            "every run takes eager's, fp64's too, with its own scores at those indices; where fp64 would choose other "
-            "indices (a token routed to another expert), that difference is not in these figures"]
-
-
-#: More graph-break notes than this are said in one line (trial 66: 14 notes before the findings).
-_MAX_BREAK_NOTES = 3
-
-
-def graph_breaks_note(breaks: Sequence[Mapping[str, Any]]) -> str:
-    """One note for a document's ``graph_breaks``: how many, and where, by line and kind."""
-    total = sum(b["count"] for b in breaks)
-    lines: dict[str, list[str]] = {}
-    for b in breaks:
-        lines.setdefault(b["source"] or "an unknown line", []).append(
-            b["kind"] + (f" x{b['count']}" if b["count"] > 1 else ""))
-    where = "; ".join(f"{line} ({', '.join(kinds)})" for line, kinds in lines.items())
-    return (f"checked across {total} graph breaks at {len(lines)} line(s): the emulated runs use the values eager "
-            f"computed there, so the verdict holds for these inputs only; at {where} (--json's specializations "
-            "say what each holds)")
 
 
 def sweep_table(
