@@ -467,7 +467,7 @@ def test_blame_says_which_changes_roundoff_compile_cannot_place():
     roundoff.compile refuses, and nothing said so. Oracle: roundoff.compile itself, which places the
     forward change and refuses the backward one."""
     import roundoff
-    from roundoff.blame.api import _backward_only
+    from roundoff.blame.notes import backward_only
     from roundoff.blame.changes import Change, ChangeKind, apply_changes
     from roundoff.compiler import RoundoffPlacementError
 
@@ -481,7 +481,7 @@ def test_blame_says_which_changes_roundoff_compile_cannot_place():
     muls = [n for n in program.nodes() if n.target is torch.ops.aten.mul.Tensor]
     fwd, bwd = (Change(0, node_id(n), ChangeKind.KEEP_FP32, str(n.target), node_source(n)) for n in (muls[0], muls[-1]))
     assert fwd.node_id != bwd.node_id
-    assert _backward_only(program, [fwd, bwd]) == [bwd.node_id]
+    assert backward_only(program, [fwd, bwd]) == [bwd.node_id]
     policy = get_policy("inductor-cpu")
     roundoff.compile(step, policy=apply_changes(policy, [fwd]))(x).backward()  # placed
     with pytest.raises(RoundoffPlacementError, match="backward-only"):
@@ -493,7 +493,7 @@ def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
     float16 by the code itself (e.g. a dtype= argument)": the model was `.half()`ed whole, and check's
     advice (scale the loss) was the fix. Oracle: torch's fp16 cast of fp64's values, itself far off."""
     from roundoff.analyze import check
-    from roundoff.blame.api import _unreachable_causes
+    from roundoff.blame.notes import unreachable_causes
 
     def tiny(x):
         return (x * 1e-6).float() * 1e4
@@ -504,7 +504,7 @@ def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
     program = capture(tiny, x)
     checked = check(program, (x,), "eager", against="oracle", nodes="all")
     mul = next(n for n in checked.culprits if checked.node(n).op == "mul")
-    (note,) = [n for n in _unreachable_causes(program, checked, ()) if f"({mul}" in n]
+    (note,) = [n for n in unreachable_causes(program, checked, ()) if f"({mul}" in n]
     assert "below float16's range" in note and "scale them into range" in note and "dtype=" not in note, note
     assert "GradScaler" not in note  # a forward value: no loss to scale (trial 68)
 
@@ -515,7 +515,7 @@ def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
     assert bool(torch.exp(x.double()).half().isinf().all())  # beyond fp16's range
     program = capture(huge, x)
     checked = check(program, (x,), "eager", against="oracle", nodes="all")
-    notes = [n for n in _unreachable_causes(program, checked, ()) if "beyond float16's range" in n]
+    notes = [n for n in unreachable_causes(program, checked, ()) if "beyond float16's range" in n]
     assert notes and all("keep them in range" in n and "GradScaler" not in n for n in notes), notes
 
 
@@ -626,7 +626,7 @@ def test_an_unreachable_cause_includes_the_nan_origin_beyond_its_formats_range()
     no ranked cause (its own rounding is exact), so blame's no-fix reason left it out. Oracle: the fp64
     values of the product, beyond fp16's largest finite value."""
     from roundoff.analyze import check
-    from roundoff.blame.api import _unreachable_causes
+    from roundoff.blame.notes import unreachable_causes
 
     x = _fp16_state_inputs()
     assert (0.5 * torch.outer(x[0].double(), x[1].double())).max() > torch.finfo(torch.float16).max
@@ -634,7 +634,7 @@ def test_an_unreachable_cause_includes_the_nan_origin_beyond_its_formats_range()
     checked = check(program, x, "inductor-cpu", against="oracle", nodes="all")
     origin = checked.nan_origin
     assert origin is not None and checked.node(origin).op == "mul"
-    (note,) = [n for n in _unreachable_causes(program, checked, ()) if f"({origin})" in n]
+    (note,) = [n for n in unreachable_causes(program, checked, ()) if f"({origin})" in n]
     assert "beyond float16's range" in note, note
 
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import torch
 
-from roundoff.analyze.culprits import amplifier, ancestors
-from roundoff.analyze.decision_sentences import flip_sentences
+from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
 from roundoff.analyze.result import CheckResult, OutputVerdict
 from roundoff.analyze.verdict import EXCESS_LIMIT, Rule, Verdict
@@ -22,20 +20,24 @@ from roundoff.blame.changes import (
     apply_changes,
     candidate_changes,
     merge_overrides,
-    output_ids,
 )
 from roundoff.blame.evaluate import Evaluator
-from roundoff.blame.explain import describe_node, explain
+from roundoff.blame.explain import explain
+from roundoff.blame.notes import (
+    backward_only,
+    beyond_fp32,
+    causes_left,
+    nonfinite_removed,
+    over_limit_by_value,
+    unreachable_causes,
+)
 from roundoff.blame.repro import ReproError, repro_script
 from roundoff.blame.result import BlameResult, BlameStatus
 from roundoff.blame.search import SearchOutcome, ddmin, prefix_search
 from roundoff.capture.program import (
     Program,
     SpecializationKind,
-    base_id,
     node_id,
-    node_source,
-    value_inputs,
 )
 from roundoff.plan import Plan
 from roundoff.policy import get_policy
@@ -134,12 +136,12 @@ def blame(
         noise=_output_indices(program, checked, lambda o: o.noise_only) if checked is not None else None, rule=rule,
     )
     candidates = candidate_changes(ev.base_plan, ref)
-    backward_only = set(_backward_only(ev.base_plan.program, candidates)) if placeable else set()
-    in_backward = [c for c in candidates if c.node_id in backward_only]
-    unplaceable = [c for c in candidates if placeable and c.node_id not in backward_only
+    backward_ids = set(backward_only(ev.base_plan.program, candidates)) if placeable else set()
+    in_backward = [c for c in candidates if c.node_id in backward_ids]
+    unplaceable = [c for c in candidates if placeable and c.node_id not in backward_ids
                    and not _placeable_rounding(c, ev.base_plan)]
     left_out = bool(in_backward or unplaceable)
-    candidates = tuple(c for c in candidates if c not in unplaceable and c.node_id not in backward_only)
+    candidates = tuple(c for c in candidates if c not in unplaceable and c.node_id not in backward_ids)
     if on_evaluation is not None:  # progress: (evaluations so far, candidate changes)
         ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
     outcome = _search(search, candidates, ev, whole_lines)
@@ -183,7 +185,7 @@ def blame(
     if status is BlameStatus.FIXED and checked is not None and trim and rule is Rule.SAME:
         found_before = found
         found, dropped, trimmed = _lines_check_needs(program, pol, args, found, checked, transcendentals)
-        over_limit = _over_limit_by_value(trimmed) if trimmed is not None else ()
+        over_limit = over_limit_by_value(trimmed) if trimmed is not None else ()
         if dropped:
             over = "; ".join(f"`{name}` {ratio:.3g}x" for name, ratio in over_limit[:4])
             notes.insert(0,
@@ -194,11 +196,11 @@ def blame(
                    f"their values: {over}{'; ...' if len(over_limit) > 4 else ''}" if over_limit else "")
                 + "; to keep every output within the limit by its values, blame with --by-values (trim=False)")
     if status is BlameStatus.FIXED and checked is not None:
-        notes.extend(_causes_left(ev.base_plan.program, checked, found))
-    if status is BlameStatus.FIXED and (backward_only := _backward_only(ev.base_plan.program, found)):
+        notes.extend(causes_left(ev.base_plan.program, checked, found))
+    if status is BlameStatus.FIXED and (at_backward := backward_only(ev.base_plan.program, found)):
         notes.append(
-            f"{len(backward_only)} of the {len(found)} change(s) are at backward-only nodes "
-            f"({', '.join(backward_only[:4])}{', ...' if len(backward_only) > 4 else ''}): check and the repro apply "
+            f"{len(at_backward)} of the {len(found)} change(s) are at backward-only nodes "
+            f"({', '.join(at_backward[:4])}{', ...' if len(at_backward) > 4 else ''}): check and the repro apply "
             "them, but roundoff.compile places overrides on forward nodes only and refuses these "
             "(RoundoffPlacementError); what the forward changes alone do, `roundoff check` with a policy that "
             "keeps only those tells")
@@ -232,12 +234,12 @@ def blame(
                 "search did: its figures may differ from blame's by an ulp at those ops"
             )
     if status is BlameStatus.NO_FIX:
-        beyond = _beyond_fp32(program, args) if ref is Reference.ORACLE else None
+        beyond = beyond_fp32(program, args) if ref is Reference.ORACLE else None
         if checked is None:  # the causes check names, to say why no change reaches them (trial 62)
             checked = _checked(program, pol, args, transcendentals, against=ref.value, rule=rule)
         together = ev.outputs(candidates)
         still = ev.failing(together)
-        removed = _nonfinite_removed(ev, together) if ref is Reference.ORACLE else []
+        removed = nonfinite_removed(ev, together) if ref is Reference.ORACLE else []
         notes.append(
             f"all {len(candidates)} {'placeable ' if left_out else ''}candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
@@ -261,7 +263,7 @@ def blame(
                 f"{' and more' if len(broken) > 3 else ''}, so no change can agree with it there: blame --against "
                 "oracle searches for the change that brings this policy to fp64")
         elif not removed:  # (where the changes remove the NaN, its causes and hazards are removable)
-            notes.extend(_unreachable_causes(ev.base_plan.program, checked, candidates))
+            notes.extend(unreachable_causes(ev.base_plan.program, checked, candidates))
             notes.extend(f"check names a hazard that no change here removes: [{h.kind}] {h.message}"
                          for h in checked.hazards if h.kind in ROUNDING_DECIDED_HAZARDS)
             if rule is not Rule.SAME and checked.first_divergent is not None and not checked.culprits:
@@ -407,29 +409,6 @@ def _lines_check_needs(
     return tuple(kept), dropped, passing
 
 
-def _over_limit_by_value(result: CheckResult) -> tuple[tuple[str, float], ...]:
-    """(output, RMSE over its reference) for the outputs `result` passes though that ratio is above
-    `EXCESS_LIMIT` (no node on their path flagged), worst first."""
-    over = [(o.name, o.rmse_result / o.rmse_reference) for o in result.outputs
-            if o.passes and o.rmse_reference > 0 and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
-    return tuple(sorted(over, key=lambda t: -t[1]))
-
-
-def _nonfinite_removed(ev: Evaluator, together: Sequence[torch.Tensor]) -> list[str]:
-    """The outputs (names, backticked) where the policy is NaN/inf and fp64 and eager are finite, and the
-    policy with every candidate change (`together`: its outputs) is finite (trial 65: an fp16 online
-    softmax's NaN gradients, removable, where eager itself is 640x off fp64 and no change reaches the limit)."""
-    def bad(values: Sequence[Any]) -> set[int]:
-        return {i for i, (v, x) in enumerate(zip(values, ev.oracle)) if isinstance(v, torch.Tensor)
-                and v.is_floating_point() and bool((~v.isfinite() & x.isfinite()).any())}
-
-    made = bad(ev.base_outputs) - bad(ev.eager)
-    if not made:
-        return []
-    names = ev.program.output_labels()
-    return [f"`{names[i]}`" for i in sorted(made - bad(together))]
-
-
 def _placeable_rounding(change: Change, base: Plan) -> bool:
     """Whether roundoff.compile can place `change`'s rounding: a kept rounding (``round_result=True``,
     ``compute=STORAGE``) under fusion-boundary rounding is written as integer RNE to bf16 and fp16 only
@@ -442,148 +421,11 @@ def _placeable_rounding(change: Change, base: Plan) -> bool:
                                                                                                 torch.float16)
 
 
-def _backward_only(program: Program, found: Sequence[Change]) -> list[str]:
-    """Ids of the changes at nodes of a training step's backward that no forward output is computed from
-    (what roundoff.compile cannot place)."""
-    if not program.backward:
-        return []
-    from roundoff.plan.saved import forward_ids
-
-    forward = forward_ids(program)
-    return [c.node_id for c in found if base_id(c.node_id) not in forward and c.node_id not in forward]
-
-
 def _output_indices(program: Program, checked: CheckResult, which: Callable[[OutputVerdict], bool]) -> set[int]:
     """Indices of the outputs of `checked` that `which` picks: those it fails (held to the limit), those
     fp64 holds only as noise (`OutputVerdict.noise_only`: no change is held to them)."""
     picked = {o.name for o in checked.outputs if which(o)}
     return {i for i, name in enumerate(program.output_labels()) if name in picked}
-
-
-def _causes_left(program: Program, checked: CheckResult, found: Sequence[Change]) -> list[str]:
-    """A note per cause `checked` names (its first three) that the fix `found` changes neither at its node
-    nor on its source line: the outputs pass because less error reaches it, not because it is gone (trial
-    83: a forward fix kept a mean in fp32 and said "fixed"; the cancellation check named, a line later,
-    stayed 196x its format's rounding)."""
-    reports = {r.node_id: r for r in checked.nodes}
-    changed = {c.node_id for c in found}
-    changed_lines = {node_source(program.node(nid)) for nid in changed} - {None}
-    left = [nid for nid in checked.culprits[:3] if nid in reports and nid not in changed
-            and reports[nid].own_excess > EXCESS_LIMIT and node_source(program.node(nid)) not in changed_lines]
-    return [
-        f"check names {describe_node(program, nid)} as a cause ({reports[nid].own_excess:.3g} times the rounding "
-        f"of {reports[nid].working_dtype or reports[nid].dtype} itself); the fix does not change it: the outputs "
-        "come within the limit because less error reaches them through it, not because it is gone (`roundoff "
-        "check` with the fixed policy and --every-node shows what it still loses); to remove it, change its line too"
-        for nid in left]
-
-
-def _unreachable_causes(program: Program, checked: CheckResult, candidates: Sequence[Change]) -> list[str]:
-    """Why no candidate change fixes what `checked` found: the causes it names that no change reaches
-    (a value the code itself creates in a 16-bit dtype, ``arange(..., dtype=torch.bfloat16)``), then the
-    selections that chose other indices than fp64 (a discrete decision). `program`: the planned program
-    (decompositions included: ``n56.0``), whose ids `checked` and `candidates` name."""
-    changed = {c.node_id for c in candidates}
-    outputs = output_ids(program)
-    reports = {r.node_id: r for r in checked.nodes}
-    amplifiers = {a.node_id for c in checked.culprits if (a := amplifier(checked.culprits, program, reports, c))}
-    notes = []
-    forward = None
-    if program.backward:
-        from roundoff.plan.saved import forward_ids
-
-        forward = forward_ids(program)
-    origin = [checked.nan_origin] if checked.nan_origin and checked.nan_origin not in checked.culprits[:3] else []
-    for nid in [*checked.culprits[:3], *origin]:
-        if nid not in reports or nid in amplifiers:  # an amplifier: its source is the cause
-            continue
-        r = reports[nid]
-        dtype = r.dtype
-        narrow = dtype in ("bfloat16", "float16")
-        kept_output = nid in outputs and narrow  # a program output keeps its dtype
-        own = r.local if r.local is not None else r.vs_oracle
-        # flagged by the format's range alone, or its values stored as the format's overflow where fp64's are
-        # too (trial 62: a linear attention's fp16 state, NaN/inf origin, that every candidate change left)
-        out_of_range = (own.excess or 0.0) <= EXCESS_LIMIT < r.own_excess or (r.overflow > 0 and not kept_output)
-        if nid in changed and not out_of_range:
-            continue
-        if narrow and not (out_of_range or kept_output) and forward is not None and not {nid, base_id(nid)} & forward:
-            continue  # autograd made it in the forward's dtype, not a dtype= argument (trial 63: a NaN count's div)
-        notes.append(
-            f"check names {describe_node(program, nid)} as a cause, and no change this policy offers "
-            f"{'fixes' if nid in changed else 'reaches'} it: "
-            + (f"its values lie {'beyond' if r.overflow else 'below'} {dtype}'s range, so even fp64 correctly rounded "
-               f"to {dtype} loses them; " + _into_range(r.overflow > 0, forward is not None and not {nid, base_id(nid)} & forward)
-               if out_of_range else
-               f"it is a program output, which keeps its dtype ({dtype}); compute it in float32 in the code"
-               if kept_output else _made_narrow(program, nid, reports, dtype) if narrow else
-               f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
-               "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")
-        )
-    return notes + [sentence for sentence, _ in flip_sentences(checked, program.node)]
-
-
-def _into_range(overflow: bool, in_backward: bool) -> str:
-    """How to bring a value its format cannot hold into range: loss scaling only for a backward's underflow
-    (trial 68: GradScaler was advised for a forward `exp(+45)` that a mask applied after it left)."""
-    if overflow:
-        return ("keep them in range (subtract a maximum before an exp, apply a mask before the exp rather than after "
-                "it) or compute in bf16/fp32")
-    if in_backward:
-        return "scale them into range (the loss: torch.amp.GradScaler) or compute in bf16/fp32"
-    return "scale them into range (multiply by a power of two before, divide after) or compute in bf16/fp32"
-
-
-def _made_narrow(program: Program, nid: str, reports: dict[str, Any], dtype: str) -> str:
-    """Why a 16-bit cause no change reaches is 16-bit: created so by the code (a dtype= argument), or computed
-    from 16-bit values it reads (trial 67: a scan's ``L_t - L_s`` of a bf16 cumsum was said to be created in
-    bf16 by a dtype= argument)."""
-    read = []
-    for p in value_inputs(program.node(nid)):
-        while node_id(p) not in reports and len(value_inputs(p)) == 1:  # through views the report leaves out
-            p = value_inputs(p)[0]
-        if (r := reports.get(node_id(p))) is not None and r.dtype in ("bfloat16", "float16") and p not in read:
-            read.append(p)
-    if not read:
-        return f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in float32 in the code"
-    names = ", ".join(describe_node(program, node_id(p)) for p in read[:2])
-    return f"it is computed from the {dtype} values it reads ({names}); compute those in float32 in the code"
-
-
-def _beyond_fp32(program: Program, inputs: Sequence[torch.Tensor]) -> str | None:
-    """Why no change toward the oracle can help, when that is the reason: the first node whose fp64
-    values fp32 cannot hold (0 where fp64 is not, or inf where it is finite) and whose loss matters:
-    fp64 run again with them held as fp32 holds them moves an output beyond the limit
-    (`analyze.replay`; an ``exp(x - max)`` below 1e-38 beside a term of 1 does not, trial 45). Keeping
-    values in fp32, the widest format blame's changes offer, loses them too."""
-    from roundoff.analyze.check import MAX_REPLAYS
-    from roundoff.analyze.replay import moves_outputs
-    from roundoff.execute import Lockstep, OracleNumerics, complete_inputs
-    from roundoff.numerics import round_to
-
-    inputs = complete_inputs(program, inputs)
-    ls = Lockstep(program, [OracleNumerics()], keep=True)
-    exact = ls.run_inputs(inputs)[0]
-    tried = 0
-    for n in program.nodes():
-        value = ls.env.get(n, (None,))[0] if n.op == "call_function" else None
-        if not (isinstance(value, torch.Tensor) and value.dtype == torch.float64):
-            continue
-        in32 = round_to(value, "fp32")
-        lost_at = ((in32 == 0) & (value != 0)) | (in32.isinf() & value.isfinite())
-        lost = int(lost_at.sum())
-        if not lost or tried >= MAX_REPLAYS:
-            continue
-        tried += 1
-        held = torch.where(lost_at, in32.double(), value)
-        matters, exact = moves_outputs(program, inputs, node_id(n), lambda _value, _read, held=held: held, exact)
-        if matters:
-            return (
-                f"{describe_node(program, node_id(n))} has {lost} value(s) that fp32 cannot hold either (fp64's value "
-                "underflows or overflows it there): compute it another way that stays in range (e.g. "
-                "`logsigmoid(x)` for `log(sigmoid(x))`, `log1p`, a rescaled sum) or in fp64"
-            )
-    return None
 
 
 def overrides_of(result: BlameResult) -> dict:
