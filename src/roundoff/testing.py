@@ -36,16 +36,18 @@ def assert_numerics(
     backward: bool = False,
     rule: str = "same",
     tol: float = 1e-4,
+    by_values: bool = False,
 ) -> CheckResult:
     """Check `fn_or_module` on `inputs` under `policy` against `against` (``"eager"``,
     ``"oracle"`` or a policy); AssertionError with the verdict and first finding if it diverges.
 
     `rule` against a reference run: ``"same"`` (PyTorch's rule), ``"allclose"`` or ``"bitwise"``
-    (see ``roundoff.analyze.verdict``).
+    (see ``roundoff.analyze.verdict``). `by_values` (against the oracle): fail every output over the
+    limit by its values, also one with no flagged node on its path (`roundoff.analyze.check`).
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this body (trial 83)
     args = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
-    result = check(fn_or_module, args, policy, against, backward=backward, tol=tol, rule=rule)
+    result = check(fn_or_module, args, policy, against, backward=backward, tol=tol, rule=rule, by_values=by_values)
     if result.diverges:
         raise AssertionError(failure_message(result))
     return result

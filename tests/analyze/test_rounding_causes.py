@@ -83,6 +83,10 @@ def test_a_rounding_no_op_amplifies_16x_that_moves_the_gradients_is_named_first(
     line = GroupNorm.forward.__code__.co_firstlineno + 3
     assert r.culprits[0] == cause and r.node(cause).op == "mean" and r.node(cause).source.endswith(f":{line}")
     assert "rounded to float16, and fp64 run again with only that rounding moves outputs" in r.explanations[0]
+    strict = check(step, (x.half(), noise.half()), "eager", against="oracle", backward=True, by_values=True)
+    failing = {o.name.removeprefix("grad_fp16.") for o in strict.outputs if not o.passes}
+    assert failing == moved and strict.rounding_causes == (cause,) and strict.culprits[0] == cause  # (--by-values:
+    # the same rounding named as the cause of the outputs it now fails)
 
 
 def test_where_an_output_fails_its_causes_come_before_a_rounding_that_moves_passing_ones():

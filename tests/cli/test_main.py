@@ -251,3 +251,21 @@ def test_blame_refuses_to_write_its_repro_over_the_script_it_runs(tmp_path) -> N
     assert script.read_text() == text
     _usage_error(run("blame", "zoo:fma-cancel", "--against", "oracle", "--rule", "bitwise", "--by-values"),
                  "--by-values is for the same rule")
+
+
+def test_check_by_values_fails_an_output_the_path_rule_passes(tmp_path) -> None:
+    """Trials 82/83: an output over the limit by its values, no node on its path flagged, passed with no way
+    to fail it. Forty bf16 products (tests/analyze/test_by_values.py has the fp64 oracle): exit 0 by default,
+    1 with --by-values, the finding and the legend saying why; refused against eager."""
+    script = tmp_path / "products.py"
+    script.write_text("import torch\n\ndef f(x):\n    for _ in range(40):\n        x = x * 1.0009765625\n    return x\n\n"
+                      "def f_inputs():\n    g = torch.Generator().manual_seed(0)\n"
+                      "    return ((torch.rand(4096, generator=g) + 1.0).to(torch.bfloat16),)\n")
+    assert run("check", f"{script}:f", "-p", "eager", "--against", "oracle").exit_code == 0
+    strict = run("check", f"{script}:f", "-p", "eager", "--against", "oracle", "--by-values")
+    assert strict.exit_code == 1, strict.output
+    text = " ".join(strict.stdout.split())
+    assert "no node on the path of `x` is flagged" in text and "(--by-values: whatever its path)" in text, text
+    doc = json.loads(run("check", f"{script}:f", "-p", "eager", "--against", "oracle", "--by-values", "--json").stdout)
+    assert doc["runs"][0]["outputs_by_values"] is True and "--by-values" in doc["legend"]
+    _usage_error(run("check", f"{script}:f", "--by-values"), "--by-values is for --against oracle")

@@ -39,6 +39,7 @@ from roundoff.analyze.output_verdicts import (
     OutputJudge,
     output_figures,
     output_verdicts,
+    path_flagged,
     scope_notes,
 )
 from roundoff.analyze.replay import as_held, moves_outputs
@@ -140,6 +141,7 @@ def check(
     every: int = 16,
     screen_with: str = "auto",
     nodes_with: str = "auto",
+    by_values: bool = False,
 ) -> CheckResult:
     """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"``, or the
     fp64 oracle: ``"oracle"`` or ``"fp64"``, one meaning).
@@ -176,6 +178,12 @@ def check(
     limit, ...) or the graph cannot be captured, the check runs with the interpreter instead (a note
     says why). Against the oracle under the ``same`` rule, and after a screen that failed (a failing
     run takes the decisions that need values), the interpreter examines them.
+
+    `by_values=True` (against the oracle under ``same`` only): every output is judged by its values
+    (`verdict.oracle_output_passes`, the screen's and blame's rule), also with every node examined,
+    where by default an output over the limit passes unless a node on its path is flagged (each op's
+    rounding within the limit, their sum beyond it: the formula's conditioning, not a defect of the
+    policy). For a test that must hold every output to 16x its format's rounding whatever the cause.
     """
     if nodes not in ("screen", "all"):
         raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
@@ -194,6 +202,12 @@ def check(
         except PolicyError as exc:  # (trial 58: the reference's choices were not named)
             raise PolicyError(f"against={against!r}: 'oracle' (fp64), or a policy: {exc}") from None
     rule = Rule.parse(rule)
+    if by_values and (rule is not Rule.SAME or not (isinstance(against, str) and against in ORACLE_NAMES)):
+        raise ValueError(
+            f"by_values=True judges outputs against the fp64 oracle by their values: it needs against='oracle' "
+            f"and rule='same' (got against={against if isinstance(against, str) else against.name!r}, "
+            f"rule={rule.value!r}); against a reference, or under allclose/bitwise, every output is judged by its "
+            "values already")
     inputs = (inputs,) if isinstance(inputs, torch.Tensor) else inputs  # one tensor: one input, not its rows
     program = _program(target, inputs, backward)
     inputs = complete_inputs(program, inputs)
@@ -248,7 +262,7 @@ def check(
     flips = _consequential(plan_a.program, inputs, observer)
     if shown_nodes is not None:  # a choice that matters flags what follows it (trial 47: max pooling)
         shown_nodes |= set(flips)
-    outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, shown_nodes=shown_nodes,
+    outputs = output_verdicts(plan_a.program, outs, tol, rule, failing_nodes, by_values, shown_nodes=shown_nodes,
                               floors=floors.floors if floors is not None else None,
                               settled=judge.settled if judge is not None else settled, figures=output_figures)
     if not vs_oracle:  # failing only through decisions near a tie: judged with fp64's (`analyze.decisions`)
@@ -256,7 +270,9 @@ def check(
     noise = {n.meta.get(NODE_ID) for n in observer.zeroish}  # fp64's noise: no values to lose to the range
     outputs = tuple(replace(o, below_range=0, noise_only=True) if o.node_id in noise else o for o in outputs)
     # a rounding that alone takes an output passed for want of a flagged node beyond the limit: a finding
-    roundings = _roundings_that_move(plan_a.program, inputs, reports, outputs) if floors is not None else []
+    unflagged = {o.node_id for o in outputs if not o.passes
+                 and not path_flagged(plan_a.program, o.node_id, failing_nodes, shown_nodes)} if by_values else set()
+    roundings = _roundings_that_move(plan_a.program, inputs, reports, outputs, unflagged) if floors is not None else []
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
@@ -279,11 +295,14 @@ def check(
         + fell_back + (dtype_branch_notes(program) if vs_oracle else ()) + _empty_outputs_note(outputs)
         + scope_notes(program),
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
-        examined_with=examined_with,
+        examined_with=examined_with, outputs_by_values=by_values,
         near_tie_decisions=tuple(observer.decisions[nid] for nid in dict.fromkeys(
             nid for o in outputs for nid in o.near_ties)),
     )
     result = replace(result, explanations=explain(result, plan_a, observer.zero_operands))
+    if unflagged and not roundings:  # failing by its values alone: say that no one op is to blame
+        said = (_unflagged_sentence([o for o in outputs if o.node_id in unflagged]),)
+        result = replace(result, explanations=said + result.explanations if not ranked else result.explanations + said)
     return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(result, program, plan_a), plan_a), program,
                            inputs, plan_b)
 
@@ -350,7 +369,7 @@ _UPSTREAM = 3
 
 
 def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[NodeReport],
-                         outputs: Sequence[OutputVerdict]) -> list[str]:
+                         outputs: Sequence[OutputVerdict], failed_by_values: set[str]) -> list[str]:
     """The ids of the 16-bit values whose rounding alone, fp64 run again with that
     value as its format holds it (`replay.as_held`), moves an output beyond the limit, where an output
     over the limit by value passes for want of a flagged node on its path: each node amplifies the error
@@ -360,8 +379,10 @@ def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[Node
     gradient, which flagging would fail eager itself for). Candidates: the 16-bit operand each node on
     such an output's path reads with the largest error, where that node's error is over `_AMPLIFIED`
     times it, and up to `_UPSTREAM` values it is computed from (along the operands of largest error, each
-    scored half the one below), most amplified first; one fp64 run each, at most `MAX_REPLAYS`."""
-    over = [o for o in outputs if o.passes and not o.nonfinite and o.rmse_reference
+    scored half the one below), most amplified first; one fp64 run each, at most `MAX_REPLAYS`.
+    `failed_by_values`: ids of outputs that fail by their values with no flagged node on their path
+    (``by_values=True``): their causes are sought as those of passing ones."""
+    over = [o for o in outputs if (o.passes or o.node_id in failed_by_values) and not o.nonfinite and o.rmse_reference
             and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
     if not over:
         return []
@@ -431,6 +452,16 @@ def _judged_past_near_ties(plan_a: Plan, plan_b: Plan, transcendentals: Any, inp
                 rmse_reference_pinned=p.rmse_reference)
         if o in failing and reach[o.node_id] and (p := again.get(o.node_id)) is not None and p.passes else o
         for o in outputs)
+
+
+def _unflagged_sentence(outputs: Sequence[OutputVerdict]) -> str:
+    """Why `outputs`, failing by their values (``by_values=True``) with no flagged node on their path, fail."""
+    names = ", ".join(f"`{o.name}`" for o in outputs[:3]) + (f" and {len(outputs) - 3} more" if len(outputs) > 3 else "")
+    dtypes = " / ".join(dict.fromkeys(o.judged_dtype or o.dtype for o in outputs))
+    return (f"no node on the path of {names} is flagged: each op's rounding is within the limit, and together they "
+            f"take the output beyond {EXCESS_LIMIT:g}x its reference (how the computation is conditioned in {dtypes}, "
+            "not one op's defect); by_values fails it where check by default passes it. Compute it in a wider "
+            "format, or in fewer rounded steps.")
 
 
 def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:

@@ -115,8 +115,14 @@ def _flagged(program: Program, i: int, failing_nodes: set[str] | None, shown_nod
     if by_values:
         return True
     node = program.output_args()[i]
-    nid = node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i)
-    return bool(((failing_nodes or set()) | (shown_nodes or set())) & ancestors(program, {nid}))
+    return path_flagged(program, node.meta.get(NODE_ID, str(node)) if isinstance(node, torch.fx.Node) else str(i),
+                        failing_nodes, shown_nodes)
+
+
+def path_flagged(program: Program, output_id: str, failing_nodes: set[str] | None, shown_nodes: set[str] | None) -> bool:
+    """Whether a node on the path of the output made by node `output_id` is flagged (in `failing_nodes` or
+    `shown_nodes`): where none is, the oracle rule passes it whatever its values (`output_verdicts`)."""
+    return bool(((failing_nodes or set()) | (shown_nodes or set())) & ancestors(program, {output_id}))
 
 
 def judged_outputs(program: Program) -> dict[torch.fx.Node, list[int]]:

@@ -192,6 +192,9 @@ class CheckResult:
     #: Ordered comparisons decided otherwise than fp64 near a tie through which outputs pass with fp64's
     #: decisions (`OutputVerdict.near_ties`; `roundoff.analyze.decisions`).
     near_tie_decisions: tuple[DecisionFlip, ...] = ()
+    #: Whether every output against the oracle was judged by its values (`check(..., by_values=True)`),
+    #: not only those with a flagged node on their path.
+    outputs_by_values: bool = False
 
     @property
     def examined(self) -> tuple[str, ...]:
@@ -237,7 +240,8 @@ class CheckResult:
             "first_divergent": self.first_divergent, "nan_origin": self.nan_origin, "culprits": list(self.culprits),
             "hazards": [h.to_dict() for h in self.hazards], "explanations": list(self.explanations),
             "unmodeled": list(self.unmodeled), "notes": list(self.notes), "mode": self.mode,
-            "examined_with": self.examined_with, "checkpoints": list(self.checkpoints), "nodes": [n.to_dict() for n in self.nodes],
+            "examined_with": self.examined_with, "outputs_by_values": self.outputs_by_values,
+            "checkpoints": list(self.checkpoints), "nodes": [n.to_dict() for n in self.nodes],
         }
 
 

@@ -41,9 +41,10 @@ def check_document(
     rule: str = "same",
     nodes: str = "screen",
     tol: float = 1e-4,
+    by_values: bool = False,
 ) -> dict[str, Any]:
     """Check `loaded` under each policy against `against` (`rule` with `tol`); the report document of all runs.
-    `nodes`: ``"screen"`` or ``"all"`` (`roundoff.analyze.check`'s).
+    `nodes`: ``"screen"`` or ``"all"``, `by_values` (`roundoff.analyze.check`'s).
     With `with_blame`, every diverging run also gets blame's 1-minimal change set (ddmin).
     `program` is `loaded` captured already (else it is captured here, once)."""
     from roundoff.analyze import check
@@ -64,14 +65,14 @@ def check_document(
             progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
         result = check(
             program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule, nodes=nodes,
-            tol=tol,
+            tol=tol, by_values=by_values,
         )
         the_plan = plan(program, policy)
         found = None
         if with_blame and result.diverges:
             from roundoff.blame import blame
 
-            found = blame(program, policy, against=against, repro=False, tol=tol)
+            found = blame(program, policy, against=against, repro=False, tol=tol, trim=not by_values)
         runs.append(run_from_check(result, the_plan, format_trace(the_plan), found))
     if progress is not None:
         progress.update(task, advance=1)
@@ -88,10 +89,11 @@ def run_check(
     rule: str = "same",
     nodes: str = "screen",
     tol: float = 1e-4,
+    by_values: bool = False,
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
     with progress_bar(progress_console) as progress:
-        return check_document(loaded, policies, against, progress, with_blame, program, rule, nodes, tol)
+        return check_document(loaded, policies, against, progress, with_blame, program, rule, nodes, tol, by_values)
 
 
 def finding(run: dict[str, Any]) -> str:

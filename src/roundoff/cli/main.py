@@ -56,6 +56,7 @@ from roundoff.cli.params import (
     RuleOpt,
     TargetArg,
     TolOpt,
+    check_by_values,
     check_rule,
     check_tol,
 )
@@ -199,6 +200,11 @@ def check(
             help="Examine every node (default: outputs and checkpoints first, nodes only if they fail).",
         ),
     ] = False,
+    by_values: Annotated[
+        bool, typer.Option("--by-values", metavar=FLAG, help=(
+            "Against the oracle, fail every output over the limit by its values, also where no node on its "
+            "path is flagged (by default such an output passes once every node is examined)."))
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     from roundoff.cli.checking import run_check
@@ -210,13 +216,14 @@ def check(
         names = policy or [DEFAULT_POLICY]
         chosen = resolve_policies(names)
         against = reference_name(against)
+        check_by_values(by_values, against, rule)
         reference = resolve_reference(against)
         loaded = load_target(target, inputs, backward)
         program = capture_target(loaded)
         for name, p in zip([*names, against], chosen + reference):  # against: when a policy
             check_node_overrides(program, p, loaded.label, name)
         document = run_check(loaded, program, chosen, against, _stderr(), with_blame, rule=rule,
-                             nodes="all" if every_node else "screen", tol=tol)
+                             nodes="all" if every_node else "screen", tol=tol, by_values=by_values)
         _emit(document, json_out, html, top)
         if not policy:  # (after the report: an error stays one line)
             _default_policy_hint(loaded)
@@ -294,9 +301,6 @@ def blame_command(
             raise UsageError(f"--search {search!r}: choose one of {', '.join(SEARCHES)}")
         check_rule(rule)
         check_tol(tol)
-        if by_values and rule != "same":
-            raise UsageError(f"--by-values is for the same rule: under --rule {rule} every output is held to that "
-                             "rule by its values already")
         if policy is not None and len(policy) > 1:
             raise UsageError(
                 f"blame searches one policy at a time, got {len(policy)} (--policy {' --policy '.join(policy)}); "
@@ -307,9 +311,7 @@ def blame_command(
         against = reference_name(against)
         if against not in ("eager", "oracle"):
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
-        if by_values and against != "oracle":  # (trial 60: accepted, and no different, against eager)
-            raise UsageError("--by-values is for --against oracle: against eager every output is held to its "
-                             "values already")
+        check_by_values(by_values, against, rule)
         loaded = load_target(target, inputs, backward)
         if backward and save_policy is not None and not placeable and not json_out:  # said before a long search
             stderr_console().print(  # (trial 71: learnt from roundoff.compile's error after a 13-minute search)

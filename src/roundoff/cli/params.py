@@ -100,6 +100,17 @@ def check_rule(rule: str) -> None:
     """UsageError unless `rule` is one of `RULES`."""
     if rule not in RULES:
         raise UsageError(f"--rule {rule!r}: choose {', '.join(RULES[:-1])} or {RULES[-1]}")
+
+
+def check_by_values(by_values: bool, against: str, rule: str) -> None:
+    """UsageError where `--by-values` has no meaning: it judges outputs against the oracle under `same`."""
+    if by_values and rule != "same":
+        raise UsageError(f"--by-values is for the same rule: under --rule {rule} every output is held to that "
+                         "rule by its values already")
+    if by_values and against != "oracle":  # (trial 60: accepted, and no different, against eager)
+        raise UsageError(f"--by-values is for --against oracle: against {against} every output is held to its "
+                         "values already")
+
 JsonOpt = Annotated[
     bool,
     typer.Option("--json", metavar=FLAG, help="Print the JSON report only (errors as JSON too)."),

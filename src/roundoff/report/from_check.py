@@ -145,6 +145,7 @@ def run_from_check(
         outputs,
         nodes,
         rule=result.outputs[0].rule if result.outputs else "same",
+        outputs_by_values=result.outputs_by_values,
         causes=[_ref(result, c, explain=True)  # selections that chose otherwise first, as the findings name them
                 for c in dict.fromkeys([*(nid for nid, _, _ in result.selection_flips), *result.culprits])],
         first_divergent=_ref(result, result.first_divergent),

@@ -16,6 +16,8 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
       "runs": [{                        # one per --policy
         "policy": "inductor-gpu",
         "rule": "same",                 # same | allclose | bitwise (optional)
+        "outputs_by_values": false,     # every output judged by its values against the oracle,
+                                        # whatever its path (check --by-values; optional)
         "causes": [node],               # findings ranked by cause (optional; see analyze.check)
         "verdict": "ok" | "diverges",
         "outputs": [{"name", "verdict", "rmse", "ref_rmse", "multiplier", "below_range", "noise_only",
@@ -174,6 +176,7 @@ SCHEMA: dict[str, Any] = {
                 "properties": {
                     "policy": {"type": "string"},
                     "rule": {"enum": ["same", "allclose", "bitwise"]},
+                    "outputs_by_values": {"type": "boolean"},
                     "causes": {"type": "array", "items": _NODE_REF},
                     "verdict": _VERDICT,
                     "outputs": {
@@ -372,6 +375,7 @@ def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -
     run: dict[str, Any] = {
         "policy": policy,
         "rule": "same",
+        "outputs_by_values": False,
         "causes": [],
         "verdict": worst_verdict([o["verdict"] for o in outputs]),
         "outputs": outputs,
@@ -402,13 +406,14 @@ def make_document(
     from roundoff import __version__
 
     rule = next((r["rule"] for r in runs if r.get("rule")), "same")
+    by_values = any(r.get("outputs_by_values") for r in runs)
     document = {
         "schema": "roundoff.check",
         "schema_version": SCHEMA_VERSION,
         "roundoff_version": __version__,
         "target": target,
         "against": against,
-        "legend": legend(against, rule),
+        "legend": legend(against, rule, by_values),
         "verdict": worst_verdict([r["verdict"] for r in runs]),
         "runs": runs,
     }

@@ -6,8 +6,9 @@ from __future__ import annotations
 from roundoff.analyze.verdict import EXCESS_LIMIT
 
 
-def legend(against: str, rule: str = "same") -> str:
-    """What "reference" means in a report against `against` under `rule`."""
+def legend(against: str, rule: str = "same", by_values: bool = False) -> str:
+    """What "reference" means in a report against `against` under `rule` (`by_values`: every output
+    judged by its values, `check --by-values`)."""
     if against in ("oracle", "fp64"):
         head = (
             f"reference = the fp64 oracle correctly rounded to each value's format (the best any run in "
@@ -20,8 +21,10 @@ def legend(against: str, rule: str = "same") -> str:
         )
         tail = (
             "; an output fails when it is not finite where fp64 is, or when its error is more than "
-            f"{EXCESS_LIMIT:g} times its reference where (screen, the default) always, or (every node examined) "
-            "a node on its path diverges, is not finite or amplifies an error beyond its format"
+            f"{EXCESS_LIMIT:g} times its reference"
+            + (" (--by-values: with every node examined too, whatever its path)" if by_values else
+               " where (screen, the default) always, or (every node examined) a node on its path diverges, is not "
+               "finite or amplifies an error beyond its format")
             if rule == "same" else f"; outputs by the `{rule}` rule"
         )
         return head + tail + " (roundoff.analyze.verdict)."
@@ -41,14 +44,15 @@ def legend(against: str, rule: str = "same") -> str:
     )
 
 
-def short_legend(against: str, rule: str = "same") -> str:
+def short_legend(against: str, rule: str = "same", by_values: bool = False) -> str:
     """`legend` in two sentences, for a terminal; the JSON report carries the whole of it."""
     if against not in ("oracle", "fp64"):
         return (legend(against, rule) + f" This judges each policy against `{against}`, not `{against}` against "
                 "the truth: where the reference itself is wrong, both pass alike; --against oracle judges both by fp64.")
     outputs = (
         f"an output fails when it is NaN/inf where fp64 is finite, or over {EXCESS_LIMIT:g}x its reference "
-        "(with every node examined: only where a node on its path is flagged)"
+        + ("(--by-values: whatever its path)" if by_values else
+           "(with every node examined: only where a node on its path is flagged)")
         if rule == "same" else f"outputs are judged by the `{rule}` rule"
     )
     return (

@@ -284,7 +284,8 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
     parts += [run_report(r, top, document["against"]) for r in document["runs"]]
     if document.get("legend"):  # what the figures mean, after them: the verdict and findings first (trial 82)
         rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
-        parts.append(Text(short_legend(document["against"], rule), style="dim"))
+        by_values = any(r.get("outputs_by_values") for r in document["runs"])
+        parts.append(Text(short_legend(document["against"], rule, by_values), style="dim"))
     return Group(*parts)
 
 
