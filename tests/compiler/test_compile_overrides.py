@@ -659,3 +659,49 @@ def test_an_op_override_of_index_put_leaves_inductors_fp32_index_put_alone(dtype
         grads.append(x.grad)
         torch._dynamo.reset()
     assert differing(*grads) == 0
+
+
+_G = torch.Generator().manual_seed(0)
+_TEXT = torch.nn.functional.normalize(torch.randn(16, 32, generator=_G), dim=-1).half()
+_TEMPERATURE = torch.tensor(0.01, dtype=torch.half, requires_grad=True)
+
+
+def _info_nce_of(image: torch.Tensor, text: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
+    """Trial 85's hand-written InfoNCE: two log-sum-exps, each with its own ``torch.exp``."""
+    logits = image @ text.T / temperature
+    pos = logits.diagonal()
+    rows = -(pos - torch.log(torch.exp(logits).sum(dim=1))).mean()
+    cols = -(pos - torch.log(torch.exp(logits).sum(dim=0))).mean()
+    return (rows + cols) / 2
+
+
+def _info_nce(image: torch.Tensor) -> torch.Tensor:
+    """`_info_nce_of` in fp16, its text embeddings and learnable temperature closed over."""
+    return _info_nce_of(image, _TEXT, _TEMPERATURE)
+
+
+def test_a_kept_value_the_plan_merged_a_repeat_into_keeps_the_repeat_too() -> None:
+    """Trial 85: blame kept an fp16 ``exp`` of a training step in fp32; the plan merged the second, equal ``exp``
+    into it (CSE), so the fix named only the first, and the real compile computed the second in fp16: the loss
+    inf, the gradients NaN. Oracle: the fp64 step, and the unfixed compile (inf)."""
+    x = torch.nn.functional.normalize(torch.randn(16, 32, generator=torch.Generator().manual_seed(1)), dim=-1)
+    x = x.half().requires_grad_()
+    prog = capture(_info_nce, x, backward=True)
+    exps = [n.meta[NODE_ID] for n in prog.graph.nodes if n.target is torch.ops.aten.exp.default]
+    sums = [n.meta[NODE_ID] for n in prog.graph.nodes if n.target is torch.ops.aten.sum.dim_IntList]
+    from roundoff.plan import plan
+
+    policy = with_overrides(get_policy("inductor-cpu"), "keep-first-exp", node={i: KEEP for i in [exps[0], *sums[:2]]})
+    assert plan(prog, policy).cse.get(exps[1]) == exps[0]  # precondition: the repeat is merged into the kept one
+    exact = _info_nce_of(x.detach().double(), _TEXT.double(), _TEMPERATURE.detach().double())
+
+    def step(fn):
+        x.grad = None
+        loss = fn(x)
+        loss.backward()
+        return loss.detach(), x.grad
+
+    loss, grad = step(roundoff.compile(_info_nce, policy=policy))
+    assert torch.isfinite(loss) and abs(float(loss) - float(exact)) <= 4 * float(exact) * 2 ** -11, (loss, exact)
+    assert torch.isfinite(grad).all()
+    assert not torch.isfinite(step(torch.compile(_info_nce))[0])  # the unfixed compile: the fp16 exp overflows

@@ -104,9 +104,11 @@ def make_backend(
     node_keys: Callable[[], Mapping[str, tuple[NodeKey, int]]] | None = None,
     placements: list[str] | None = None,
     numbering: GraphNumbering | None = None,
+    node_overrides: Callable[[], Mapping[str, OpOverride]] | None = None,
 ) -> Callable[..., Any]:
     """A torch.compile backend enforcing `policy`. `node_keys` supplies the placement keys of the
-    policy's node overrides (see ``rewrite.program_keys``); it is called at compile time. `numbering`
+    policy's node overrides (see ``rewrite.program_keys``); it is called at compile time, as is
+    `node_overrides`, the overrides to place where they are more than the policy's (`with_merged`). `numbering`
     numbers them across the graphs of one compilation; its ``finish`` is the caller's, once the graphs
     of a first call are compiled."""
     if policy.node_overrides and node_keys is None:
@@ -134,7 +136,8 @@ def make_backend(
         keys = node_keys() if policy.node_overrides else {}
         fma_off = settings.patches.get(_CPP_CONTRACT) == "off" and device == "cpu"
         placer = OverridePlacer(
-            policy.op_overrides, policy.node_overrides, keys, settings.emulates_casts, fma_off, numbering
+            policy.op_overrides, node_overrides() if node_overrides is not None else policy.node_overrides, keys,
+            settings.emulates_casts, fma_off, numbering,
         )
         state = {"joint": False}
         # Triton computes -x as 0.0 - x; a sign-flip policy gets x * -1.0 instead (rewrite module)
@@ -353,6 +356,19 @@ def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
             if i not in present and i in holder_of and o == OpOverride(round_result=False)}
 
 
+def with_merged(program: Program, policy: Policy) -> dict[str, OpOverride]:
+    """`policy`'s node overrides, and for each node a plan of `program` merges by common-subexpression
+    elimination into one they override (the second of two ``torch.exp(logits)``), the same override:
+    the compiled graph holds both, and the one without it would be computed as the unfixed policy does
+    (trial 85: blame kept one fp16 ``exp`` of a contrastive loss in fp32, the plan merged the other into
+    it, and the compiled loss stayed inf through the other)."""
+    overrides = dict(policy.node_overrides)
+    merged = plan(program, policy).cse
+    overrides.update({removed: overrides[kept] for removed, kept in merged.items()
+                      if kept in policy.node_overrides and removed not in overrides})
+    return overrides
+
+
 def _check_made_for(program: Program, policy: Policy) -> None:
     """RoundoffPlacementError where `policy`'s node overrides were recorded as made for another program
     (blame's --save-policy records its graph): its ids name other nodes here (trial 60: a fix for one
@@ -418,8 +434,10 @@ class _Compiled:
         self.numbering = GraphNumbering()
         self.placed = not policy.node_overrides  # (checked once the first call has compiled its graphs)
         self.forward_only = False  # node overrides placed for a capture without its backward (first call)
+        self.overrides: dict[str, OpOverride] = dict(policy.node_overrides)  # (`with_merged`, at the first call)
         compiled = torch.compile(
-            fn, backend=make_backend(policy, self._node_keys, self.placements, self.numbering), **kwargs
+            fn, backend=make_backend(policy, self._node_keys, self.placements, self.numbering, lambda: self.overrides),
+            **kwargs,
         )
         self.checker = Checker(fn, compiled, check, sample_every, reference, check_async)
 
@@ -441,7 +459,8 @@ class _Compiled:
             _check_made_for(program, self.policy)
             self.forward_only = not program.backward
             aliases = kept_aliases(program, self.policy)
-            self.keys = program_keys(program, self.policy.node_overrides, aliases,
+            self.overrides = with_merged(program, self.policy)
+            self.keys = program_keys(program, self.overrides, aliases,
                                      decomposed=_as_compiled(program, self.policy, aliases))
         try:
             out = self.checker(*args, **kwargs)
