@@ -64,3 +64,4 @@ def test_by_values_is_refused_where_every_output_is_judged_by_its_values_already
     x = torch.ones(8, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="by_values=True judges outputs against the fp64 oracle"):
         check(lost_increments, (x,), "eager", against=against, rule=rule, by_values=True)
+

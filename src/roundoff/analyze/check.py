@@ -41,6 +41,7 @@ from roundoff.analyze.output_verdicts import (
     output_verdicts,
     path_flagged,
     scope_notes,
+    slack_notes,
 )
 from roundoff.analyze.replay import as_held, moves_outputs
 from roundoff.analyze.result import CheckResult, NodeReport, OutputVerdict
@@ -293,6 +294,7 @@ def check(
         hazards=hazards, explanations=(), unmodeled=tuple(plan_a.unmodeled),
         notes=tuple(t for n in plan_a.notes if (t := _for_policy(n, plan_a.policy))) + _inexact_note(plan_a) + why_all
         + fell_back + (dtype_branch_notes(program) if vs_oracle else ()) + _empty_outputs_note(outputs)
+        + slack_notes(outputs, rule, tol, vs_oracle)
         + scope_notes(program),
         selection_flips=tuple((nid, n, of) for nid, (n, of) in flips.items()), rounding_causes=tuple(roundings),
         examined_with=examined_with, outputs_by_values=by_values,
@@ -551,7 +553,8 @@ def _screen(
                 "node also counts the error an output a matmul, sum or normalisation makes takes from its operands "
                 "held in that format (its operand floor), so it shows a larger reference rmse for those outputs, a "
                 "higher limit that no output the screen passes can fail." if oracle_values else "")),) + fallback + (dtype_branch_notes(program) if vs_oracle else ())
-        + _empty_outputs_note(outputs) + scope_notes(program),
+        + _empty_outputs_note(outputs) + slack_notes(outputs, rule, tol, vs_oracle)
+        + scope_notes(program),
         mode="screen", checkpoints=points,
     )
     return replace(result, explanations=explain(result, plan_a, {}))

@@ -10,6 +10,7 @@ pass launched first; on CPU the flags first, so no pass runs that they make unne
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -336,6 +337,31 @@ def oracle_limit_floors(oracle: torch.Tensor, judged: torch.dtype, floor: float)
 #: an fp32 UNet's report said so in its last of ~200 lines).
 WIDE_ONLY = "every floating-point value of"
 SCOPE_NOTE_STARTS = ("not judged", "differentiated:", "not differentiated:", WIDE_ONLY)
+
+
+#: How `slack_notes`' note begins (a report shows it under a passing run too).
+SLACK_NOTE = "passing `same` by its absolute slack alone"
+
+
+def slack_notes(outputs: Sequence[OutputVerdict], rule: Rule, tol: float, vs_oracle: bool) -> tuple[str, ...]:
+    """Say which outputs pass `same` against a reference only by its absolute slack: their RMS error over the
+    rule's multiple of the reference's, yet below ``tol/10`` (`verdict.same_rmse_rule`), which `same`, made for
+    values of order 1, allows whatever the multiple (trial 85: a 1e-7-scale output 37x its reference passed
+    without a word; a ConvNeXt's layer-scale gradients, 1e-12 to 1e-9, pass against any reference)."""
+    if vs_oracle or rule is not Rule.SAME:
+        return ()
+    slack = [o for o in outputs if o.passes and not o.nonfinite and not o.noise_only and o.rmse_reference > 0
+             and o.rmse_result <= tol / 10
+             and o.rmse_result > (3.0 if o.dtype in ("float16", "bfloat16") else 2.0) * o.rmse_reference]
+    if not slack:
+        return ()
+    worst = max(slack, key=lambda o: o.rmse_result / o.rmse_reference)
+    names = ", ".join(f"`{o.name}`" for o in slack[:3]) + (f" and {len(slack) - 3} more" if len(slack) > 3 else "")
+    return (f"{SLACK_NOTE}: {names}, their RMS error below tol/10 = {tol / 10:.3g} "
+            f"(`{worst.name}`: {worst.rmse_result:.3g}, {worst.rmse_result / worst.rmse_reference:.3g}x the "
+            f"reference's), which `same`, made for values of order 1, allows whatever the multiple; a smaller --tol "
+            f"(about {worst.rmse_reference:.0e}) holds them to it.",)
+
 
 
 def _scalar(arg: object) -> bool:

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
-from roundoff.analyze.output_verdicts import SCOPE_NOTE_STARTS, WIDE_ONLY
+from roundoff.analyze.output_verdicts import SCOPE_NOTE_STARTS, SLACK_NOTE, WIDE_ONLY
 from roundoff.analyze.run_notes import CPU_ATTENTION, DYNAMO_FALLBACK, REAL_EAGER
 from roundoff.plan.rewrite import ONE_GRAPH_NOTE
 from roundoff.report.cells import (
@@ -201,10 +201,11 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
 def _shown_when_passing(note: str) -> bool:
     """Notes a passing run still shows on a terminal: what the screen examined, whether it ran as asked,
     what the fp64 oracle inherits from a 16-bit capture (`roundoff.analyze.oracle_notes`), outputs with
-    nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`) and modules
+    nothing to measure, what was not judged (`roundoff.analyze.output_verdicts.scope_notes`), outputs passing by
+    `same`'s absolute slack alone (`output_verdicts.slack_notes`) and modules
     torch.compile runs eagerly (`roundoff.analyze.run_notes.DYNAMO_FALLBACK`)."""
     return note.startswith(("screened", "the fp64 oracle runs the graph as captured", "nothing measured",
-                            *SCOPE_NOTE_STARTS, DYNAMO_FALLBACK, CPU_ATTENTION)) \
+                            *SCOPE_NOTE_STARTS, SLACK_NOTE, DYNAMO_FALLBACK, CPU_ATTENTION)) \
         or "screen failed" in note
 
 
