@@ -83,8 +83,8 @@ def _judged_both_ways(prog, xs, policy: str, reference: str, rule: Rule, tol: fl
     from roundoff.analyze.captured_outputs import CapturedOutputJudge, NeedsValues
     from roundoff.execute.interpreter import Lockstep
     from roundoff.execute.run import complete_inputs
-    from roundoff.plan.shared import plan_pair
     from roundoff.numerics.metrics import read_together
+    from roundoff.plan.shared import plan_pair
 
     vs_oracle = reference == "oracle"
     if vs_oracle:

@@ -244,15 +244,16 @@ class _Wrapped(torch.nn.Module):
 
 
 def test_a_reference_that_cannot_run_in_fp64_warns_once_and_never_raises() -> None:
-    """Trial 63: a failing fp64 run raised inside the user's step. A closure over a raw fp16 tensor (no
-    module's parameter) cannot be run in fp64: the call is returned unchecked with one warning, even under
-    check="raise". Oracle: the compiled output equals plain torch.compile's."""
+    """Trial 63: a failing fp64 run raised inside the user's step. Code that reads fp16's own bits (a view
+    as int16) cannot be run in fp64 (the view has 4x the elements there): the call is returned unchecked with
+    one warning, even under check="raise". Oracle: the compiled output equals plain torch.compile's."""
     from roundoff.compiler import RoundoffCheckingWarning
 
     w = (torch.randn(4, 4, generator=torch.Generator().manual_seed(0)) * 30).half()
 
     def fn(t: torch.Tensor) -> torch.Tensor:
-        return (t[:, None] * torch.full((4,), 0.37, dtype=t.dtype)) @ w
+        parity = (t.view(torch.int16) & 1).to(t.dtype)  # fp16's last mantissa bit
+        return (t[:, None] * torch.full((4,), 0.37, dtype=t.dtype)) @ w + parity[:, None]
 
     t = torch.tensor([917.0, 433.0]).half()
     compiled = roundoff.compile(fn, policy="inductor-cpu", check="raise")
@@ -263,7 +264,36 @@ def test_a_reference_that_cannot_run_in_fp64_warns_once_and_never_raises() -> No
     assert all(torch.equal(o, torch.compile(fn)(t)) for o in outs)
     assert not torch.equal(outs[0], fn(t)), "the case needs a call whose check runs the fp64 reference"
     (warned,) = [w for w in caught if issubclass(w.category, RoundoffCheckingWarning)]
-    assert "not checked" in str(warned.message) and "pass it as an argument" in str(warned.message)
+    assert "not checked" in str(warned.message) and "its fp64 reference failed" in str(warned.message)
+
+
+def test_the_reference_reads_closed_over_16_bit_tensors_in_fp64() -> None:
+    """Trial 85: research code's parameters, a closed-over dict of fp16 leaf tensors, stayed fp16 in the
+    fp64 reference, which failed (double @ half), so checking mode checked nothing. Oracle: the same ops
+    run by hand on fp64 copies; and a compiled call checked without a warning."""
+    from roundoff.compiler import RoundoffCheckingWarning
+    from roundoff.compiler.reference import Fp64Reference
+
+    g = torch.Generator().manual_seed(0)
+    params = {"w": (torch.randn(4, 4, generator=g) * 0.5).half().requires_grad_()}
+    bias = torch.randn(4, generator=g).to(torch.bfloat16)  # a closed-over constant of another format
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x @ params["w"] + bias) * torch.full((4,), 0.37, dtype=x.dtype)
+
+    x = torch.randn(3, 4, generator=g).half()
+    got = Fp64Reference(fn, cache=False)((x,), {})
+    want = torch.tanh(x.double() @ params["w"].detach().double() + bias.double()) * torch.full((4,), 0.37,
+                                                                                                 dtype=torch.float64)
+    assert got.dtype == torch.float64 and torch.equal(got, want)
+    assert params["w"].dtype == torch.float16 and params["w"].grad is None  # the caller's tensor untouched
+    compiled = roundoff.compile(fn, policy="inductor-cpu", check="warn")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.no_grad():
+            compiled(x)
+    torch._dynamo.reset()
+    assert not [w for w in caught if issubclass(w.category, RoundoffCheckingWarning)], [str(w.message) for w in caught]
 
 
 class _Ema(torch.nn.Module):

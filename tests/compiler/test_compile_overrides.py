@@ -666,7 +666,7 @@ _TEXT = torch.nn.functional.normalize(torch.randn(16, 32, generator=_G), dim=-1)
 _TEMPERATURE = torch.tensor(0.01, dtype=torch.half, requires_grad=True)
 
 
-def _info_nce_of(image: torch.Tensor, text: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
+def _contrastive_of(image: torch.Tensor, text: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
     """Trial 85's hand-written InfoNCE: two log-sum-exps, each with its own ``torch.exp``."""
     logits = image @ text.T / temperature
     pos = logits.diagonal()
@@ -675,9 +675,9 @@ def _info_nce_of(image: torch.Tensor, text: torch.Tensor, temperature: torch.Ten
     return (rows + cols) / 2
 
 
-def _info_nce(image: torch.Tensor) -> torch.Tensor:
-    """`_info_nce_of` in fp16, its text embeddings and learnable temperature closed over."""
-    return _info_nce_of(image, _TEXT, _TEMPERATURE)
+def _contrastive(image: torch.Tensor) -> torch.Tensor:
+    """`_contrastive_of` in fp16, its text embeddings and learnable temperature closed over."""
+    return _contrastive_of(image, _TEXT, _TEMPERATURE)
 
 
 def test_a_kept_value_the_plan_merged_a_repeat_into_keeps_the_repeat_too() -> None:
@@ -686,14 +686,14 @@ def test_a_kept_value_the_plan_merged_a_repeat_into_keeps_the_repeat_too() -> No
     inf, the gradients NaN. Oracle: the fp64 step, and the unfixed compile (inf)."""
     x = torch.nn.functional.normalize(torch.randn(16, 32, generator=torch.Generator().manual_seed(1)), dim=-1)
     x = x.half().requires_grad_()
-    prog = capture(_info_nce, x, backward=True)
+    prog = capture(_contrastive, x, backward=True)
     exps = [n.meta[NODE_ID] for n in prog.graph.nodes if n.target is torch.ops.aten.exp.default]
     sums = [n.meta[NODE_ID] for n in prog.graph.nodes if n.target is torch.ops.aten.sum.dim_IntList]
     from roundoff.plan import plan
 
     policy = with_overrides(get_policy("inductor-cpu"), "keep-first-exp", node={i: KEEP for i in [exps[0], *sums[:2]]})
     assert plan(prog, policy).cse.get(exps[1]) == exps[0]  # precondition: the repeat is merged into the kept one
-    exact = _info_nce_of(x.detach().double(), _TEXT.double(), _TEMPERATURE.detach().double())
+    exact = _contrastive_of(x.detach().double(), _TEXT.double(), _TEMPERATURE.detach().double())
 
     def step(fn):
         x.grad = None
@@ -701,7 +701,7 @@ def test_a_kept_value_the_plan_merged_a_repeat_into_keeps_the_repeat_too() -> No
         loss.backward()
         return loss.detach(), x.grad
 
-    loss, grad = step(roundoff.compile(_info_nce, policy=policy))
+    loss, grad = step(roundoff.compile(_contrastive, policy=policy))
     assert torch.isfinite(loss) and abs(float(loss) - float(exact)) <= 4 * float(exact) * 2 ** -11, (loss, exact)
     assert torch.isfinite(grad).all()
-    assert not torch.isfinite(step(torch.compile(_info_nce))[0])  # the unfixed compile: the fp16 exp overflows
+    assert not torch.isfinite(step(torch.compile(_contrastive))[0])  # the unfixed compile: the fp16 exp overflows

@@ -51,16 +51,17 @@ def test_eager_reference_is_the_fp64_run_and_follows_training(cache: bool) -> No
     assert all(p.dtype == torch.bfloat16 and p.requires_grad for p in m.parameters())
 
 
-def test_plain_callable_reference_converts_arguments_only() -> None:
-    w = torch.randn(8, 8)  # captured by closure: stays fp32, as documented
+def test_plain_callable_reference_reads_closed_over_tensors_in_fp64() -> None:
+    w = torch.randn(8, 8)  # captured by closure: read as its fp64 copy (summed in fp64)
 
     def f(a: torch.Tensor) -> torch.Tensor:
         return torch.tanh(a @ a.T) + w.sum()
 
     a = torch.randn(8, 8).to(torch.bfloat16)
     got = Fp64Reference(f)((a,), {})
-    want = torch.tanh(a.double() @ a.double().T) + w.sum()
+    want = torch.tanh(a.double() @ a.double().T) + w.double().sum()
     assert torch.equal(got, want), "repro: Fp64Reference(tanh(a@a.T)+w.sum()) on bf16 a"
+    assert w.dtype == torch.float32
 
 
 def test_compiled_reference_agrees_to_fp64_precision_without_recompiling() -> None:

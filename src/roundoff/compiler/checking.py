@@ -381,17 +381,17 @@ class Checker:
 
     def _unchecked(self, call: int, failure: _ReferenceFailed) -> None:
         """A sampled call whose fp64 reference failed: warned once, returned unchecked, never raised (trial
-        63: a closure over a raw fp16 tensor, which the fp64 run reads as it is)."""
+        63: then a closure over a raw fp16 tensor; now code that reads a format's own bits)."""
         if self._reference_failed:
             return
         self._reference_failed = True
         cause = failure.__cause__
         warnings.warn(RoundoffCheckingWarning(
             f"roundoff.compile: call {call} is not checked: its fp64 reference failed ({type(cause).__name__}: "
-            f"{str(cause).splitlines()[0] if str(cause) else ''}). The reference runs the function on fp64 copies "
-            "of its arguments and of the modules it reads; a 16-bit tensor it reads otherwise (a closure or "
-            "global that is no module's parameter) stays 16-bit: pass it as an argument, or compile the module "
-            "itself. Reported once; later sampled calls that fail so are not checked either."), stacklevel=4)
+            f"{str(cause).splitlines()[0] if str(cause) else ''}). The reference runs the function in fp64 (every "
+            "floating-point tensor it reads as an fp64 copy); code that depends on a 16-bit format itself (its bits: "
+            "`x.view(torch.int16)`) cannot run so: check it with `roundoff check` or assert_numerics instead, which "
+            "run it as captured. Reported once; later sampled calls that fail so are not checked either."), stacklevel=4)
 
     def _side(self, device: torch.device) -> Any:
         """(stream context, event factory) of the checking stream for `device`."""

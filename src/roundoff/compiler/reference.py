@@ -4,8 +4,9 @@ Contract: the reference is the user's callable evaluated in fp64 on fp64 copies 
 floating-point arguments and of a module's floating-point parameters and buffers, including those of
 the modules a plain callable reads through its closure or its globals (``lambda ids: model(ids).loss``).
 Every bf16, fp16, fp8 and fp32 value (subnormals, +-inf, NaN, -0.0 included) is exactly an fp64 value,
-so these copies are exact; other tensors captured by closure and non-floating tensors stay as they
-are. fp64 rounding error (unit roundoff 2^-53 ~ 1.1e-16) is far below that of any format compared
+so these copies are exact; in the eager reference every other floating tensor an op reads (captured by
+closure, a global, made with a narrow ``dtype=``) is read as its fp64 copy too (`KeepFp64`); non-floating
+tensors stay as they are. fp64 rounding error (unit roundoff 2^-53 ~ 1.1e-16) is far below that of any format compared
 against it (fp32: 6e-8, bf16: 3.9e-3), so which kernels evaluate the fp64 run (eager or Inductor, fused
 or not, summation order) does not change a verdict of ``same(eager, compiled, fp64_ref)``. Where the
 callable itself casts to a narrower floating dtype (``logits.float()`` before a loss, an RMSNorm that
@@ -80,15 +81,25 @@ def _fp64_noting_exact(tree: Any, exact: dict[int, torch.Tensor | None]) -> Any:
 _SPLIT_DTYPES = (torch.bfloat16, torch.float16)
 
 
+def _wide(t: torch.Tensor) -> torch.Tensor:
+    """An fp64 copy of a narrower floating-point tensor (exact); an fp64 or non-floating one itself."""
+    return t.double() if t.is_floating_point() and t.dtype != torch.float64 else t
+
+
 class KeepFp64(TorchDispatchMode):
     """Casts to a narrower floating dtype made inside the fp64 run (``x.float()``, ``.half()``,
-    ``.to(torch.bfloat16)``) return fp64 copies: exact, so the run stays fp64 from end to end."""
+    ``.to(torch.bfloat16)``) return fp64 copies, and every narrower floating tensor an op reads (one the
+    run did not make: a closed-over constant, research code's dict of parameters, a factory's
+    ``dtype=torch.bfloat16``) is read as its fp64 copy: exact, so the run stays fp64 from end to end
+    (trial 85: a closed-over fp16 weight made the reference fail, and checking mode checked nothing). An
+    in-place write into such a tensor writes its copy, never the caller's tensor."""
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         dtype = kwargs.get("dtype")
         if func is torch.ops.aten._to_copy.default and isinstance(dtype, torch.dtype) and dtype.is_floating_point:
             kwargs = {**kwargs, "dtype": torch.float64}
+        args, kwargs = pytree.tree_map_only(torch.Tensor, _wide, (args, kwargs))
         return func(*args, **kwargs)
 
 
