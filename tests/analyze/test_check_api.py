@@ -241,3 +241,26 @@ def test_a_results_repr_is_one_line_naming_its_verdict() -> None:
     assert "\n" not in text and len(text) < 400 and len(result.nodes) >= 3, text
     assert "verdict='diverges'" in text and f"first_divergent={result.first_divergent!r}" in text
     assert f"failing_outputs={[o.name for o in result.outputs if not o.passes]!r}" in text
+
+
+def test_the_steps_of_a_decomposed_forward_op_are_not_said_to_be_in_the_backward() -> None:
+    """Trial 85: Bloom's first divergence, its input LayerNorm's cast ``n59.0``, was said to be "in the backward":
+    a planned step was held to be backward-only where its captured node (``n59``) was decomposed away. Oracle:
+    a LayerNorm's statistics and normalisation are computed by the forward (the loss reads them)."""
+    import torch
+
+    from roundoff.analyze import check
+
+    torch.manual_seed(0)
+    ln, lin = torch.nn.LayerNorm(64).to(torch.bfloat16), torch.nn.Linear(64, 64).to(torch.bfloat16)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return lin(ln(x)).float().square().mean()
+
+    r = check(step, (torch.randn(8, 64).to(torch.bfloat16),), "inductor-cpu", against="eager", nodes="all",
+              backward=True)
+    layer_norm = {n.node_id for n in r.nodes if n.op == "var_mean[0]"}  # its forward's: the first of two
+    first = min(layer_norm, key=lambda i: int(i[1:].split(".")[0])).split(".")[0]
+    normalised = [n for n in r.nodes if n.node_id.startswith(f"{first}.") and n.op in ("var_mean[0]", "rsqrt", "sub")]
+    assert len(normalised) == 3 and not any(n.backward for n in normalised), [(n.node_id, n.backward) for n in normalised]
+    assert any(n.backward for n in r.nodes)  # (the gradients are)

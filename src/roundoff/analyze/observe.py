@@ -298,11 +298,14 @@ class NodeObserver:
         return None
 
     def _in_backward(self, nid: str) -> bool:
-        """Whether node `nid` is computed for a training step's backward only (`plan.saved.forward_ids`)."""
+        """Whether node `nid` is computed for a training step's backward only (`plan.saved.forward_ids`): neither
+        it, its copy's original (``n7@k2``) nor the captured node it was made from (``n7.1``) is a forward node
+        (trial 85: a LayerNorm's first step ``n59.0``, its captured node decomposed away, was said to be in the
+        backward)."""
         if self._forward is None:
             program = self.side.plan.program
             self._forward = forward_ids(program) if program.backward else frozenset()
-        return bool(self._forward) and base_id(nid) not in self._forward
+        return bool(self._forward) and not {nid, nid.split("@")[0], base_id(nid)} & self._forward
 
     def _figures(
         self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, local_value: torch.Tensor | None,
