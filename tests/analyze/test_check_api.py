@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -264,3 +265,27 @@ def test_the_steps_of_a_decomposed_forward_op_are_not_said_to_be_in_the_backward
     normalised = [n for n in r.nodes if n.node_id.startswith(f"{first}.") and n.op in ("var_mean[0]", "rsqrt", "sub")]
     assert len(normalised) == 3 and not any(n.backward for n in normalised), [(n.node_id, n.backward) for n in normalised]
     assert any(n.backward for n in r.nodes)  # (the gradients are)
+
+
+def test_flagged_nodes_of_one_line_beyond_those_named_are_counted_in_the_findings() -> None:
+    """Trial 85: Bloom's table marked four `mul`s of one line (four layers) as diverging, the findings named
+    two and said nothing of the others. Five ``x*s - x*s`` of one line under inductor-gpu, each contracted
+    into an FMA that keeps the product's rounding error, where eager (and fp64: the oracle) gives 0: every
+    flagged `sub` of the line is named or counted."""
+    import torch
+
+    from roundoff.analyze import check
+    from roundoff.analyze.verdict import Verdict
+
+    g = torch.Generator().manual_seed(0)
+    x, scales = torch.randn(256, generator=g) * 1e4, [torch.randn(256, generator=g) * 3 for _ in range(5)]
+
+    def cancelled(x: torch.Tensor, *scales: torch.Tensor) -> torch.Tensor:
+        return torch.stack([x * s - x * s for s in scales]).sum(0)  # each 0, as fp64 computes it
+
+    assert float(cancelled(x.double(), *(s.double() for s in scales)).abs().max()) == 0.0
+    r = check(cancelled, (x, *scales), "inductor-gpu", against="eager", nodes="all")
+    flagged = {n.node_id for n in r.nodes if n.op == "sub" and n.verdict is not Verdict.OK}
+    assert len(flagged) == 5, [(n.node_id, n.op, n.verdict) for n in r.nodes]
+    text = " ".join(r.explanations)
+    assert all(re.search(rf"\b{nid}\b", text) for nid in flagged) and "are flagged as well" in text, text

@@ -28,7 +28,7 @@ from roundoff.analyze.naming import node_at, report_at
 from roundoff.analyze.origin_sentences import origin_sentence, overflowing
 from roundoff.analyze.output_sentences import output_sentences
 from roundoff.analyze.result import CheckResult, NodeReport
-from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS
+from roundoff.analyze.verdict import EXCESS_LIMIT, OVERFLOW_HAZARDS, Verdict
 from roundoff.capture.program import (
     Program,
 )
@@ -51,9 +51,22 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
     sources: dict[str, str] = {}  # amplifier id -> the source its sentence named
     zeros = frozenset(z for zs in (zero_operands or {}).values() for z in zs)
     rule = result.outputs[0].rule if result.outputs else "same"
+    at_line: dict[tuple[str, str], str] = {}  # (op, source) -> the last culprit whose sentence said one
+
+    def subject(nid: str) -> str:
+        """The node a culprit's sentence is about: its amplifier where that works in subnormals, else itself."""
+        amp = amplifier(result.culprits, plan.program, by_id, nid) if nid in by_id and not by_id[nid].overflow else None
+        return amp.node_id if amp is not None and below_normal(amp) else nid
+
+    def subject_line(nid: str) -> tuple[str, str] | None:
+        r = by_id.get(subject(nid))
+        return (r.op, r.source) if r is not None and r.source else None
+
+    after: dict[str, int] = {}  # culprit -> how many sentences precede the next one
     for nid in result.culprits[:3]:
         if nid in named:  # an amplifier its source's sentence named, with its own error within the limit
             continue
+        key = subject_line(nid)
         if nid in result.rounding_causes and nid in by_id:
             lines.append(_rounding_sentence(plan.program.node(nid), by_id[nid].dtype))
             named.add(nid)
@@ -90,6 +103,17 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         else:
             lines.append(cause_sentence(by_id[nid], plan, by_id, zeros, rule))
         named.add(nid)
+        if key is not None:
+            at_line[key], after[nid] = nid, len(lines)
+    said = {subject(n) for n in named}
+    for key, nid in sorted(at_line.items(), key=lambda kv: -after[kv[1]]):  # (from the last: indices hold)
+        alike = [*(subject(c) for c in result.culprits if subject_line(c) == key),
+                 *(r.node_id for r in result.nodes if (r.op, r.source) == key and r.verdict is not Verdict.OK)]
+        if more := [c for c in dict.fromkeys(alike) if c not in said and c not in named]:  # (trial 85: four
+            # diverging `mul`s of one line in the table, two named)
+            shown = ", ".join(more[:4]) + (", ..." if len(more) > 4 else "")
+            lines.insert(after[nid], f"{len(more)} more `{key[0]}` node(s) of {key[1]} ({shown}) are flagged as "
+                         "well; the nodes table has them.")
     if origin is not None and origin not in named:
         lines.append(origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
     lines.extend(caused)
