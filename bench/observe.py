@@ -37,7 +37,7 @@ from roundoff.observed import observe_compiled  # noqa: E402
 from roundoff.observed.replay import device_budget  # noqa: E402
 from roundoff.observed.replay import Keeping, plan_taps, run_planned  # noqa: E402
 from roundoff.observed.taps import compile_program, tapped  # noqa: E402
-from roundoff.report.observed import observe_document  # noqa: E402
+from roundoff.report.observed_document import observe_document  # noqa: E402
 
 
 def overhead(program, device: str, repeats: int) -> dict[str, float]:

@@ -92,7 +92,8 @@ def test_against_eager_the_outputs_are_judged_by_the_rule_against_real_eager():
 
     from rich.console import Console
 
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     doc = {**observe_document(result), "first_divergent": None}  # the headline where only outputs fail
     console = Console(record=True, width=200)
@@ -153,7 +154,8 @@ def test_a_gemm_that_absorbs_an_add_is_emulated_bit_for_bit():
     # with one row the report shows a buffer the emulation did not predict, and counts the rest
     from rich.console import Console
 
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     doc = observe_document(result)
     console = Console(width=400, record=True)
@@ -187,7 +189,8 @@ def test_softmax_backward_nan_kernel_on_cpu_agrees_with_check():
     # trial 35: where an accuracy loss in an earlier kernel heads the report, the NaN is still said
     from rich.console import Console
 
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     doc = observe_document(result)
     earlier = next(i for i, k in enumerate(doc["kernels"]) if k["verdict"] == "ok")
@@ -261,7 +264,8 @@ def _bf16_chain_agreement(device: str) -> None:
     assert not torch.equal(result.outputs[0], eager.cpu())  # independent: real eager differs bit for bit
     assert emulated.first_divergent in result.first_divergent.fused_ids + (result.first_divergent.node_id,)
     assert result.first_divergent.emulated_identical  # the emulation predicts the kernel bit for bit
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=400, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
@@ -505,7 +509,8 @@ def test_outputs_wrong_by_an_amplified_rounding_fail_though_no_kernel_diverges()
     # named inside the fused kernel, at its own line (not the stored buffer's): check's diverging node
     div = next(r for r in checked.nodes if r.node_id == checked.first_divergent)
     assert (base_id(div.node_id), div.source) in {(i, src) for i, _op, src in amp.amplifying}, amp.amplifying
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
@@ -553,7 +558,7 @@ def test_a_nan_kernel_names_the_fused_node_that_made_it():
         amax_line = next(i for i, line in enumerate(source, 1) if "m = s.amax(-1, keepdim=True)" in line)
     made_id, made_op, made_source = first.made_at
     assert made_source.endswith(f"test_observe.py:{amax_line}") and made_op == "div" and made_id != first.node_id
-    from roundoff.report.observed import observe_document
+    from roundoff.report.observed_document import observe_document
 
     head = str(observe_document(result)["first_divergent"]["made_at"])
     assert made_id in head
@@ -612,7 +617,8 @@ def test_against_eager_says_where_eager_itself_is_not_finite():
     assert root_mean_square(x).isinf().all() and torch.compile(root_mean_square)(x).isfinite().all()
     result = observe_compiled(root_mean_square, x, against="eager")
     assert result.first_divergent is None
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=400, record=True)
     console.print(observe_report(observe_document(result)))
@@ -738,7 +744,8 @@ def test_the_amplification_headline_names_the_stored_value_that_matters():
     assert result.failing_outputs and result.amplified_at is not None
     assert result.amplified_at.reads_narrow == (stream,), (result.amplified_at, stream)
     # trial 49: the table's first row is the buffer the headline names (it sorted diverging ones first)
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=400, record=True, color_system=None)
     console.print(observe_report(observe_document(result)))
@@ -794,7 +801,8 @@ def test_a_buffer_whose_values_its_format_cannot_hold_diverges_as_check_says():
     assert [o.name for o in result.failing_outputs] == ["out"] and not result.unflagged_outputs
     first = result.first_divergent
     assert first is not None and first.op == "mm" and first.excess <= 16 and first.format_loss > 16 * 2.0**-11
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
@@ -829,7 +837,8 @@ def test_a_router_that_chooses_another_expert_than_fp64_fails_the_outputs_after_
     assert [o.name for o in result.failing_outputs] == ["out"] and not result.unflagged_outputs
     (flip,) = result.selection_flips
     assert flip.op == "topk" and flip.differing == flips and flip.of == 64, flip
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
@@ -860,7 +869,8 @@ def test_an_underflow_that_moves_no_output_is_named_after_the_kernel_that_does()
     (tiny,) = result.harmless
     assert tiny.op == "sum" and tiny.verdict is Verdict.DIVERGES and tiny.moves_no_output
     assert result.first_divergent is None and result.amplified_at is not None and result.amplified_at.op == "mm"
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
@@ -902,7 +912,8 @@ def test_a_wrong_kernel_fails_the_output_it_moves_though_a_narrower_format_is_on
     erf_out, failing = result.failing_outputs  # (the first by the rule of its path, all fp32)
     assert not erf_out.moved_by and failing.moved_by == (first.node_id,), (erf_out, failing)
     assert failing.rmse / failing.reference_rmse == pytest.approx(times(exact.float()), rel=1e-6)
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     console = Console(width=10_000, record=True, file=io.StringIO())
     console.print(observe_report(observe_document(result)))
@@ -968,7 +979,8 @@ def test_a_buffer_outside_its_formats_range_that_fails_no_output_does_not_fail_o
     first = result.first_divergent
     assert first is not None and first.op == "mm" and result.range_only(first) and not result.failing_outputs
     assert not result.diverges
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     doc = observe_document(result)
     assert doc["verdict"] == "ok"
@@ -1185,7 +1197,8 @@ def test_a_buffer_with_no_finite_element_shows_no_relative_error():
     everywhere) and the JSON's own counts."""
     from rich.console import Console
 
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     g = torch.Generator().manual_seed(0)
     a0 = torch.randn(64, 32, generator=g)
@@ -1213,7 +1226,8 @@ def test_a_buffer_the_bitwise_rule_fails_within_its_range_is_not_called_out_of_r
     """Trial 60: under --rule bitwise, an fp16 mean of values near 45 that is not fp64 correctly rounded
     was said to "lie outside float16's range" and GradScaler advised. Oracle: its fp64 value, well
     inside float16's range."""
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     gen = torch.Generator().manual_seed(1)
     x, g = (torch.randn(32, 64, generator=gen) * 6 + 3).half(), (1 + 0.1 * torch.randn(64, generator=gen)).half()
@@ -1233,7 +1247,8 @@ def test_against_eager_an_output_real_eager_makes_inf_where_compiled_is_finite_i
     """An fp16 ``mse_loss`` whose squared differences pass 65504: real eager's loss is inf (each element's
     square in fp16), Inductor's finite (fp32 inside). Against eager, observe names the output and says eager is
     the one wrong there (trial 73: it said nothing). Oracles: real eager, real torch.compile and fp64."""
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     x = (torch.randn(1024, generator=torch.Generator().manual_seed(0)) * 100).half()
 
@@ -1255,7 +1270,8 @@ def test_against_eager_outputs_nan_in_eager_and_compiled_alike_are_no_fault_of_t
     the GEMM, whose output is NaN/inf at the same elements while fp64 is finite. Against eager, observe says
     eager fails there as the compiled program does (trial 76: it blamed "an error carried between kernels"
     and named no such output). Oracles: real eager, real torch.compile and fp64."""
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     gen = torch.Generator().manual_seed(0)
     a, w = torch.randn(4, 8, generator=gen).half(), torch.randn(8, 8, generator=gen).half()
@@ -1280,7 +1296,8 @@ def test_against_eager_outputs_nan_in_eager_and_compiled_alike_are_no_fault_of_t
 def test_a_module_torch_compile_runs_eagerly_is_named_in_the_report() -> None:
     """observe compiles roundoff's captured graph, nn.GRU's ops included, which real torch.compile runs
     eagerly (Dynamo graph-breaks on RNN modules): the result and the report say so (trial 74's LSTM)."""
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
 
     gru = torch.nn.GRU(8, 16, batch_first=True)
     x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(0))
@@ -1306,7 +1323,7 @@ def test_a_program_that_computes_nothing_is_said_to_have_no_kernel() -> None:
 def test_every_compiled_output_is_measured_against_fp64_and_its_reference() -> None:
     """Trial 76: observe gave no figures for outputs that pass, so a user could not set the real compiled
     program's error beside check's prediction. Oracles: real torch.compile's outputs, real eager's, fp64."""
-    from roundoff.report.observed import observe_document
+    from roundoff.report.observed_document import observe_document
 
     gen = torch.Generator().manual_seed(0)
     x, w = torch.randn(64, 32, generator=gen).bfloat16(), torch.randn(32, 32, generator=gen).bfloat16()

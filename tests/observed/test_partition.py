@@ -62,7 +62,7 @@ def test_partitioned_observe_runs_the_kernels_and_values_of_real_torch_compile(d
     for name, grad in zip(program.grad_input_names, grads):  # bit for bit
         assert grad.dtype == real_grads[name].dtype and torch.equal(grad.cpu().view(torch.int16), real_grads[name].cpu().view(torch.int16))
     assert result.outputs_identical
-    from roundoff.report.observed import observe_document
+    from roundoff.report.observed_document import observe_document
 
     assert result.stages == ("forward", "backward")
     assert observe_document(result)["compiled_as"] == "forward and backward apart"

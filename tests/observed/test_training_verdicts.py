@@ -108,7 +108,8 @@ def test_no_buffer_is_judged_at_a_node_of_several_outputs() -> None:
     # trial 38: "every kernel ... within tolerance" with 71 of 87 buffers not judged; the headline counts them
     from rich.console import Console
 
-    from roundoff.report.observed import observe_document, observe_report
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
     console = Console(width=400, record=True, color_system=None)
     console.print(observe_report(observe_document(result), top=0))
     head = console.export_text().splitlines()[0]

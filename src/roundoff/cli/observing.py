@@ -115,7 +115,7 @@ def run_observe(
 
     from roundoff.observed import ObserveError, observe_compiled
     from roundoff.observed.taps import CompileError
-    from roundoff.report.observed import observe_document
+    from roundoff.report.observed_document import observe_document
 
     if backend not in ("inductor",):
         raise UsageError(f"--backend {backend!r}: observe supports inductor only")
