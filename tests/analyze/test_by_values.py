@@ -57,6 +57,8 @@ def test_by_values_changes_nothing_where_the_outputs_are_within_the_limit() -> N
     default = check(few, (x,), "eager", against="oracle", nodes="all")
     strict = check(few, (x,), "eager", against="oracle", nodes="all", by_values=True)
     assert not strict.diverges and [o.rmse_result for o in strict.outputs] == [o.rmse_result for o in default.outputs]
+    screened = check(few, (x,), "eager", against="oracle", by_values=True)
+    assert screened.mode == "screen" and not screened.diverges and screened.outputs_by_values
 
 
 @pytest.mark.parametrize(("against", "rule"), [("eager", "same"), ("oracle", "allclose")])

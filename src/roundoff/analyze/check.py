@@ -228,6 +228,7 @@ def check(
     if nodes == "screen":
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if isinstance(screened, CheckResult):
+            screened = replace(screened, outputs_by_values=by_values)  # (the screen judges outputs by their values)
             return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(screened, program, plan_a), plan_a),
                                    program, inputs, plan_b)
     why_all = (screened,) if nodes == "screen" else ()
@@ -462,8 +463,8 @@ def _unflagged_sentence(outputs: Sequence[OutputVerdict]) -> str:
     dtypes = " / ".join(dict.fromkeys(o.judged_dtype or o.dtype for o in outputs))
     return (f"no node on the path of {names} is flagged: each op's rounding is within the limit, and together they "
             f"take the output beyond {EXCESS_LIMIT:g}x its reference (how the computation is conditioned in {dtypes}, "
-            "not one op's defect); by_values fails it where check by default passes it. Compute it in a wider "
-            "format, or in fewer rounded steps.")
+            "not one op's defect); --by-values (by_values=True) fails it, where check by default passes it. Compute "
+            "it in a wider format, or in fewer rounded steps.")
 
 
 def _why_it_passes(outputs: Sequence[OutputVerdict]) -> str:
