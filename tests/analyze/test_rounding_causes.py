@@ -86,7 +86,8 @@ def test_a_rounding_no_op_amplifies_16x_that_moves_the_gradients_is_named_first(
     strict = check(step, (x.half(), noise.half()), "eager", against="oracle", backward=True, by_values=True)
     failing = {o.name.removeprefix("grad_fp16.") for o in strict.outputs if not o.passes}
     assert failing == moved and strict.rounding_causes == (cause,) and strict.culprits[0] == cause  # (--by-values:
-    # the same rounding named as the cause of the outputs it now fails)
+    # the same rounding named as the cause of the outputs it now fails, in words that say so: trial 86)
+    assert "those outputs fail by their values" in strict.explanations[0] and "pass" not in strict.explanations[0]
 
 
 def test_where_an_output_fails_its_causes_come_before_a_rounding_that_moves_passing_ones():

@@ -256,6 +256,10 @@ def test_outputs_table_shows_each_error_as_a_multiple_of_its_reference_and_the_l
     text = " ".join(_render(outputs_table(doc["runs"][0]), tty=False).split())
     assert "x reference (limit 16 with a flagged node on its path)" in text and f"{ratio:.3g}" in text, text
     assert "ok (no flagged node on its path)" in text, text
+    from roundoff.report.terminal import run_report
+
+    head = _render(run_report(doc["runs"][0]), tty=False).splitlines()[0]  # trial 86: "ok (with findings within
+    assert "ok by the path rule: 1 output(s) over the limit by value" in head, head  # the limit)" over 45-322x
 
 
 def test_a_named_cause_with_an_ok_verdict_says_it_is_named():

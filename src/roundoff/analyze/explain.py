@@ -68,7 +68,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             continue
         key = subject_line(nid)
         if nid in result.rounding_causes and nid in by_id:
-            lines.append(_rounding_sentence(plan.program.node(nid), by_id[nid].dtype))
+            lines.append(_rounding_sentence(plan.program.node(nid), by_id[nid].dtype, result.outputs_by_values))
             named.add(nid)
             continue
         if nid not in by_id:  # a non-float node (a comparison) that decides a zero operand
@@ -193,12 +193,15 @@ def _read_as(plan: Plan, node_id: str) -> str:
             f"cast to {fmt} first, as the policy's autocast casts a matmul's inputs)")
 
 
-def _rounding_sentence(n: torch.fx.Node, dtype: str) -> str:
-    """A 16-bit value whose rounding alone takes outputs beyond the limit (`CheckResult.rounding_causes`)."""
+def _rounding_sentence(n: torch.fx.Node, dtype: str, by_values: bool = False) -> str:
+    """A 16-bit value whose rounding alone takes outputs beyond the limit (`CheckResult.rounding_causes`);
+    `by_values`: the outputs were judged by their values (they fail), not by the path rule (they pass)."""
+    verdict = ("so no node is flagged, and those outputs fail by their values (--by-values)" if by_values else
+               "so no node is flagged and those outputs pass by the path rule (--by-values fails them)")
     return (f"{node_at(n)} is rounded to {dtype}, and fp64 run again with only that rounding moves outputs "
             f"beyond {EXCESS_LIMIT:g}x their reference: the ops after it amplify it, none beyond {EXCESS_LIMIT:g}x "
-            "alone, so no node is flagged and those outputs pass by the path rule, but this one rounding makes "
-            "them that far off; keep it in fp32, or compute what reads it from values it does not cancel against.")
+            f"alone, {verdict}, but this one rounding makes them that far off; keep it in fp32, or compute what "
+            "reads it from values it does not cancel against.")
 
 
 def conditioning_sentences(result: CheckResult, program: Program, by_id: dict[str, NodeReport]) -> list[str]:
