@@ -109,11 +109,11 @@ def _downcasts(d: NodeDecision) -> bool:
 
 
 def _changes_for(
-    index: int, d: NodeDecision, reference: Reference, outputs: set[str], read_rounded: set[str]
+    index: int, d: NodeDecision, reference: Reference, outputs: set[str], read_rounded: set[str], floats: int = 1,
 ) -> list[Change]:
     """The changes of `d`; `outputs`: ids of the values the program only returns (no KEEP_FP32: a graph
     output is rounded); `read_rounded`: ids of the values some consumer reads rounded (a kernel boundary
-    stores them)."""
+    stores them); `floats`: how many floating-point values the node reads."""
     rounded = d.rounds_result or d.node_id in read_rounded
     found: list[ChangeKind] = []
     if d.fma is not None and d.fma.contracted:
@@ -127,6 +127,12 @@ def _changes_for(
     elif is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and rounded:
         if reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
             found.append(ChangeKind.KEEP_FP32)
+    elif (is_low_precision(d.storage_dtype) and d.op_class is OpClass.DATA_MOVEMENT and reference is Reference.ORACLE
+          and floats > 1 and d.node_id not in outputs):
+        # a copy of several values (cat, stack) stores them in one dtype: a value kept in fp32 upstream beside a
+        # 16-bit one is rounded there unless it is kept too, as `torch.cat` of an fp32 and a bf16 tensor is fp32
+        # (trial 86: a flow's coupling layers, each `cat([x1, y2])` rounding the y2 every upstream change kept)
+        found.append(ChangeKind.KEEP_FP32)
     elif is_low_precision(d.storage_dtype) and (
             d.op_class.computes or (d.op_class is OpClass.COMPARISON_SELECT and reference is Reference.ORACLE)):
         # a select (where, masked_fill, clamp) computes nothing, but it stores what it picks: a value
@@ -160,7 +166,7 @@ def candidate_changes(
     or a returned value the program reads too -> kept fp32 for its readers), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Toward the oracle, selects (where, masked_fill, clamp) offer KEEP_FP32 like computing ops: they store
-    what they pick. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change;
+    what they pick; so do copies of several values (cat, stack), which round a kept one unless kept too. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change;
     a multi-output op (no storage dtype of its own: its ``getitem`` nodes round) computing in a 16-bit
     dtype offers UPCAST.
     """
@@ -175,7 +181,9 @@ def candidate_changes(
     for index, n in enumerate(plan.program.nodes()):
         d = plan.decisions.get(node_id(n))
         if d is not None:
-            changes.extend(_changes_for(index, d, ref, outputs, read_rounded))
+            floats = sum(1 for p in n.all_input_nodes if isinstance(v := p.meta.get("val"), torch.Tensor)
+                         and v.is_floating_point())
+            changes.extend(_changes_for(index, d, ref, outputs, read_rounded, floats))
     return tuple(changes)
 
 

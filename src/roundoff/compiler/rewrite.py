@@ -218,6 +218,19 @@ def _passes_through(user: torch.fx.Node, node: torch.fx.Node) -> bool:
             and not any(u.op == "call_function" and classify(u.target).op_class is OpClass.ATTENTION for u in user.users))
 
 
+def _splits(user: torch.fx.Node, node: torch.fx.Node) -> bool:
+    """Whether `user` cuts `node` alone into views (``split``, ``chunk``, ``unbind``: a data movement op with
+    several results)."""
+    return (user.op == "call_function" and classify(user.target).op_class is OpClass.DATA_MOVEMENT
+            and isinstance(user.meta.get("val"), (tuple, list))
+            and [a for a in user.all_input_nodes if _float_dtype(a) is not None] == [node])
+
+
+def _fp32_like(val: torch.Tensor) -> torch.Tensor:
+    """A traced value's fp32 stand-in, its shape and strides kept."""
+    return val.new_empty_strided(val.shape, val.stride(), dtype=torch.float32)
+
+
 def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: torch.dtype, boundaries_round: bool,
                           kept: Iterable[torch.fx.Node]) -> None:
     """`keep_unrounded`'s consumers of fp32 `node` (once of `dtype`): a view or copy of it alone is fp32
@@ -226,8 +239,17 @@ def _users_read_unrounded(graph: torch.fx.Graph, node: torch.fx.Node, dtype: tor
     fp32 and its result is cast back."""
     for user in list(node.users):
         if _passes_through(user, node) and isinstance(val := user.meta.get("val"), torch.Tensor):
-            user.meta["val"] = val.new_empty_strided(val.shape, val.stride(), dtype=torch.float32)
+            user.meta["val"] = _fp32_like(val)
             _users_read_unrounded(graph, user, dtype, boundaries_round, kept)
+            continue
+        if _splits(user, node):  # its pieces are views of the fp32 value: fp32 too, as `chunk` of a `.float()` is
+            # (trial 86: a flow's `x1, x2 = x.chunk(2)` of a kept `cat` rounded both halves back)
+            user.meta["val"] = type(user.meta["val"])(_fp32_like(v) if isinstance(v, torch.Tensor) and v.dtype == dtype
+                                                      else v for v in user.meta["val"])
+            for item in list(user.users):
+                if item.target is operator.getitem and _float_dtype(item) == dtype:
+                    item.meta["val"] = _fp32_like(item.meta["val"])
+                    _users_read_unrounded(graph, item, dtype, boundaries_round, kept)
             continue
         if user.op == "output":
             with graph.inserting_after(node):

@@ -394,12 +394,13 @@ def _decide(
             and pid not in wide
         )
         rounds = _rounds_result(n, b, policy) or _extern_result(n, nid, bases, fusion, policy)
-        floats = [node_id(p) for p in n.all_input_nodes if dt.is_float(bases[node_id(p)].storage)]
+        floats = [node_id(p) for p in n.all_input_nodes if dt.is_float(bases[node_id(p)].storage) or node_id(p) in wide]
+        # (a kept multi-output view, `split`, has no storage dtype of its own: its items move its kept values)
         if _kept_wide(b):
             wide.add(nid)
-        elif b.op_class is OpClass.DATA_MOVEMENT and floats and all(f in wide for f in floats):
-            rounds = False  # a view of a kept value moves it unrounded, as the real fp32 tensor would
-            wide.add(nid)
+        elif b.op_class is OpClass.DATA_MOVEMENT and len(floats) == 1 and floats[0] in wide:
+            rounds = False  # a view of a kept value moves it unrounded, as the real fp32 tensor would; a copy of
+            wide.add(nid)  # several (cat) is rounded unless kept itself, as roundoff.compile casts its result back
         decisions[nid] = NodeDecision(
             node_id=nid,
             op=b.op,
