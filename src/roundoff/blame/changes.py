@@ -166,8 +166,8 @@ def candidate_changes(
     or a returned value the program reads too -> kept fp32 for its readers), SCALAR_FP32, NO_FMA.
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Toward the oracle, selects (where, masked_fill, clamp) offer KEEP_FP32 like computing ops: they store
-    what they pick; so do copies of several values (cat, stack), which round a kept one unless kept too. Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change;
-    a multi-output op (no storage dtype of its own: its ``getitem`` nodes round) computing in a 16-bit
+    what they pick; so do copies of several values (cat, stack), which round a kept one unless kept too.
+    Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change; a multi-output op (no storage dtype of its own: its ``getitem`` nodes round) computing in a 16-bit
     dtype offers UPCAST.
     """
     ref = Reference.parse(reference)
