@@ -167,8 +167,8 @@ def candidate_changes(
     Toward either: NO_DOWNCAST (matmul operands as stored instead of autocast-rounded).
     Toward the oracle, selects (where, masked_fill, clamp) offer KEEP_FP32 like computing ops: they store
     what they pick; so do copies of several values (cat, stack), which round a kept one unless kept too.
-    Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change; a multi-output op (no storage dtype of its own: its ``getitem`` nodes round) computing in a 16-bit
-    dtype offers UPCAST.
+    Nodes whose storage dtype is not low precision (fp32/fp64/int) offer no change; a multi-output op (no
+    storage dtype of its own: its ``getitem`` nodes round) computing in a 16-bit dtype offers UPCAST.
     """
     ref = Reference.parse(reference)
     # a returned value the program also reads (an optimizer's state `v`, read by its own update) may be kept
