@@ -62,7 +62,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         r = by_id.get(subject(nid))
         return (r.op, r.source) if r is not None and r.source else None
 
-    after: dict[str, int] = {}  # culprit -> how many sentences precede the next one
+    after: dict[str, int] = {}  # culprit -> where the sentence after its own goes
     for nid in result.culprits[:3]:
         if nid in named:  # an amplifier its source's sentence named, with its own error within the limit
             continue

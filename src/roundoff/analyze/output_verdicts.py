@@ -363,7 +363,6 @@ def slack_notes(outputs: Sequence[OutputVerdict], rule: Rule, tol: float, vs_ora
             f"(about {worst.rmse_reference:.0e}) holds them to it.",)
 
 
-
 def _scalar(arg: object) -> bool:
     """Whether output `arg` is a floating-point tensor of one element."""
     v = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
