@@ -7,8 +7,8 @@ Every bf16, fp16, fp8 and fp32 value (subnormals, +-inf, NaN, -0.0 included) is 
 so these copies are exact; in the eager reference every other floating tensor an op reads (captured by
 closure, a global, made with a narrow ``dtype=``) is read as its fp64 copy too (`KeepFp64`); non-floating
 tensors stay as they are. fp64 rounding error (unit roundoff 2^-53 ~ 1.1e-16) is far below that of any
-format compared against it (fp32: 6e-8, bf16: 3.9e-3), so which kernels evaluate the fp64 run (eager or Inductor, fused
-or not, summation order) does not change a verdict of ``same(eager, compiled, fp64_ref)``. Where the
+format compared against it (fp32: 6e-8, bf16: 3.9e-3), so which kernels evaluate the fp64 run (eager or
+Inductor, fused or not, summation order) does not change a verdict of ``same(eager, compiled, fp64_ref)``. Where the
 callable itself casts to a narrower floating dtype (``logits.float()`` before a loss, an RMSNorm that
 normalises in ``x.float()``), the eager reference keeps fp64 (`KeepFp64`: a fp32 "fp64" output made
 ``same`` skip its RMSE test, trial 63); the compiled one evaluates that part at that precision, and
