@@ -289,3 +289,21 @@ def test_flagged_nodes_of_one_line_beyond_those_named_are_counted_in_the_finding
     assert len(flagged) == 5, [(n.node_id, n.op, n.verdict) for n in r.nodes]
     text = " ".join(r.explanations)
     assert all(re.search(rf"\b{nid}\b", text) for nid in flagged) and "are flagged as well" in text, text
+
+
+def test_an_output_both_runs_make_inf_says_it_fails_whichever_runs_it() -> None:
+    """Trial 86: `check -p eager --against eager` said "eager diverges from eager" of an fp16 loss beyond fp16's
+    range, with no word that the reference is inf too. Oracle: real fp16 eager's loss is inf, fp64's finite."""
+    import torch
+
+    from roundoff.analyze import check
+
+    def energy(x: torch.Tensor) -> torch.Tensor:
+        return (x * 300).pow(2).sum()
+
+    x = torch.randn(64, generator=torch.Generator().manual_seed(0)).half()
+    assert torch.isinf(energy(x)) and torch.isfinite(energy(x.double()))
+    r = check(energy, (x,), "eager", against="eager")
+    assert r.diverges  # (the rule: an output NaN/inf where fp64 is finite fails)
+    assert any("eager is NaN/inf there too: the output fails whichever runs it" in e for e in r.explanations)
+    assert not any("there too" in e for e in check(energy, (x,), "eager", against="oracle").explanations)

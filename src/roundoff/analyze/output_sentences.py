@@ -16,12 +16,17 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
         m = o.vs_oracle
         what = nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
         head = f"output `{o.name}` has {o.nonfinite} {what} element(s) where fp64 is finite"
+        ref = o.vs_reference
+        both = (f" {against} is NaN/inf there too: the output fails whichever runs it, not by a difference between "
+                "the two (an output NaN/inf where fp64 is finite always fails)."
+                if against != "oracle" and (o.reference_nonfinite or ref is not None and ref.ref_nan + ref.ref_inf)
+                else "")  # (trial 86: "eager diverges from eager" read as a defect of the comparison)
         if o.unrepresentable:
             return (
                 f"{head}; at {o.unrepresentable} of them even fp64 correctly rounded to {o.dtype} overflows: "
-                f"{o.dtype} cannot hold the result (scale the values or compute it in a wider format)."
+                f"{o.dtype} cannot hold the result (scale the values or compute it in a wider format).{both}"
             )
-        return f"{head}: fp64 rounded to {o.dtype} is finite there, so the program loses it, not the format."
+        return f"{head}: fp64 rounded to {o.dtype} is finite there, so the program loses it, not the format.{both}"
     if o.rule != "same":
         return f"output `{o.name}` differs from {against} by the `{o.rule}` rule."
     if against == "oracle":
