@@ -146,8 +146,8 @@ def outputs_table(run: dict[str, Any]) -> Table:
 def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> Group:
     """One policy's section, causes first: verdict, what blame changes, the findings (failing outputs,
     the nodes whose own error causes them), outputs, worst nodes, NaN/Inf origin, hazards, notes."""
-    over = [o for o in run["outputs"] if o["verdict"] == "ok" and not o.get("noise_only") and o["multiplier"]
-            and (r := error_ratio(o["rmse"], o["ref_rmse"])) is not None and r > o["multiplier"]]
+    over = [o for o in run["outputs"] if run["verdict"] == "ok" and o["verdict"] == "ok" and not o.get("noise_only")
+            and o["multiplier"] and (r := error_ratio(o["rmse"], o["ref_rmse"])) is not None and r > o["multiplier"]]
     parts: list[RenderableType] = [
         Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"]),
                       f" by the path rule: {len(over)} output(s) over the limit by value with no flagged node on "
