@@ -127,7 +127,9 @@ def blame(
     ref = Reference.parse(against)
     rule = Rule.parse(rule)  # (an rmse_ratio with another rule: the Evaluator refuses it, before any run)
     args = tuple(program.example_inputs if inputs is None else inputs)
-    checked = _checked(program, pol, args, transcendentals, rule=rule) if (
+    # (trim=False: the outputs to fix are those over the limit by their values, as check --by-values fails them;
+    # trial 87: "nothing to fix" where check --by-values failed three gradients)
+    checked = _checked(program, pol, args, transcendentals, rule=rule, by_values=not trim and rule is Rule.SAME) if (
         ref is Reference.ORACLE and rmse_ratio is None) else None
     judged = _output_indices(program, checked, lambda o: not o.passes) if checked is not None else None
     ev = Evaluator(
@@ -327,12 +329,13 @@ def _first_unplaceable(program: Program, pol: Policy, args: tuple, transcendenta
 
 
 def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,
-             against: str = "oracle", rule: Rule = Rule.SAME) -> CheckResult:
-    """`check` with every node examined: against the oracle, what blame must bring within the limit; against
-    eager, the causes a search that found no fix names."""
+             against: str = "oracle", rule: Rule = Rule.SAME, by_values: bool = False) -> CheckResult:
+    """`check` with every node examined: against the oracle, what blame must bring within the limit (`by_values`:
+    every output by its values); against eager, the causes a search that found no fix names."""
     from roundoff.analyze import check
 
-    return check(program, inputs, policy, against=against, nodes="all", transcendentals=transcendentals, rule=rule)
+    return check(program, inputs, policy, against=against, nodes="all", transcendentals=transcendentals, rule=rule,
+                 by_values=by_values)
 
 
 #: Nodes of one op, line and pass from which they are a loop (or layers) that the search takes whole.
