@@ -517,6 +517,17 @@ def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
     checked = check(program, (x,), "eager", against="oracle", nodes="all")
     notes = [n for n in unreachable_causes(program, checked, ()) if "beyond float16's range" in n]
     assert notes and all("keep them in range" in n and "GradScaler" not in n for n in notes), notes
+    assert all("subtract a maximum before an exp" in n for n in notes), notes
+
+    def squared(x):  # trial 87: an RMSNorm's x * x of large values was given the exp's advice
+        return (x * x).float().mean()
+
+    x = (300 + torch.rand(256, generator=torch.Generator().manual_seed(0))).half()
+    assert bool((x.double() * x.double()).half().isinf().all())  # beyond fp16's range
+    program = capture(squared, x)
+    checked = check(program, (x,), "eager", against="oracle", nodes="all")
+    notes = [n for n in unreachable_causes(program, checked, ()) if "beyond float16's range" in n]
+    assert notes and all("scale what `mul` reads down first" in n and "exp" not in n for n in notes), notes
 
 
 def test_placeable_blame_searches_only_changes_roundoff_compile_can_place(monkeypatch):

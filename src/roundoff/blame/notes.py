@@ -109,7 +109,8 @@ def unreachable_causes(program: Program, checked: CheckResult, candidates: Seque
             f"check names {describe_node(program, nid)} as a cause, and no change this policy offers "
             f"{'fixes' if nid in changed else 'reaches'} it: "
             + (f"its values lie {'beyond' if r.overflow else 'below'} {dtype}'s range, so even fp64 correctly rounded "
-               f"to {dtype} loses them; " + _into_range(r.overflow > 0, forward is not None and not {nid, base_id(nid)} & forward)
+               f"to {dtype} loses them; " + _into_range(r.overflow > 0, forward is not None
+                                                        and not {nid, base_id(nid)} & forward, r.op)
                if out_of_range else
                f"it is a program output, which keeps its dtype ({dtype}); compute it in float32 in the code"
                if kept_output else _made_narrow(program, nid, reports, dtype) if narrow else
@@ -119,12 +120,17 @@ def unreachable_causes(program: Program, checked: CheckResult, candidates: Seque
     return notes + [sentence for sentence, _ in flip_sentences(checked, program.node)]
 
 
-def _into_range(overflow: bool, in_backward: bool) -> str:
+def _into_range(overflow: bool, in_backward: bool, op: str = "exp") -> str:
     """How to bring a value its format cannot hold into range: loss scaling only for a backward's underflow
-    (trial 68: GradScaler was advised for a forward `exp(+45)` that a mask applied after it left)."""
-    if overflow:
+    (trial 68: GradScaler was advised for a forward `exp(+45)` that a mask applied after it left); an
+    exp's overflow by subtracting a maximum, another op's by scaling what it reads (trial 87: an RMSNorm's
+    ``x * x`` of large embeddings was given the exp's advice)."""
+    if overflow and op == "exp":
         return ("keep them in range (subtract a maximum before an exp, apply a mask before the exp rather than after "
                 "it) or compute in bf16/fp32")
+    if overflow:
+        return (f"keep them in range (scale what `{op}` reads down first: a square or product of large values "
+                "overflows before they do) or compute in bf16/fp32")
     if in_backward:
         return "scale them into range (the loss: torch.amp.GradScaler) or compute in bf16/fp32"
     return "scale them into range (multiply by a power of two before, divide after) or compute in bf16/fp32"
