@@ -17,8 +17,8 @@ def _output_sentence(o: OutputVerdict, against: str) -> str | None:
         what = nan_or_inf(max(0, m.nan - m.ref_nan), max(0, m.inf - m.ref_inf))
         head = f"output `{o.name}` has {o.nonfinite} {what} element(s) where fp64 is finite"
         ref = o.vs_reference
-        both = (f" {against} is NaN/inf there too: the output fails whichever runs it, not by a difference between "
-                "the two (an output NaN/inf where fp64 is finite always fails)."
+        both = (f" {against} is not finite there either: the output fails whichever runs it, not by a difference "
+                "between the two (an output not finite where fp64 is finite always fails)."
                 if against != "oracle" and (o.reference_nonfinite or ref is not None and ref.ref_nan + ref.ref_inf)
                 else "")  # (trial 86: "eager diverges from eager" read as a defect of the comparison)
         if o.unrepresentable:
