@@ -27,6 +27,7 @@ from roundoff.analyze.verdict import (
     oracle_output_passes,
     path_dtypes,
     quantum_floor,
+    same_multiplier,
     widen_fp8,
 )
 from roundoff.capture.program import NODE_ID, Program
@@ -352,7 +353,7 @@ def slack_notes(outputs: Sequence[OutputVerdict], rule: Rule, tol: float, vs_ora
         return ()
     slack = [o for o in outputs if o.passes and not o.nonfinite and not o.noise_only and o.rmse_reference > 0
              and o.rmse_result <= tol / 10
-             and o.rmse_result > (3.0 if o.dtype in ("float16", "bfloat16") else 2.0) * o.rmse_reference]
+             and o.rmse_result > same_multiplier(getattr(torch, o.dtype)) * o.rmse_reference]
     if not slack:
         return ()
     worst = max(slack, key=lambda o: o.rmse_result / o.rmse_reference)

@@ -362,10 +362,15 @@ def same_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol:
         log.disabled = was
 
 
+def same_multiplier(dtype: torch.dtype) -> float:
+    """``same``'s RMSE multiplier for results of `dtype`: 3 for fp16/bf16, else 2 (torch 2.9-2.13)."""
+    return 3.0 if dtype in (torch.float16, torch.bfloat16) else 2.0
+
+
 def same_rmse_rule(ref: torch.Tensor, res: torch.Tensor, fp64_ref: torch.Tensor, tol: float) -> bool:
     """``same``'s second test as torch 2.9-2.13 apply it by default: ``rmse(res, fp64) <= m * rmse(ref,
-    fp64) + tol/10``, ``m`` 3 for fp16/bf16 results, else 2."""
-    multiplier = 3.0 if res.dtype in (torch.float16, torch.bfloat16) else 2.0
+    fp64) + tol/10``, ``m`` the `same_multiplier` of the result's dtype."""
+    multiplier = same_multiplier(res.dtype)
     res_error = float(torch.sqrt(torch.mean(torch.square(fp64_ref.double() - res.double()))))
     ref_error = float(torch.sqrt(torch.mean(torch.square(fp64_ref.double() - ref.double()))))
     return res_error <= multiplier * ref_error + tol / 10.0

@@ -42,7 +42,7 @@ from roundoff.compiler.settings import (
     inductor_settings,
 )
 from roundoff.compiler.storage_kernels import storage_kernel_items
-from roundoff.plan import plan
+from roundoff.plan import Plan, plan
 from roundoff.policy import get_policy
 from roundoff.policy.model import MatmulAdd, Negation, OpOverride, Policy
 
@@ -343,7 +343,7 @@ def reference_for(fn: Callable[..., Any], check_reference: str) -> Fp64Reference
     return Fp64Reference(fn, cache=False, split_matmul=split)
 
 
-def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
+def kept_aliases(program: Program, policy: Policy, planned: Plan | None = None) -> dict[str, str]:
     """{override id a plan of `program` made: the captured node it is placed on} for each node override
     that keeps in fp32 (``round_result=False`` alone) the node holding a decomposed node's value
     (``n7.3``, the cast that ends a 16-bit mean's decomposition: blame's fix for the mean): keeping
@@ -351,19 +351,19 @@ def kept_aliases(program: Program, policy: Policy) -> dict[str, str]:
     present = {node_id(n) for n in program.nodes()}
     if all(i in present for i in policy.node_overrides):
         return {}
-    holder_of = value_holders(plan(program, policy).program.graph)
+    holder_of = value_holders((planned or plan(program, policy)).program.graph)
     return {i: holder_of[i] for i, o in policy.node_overrides.items()
             if i not in present and i in holder_of and o == OpOverride(round_result=False)}
 
 
-def with_merged(program: Program, policy: Policy) -> dict[str, OpOverride]:
-    """`policy`'s node overrides, and for each node a plan of `program` merges by common-subexpression
+def with_merged(planned: Plan, policy: Policy) -> dict[str, OpOverride]:
+    """`policy`'s node overrides, and for each node its plan `planned` merges by common-subexpression
     elimination into one they override (the second of two ``torch.exp(logits)``), the same override:
     the compiled graph holds both, and the one without it would be computed as the unfixed policy does
     (trial 85: blame kept one fp16 ``exp`` of a contrastive loss in fp32, the plan merged the other into
     it, and the compiled loss stayed inf through the other)."""
     overrides = dict(policy.node_overrides)
-    merged = plan(program, policy).cse
+    merged = planned.cse
     overrides.update({removed: overrides[kept] for removed, kept in merged.items()
                       if kept in policy.node_overrides and removed not in overrides})
     return overrides
@@ -458,8 +458,9 @@ class _Compiled:
             program = _capture_as_checked(self.fn, args)
             _check_made_for(program, self.policy)
             self.forward_only = not program.backward
-            aliases = kept_aliases(program, self.policy)
-            self.overrides = with_merged(program, self.policy)
+            planned = plan(program, self.policy)  # (once, for both)
+            aliases = kept_aliases(program, self.policy, planned)
+            self.overrides = with_merged(planned, self.policy)
             self.keys = program_keys(program, self.overrides, aliases,
                                      decomposed=_as_compiled(program, self.policy, aliases))
         try:

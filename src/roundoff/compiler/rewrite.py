@@ -213,16 +213,19 @@ def _passes_through(user: torch.fx.Node, node: torch.fx.Node) -> bool:
     reads of a saved result), whose dtype is its input's, and which no fused attention reads (trial 58:
     a query kept in fp32 beside its fp16 keys made Inductor's CPU flash attention fail; that reader
     gets the view of the value cast back)."""
-    return (user.op == "call_function" and classify(user.target).op_class is OpClass.DATA_MOVEMENT
-            and [a for a in user.all_input_nodes if _float_dtype(a) is not None] == [node]
+    return (_moves_alone(user, node)
             and not any(u.op == "call_function" and classify(u.target).op_class is OpClass.ATTENTION for u in user.users))
 
 
 def _splits(user: torch.fx.Node, node: torch.fx.Node) -> bool:
     """Whether `user` cuts `node` alone into views (``split``, ``chunk``, ``unbind``: a data movement op with
     several results)."""
+    return _moves_alone(user, node) and isinstance(user.meta.get("val"), (tuple, list))
+
+
+def _moves_alone(user: torch.fx.Node, node: torch.fx.Node) -> bool:
+    """Whether `user` is a data movement op whose only floating-point operand is `node`."""
     return (user.op == "call_function" and classify(user.target).op_class is OpClass.DATA_MOVEMENT
-            and isinstance(user.meta.get("val"), (tuple, list))
             and [a for a in user.all_input_nodes if _float_dtype(a) is not None] == [node])
 
 

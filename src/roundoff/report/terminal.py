@@ -127,8 +127,7 @@ def outputs_table(run: dict[str, Any]) -> Table:
     limits = {o["multiplier"] for o in run["outputs"] if o["multiplier"] is not None}
     limit = next(iter(limits)) if len(limits) == 1 else None
     ratios = [error_ratio(out["rmse"], out["ref_rmse"]) for out in run["outputs"]]
-    beyond = [limit is not None and r is not None and r > limit and out["verdict"] == "ok" and not out.get("noise_only")
-              for out, r in zip(run["outputs"], ratios)]
+    beyond = [_ok_over_limit(out, limit) for out in run["outputs"]]
     where = " with a flagged node on its path" if any(beyond) else ""  # an ok over the limit: say the rule
     cols = ["output", "rmse vs fp64", "reference rmse"] + ([f"x reference (limit {limit:g}{where})"] if limit else [])
     for col in cols + ["verdict"]:  # a name folds, never cut short (trial 50: q/k/v_proj told apart)
@@ -143,11 +142,17 @@ def outputs_table(run: dict[str, Any]) -> Table:
     return table
 
 
+def _ok_over_limit(out: dict[str, Any], limit: float | None) -> bool:
+    """Whether output entry `out` passes though its error is over `limit` times its reference (the path rule:
+    no flagged node on its path), fp64's noise aside."""
+    ratio = error_ratio(out["rmse"], out["ref_rmse"])
+    return limit is not None and ratio is not None and ratio > limit and out["verdict"] == "ok" and not out.get("noise_only")
+
+
 def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> Group:
     """One policy's section, causes first: verdict, what blame changes, the findings (failing outputs,
     the nodes whose own error causes them), outputs, worst nodes, NaN/Inf origin, hazards, notes."""
-    over = [o for o in run["outputs"] if run["verdict"] == "ok" and o["verdict"] == "ok" and not o.get("noise_only")
-            and o["multiplier"] and (r := error_ratio(o["rmse"], o["ref_rmse"])) is not None and r > o["multiplier"]]
+    over = [o for o in run["outputs"] if run["verdict"] == "ok" and _ok_over_limit(o, o["multiplier"])]
     parts: list[RenderableType] = [
         Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"]),
                       f" by the path rule: {len(over)} output(s) over the limit by value with no flagged node on "
