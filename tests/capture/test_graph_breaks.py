@@ -12,7 +12,7 @@ import torch
 from capture_helpers import assert_matches_eager
 
 from roundoff.capture import SpecializationKind, capture
-from roundoff.execute import run_eager
+from roundoff.execute import run_eager, run_oracle
 
 ITEM, BRANCH, SHAPE, RANDOM = (
     SpecializationKind.ITEM,
@@ -170,3 +170,30 @@ def test_parameter_changed_in_place_after_capture_is_refused() -> None:
         lin.weight.mul_(-1)
     with pytest.raises(ValueError, match="'lin.weight' .* changed in place since the capture"):
         run_eager(program, (x,))
+
+
+def ctc(logits: torch.Tensor, labels: torch.Tensor, wide: torch.dtype = torch.float32) -> torch.Tensor:
+    log_probs = torch.log_softmax(logits, -1, dtype=wide).transpose(0, 1)  # (as transformers' CTC heads)
+    mask = labels >= 0
+    lengths = torch.full((logits.shape[0],), logits.shape[1], dtype=torch.long)
+    return torch.nn.functional.ctc_loss(log_probs, labels.masked_select(mask), lengths, mask.sum(-1))
+
+
+def binned(logits: torch.Tensor, labels: torch.Tensor, wide: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.bincount(labels.flatten(), weights=logits[:, : labels.shape[1], 0].flatten().to(wide))
+
+
+@pytest.mark.parametrize("fn", [ctc, binned], ids=lambda f: f.__name__)
+def test_shape_from_integers_is_computed_by_every_run(fn: Callable[..., Any]) -> None:
+    """A CTC loss's (and a weighted bincount's) shape follows from integer operands alone: the graph
+    keeps the op, so the fp64 oracle computes it from its own operands (pinned to eager's value, the
+    oracle's loss was the bf16 run's: trial 88's Wav2Vec2)."""
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(2, 12, 6, generator=g).to(torch.bfloat16)
+    labels = torch.randint(1, 6, (2, 4), generator=g)
+    program = capture(fn, logits, labels)
+    assert not [s for s in program.specializations if "ctc" in s.detail or "bincount" in s.detail]
+    oracle = run_oracle(program, (logits, labels))[0]
+    assert oracle.dtype == torch.float64
+    assert torch.equal(oracle, fn(logits.double(), labels, torch.float64))  # fp64 by hand: the same ops
+    assert torch.equal(run_eager(program, (logits, labels))[0], fn(logits, labels))

@@ -22,6 +22,13 @@ from roundoff.capture.sources import _current_graph, label_new_nodes
 
 ORIGIN = "roundoff_origin"  # transient: the old node a new node was made from
 
+#: Data-dependent-shape ops whose shape follows from integer operands alone (a CTC loss's lengths, a
+#: bincount's largest index) and whose values are computed from float ones. The capture keeps them as
+#: ops (`roundoff.capture.specialize`): every run computes them from its own operands; a graph holding
+#: one is re-traced on its real example inputs, since fake tensors cannot give its shape.
+SHAPE_FROM_INTEGERS = frozenset({
+    torch.ops.aten._ctc_loss.default, torch.ops.aten._ctc_loss.Tensor, torch.ops.aten.bincount.default})
+
 # What tracing user code can raise: torch's data-dependence, unsupported-operator and shape errors
 # are RuntimeError/ValueError/TypeError subclasses; user code adds the other common kinds.
 TRACER_ERRORS: tuple[type[Exception], ...] = (
@@ -62,7 +69,9 @@ def trace_fake(
     )
 
 
-def trace_real(f: Callable[..., Any], inputs: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
+def trace_real(
+    f: Callable[..., Any], inputs: Sequence[torch.Tensor], table: Mapping[Any, Any] | None = None
+) -> torch.fx.GraphModule:
     """make_fx on the real inputs: `f` runs once as eager runs it, and a tensor value read into
     Python (``.item()``, a branch, a data-dependent shape) is the value eager computed
     (`roundoff.capture.specialize` records and pins each). Every node's ``meta["val"]`` is fake.
@@ -70,7 +79,7 @@ def trace_real(f: Callable[..., Any], inputs: Sequence[torch.Tensor]) -> torch.f
     The tracing context only lends make_fx one fake mode for those ``meta["val"]``: without it make_fx
     builds a new FakeTensorMode for every node, which made a 2-layer Llama capture 7x slower."""
     with tracing(TracingContext(FakeTensorMode(allow_fallback_kernels=True))):
-        return make_fx(f, tracing_mode="real", _error_on_data_dependent_ops=False)(*inputs)
+        return make_fx(f, decomposition_table=table, tracing_mode="real", _error_on_data_dependent_ops=False)(*inputs)
 
 
 def retrace(
@@ -87,7 +96,8 @@ def retrace(
     f: Callable[..., Any] = interp.run
     if functionalize:
         f = torch.func.functionalize(f, remove="mutations")
-    new = trace_fake(f, example_inputs, decomposition_table)
+    shaped_by_data = any(n.op == "call_function" and n.target in SHAPE_FROM_INTEGERS for n in gm.graph.nodes)
+    new = (trace_real if shaped_by_data else trace_fake)(f, example_inputs, decomposition_table)
     old_ph = [n for n in gm.graph.nodes if n.op == "placeholder"]
     new_ph = [n for n in new.graph.nodes if n.op == "placeholder"]
     for old, fresh in zip(old_ph, new_ph):

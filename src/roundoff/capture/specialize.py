@@ -8,7 +8,8 @@ code that torch.compile runs with a graph break (``.item()``, ``if x.sum() > 0:`
   tracer itself; `roundoff.capture.sources.SourceRecorder` records where;
 - a data-dependent shape is made static here: a boolean mask used as an index becomes eager's
   ``nonzero`` indices (the same elements, in the same order, and the same accumulation into zeros in
-  the backward), and a ``nonzero``/``unique``/``masked_select`` result becomes eager's result;
+  the backward), and a ``nonzero``/``unique``/``masked_select`` result becomes eager's result (an op
+  whose shape integer operands alone decide, a CTC loss, stays an op: `retrace.SHAPE_FROM_INTEGERS`);
 - a random draw (dropout's ``bernoulli_``, ``randn``) becomes eager's draw, so that every emulated
   run, the oracle and the real eager replay of the graph see one and the same sample;
 - a selection (``topk``, ``sort``, ``argmax``, ``argmin``) whose indices a value pinned above is computed
@@ -33,6 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from roundoff.capture.program import NODE_SOURCE, Specialization, SpecializationKind
+from roundoff.capture.retrace import SHAPE_FROM_INTEGERS
 from roundoff.capture.sources import VALUE_READ, reads_tensor_data
 
 aten = torch.ops.aten
@@ -121,7 +123,7 @@ class EagerValues(TorchDispatchMode):
         if select:
             self.selects.add(self._node(out))
         elif _is_draw(func) or (
-            torch.Tag.dynamic_output_shape in func.tags and func not in _INDEXING
+            torch.Tag.dynamic_output_shape in func.tags and func not in _INDEXING and func not in SHAPE_FROM_INTEGERS
         ):
             for t in tree_leaves(out):
                 node = self._node(t) if isinstance(t, torch.Tensor) else None
