@@ -269,3 +269,36 @@ def test_check_by_values_fails_an_output_the_path_rule_passes(tmp_path) -> None:
     doc = json.loads(run("check", f"{script}:f", "-p", "eager", "--against", "oracle", "--by-values", "--json").stdout)
     assert doc["runs"][0]["outputs_by_values"] is True and "--by-values" in doc["legend"]
     _usage_error(run("check", f"{script}:f", "--by-values"), "--by-values is for --against oracle")
+
+
+def test_piped_tables_keep_one_line_per_row(tmp_path):
+    """Piped (no terminal, no COLUMNS), a table wider than 160 columns is printed at its own width: at 160
+    a Wav2Vec2's 63-character gradient names folded onto lines of empty cells and a grep of the log lost
+    them (trial 88)."""
+    script = tmp_path / "deep.py"
+    script.write_text(
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "model = torch.nn.Sequential()\n"
+        "model.add_module('feature_extractor_with_a_long_name_as_research_code_nests_its_modules', torch.nn.ModuleDict(\n"
+        "    {'convolution_layers_number_zero_projection_of_the_first_block': torch.nn.Linear(4, 4).to(torch.bfloat16)}))\n"
+        "def step(x):\n"
+        "    return model.feature_extractor_with_a_long_name_as_research_code_nests_its_modules['convolution_layers_number_zero_projection_of_the_first_block'](x).square().sum()\n"
+        "def step_inputs():\n"
+        "    return (torch.randn(3, 4).to(torch.bfloat16),)\n"
+    )
+    result = CliRunner(env={"COLUMNS": None}).invoke(
+        app, ["check", f"{script}:step", "--backward", "-p", "eager", "--against", "eager"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if "grad_model.feature_extractor" in line]
+    names = {n for n, _ in model_names(script)}
+    assert len(rows) == len(names) == 2, result.stdout
+    for name in names:  # the whole name, its figures and its verdict on one line
+        assert any(f"grad_{name}" in line and "│ ok" in line for line in rows), result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) > 160  # (the table's own width)
+
+
+def model_names(script):
+    """The script's parameter names, as the check names their gradients."""
+    import runpy
+    return list(runpy.run_path(str(script))["model"].named_parameters(prefix="model"))

@@ -12,17 +12,43 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.table import Table
 
 from roundoff.cli.loading import UsageError
 
 PIPED_WIDTH = 160  # rich's 80 columns when not a terminal would fold names (`motivati`/`ng.py:69`)
 
 
+class _PipedConsole(Console):
+    """A console for piped stdout: `PIPED_WIDTH` columns, or a table's own width where that is more, so a
+    log keeps one line per table row (trial 88: a Wav2Vec2's 63-character gradient names folded onto
+    lines of empty cells, and grep over the log lost them)."""
+
+    def print(self, *objects: object, **kwargs: object) -> None:  # type: ignore[override]
+        unbounded = self.options.update(max_width=1 << 16)
+        self.width = max([PIPED_WIDTH, *(self.measure(t, options=unbounded).maximum for o in objects for t in _tables(o))])
+        try:  # (rich's print(width=) cannot exceed the console's width)
+            super().print(*objects, **kwargs)  # type: ignore[arg-type]
+        finally:
+            self.width = PIPED_WIDTH
+
+
+def _tables(renderable: object) -> list[Table]:
+    """The rich tables in `renderable` (a table, or a group holding some)."""
+    if isinstance(renderable, Table):
+        return [renderable]
+    if isinstance(renderable, Group):
+        return [t for r in renderable.renderables for t in _tables(r)]
+    return []
+
+
 def stdout_console() -> Console:
-    """Tables for stdout: the terminal's width, or `PIPED_WIDTH` when piped (COLUMNS overrides)."""
-    wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
-    return Console(highlight=False, width=PIPED_WIDTH if wide else None)
+    """Tables for stdout: the terminal's width, or when piped `PIPED_WIDTH` and wider for a table that
+    needs it (`_PipedConsole`; COLUMNS overrides both)."""
+    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+        return _PipedConsole(highlight=False, width=PIPED_WIDTH)
+    return Console(highlight=False)
 
 
 def stderr_console() -> Console:
