@@ -478,3 +478,26 @@ def test_against_eager_a_reference_finite_where_real_eager_is_inf_is_said() -> N
     eager = check(capture(f, x), (x,), "eager", against="oracle")
     assert eager.outputs[0].nonfinite == 1 and not eager.outputs[0].passes
     assert not any(n.startswith("real eager gives") for n in check(capture(f, x / 8), (x / 8,), "inductor-cpu").notes)
+
+
+def _factories(dtype: torch.dtype):
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        t = torch.linspace(2.0, 6.0, 32, dtype=dtype)  # a NeRF's sample depths (trial 88)
+        a = torch.arange(0.1, 3.3, 0.1, dtype=dtype)  # (32 values)
+        f = torch.full((32,), 0.1, dtype=dtype)
+        g = torch.logspace(-2.0, 2.0, 32, dtype=dtype)
+        return x * t + a * f + g
+    return fn
+
+
+@pytest.mark.parametrize("policy", ["eager", "eager-cuda"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_factories_in_a_16_bit_dtype_equal_eager(dtype: torch.dtype, policy: str) -> None:
+    """A factory makes its values in its own dtype with its own kernel (torch's bf16 linspace sums a bf16
+    step: 2.25 at index 2 of linspace(2, 6, 32), where the fp32 value rounded is 2.2656)."""
+    fn = _factories(dtype)
+    x = torch.randn(32, generator=torch.Generator().manual_seed(0)).to(dtype)
+    real = fn(x)
+    (emu,) = run_plan(plan(capture(fn, x), policy), (x,))
+    assert same_bits(emu, real), f"{n_differ(emu, real)} of {real.numel()} differ; repro: _factories({dtype}) under {policy}"
+    assert not same_bits(torch.linspace(2.0, 6.0, 32).to(dtype), torch.linspace(2.0, 6.0, 32, dtype=dtype))  # (it matters)

@@ -13,7 +13,8 @@ Numeric contract of `PlanNumerics.evaluate` for a call_function node with decisi
    is a narrow format (STORAGE compute); Python-float operands are rounded to ``d.scalar_format``
    when set (from their fp64 value, correctly rounded). Float ``dtype`` arguments (``_to_copy``,
    ``full``, ``sum(dtype=)``, ...) are rewritten to the container dtype, so a cast computes nothing
-   and rounds only when the plan says so.
+   and rounds only when the plan says so; except that a factory (``linspace``, ``arange``, ``full``: no
+   tensor operand) held in its own dtype runs as written, by torch's kernel in that dtype, as eager does.
 3. The op runs in the container dtype (fp32, or fp64 for fp64 programs); a matmul (mm, bmm) whose
    operands are both held in the storage dtype it rounds its result to runs in that dtype, with
    torch's own kernel, i.e. what eager runs (CPU: fp32 accumulation, one rounding; CUDA: cuBLAS under
@@ -172,6 +173,7 @@ class _Static:
         "channels_last",
         "compute_round",
         "d",
+        "factory",
         "fmts",
         "fresh",
         "moves",
@@ -193,6 +195,11 @@ class _Static:
             (get_format(d.compute_dtype).name,) if low else ())
         self.scalar_fmt = d.scalar_format if d is not None else None
         self.moves = d is not None and d.op_class is OpClass.DATA_MOVEMENT and not self.fmts
+        # a factory (linspace, arange, full) makes its values in its own dtype by its own kernel, as eager does
+        # (torch's bf16 linspace sums a bf16 step: 2.25 where fp32's rounded is 2.2656; trial 88's NeRF)
+        # (where the plan holds it in that dtype: an fp32 policy makes it in fp32)
+        self.factory = (d is not None and d.op_class is OpClass.OTHER and not node.all_input_nodes
+                        and d.storage_dtype == d.compute_dtype == getattr(node.meta.get("val"), "dtype", None))
         self.compute_round = d.compute_dtype if low else None
         st = self.storage
         self.native = d is not None and (not node.kwargs and (accumulates_in_storage(node, d) or (
@@ -330,6 +337,8 @@ class PlanNumerics:
         native = self._native_kernel(node, read, fresh) if st.native else None
         if native is not None:
             return native
+        if st.factory:
+            return call(stride_free(node.target), node.args, relocated(node.kwargs, self.relocate))
         args, kwargs = self.operands(node, read, fresh)
         if d is not None and d.fma is not None and d.fma.contracted:
             out = self._fma(node, d, args, kwargs, read, fresh)
