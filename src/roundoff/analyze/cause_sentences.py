@@ -20,6 +20,7 @@ from roundoff.analyze.selections import is_selection
 from roundoff.analyze.verdict import EXCESS_LIMIT, unit_roundoff
 from roundoff.capture.program import (
     NODE_ID,
+    Program,
     multi_output_parent,
 )
 from roundoff.execute.native_kernels import BATCH_NORMS, accumulates_in_storage
@@ -227,25 +228,68 @@ def amplification(source: NodeReport, amp: NodeReport) -> float:
 
 def source_sentence(r: NodeReport, amp: NodeReport, plan: Plan, by_id: dict[str, NodeReport]) -> str:
     """Why a node whose own error may be small is named: a later node amplifies the error it passes on.
-    A cast or view only reads a value: the node that made the value is named, read through it. Its
-    operands in the same format that already carry at least half its error are named too: their
-    rounding is in its value as well (trial 56: a timestep embedding's fp16 ``t * freqs`` before a
-    ``sin``, whose fp16 ``freqs`` carry as much of the phase error as the product's rounding)."""
+    A cast or view only reads a value: the node that made the value is named, read through it. The values
+    upstream in the same format whose rounding is in its value as well are named too (`rounded_upstream`;
+    trial 56: a timestep embedding's fp16 ``t * freqs`` before a ``sin``, whose fp16 ``freqs`` carry as
+    much of the phase error as the product's rounding), and a factory among them that makes its values in
+    that format, which only the code can widen."""
     fmt = r.working_dtype or r.dtype
+    carriers = rounded_upstream(r, plan.program, by_id)
+    factories = [u for u in carriers if is_factory(plan.program, u)]
+    keep = ("; " + ", ".join(f"{report_at(u)} makes its values in {u.dtype} itself" for u in factories)
+            + ", which no policy or blame change keeps wider: create them in a wider dtype (dtype=torch.float32)"
+            if factories else "; blame --against oracle finds which to keep")
+    upstream = "; ".join(f"{report_at(u)} in {u.dtype}: {(u.local or u.vs_oracle).norm_rel:.2g}" for u in carriers)
+    amplified = (f"{report_at(amp)} amplifies that error about {amplification(r, amp):.3g}x "
+                 f"(to {amp.vs_oracle.norm_rel:.2g})")
+    if carriers and (r.local or r.vs_oracle).norm_rel < r.vs_oracle.norm_rel / 4:
+        # it makes next to none of its error (a user's fp32 position from a bf16 linspace): where it was made is named
+        return (f"{report_at(r)}, held in {r.dtype}, carries an error made before it (normwise relative "
+                f"{r.vs_oracle.norm_rel:.2g}), and {amplified}: what it is computed from was rounded ({upstream}){keep}.")
     how = "is correctly rounded" if r.own_excess <= EXCESS_LIMIT else f"loses {r.own_excess:.3g} times its rounding"
     made = _made_by(r, plan)
     subject = report_at(r) if made is None else f"{made}, read in {fmt} by {report_at(r)},"
-    carriers = [u for u in reported_operands(plan.program.node(r.node_id), by_id)
-                if u.dtype == r.dtype and u.vs_oracle.norm_rel >= r.vs_oracle.norm_rel / 2 > 0]
-    also = (f" It is computed from {fmt} values already about as far off fp64 ("
-            + ", ".join(f"{report_at(u)}: {u.vs_oracle.norm_rel:.2g}" for u in carriers)
-            + "): where their rounding reaches it, keeping only it wider leaves that error; "
-              "blame --against oracle finds which to keep.") if carriers else ""
+    also = (f" It is computed from {fmt} values already off fp64 ({upstream}): where their rounding reaches it, "
+            f"keeping only it wider leaves that error{keep}.") if carriers else ""
+    widen = (f"it makes its values in {r.dtype} itself, which no policy or blame change keeps wider: create them in a "
+             "wider dtype (dtype=torch.float32)" if made is None and is_factory(plan.program, r) else "keep it in a wider format")
     return (
         f"{subject} {how} in {fmt} (its value's normwise relative error {r.vs_oracle.norm_rel:.2g}), but "
-        f"{report_at(amp)} amplifies that error about {amplification(r, amp):.3g}x (to {amp.vs_oracle.norm_rel:.2g}): "
-        f"{fmt} is too narrow for this value; keep it in a wider format.{also}"
+        f"{amplified}: {fmt} is too narrow for this value; {widen}.{also}"
     )
+
+
+#: How many upstream 16-bit roundings `source_sentence` names.
+_CARRIERS = 4
+_SIXTEEN_BITS = ("bfloat16", "float16")
+
+
+def rounded_upstream(r: NodeReport, program: Program, by_id: dict[str, NodeReport]) -> list[NodeReport]:
+    """Where the error `r` carries was made upstream: up through views and through every value that
+    carries at least a quarter of `r`'s error (normwise relative), the nodes whose own error is that
+    large (their rounding is in `r`'s value too, each below half of it where several add up: trial 88, a
+    NeRF's bf16 ``o + d * t`` whose ``d * t`` and whose bf16 ``linspace`` t carry 0.0025 and 0.0017 of the
+    sum's 0.0062; an fp32 ``.float()`` of that linspace carries its error without making any); nearest
+    first, at most `_CARRIERS`. Graph inputs, exact, are not among them."""
+    bar = r.vs_oracle.norm_rel / 4  # (a cancellation's relative error outgrows its operands': a 16-bit rounding
+    if (fmt := r.working_dtype or r.dtype) in _SIXTEEN_BITS:  # upstream counts from a quarter of its format's unit)
+        bar = min(bar, unit_roundoff(getattr(torch, fmt)) / 4)
+    found: list[NodeReport] = []
+    todo, seen = [r], {r.node_id}
+    while todo and len(found) < _CARRIERS:
+        for u in reported_operands(program.node(todo.pop(0).node_id), by_id):
+            if u.node_id not in seen and u.vs_oracle.norm_rel >= bar > 0:
+                seen.add(u.node_id)
+                todo.append(u)
+                if (u.local or u.vs_oracle).norm_rel >= bar:
+                    found.append(u)
+    return found[:_CARRIERS]
+
+
+def is_factory(program: Program, r: NodeReport) -> bool:
+    """Whether `r`'s node makes its values from no tensor (``linspace``, ``arange``, ``full``): in its dtype."""
+    node = program.node(r.node_id)
+    return node.op == "call_function" and not node.all_input_nodes
 
 
 def _made_by(r: NodeReport, plan: Plan) -> str | None:
