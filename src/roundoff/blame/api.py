@@ -26,6 +26,7 @@ from roundoff.blame.explain import explain
 from roundoff.blame.notes import (
     backward_only,
     beyond_fp32,
+    bits_the_compiler_decides,
     causes_left,
     nonfinite_removed,
     over_limit_by_value,
@@ -206,6 +207,8 @@ def blame(
             "them, but roundoff.compile places overrides on forward nodes only and refuses these "
             "(RoundoffPlacementError); what the forward changes alone do, `roundoff check` with a policy that "
             "keeps only those tells")
+    if status is BlameStatus.FIXED and rule is Rule.BITWISE:
+        notes.extend(bits_the_compiler_decides(ev.base_plan, transcendentals))
     breaks = [b for b in program.specializations if b.kind is not SpecializationKind.RANDOM]
     if status is BlameStatus.FIXED and breaks:
         notes.append(

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from roundoff.analyze.cause_sentences import is_factory, rounded_upstream
 from roundoff.analyze.culprits import amplifier
 from roundoff.analyze.decision_sentences import flip_sentences
 from roundoff.analyze.result import CheckResult
@@ -20,6 +21,8 @@ from roundoff.blame.changes import Change, output_ids
 from roundoff.blame.evaluate import Evaluator
 from roundoff.blame.explain import describe_node
 from roundoff.capture.program import Program, base_id, node_id, node_source, value_inputs
+from roundoff.ops.classes import OpClass
+from roundoff.plan.model import Plan
 
 
 def over_limit_by_value(result: CheckResult) -> tuple[tuple[str, float], ...]:
@@ -117,7 +120,40 @@ def unreachable_causes(program: Program, checked: CheckResult, candidates: Seque
                f"it computes in {dtype} already, the widest format these changes offer; compute it another way "
                "that stays accurate (log1p, a two-pass variance, a max subtracted first) or in float64")
         )
-    return notes + [sentence for sentence, _ in flip_sentences(checked, program.node)]
+    return notes + _factories_upstream(program, checked, reports) + [
+        sentence for sentence, _ in flip_sentences(checked, program.node)]
+
+
+def _factories_upstream(program: Program, checked: CheckResult, reports: dict[str, Any]) -> list[str]:
+    """A factory making in 16 bits values whose rounding a named cause carries and a later op amplifies
+    (`rounded_upstream`): no change reaches it (trial 88: a NeRF's bf16 ``linspace`` depths under a
+    positional encoding's ``cos``; blame said "not a placement decision" where the code's dtype= was)."""
+    made: dict[str, str] = {}
+    for nid in checked.culprits[:3]:
+        if nid in reports and amplifier(checked.culprits, program, reports, nid) is not None:
+            for u in rounded_upstream(reports[nid], program, reports):
+                if is_factory(program, u) and u.dtype in ("bfloat16", "float16"):
+                    made.setdefault(u.node_id, u.dtype)
+    return [f"check names {describe_node(program, nid)} upstream of an amplified error, and no change this policy "
+            f"offers reaches it: its values are made in {dtype} by the code itself (a dtype= argument); create them "
+            "in float32 in the code" for nid, dtype in made.items()]
+
+
+def bits_the_compiler_decides(plan: Plan, transcendentals: str) -> list[str]:
+    """Under ``--rule bitwise``, what a bit-for-bit fix of an Inductor policy rests on that no placement
+    decides: its exp/sin/cos/... were evaluated with `transcendentals`' kernels, and the compiled program
+    runs Inductor's own (trial 88: a NeRF's bitwise fix, bit for bit emulated, was an ulp off eager's
+    loss under roundoff.compile: Inductor's vectorized sin/cos differ from eager's in thousands of
+    elements, as `roundoff observe` shows)."""
+    if "inductor" not in plan.policy.decompositions or transcendentals == "inductor":
+        return []
+    ops = sorted({d.op.split(".")[1] for d in plan.decisions.values()
+                  if d.op_class is OpClass.POINTWISE_TRANSCENDENTAL and d.op.count(".") >= 2})
+    if not ops:
+        return []
+    return [f"bit for bit as emulated, with eager's {', '.join(f'`{o}`' for o in ops[:5])}{' ...' if len(ops) > 5 else ''}: "
+            "the compiled program evaluates these with Inductor's own implementations, which can differ from eager's "
+            "in the last bit whatever the placement (roundoff observe compares the real kernels with the emulation)"]
 
 
 def _into_range(overflow: bool, in_backward: bool, op: str = "exp") -> str:
