@@ -21,7 +21,7 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().cpu().reshape(-1).view(torch.uint8)
+    return t.detach().cpu().reshape(-1).contiguous().view(torch.uint8)
 
 
 def _mlp_step():
@@ -277,3 +277,30 @@ def test_the_joint_graph_is_emulated_as_compiled_one_graph(monkeypatch):
     compare = observe_api._compare
     monkeypatch.setattr(observe_api, "_compare", lambda *a, **k: compare(*a, **{**k, "joint": False}))
     assert mismatched(), "the case must tell the joint plan from the partitioned one"
+
+
+def _depths(o: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+    t = torch.linspace(2.0, 6.0, 32, dtype=torch.bfloat16).expand(o.shape[0], 32)
+    delta = t[..., 1:] - t[..., :-1]  # (a NeRF's sample spacing: a strided buffer)
+    delta = torch.cat([delta, torch.full_like(delta[..., :1], 1e10)], -1) * torch.norm(d[:, None, :], dim=-1)
+    return torch.exp(-delta * o[:, :1]).sum()
+
+
+def test_a_strided_buffer_is_learned_and_replayed():
+    """Trial 88: learning which buffers a later kernel writes over compared a strided bf16 buffer as bytes
+    in place, which torch refuses (observe exited 3 on a NeRF)."""
+    g = torch.Generator().manual_seed(0)
+    o, d = (torch.rand(8, 3, generator=g).to(torch.bfloat16) for _ in range(2))
+    program = capture(_depths, o, d)
+    inputs = complete_inputs(program, program.example_inputs)
+    compiled = compile_program(program, inputs)
+    with torch.no_grad():
+        reference = compiled.run(*inputs)
+        scanned: dict[str, torch.Tensor] = {}
+        with tapped(compiled.module, lambda k, n, b, v: scanned.__setitem__(b, v.detach().to("cpu", copy=True))):
+            compiled.run(*inputs)
+    kept, outs = run_planned(compiled, inputs, plan_taps(compiled, inputs), Keeping(0, {}))
+    assert kept and set(kept) == set(scanned) & set(compiled.buffers)
+    assert any(not v.is_contiguous() for v in kept.values())  # (the case)
+    assert all(torch.equal(_bits(v), _bits(scanned[name])) for name, v in kept.items())
+    assert all(torch.equal(_bits(a), _bits(b)) for a, b in zip(outs, reference))

@@ -62,7 +62,14 @@ from roundoff.observed.output_rule import (
 )
 from roundoff.observed.partition import Stage, Staged, compile_staged
 from roundoff.observed.real_step import TorchCompileOutput, departures, real_outputs
-from roundoff.observed.replay import Keeping, TapPlan, device_budget, learning_run, run_planned
+from roundoff.observed.replay import (
+    Keeping,
+    TapPlan,
+    bitwise_equal,
+    device_budget,
+    learning_run,
+    run_planned,
+)
 from roundoff.observed.reuse import stored_and_reused, unrounded_reads
 from roundoff.observed.taps import ObserveError
 from roundoff.ops import short_name
@@ -216,9 +223,7 @@ def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float]:
 def _same_bits(a: Any, b: Any) -> bool:
     """Same dtype, shape and bits (NaN payloads included), whatever the strides."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.dtype != b.dtype or a.shape != b.shape:
-            return False
-        return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
+        return bitwise_equal(a, b)
     return type(a) is type(b)
 
 

@@ -176,7 +176,7 @@ class _Learner:
                               and not c.kernel.startswith("extern_kernels.")
                               and not self.compiled.buffers[c.buffer].slices
                               and _storage(value) in self.writes[launch])
-            if rewritten_here and not _bitwise_equal(value.detach().cpu(), copy):
+            if rewritten_here and not bitwise_equal(value.detach().cpu(), copy):
                 arg, local = _where(value, *self.current)
                 self.found[i] = (replace(c, kernel=kernel, launch=launch, arg=arg, local=local), value,
                                  value.detach().to("cpu", copy=True), value._version)
@@ -197,7 +197,7 @@ class _Learner:
                 unmapped[c.buffer] = c.kernel
                 continue
             kept_slices.update(slices)  # (judged as the whole)
-            changed = value._version != version or not _bitwise_equal(value.detach().cpu(), copy)
+            changed = value._version != version or not bitwise_equal(value.detach().cpu(), copy)
             if c.buffer in self.mutated or changed and not later or (  # finished by an op no tap sees: the tap
                     self.compiled.buffers[c.buffer].fill and not _one_value(copy)):  # saw its first state only;
                 untapped.append(c.buffer)  # or a fill's buffer its own kernel wrote other values into (trial 84)
@@ -217,9 +217,11 @@ def _one_value(t: torch.Tensor) -> bool:
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same dtype, shape and bits (NaN payloads included), whatever the strides (a strided buffer, a NeRF's
+    ``t[..., 1:] - t[..., :-1]``, cannot be viewed as bytes in place: trial 88)."""
     return a.shape == b.shape and a.dtype == b.dtype and bool(
-        torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
+        torch.equal(a.reshape(-1).contiguous().view(torch.uint8), b.reshape(-1).contiguous().view(torch.uint8)))
 
 
 class _Recording:
