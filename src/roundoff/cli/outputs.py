@@ -18,16 +18,18 @@ from rich.table import Table
 from roundoff.cli.loading import UsageError
 
 PIPED_WIDTH = 160  # rich's 80 columns when not a terminal would fold names (`motivati`/`ng.py:69`)
+PIPED_MAX_WIDTH = 240  # a table's own width, piped, up to this: a column of sentences (blame's "why") wraps
 
 
 class _PipedConsole(Console):
-    """A console for piped stdout: `PIPED_WIDTH` columns, or a table's own width where that is more, so a
-    log keeps one line per table row (trial 88: a Wav2Vec2's 63-character gradient names folded onto
+    """A console for piped stdout: `PIPED_WIDTH` columns, or a table's own width where that is more (up to
+    `PIPED_MAX_WIDTH`), so a log keeps one line per table row (trial 88: a Wav2Vec2's 63-character gradient names folded onto
     lines of empty cells, and grep over the log lost them)."""
 
     def print(self, *objects: object, **kwargs: object) -> None:  # type: ignore[override]
         unbounded = self.options.update(max_width=1 << 16)
-        self.width = max([PIPED_WIDTH, *(self.measure(t, options=unbounded).maximum for o in objects for t in _tables(o))])
+        natural = [self.measure(t, options=unbounded).maximum for o in objects for t in _tables(o)]
+        self.width = max(PIPED_WIDTH, min(max(natural, default=0), PIPED_MAX_WIDTH))
         try:  # (rich's print(width=) cannot exceed the console's width)
             super().print(*objects, **kwargs)  # type: ignore[arg-type]
         finally:
