@@ -501,3 +501,36 @@ def test_factories_in_a_16_bit_dtype_equal_eager(dtype: torch.dtype, policy: str
     (emu,) = run_plan(plan(capture(fn, x), policy), (x,))
     assert same_bits(emu, real), f"{n_differ(emu, real)} of {real.numel()} differ; repro: _factories({dtype}) under {policy}"
     assert not same_bits(torch.linspace(2.0, 6.0, 32).to(dtype), torch.linspace(2.0, 6.0, 32, dtype=dtype))  # (it matters)
+
+
+def test_a_bf16_lstms_training_step_equals_eager_and_its_oracle_is_fp64s() -> None:
+    """CPU nn.LSTM in bf16 runs oneDNN's LSTM layer (``mkldnn_rnn_layer``, forward and backward), which has no
+    fp64 kernel: the oracle ran into "cannot be evaluated in float64" and the check exited 3 (trial 89's ASR
+    model), and emulated from fp32 its gradients were 0.71-0.96x eager's error. Oracles: real eager autograd,
+    bit for bit; the same LSTM in fp64 (torch's own fp64 implementation), to fp64's rounding."""
+    from roundoff.execute import run_oracle
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True).to(torch.bfloat16)
+    x = torch.randn(3, 7, 8, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+
+    def loss(x: torch.Tensor) -> torch.Tensor:
+        return lstm(x)[0].float().square().mean()
+
+    params = tuple(lstm.parameters())
+    out = loss(x)
+    real = torch.autograd.grad(out, params)
+    program = capture(loss, x, backward=True)
+    assert any("mkldnn_rnn_layer" in str(n.target) for n in program.nodes())  # (the case)
+    emu = run_plan(plan(program, "eager"), program.example_inputs)
+    labels = program.output_labels()
+    assert same_bits(emu[0], out)
+    grads = [labels.index(f"grad_lstm.{name}") for name, _ in lstm.named_parameters()]
+    assert all(same_bits(emu[i], g) for i, g in zip(grads, real))
+    wide = torch.nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True).double()
+    wide.load_state_dict({k: v.double() for k, v in lstm.state_dict().items()})
+    exact = wide(x.double())[0].square().mean()
+    exact_grads = torch.autograd.grad(exact, tuple(wide.parameters()))
+    oracle = run_oracle(program, program.example_inputs)
+    assert torch.allclose(oracle[0], exact.detach(), rtol=1e-12, atol=0)
+    assert all(torch.allclose(oracle[i], g, rtol=1e-9, atol=1e-15) for i, g in zip(grads, exact_grads))

@@ -61,6 +61,10 @@ NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.defaul
                   _aten.native_layer_norm_backward.default, *BATCH_NORMS, _aten.native_batch_norm_backward.default,
                   _aten._log_softmax.default, _aten.nll_loss_forward.default,
                   _aten.max_pool2d_with_indices_backward.default, *LOSSES)
+#: Ops run as eager runs them on their operands as held, whatever the plan's compute dtype: oneDNN's LSTM
+#: layer, which CPU nn.LSTM runs in bf16/fp16 (a fused kernel roundoff does not model op by op; trial 89:
+#: emulated from fp32 operands, a bf16 ASR model's LSTM gradients were 0.71-0.96x real eager's error).
+NATIVE_AS_HELD = (_aten.mkldnn_rnn_layer.default, _aten.mkldnn_rnn_layer_backward.default)
 #: The multi-output ops among them (their results' ``getitem`` nodes are judged by the op's own error).
 SUMS_IN_STORAGE = frozenset(t for t in NATIVE_STORAGE if len(t._schema.returns) > 1)
 #: Ops whose eager kernel computes in 16 bits inside, element values or sums, where a policy's

@@ -52,6 +52,7 @@ from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.native_kernels import (
     BATCH_NORMS,
     NATIVE_ATTENTION,
+    NATIVE_AS_HELD,
     NATIVE_KERNELS,
     NATIVE_STORAGE,
     accumulates_in_storage,
@@ -202,7 +203,7 @@ class _Static:
                         and d.storage_dtype == d.compute_dtype == getattr(node.meta.get("val"), "dtype", None))
         self.compute_round = d.compute_dtype if low else None
         st = self.storage
-        self.native = d is not None and (not node.kwargs and (accumulates_in_storage(node, d) or (
+        self.native = node.target in NATIVE_AS_HELD or d is not None and (not node.kwargs and (accumulates_in_storage(node, d) or (
             node.target in NATIVE_KERNELS and rounds_results(node, d, plan) and one_narrow(st) is not None
             and d.compute_dtype == torch.float32 and not d.input_format)) or attention_native(node, d, plan))
         # Inductor's C++ backend lays a graph's convolutions out channels-last (``decide_layout_opt``: always
@@ -378,6 +379,8 @@ class PlanNumerics:
                 args = tuple(a.clone() if is_float(a) and i in (3, 4) else a for i, a in enumerate(args))
             return node.target(*args)
         floats = [a for a in args if is_float(a)]
+        if node.target in NATIVE_AS_HELD:  # (in one dtype, as eager holds them; else the fp32 path)
+            return call(node.target, args, {}) if len({a.dtype for a in floats}) == 1 else None
         if floats and all(isinstance(a, torch.Tensor) and a.dtype == one_narrow(st) for a in floats):
             if self._static(node).channels_last:  # a convolution's operands, as Inductor lays them out
                 args = tuple(a.contiguous(memory_format=torch.channels_last) if is_float(a) and a.dim() == 4

@@ -38,9 +38,9 @@ class NoWideKernelError(ValueError):
         self.op = op
 
 
-_WORKAROUND = ("capture the model with a plain implementation of this op (e.g. attn_implementation=\"eager\" "
-               "for transformers models, no fused or quantized kernels), or check against a policy instead of "
-               "the oracle")
+# (not "check against a policy instead": every check runs the fp64 oracle, its screen too; trial 89)
+_WORKAROUND = ("capture the model with a plain implementation of this op (no fused or quantized kernels; for a "
+               "transformers model's attention, attn_implementation=\"eager\"): every check runs the fp64 oracle")
 
 
 def _float_dtype(args: Any) -> torch.dtype | None:
@@ -197,6 +197,42 @@ def cudnn_backward(grad, q, k, v, out, lse, seed, offset, bias, cum_q, cum_k, ma
                               is_causal, scale)[:3]
 
 
+# -- oneDNN's LSTM layer (torch's CPU nn.LSTM in bf16/fp16 runs it) ---------------------------------------
+def lstm_layer(x, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, batch_sizes, mode, hidden_size, num_layers,  # noqa: ANN001, ANN201
+               has_biases, bidirectional, batch_first, train):
+    """``aten.mkldnn_rnn_layer``: one LSTM layer and direction by nn.LSTM's definition, step by step over
+    the time-major input ``(T, B, I)`` (gates i, f, g, o of ``x W_ih^T + b_ih + h W_hh^T + b_hh``; ``c =
+    f c + i g``, ``h = o tanh(c)``), backwards in time where `reverse`; (output, h, c, an empty workspace)."""
+    if mode != 2 or list(batch_sizes):  # (only LSTM, unpacked, reaches this kernel)
+        raise NoWideKernelError(_aten.mkldnn_rnn_layer.default, x.dtype, f"mode {mode} or packed sequences",
+                                _WORKAROUND)
+    h, c, outs = hx, cx, [None] * x.shape[0]
+    for t in reversed(range(x.shape[0])) if reverse else range(x.shape[0]):
+        gates = x[t] @ w_ih.t() + h @ w_hh.t()
+        if has_biases:
+            gates = gates + b_ih + b_hh
+        i, f, g, o = gates.chunk(4, -1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outs[t] = h
+    return torch.stack(outs), h, c, torch.empty(0, dtype=torch.uint8, device=x.device)
+
+
+def lstm_layer_backward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, output, hy, cy, grad_output, grad_hy, grad_cy,  # noqa: ANN001, ANN201
+                        reverse, mode, hidden_size, num_layers, has_biases, train, bidirectional, batch_sizes,
+                        batch_first, workspace):
+    """``aten.mkldnn_rnn_layer_backward``: the gradients of `lstm_layer` (input, w_ih, w_hh, b_ih, b_hh, hx,
+    cx) by autograd through it; an absent incoming gradient is zero."""
+    with torch.inference_mode(False), torch.enable_grad():
+        leaves = [_grad_leaf(t) for t in (x, w_ih, w_hh, b_ih, b_hh, hx, cx)]
+        outs = lstm_layer(*leaves, reverse, batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+                          batch_first, train)[:3]
+        pairs = [(o, g) for o, g in zip(outs, (grad_output, grad_hy, grad_cy)) if g is not None]
+        grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g.to(o.dtype) for o, g in pairs],
+                                    allow_unused=True)
+    return tuple(torch.zeros_like(t) if g is None else g for g, t in zip(grads, leaves))
+
+
 #: Decompositions by op, each in the dtype of its operands (see the module docstring).
 DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
     _aten._grouped_mm.default: grouped_mm,
@@ -207,6 +243,8 @@ DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
     _aten._scaled_dot_product_efficient_attention_backward.default: efficient_backward,
     _aten._scaled_dot_product_cudnn_attention.default: cudnn_forward,
     _aten._scaled_dot_product_cudnn_attention_backward.default: cudnn_backward,
+    _aten.mkldnn_rnn_layer.default: lstm_layer,
+    _aten.mkldnn_rnn_layer_backward.default: lstm_layer_backward,
 }
 
 
@@ -256,6 +294,9 @@ def call(target: Any, args: tuple, kwargs: dict) -> Any:
         if dtype == torch.float64 or (dtype == torch.float32 and target in _ATTENTION):
             return decomposition(*args, **kwargs)
     try:
+        if target is _aten.mkldnn_rnn_layer.default:  # its workspace, which its backward reads, only in grad mode
+            with torch.inference_mode(False), torch.enable_grad():
+                return target(*args, **kwargs)
         return target(*args, **kwargs)
     except RuntimeError as exc:
         dtype = _float_dtype((args, kwargs))
