@@ -162,6 +162,11 @@ def libop(a):
     return twice(a) + 1
 
 
+def int8mm(a):  # an op the fp64 oracle cannot run (no fp64 kernel, no decomposition)
+    w = (torch.arange(64 * 16) % 255 - 127).to(torch.int8).reshape(64, 16)
+    return torch._weight_int8pack_mm(a.reshape(1, 16), w, torch.ones(64))
+
+
 LIN = torch.nn.Linear(16, 4)
 
 

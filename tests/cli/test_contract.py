@@ -129,6 +129,7 @@ CASES = [
           "-p", "eager"),
     inputs("x1", fn="libop"),
     inputs("x1", fn="closure"),
+    inputs("x1", fn="int8mm", exit=USAGE, needles=["_weight_int8pack_mm", "cannot be evaluated in float64"]),
     # policies
     check("policy-unknown", "m.py:f", "-p", "nope", exit=USAGE, needles=["unknown policy 'nope'"]),
     check("policy-malformed-toml", "m.py:f", "-p", "bad.toml", exit=USAGE, needles=["bad.toml"]),

@@ -44,6 +44,7 @@ _USER_ERRORS = (
     ("roundoff.zoo.registry", "UnknownWorkloadError"),
     ("roundoff.blame.repro", "ReproError"),
     ("roundoff.compiler.errors", "RoundoffCompileError"),
+    ("roundoff.execute.wide_kernels", "NoWideKernelError"),  # an op the oracle cannot run: the program, not a bug
 )
 CLICK_ABORT = getattr(click_exceptions, "Abort", typer.Abort)
 _PASS_THROUGH = (
