@@ -51,8 +51,8 @@ from roundoff.execute.devices import relocated
 from roundoff.execute.formats import HELD_NARROW, container_dtype, is_float
 from roundoff.execute.native_kernels import (
     BATCH_NORMS,
-    NATIVE_ATTENTION,
     NATIVE_AS_HELD,
+    NATIVE_ATTENTION,
     NATIVE_KERNELS,
     NATIVE_STORAGE,
     accumulates_in_storage,
