@@ -177,3 +177,28 @@ def test_eager_kernels_that_sum_in_16_bits_are_warned_about_where_they_are_diffe
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("error", RoundoffEnforcementWarning)
         roundoff.compile(lambda i: m(i), policy="eager")(i)
+
+
+def test_a_log_softmax_asked_for_in_fp32_is_not_named_as_computing_in_16_bits() -> None:
+    """Trial 89: ``F.log_softmax(bf16_logits, -1, dtype=torch.float32)`` (transformers' CTC heads) was named
+    "eager's log_softmax (bfloat16): it computes in that dtype itself"; eager computes it in fp32, as the
+    compiled program does. Oracle: real eager, bit for bit."""
+    import warnings
+
+    import roundoff
+    from roundoff.compiler import RoundoffEnforcementWarning
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 8).bfloat16()
+    x = torch.randn(4, 16).bfloat16()
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.log_softmax(lin(x), dim=-1, dtype=torch.float32).mean()
+
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = roundoff.compile(step, policy="eager")(x)
+    named = [str(w.message) for w in caught if isinstance(w.message, RoundoffEnforcementWarning)]
+    assert not [m for m in named if "log_softmax" in m], named
+    assert torch.equal(compiled, step(x))

@@ -49,6 +49,9 @@ def storage_kernel_items(policy: Policy, gm: torch.fx.GraphModule) -> list[str]:
         if name not in _KERNELS or name in found:
             continue
         ops, what = _KERNELS[name]
+        wide = n.kwargs.get("dtype")  # (``log_softmax(x, dim, dtype=torch.float32)``: eager computes in that dtype)
+        if isinstance(wide, torch.dtype) and wide not in (torch.float16, torch.bfloat16):
+            continue
         values = [v for a in n.all_input_nodes if isinstance(v := a.meta.get("example_value"), torch.Tensor)]
         narrow = {v.dtype for v in values if v.dtype in (torch.float16, torch.bfloat16)}
         out = n.meta.get("example_value")  # differentiated (a backward kernel matters only then): not under no_grad
