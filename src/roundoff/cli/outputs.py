@@ -23,8 +23,8 @@ PIPED_MAX_WIDTH = 240  # a table's own width, piped, up to this: a column of sen
 
 class _PipedConsole(Console):
     """A console for piped stdout: `PIPED_WIDTH` columns, or a table's own width where that is more (up to
-    `PIPED_MAX_WIDTH`), so a log keeps one line per table row (trial 88: a Wav2Vec2's 63-character gradient names folded onto
-    lines of empty cells, and grep over the log lost them)."""
+    `PIPED_MAX_WIDTH`), so a log keeps one line per table row (trial 88: a Wav2Vec2's 63-character gradient
+    names folded onto lines of empty cells, and grep over the log lost them)."""
 
     def print(self, *objects: object, **kwargs: object) -> None:  # type: ignore[override]
         unbounded = self.options.update(max_width=1 << 16)

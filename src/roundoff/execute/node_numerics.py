@@ -196,14 +196,15 @@ class _Static:
             (get_format(d.compute_dtype).name,) if low else ())
         self.scalar_fmt = d.scalar_format if d is not None else None
         self.moves = d is not None and d.op_class is OpClass.DATA_MOVEMENT and not self.fmts
-        # a factory (linspace, arange, full) makes its values in its own dtype by its own kernel, as eager does
-        # (torch's bf16 linspace sums a bf16 step: 2.25 where fp32's rounded is 2.2656; trial 88's NeRF)
-        # (where the plan holds it in that dtype: an fp32 policy makes it in fp32)
+        # a factory (linspace, arange, full) the plan holds in its own dtype makes its values by its own kernel
+        # in that dtype, as eager does (torch's bf16 linspace sums a bf16 step: 2.25 where fp32's rounded is
+        # 2.2656; trial 88's NeRF); an fp32 policy, holding it in fp32, makes it in fp32
         self.factory = (d is not None and d.op_class is OpClass.OTHER and not node.all_input_nodes
                         and d.storage_dtype == d.compute_dtype == getattr(node.meta.get("val"), "dtype", None))
         self.compute_round = d.compute_dtype if low else None
         st = self.storage
-        self.native = node.target in NATIVE_AS_HELD or d is not None and (not node.kwargs and (accumulates_in_storage(node, d) or (
+        self.native = node.target in NATIVE_AS_HELD or d is not None and (not node.kwargs and (
+            accumulates_in_storage(node, d) or (
             node.target in NATIVE_KERNELS and rounds_results(node, d, plan) and one_narrow(st) is not None
             and d.compute_dtype == torch.float32 and not d.input_format)) or attention_native(node, d, plan))
         # Inductor's C++ backend lays a graph's convolutions out channels-last (``decide_layout_opt``: always

@@ -2,7 +2,8 @@
 
 The fp64 oracle runs every op in float64 and the emulator in fp32 containers, but some kernels take only
 narrow dtypes: ``aten._grouped_mm`` (transformers' MoE experts; CPU: fp32/bf16/fp16), the CUDA fused
-attention kernels (flash/cuDNN: fp16/bf16; efficient: no fp64), ``aten._scaled_mm`` (fp8 operands).
+attention kernels (flash/cuDNN: fp16/bf16; efficient: no fp64), ``aten._scaled_mm`` (fp8 operands),
+oneDNN's LSTM layer ``aten.mkldnn_rnn_layer`` and its backward (CPU ``nn.LSTM`` in bf16/fp16: no fp64).
 Each gets an explicit decomposition into ops every dtype has (matmuls, softmax), evaluated in the
 dtype of its operands. Numeric contract: the decomposition computes the op's mathematical definition
 in the operands' dtype (fp64: one fp64 rounding per elementary op; the fused kernels' online-softmax

@@ -87,7 +87,7 @@ def load_tensor(b64: str, dtype: torch.dtype, shape: tuple[int, ...]) -> torch.T
 def tensor_source(t: torch.Tensor) -> str:
     """A ``load_tensor(...)`` call recreating CPU tensor `t` bit for bit."""
     t = t.detach().cpu().contiguous()
-    raw = t.reshape(-1).contiguous().view(torch.uint8).numpy().tobytes() if t.numel() else b""
+    raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
     return f"load_tensor({base64.b64encode(raw).decode()!r}, {t.dtype}, {tuple(t.shape)!r})"
 
 
