@@ -399,6 +399,20 @@ def test_an_integer_cast_to_16_bits_is_rounded_inside_a_kernel() -> None:
     assert same_bits(_emulated(_positions, (inv,), "inductor-cpu"), _compiled(_positions, (inv,), emulate=False))
 
 
+def _loaded_steps(t: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+    """A diffusion model's timesteps, int64 passed in, cast to bf16 inside the kernel (trial 90): loaded from
+    memory, Inductor converts them to fp32 and keeps them so (999 stays 999, which bf16 rounds to 1000)."""
+    return torch.cos(t[:, None].to(torch.bfloat16) * freqs[None])
+
+
+def test_an_integer_tensor_loaded_and_cast_to_16_bits_is_kept_in_fp32_inside_a_kernel() -> None:
+    freqs = torch.exp(-math.log(10000) * torch.arange(32, dtype=torch.bfloat16) / 32)
+    t = torch.arange(900, 1000)
+    compiled = _compiled(_loaded_steps, (t, freqs), emulate=False)
+    assert same_bits(_emulated(_loaded_steps, (t, freqs), "inductor-cpu"), compiled)
+    assert not same_bits(_loaded_steps(t, freqs), compiled)  # (eager rounds them: it matters)
+
+
 def _gated_linear_attention(p: torch.nn.ParameterDict, ids: torch.Tensor) -> torch.Tensor:
     """Trial 53's research-style fp16 block: a gated linear attention whose decays exp(A_i - A_j) of a
     cumsum'd log-sigmoid gate are masked below the diagonal (above it they overflow fp16), between

@@ -366,14 +366,21 @@ def _extern_result(node: torch.fx.Node, nid: str, bases: Mapping[str, _Base], fu
 
 
 def _from_integer(node: torch.fx.Node) -> bool:
-    """A cast of an integer or bool value: Inductor's C++ kernel converts it to the target format itself
-    (no fp32 value exists to keep), so it is rounded there (measured, torch 2.13:
-    ``torch.arange(8192, 8224).to(bf16)`` then fp32 math, compiled bit for bit as eager). Triton's
-    codegen is not measured (`bench/gpu/int_cast_cuda.py` measures it): the GPU model keeps the rule
-    for float casts."""
+    """A cast of an integer or bool value the kernel makes itself (an ``arange``, reached through views):
+    Inductor's C++ kernel converts that index expression to the target format (no fp32 value exists to
+    keep), so it is rounded there (measured, torch 2.13: ``torch.arange(8192, 8224).to(bf16)`` then fp32
+    math, compiled bit for bit as eager). An integer tensor the kernel loads (timesteps passed in) is
+    converted to fp32 and kept so, as a float cast is (trial 90: a diffusion model's
+    ``t[:, None].to(bf16) * freqs`` of int64 steps 900-999, compiled bit for bit that way, was emulated
+    rounded and said to diverge 210x). Triton's codegen is not measured (`bench/gpu/int_cast_cuda.py`
+    measures it): the GPU model keeps the rule for float casts."""
     src = node.args[0] if node.args else None
+    while isinstance(src, torch.fx.Node) and src.op == "call_function" and ops.classify(src.target).op_class is OpClass.DATA_MOVEMENT \
+            and len(src.all_input_nodes) == 1:
+        src = src.all_input_nodes[0]  # (through views: ``t[:, None]``)
     dtype = getattr(src.meta.get("val"), "dtype", None) if isinstance(src, torch.fx.Node) else None
-    return dtype is not None and not dtype.is_floating_point and not dtype.is_complex
+    made_here = isinstance(src, torch.fx.Node) and src.op == "call_function" and not src.all_input_nodes
+    return made_here and dtype is not None and not dtype.is_floating_point and not dtype.is_complex
 
 
 def _decide(
