@@ -102,3 +102,34 @@ def test_a_copy_of_a_copy_is_named_after_the_node():
     # a kernel of a later round numbered as one of an earlier round's (Mixtral's experts under inductor-gpu)
     assert _copy_id("n130@k37", 28, taken) == "n130@k28.2"
     assert _copy_id("n7.1", 3, taken) == "n7.1@k3.2"
+
+
+def test_the_convexity_test_agrees_with_a_path_search_on_random_graphs() -> None:
+    """`_Reach.convex` (ancestor and descendant masks) against its definition: a set is convex when no node
+    outside it lies on a path from one member to another, found here by searching every path."""
+    import random
+
+    from roundoff.plan.fusion import _Reach
+
+    rng = random.Random(0)
+    for _ in range(200):
+        n = rng.randint(2, 14)
+        nodes = [FusionNode(str(i), F, tuple(str(j) for j in range(i) if rng.random() < 0.3)) for i in range(n)]
+        users = {str(i): [m.id for m in nodes if str(i) in m.inputs] for i in range(n)}
+
+        def reaches(a: str, b: str) -> bool:
+            todo, seen = [a], set()
+            while todo:
+                x = todo.pop()
+                if x == b:
+                    return True
+                if x not in seen:
+                    seen.add(x)
+                    todo.extend(users[x])
+            return False
+
+        reach = _Reach(nodes)
+        for _ in range(10):
+            ids = {str(i) for i in range(n) if rng.random() < 0.4}
+            between = any(reaches(a, o) and reaches(o, b) for a in ids for b in ids for o in users if o not in ids)
+            assert reach.convex(ids) is not between, (ids, [m.inputs for m in nodes])

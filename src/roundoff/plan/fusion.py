@@ -142,7 +142,7 @@ def _fuse_none(nodes: Sequence[FusionNode]) -> Fusion:
 
 
 class _Reach:
-    """Ancestor bitmasks, to reject a merge that would make a cycle through another kernel."""
+    """Ancestor and descendant bitmasks, to reject a merge that would make a cycle through another kernel."""
 
     def __init__(self, nodes: Sequence[FusionNode]) -> None:
         self.index = {n.id: i for i, n in enumerate(nodes)}
@@ -153,6 +153,10 @@ class _Reach:
                 i = self.index[p]
                 mask |= self.anc[i] | (1 << i)
             self.anc.append(mask)
+        self.desc = [0] * len(nodes)
+        for j in range(len(nodes) - 1, -1, -1):  # (graph order: every user of j is after it, done already)
+            for p in nodes[j].inputs:
+                self.desc[self.index[p]] |= self.desc[j] | (1 << j)
 
     def mask(self, ids: set[str] | frozenset[str]) -> int:
         m = 0
@@ -160,19 +164,25 @@ class _Reach:
             m |= 1 << self.index[i]
         return m
 
+    def masks(self, ids: set[str] | frozenset[str]) -> tuple[int, int, int]:
+        """(members, their ancestors, their descendants) of `ids`, as bitmasks: a union's are the ORs."""
+        u = anc = desc = 0
+        for name in ids:
+            i = self.index[name]
+            u |= 1 << i
+            anc |= self.anc[i]
+            desc |= self.desc[i]
+        return u, anc, desc
+
     def convex(self, ids: set[str]) -> bool:
-        """No path leaves `ids` and comes back (an outside node both after and before the set)."""
-        u = self.mask(ids)
-        anc_u = 0
-        for i in ids:
-            anc_u |= self.anc[self.index[i]]
-        outside = anc_u & ~u
-        while outside:
-            low = outside & -outside
-            if self.anc[low.bit_length() - 1] & u:
-                return False
-            outside ^= low
-        return True
+        """No path leaves `ids` and comes back: no outside node both after and before the set."""
+        return convex_masks(*self.masks(ids))
+
+
+def convex_masks(u: int, anc: int, desc: int) -> bool:
+    """`_Reach.convex` of the set with these `_Reach.masks` (walking every outside ancestor instead took most
+    of the 10+ minutes of planning trial 89's unrolled GRU)."""
+    return not (anc & desc & ~u)
 
 
 def _fuse_pointwise(nodes: Sequence[FusionNode], heavy_reuse: bool = False, pinned: Pinned | None = None,
@@ -281,24 +291,38 @@ def _merge_pointwise(
     """Greedy pairwise merge of related pointwise kernels, in graph order, keeping the kernel DAG acyclic
     (`cat_slices`: a ``cat`` root loops over its operands' count, `_loop_numel`)."""
     merged: list[tuple[str, str, set[str]]] = []
+    numel: dict[str, int] = {}  # `_loop_numel` by kernel root (asked once per pair before)
+    masks: dict[str, tuple[int, int, int]] = {}  # `_Reach.masks` of each merged pointwise kernel, by root
+
+    def loop_numel(root: str) -> int:
+        if root not in numel:
+            numel[root] = _loop_numel(by_id[root], by_id, cat_slices)
+        return numel[root]
+
     for kind, root, members in kernels:
         if kind != "pointwise":
             merged.append((kind, root, members))
             continue
         current = (kind, root, set(members))
+        mine = loop_numel(root)
+        # what `current` touches: its members and what they read (an other kernel is related where it holds
+        # one of them); grown as it merges (a set test per pair, not a walk of every member's inputs: an
+        # unrolled GRU's thousands of kernels made this loop quadratic in that walk, trial 89)
+        touched = set(current[2]).union(*(by_id[m].inputs for m in current[2]))
+        cur_masks = reach.masks(current[2])
         keep: list[tuple[str, str, set[str]]] = []
         for other in merged:
-            theirs = _loop_numel(by_id[other[1]], by_id, cat_slices)
-            same_shape = not theirs or theirs == _loop_numel(by_id[current[1]], by_id, cat_slices)
-            related = other[0] == "pointwise" and same_shape and (
-                other[2] & current[2]
-                or any(p in other[2] for m in current[2] for p in by_id[m].inputs)
-            )
-            union = other[2] | current[2]
-            if related and reach.convex(union):
-                current = (kind, current[1], union)
+            theirs = loop_numel(other[1])
+            related = (other[0] == "pointwise" and (not theirs or theirs == mine)
+                       and not other[2].isdisjoint(touched))
+            both = tuple(a | b for a, b in zip(cur_masks, masks[other[1]])) if related else cur_masks
+            if related and convex_masks(*both):
+                current, cur_masks = (kind, current[1], other[2] | current[2]), both
+                touched |= other[2]
+                touched.update(*(by_id[m].inputs for m in other[2]))
             else:
                 keep.append(other)
+        masks[root] = cur_masks
         merged = keep + [current]
     order = {n.id: i for i, n in enumerate(nodes)}
     merged.sort(key=lambda k: max(order[m] for m in k[2]))
