@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from roundoff.cli.loading import capture_target
-from roundoff.cli.outputs import stderr_console, stdout_console, write_output
+from roundoff.cli.outputs import progress_display, stderr_console, stdout_console, write_output
 from roundoff.cli.policies import check_node_overrides, stamp_program
 from roundoff.report import terminal
 
@@ -16,20 +15,12 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
     """Blame's result and the program it was found on."""
     from roundoff.blame import blame
 
-    console = stderr_console()
-    started = last = time.monotonic()
-    with terminal.progress_bar(console) as progress:
+    with progress_display(stderr_console()) as bar:  # (piped: a line every 30 s with the count)
         what = f"blaming {loaded.label} under {chosen.name}"
-        task = progress.add_task(what, total=None)
+        task = bar.add_task(what, total=None)
 
         def evaluated(n: int, candidates: int) -> None:
-            """The count on the live bar; where stderr is no terminal (CI logs), a line every 30 s."""
-            nonlocal last
-            progress.update(task, description=f"{what}: {n} change set(s) tried, of {candidates} candidate changes")
-            if not console.is_terminal and time.monotonic() - last >= 30:
-                last = time.monotonic()
-                console.print(f"blame, after {last - started:.0f} s: {n} change set(s) tried so far, of {candidates} "
-                              "candidate changes", markup=False)
+            bar.update(task, description=f"{what}: {n} change set(s) tried, of {candidates} candidate changes")
 
         program = capture_target(loaded)
         check_node_overrides(program, chosen, loaded.label, origin)

@@ -13,10 +13,10 @@ from rich.console import Console
 
 from roundoff.capture.program import Program
 from roundoff.cli.loading import Loaded, capture_target, load_target
+from roundoff.cli.outputs import progress_display
 from roundoff.policy.model import Policy
 from roundoff.report.cells import fmt_num
 from roundoff.report.json_report import number
-from roundoff.report.terminal import progress_bar
 
 # The motivating cases (docs/architecture.md), as (workload, reference, policies): the FMA that turns a
 # cancelled product into inf, the user-level softmax whose gradient goes NaN, the bf16 chain that
@@ -92,7 +92,7 @@ def run_check(
     by_values: bool = False,
 ) -> dict[str, Any]:
     """`check_document` with a progress bar on `progress_console` (stderr: stdout stays clean)."""
-    with progress_bar(progress_console) as progress:
+    with progress_display(progress_console) as progress:
         return check_document(loaded, policies, against, progress, with_blame, program, rule, nodes, tol, by_values)
 
 
@@ -118,7 +118,7 @@ def motivating_checks(progress_console: Console) -> list[tuple[str, str, str, st
     from roundoff.policy import get_policy
 
     rows = []
-    with progress_bar(progress_console) as progress:
+    with progress_display(progress_console) as progress:
         task = progress.add_task("motivating checks", total=len(MOTIVATING))
         for target, against, names in MOTIVATING:
             progress.update(task, description=f"{target} under {', '.join(names)}")

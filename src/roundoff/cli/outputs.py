@@ -8,12 +8,20 @@ way, so a full disk or a path that vanished meanwhile is exit 2 too, never a tra
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 from roundoff.cli.loading import UsageError
 
@@ -55,6 +63,39 @@ def stdout_console() -> Console:
 
 def stderr_console() -> Console:
     return Console(stderr=True, highlight=False)
+
+
+HEARTBEAT_S = 30.0  # where stderr is no terminal (a CI log), a progress line this often
+
+
+@contextlib.contextmanager
+def progress_display(console: Console, every_s: float = HEARTBEAT_S) -> Iterator[Progress]:
+    """`terminal.progress_bar` on `console`; where that is no terminal (a CI log, a pipe), which shows no
+    bar, a line every `every_s` seconds with the time so far and the task under way (its description), so
+    that a long plan or search is seen to be alive (trial 89: 10 minutes of a silent check)."""
+    from roundoff.report.terminal import (
+        progress_bar,  # (the report layer imports torch: not for --help)
+    )
+
+    with progress_bar(console) as bar:
+        if console.is_terminal:
+            yield bar
+            return
+        started, stop = time.monotonic(), threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(every_s):
+                doing = [t.description for t in bar.tasks if not t.finished]
+                if doing:
+                    console.print(f"after {time.monotonic() - started:.0f} s: {doing[-1]}", markup=False)
+
+        thread = threading.Thread(target=beat, name="roundoff-progress", daemon=True)
+        thread.start()
+        try:
+            yield bar
+        finally:
+            stop.set()
+            thread.join()
 
 
 def check_not_a_script(path: Path | None, option: str, *refs: str | None) -> None:

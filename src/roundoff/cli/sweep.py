@@ -26,9 +26,9 @@ from rich.console import Console
 
 from roundoff.cli.checking import check_document
 from roundoff.cli.loading import load_target
+from roundoff.cli.outputs import progress_display
 from roundoff.policy.model import Policy
 from roundoff.report.json_report import jsonable, number
-from roundoff.report.terminal import progress_bar
 
 DEFAULT_WORKLOADS = ("zoo:llama-block", "zoo:mixtral-block")
 # The XLA `mul` debate: 2.9 (opmath mul) vs 2.10 (native bf16 mul) as lowered, and the same two
@@ -104,7 +104,7 @@ def run_sweep(
     """Check every target (``zoo:NAME`` or ``SCRIPT:FUNCTION``, whose inputs come from
     `inputs_ref` or ``FUNCTION_inputs``) under every policy against the fp64 oracle; all rows."""
     rows: list[SweepRow] = []
-    with progress_bar(progress_console) as progress:
+    with progress_display(progress_console) as progress:
         task = progress.add_task("sweep", total=len(workloads))
         for target in workloads:
             progress.update(task, description=f"sweep {target}")
