@@ -63,6 +63,7 @@ a persistent reduction fused with its pointwise epilogue), `Fusion.notes` says s
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -281,6 +282,40 @@ def _loop_numel(n: FusionNode, by_id: dict[str, FusionNode], cat_slices: bool) -
     return counts.pop() if len(counts) == 1 and 0 not in counts else n.numel
 
 
+class _Holders:
+    """Which merged pointwise kernel holds each node: the kernels made holding it, followed through merges."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, list[int]] = {}
+        self.into: dict[int, int] = {}  # a kernel merged away -> the kernel that took it
+
+    def add(self, kernel: int, members: set[str]) -> None:
+        for m in members:
+            self.made.setdefault(m, []).append(kernel)
+
+    def moved(self, kernel: int, into: int) -> None:
+        self.into[kernel] = into
+
+    def alive(self, kernel: int) -> int:
+        last = kernel
+        while last in self.into:
+            last = self.into[last]
+        while kernel != last:  # (path compression)
+            self.into[kernel], kernel = last, self.into[kernel]
+        return last
+
+    def holding(self, names: set[str]) -> set[int]:
+        out: set[int] = set()
+        for name in names:
+            made = self.made.get(name)
+            if made:
+                now = {self.alive(k) for k in made}
+                if len(now) < len(made):  # (kept short: a node inlined into every step of a loop's chain)
+                    self.made[name] = list(now)
+                out |= now
+        return out
+
+
 def _merge_pointwise(
     kernels: list[tuple[str, str, set[str]]],
     by_id: dict[str, FusionNode],
@@ -289,44 +324,51 @@ def _merge_pointwise(
     cat_slices: bool = False,
 ) -> tuple[list[tuple[str, str, set[str]]], list[str]]:
     """Greedy pairwise merge of related pointwise kernels, in graph order, keeping the kernel DAG acyclic
-    (`cat_slices`: a ``cat`` root loops over its operands' count, `_loop_numel`)."""
-    merged: list[tuple[str, str, set[str]]] = []
-    numel: dict[str, int] = {}  # `_loop_numel` by kernel root (asked once per pair before)
-    masks: dict[str, tuple[int, int, int]] = {}  # `_Reach.masks` of each merged pointwise kernel, by root
+    (`cat_slices`: a ``cat`` root loops over its operands' count, `_loop_numel`).
+
+    Each new pointwise kernel is offered, in the order the kernels were made, every earlier kernel holding
+    a node it touches (its members and what they read, grown as it merges); it takes one of the same loop
+    count whose union with it stays convex. Only those holders are visited, from an index of which kernels
+    hold each node: walking every earlier kernel per kernel made an unrolled BiGRU's plan (thousands of
+    kernels, re-planned per split round) take over ten minutes (trial 89)."""
+    merged: dict[int, tuple[str, str, set[str]]] = {}  # by sequence number, which is the walk's order
+    masks: dict[int, tuple[int, int, int]] = {}  # `_Reach.masks` of each pointwise kernel in `merged`
+    holders = _Holders()
+    numel: dict[str, int] = {}  # `_loop_numel` by kernel root
 
     def loop_numel(root: str) -> int:
         if root not in numel:
             numel[root] = _loop_numel(by_id[root], by_id, cat_slices)
         return numel[root]
 
-    for kind, root, members in kernels:
+    for seq, (kind, root, members) in enumerate(kernels):
         if kind != "pointwise":
-            merged.append((kind, root, members))
+            merged[seq] = (kind, root, members)
             continue
-        current = (kind, root, set(members))
-        mine = loop_numel(root)
-        # what `current` touches: its members and what they read (an other kernel is related where it holds
-        # one of them); grown as it merges (a set test per pair, not a walk of every member's inputs: an
-        # unrolled GRU's thousands of kernels made this loop quadratic in that walk, trial 89)
-        touched = set(current[2]).union(*(by_id[m].inputs for m in current[2]))
-        cur_masks = reach.masks(current[2])
-        keep: list[tuple[str, str, set[str]]] = []
-        for other in merged:
-            theirs = loop_numel(other[1])
-            related = (other[0] == "pointwise" and (not theirs or theirs == mine)
-                       and not other[2].isdisjoint(touched))
-            both = tuple(a | b for a, b in zip(cur_masks, masks[other[1]])) if related else cur_masks
-            if related and convex_masks(*both):
-                current, cur_masks = (kind, current[1], other[2] | current[2]), both
-                touched |= other[2]
-                touched.update(*(by_id[m].inputs for m in other[2]))
-            else:
-                keep.append(other)
-        masks[root] = cur_masks
-        merged = keep + [current]
+        current, cur_masks, mine = set(members), reach.masks(members), loop_numel(root)
+        touched = current.union(*(by_id[m].inputs for m in current))
+        waiting = sorted(k for k in holders.holding(touched) if k in merged)  # a heap of kernels to offer
+        offered = set(waiting)
+        while waiting:
+            at = heapq.heappop(waiting)
+            _, other_root, theirs = merged[at]
+            if loop_numel(other_root) not in (0, mine):
+                continue
+            both = tuple(a | b for a, b in zip(cur_masks, masks[at], strict=True))
+            if convex_masks(*both):
+                current, cur_masks = current | theirs, both
+                del merged[at], masks[at]
+                holders.moved(at, seq)
+                new = theirs.union(*(by_id[m].inputs for m in theirs)) - touched
+                touched |= new
+                for k in holders.holding(new) - offered:  # (one before `at` was passed over: not offered)
+                    if k in merged and k > at:
+                        offered.add(k)
+                        heapq.heappush(waiting, k)
+        merged[seq], masks[seq] = (kind, root, current), cur_masks
+        holders.add(seq, members)
     order = {n.id: i for i, n in enumerate(nodes)}
-    merged.sort(key=lambda k: max(order[m] for m in k[2]))
-    return merged, []
+    return sorted(merged.values(), key=lambda k: max(order[m] for m in k[2])), []
 
 
 def _assemble(
