@@ -371,6 +371,28 @@ def test_a_gathered_weights_gradient_adds_into_16_bits_as_inductor_does(device: 
         assert 0.8 < rel(_emulated(scatter, (idx, rows, base), "eager-cuda")) / eager < 1.25
 
 
+def _message_passing(h: torch.Tensor, w: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
+                     scale: torch.Tensor) -> torch.Tensor:
+    """A GNN layer in bf16 (trial 91): each node's messages ``h2[src]`` summed into it with ``index_add``.
+    Inductor runs a bf16 ``index_add`` as ATen's kernel (its decomposition falls back, pytorch#137425), which
+    reads the gathered messages stored in bf16; the plan had it a scatter summing the fused ``h + relu``
+    unrounded, and every aggregate after the first layer was off eager, which the compiled one equals."""
+    h2 = h + torch.relu(h @ w)
+    return torch.zeros(h.shape[0], h.shape[1], dtype=h.dtype).index_add(0, dst, h2[src]) * scale
+
+
+def test_a_16_bit_index_add_is_atens_own_kernel_under_inductor() -> None:
+    g = torch.Generator().manual_seed(0)
+    h = torch.randn(200, 32, generator=g).bfloat16()
+    w = (torch.randn(32, 32, generator=g) / 6).bfloat16()
+    src, dst = torch.randint(0, 200, (1200,), generator=g), torch.randint(0, 5, (1200,), generator=g)
+    scale = torch.rand(200, 1, generator=g).bfloat16() + 0.3
+    xs = (h, w, src, dst, scale)
+    compiled = _compiled(_message_passing, xs, emulate=False)
+    assert same_bits(_emulated(_message_passing, xs, "inductor-cpu"), compiled)
+    assert not same_bits(_message_passing(h.double(), w.double(), src, dst, scale.double()).bfloat16(), compiled)
+
+
 def _timestep_embedding(t: torch.Tensor) -> torch.Tensor:
     """A diffusion model's sinusoidal embedding in bf16 (trial 43): `args` has two users and computes an
     `exp`, so Inductor's C++ backend stores it (realize on reuse), then fuses its kernel with the `cat`'s:

@@ -70,6 +70,11 @@ _SELECTION_KERNELS = frozenset({"topk", "kthvalue", "median", "nanmedian", "mode
 #: bf16 selective scan's ``cumsum(-softplus(x))``, planned as read unrounded, 320 of 2048 elements off).
 _CPP_OWN_KERNELS = _SELECTION_KERNELS | {"sort", "argsort", "msort", "cumsum", "cumprod", "logcumsumexp",
                                                "cummax", "cummin"}
+#: Inductor's own kernel of an op in some dtypes only: a bf16 ``index_add`` is an ATen fallback on every
+#: device (torch/_inductor/decomposition.py's ``index_add``, pytorch#137425), its source read stored, where
+#: other dtypes decompose into a scatter (trial 91: a GNN's bf16 messages ``h[src]`` of a fused ``h + relu``
+#: planned as summed unrounded, every aggregate after the first off eager, which the compiled one equals).
+_INDUCTOR_OWN_KERNELS_OF_DTYPE = {"index_add": frozenset({torch.bfloat16})}
 _MAX_SPLITS = 16  # rounds of remat.split; each resolves every mixed read the fusion found (a loop's
 # recomputed state can need one round per step it is carried: trial 62, 12 steps)
 _MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
@@ -295,6 +300,9 @@ def _fusion_nodes(
         if n.op == "output":
             continue
         kind = _kind(n, bases[node_id(n)], own_kernels)
+        if inductor and isinstance(v := n.meta.get("val"), torch.Tensor) and v.dtype in _INDUCTOR_OWN_KERNELS_OF_DTYPE.get(
+                _packet(bases[node_id(n)].op), ()):
+            kind = Kind.EXTERN
         terms = unrolled_terms(n, _packet(bases[node_id(n)].op), cpp=policy.fusion is FusionModel.POINTWISE_CPP) if (
             kind is Kind.REDUCTION and inductor) else 0
         nodes.append(FusionNode(
