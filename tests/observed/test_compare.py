@@ -291,3 +291,25 @@ def test_near_ties_are_told_from_rounding_decisions(dtype: torch.dtype) -> None:
     assert near_ties(two, below, mid) is None
     assert near_ties(above.float(), below.float(), mid) is None  # only 16-bit buffers
     assert NEAR_TIE < 0.5
+
+
+def test_an_accumulating_scatter_is_put_down_to_its_threads_atomic_adds() -> None:
+    """Trial 91: a GNN's gather gradient (``index_put(accumulate=True)``) differed from the emulation in 2000
+    elements with 2 threads and in none with ``OMP_NUM_THREADS=1``: Inductor's C++ kernel adds atomically from
+    each thread, in no fixed order. observe called it "unmodelled decision: the kernel keeps scatter_add
+    unrounded" from an unrelated fused read; the cause is the summation order of the atomic adds."""
+    def gather_gradient(idx, rows, c):
+        return torch.zeros(4, 8, dtype=rows.dtype).index_put_((idx,), rows, accumulate=True) * c
+
+    g = torch.Generator().manual_seed(0)
+    idx, rows = torch.randint(0, 4, (64,), generator=g), torch.randn(64, 8, generator=g).bfloat16()
+    c = torch.randn(4, 8, generator=g).bfloat16()
+    program = capture(gather_gradient, idx, rows, c)
+    ids = {str(n.target): n.meta[NODE_ID] for n in program.nodes() if n.op == "call_function"}
+    put = next(i for t, i in ids.items() if "index_put" in t)
+    obs = Observed("cpp_fused_index_put_mul_0", "buf0", "reduction", (put,), torch.empty(4, 8, dtype=torch.bfloat16), 0, 0)
+    cause = emulation_cause(program, put, obs, plan(program, "inductor-cpu"), {put: obs})
+    assert cause.startswith("summation order: the kernel's threads add into the buffer atomically"), cause
+    mul = ids["aten.mul.Tensor"]  # an op that adds nothing keeps the other causes
+    obs_mul = dataclasses.replace(obs, fused=(mul,), kind="pointwise")
+    assert "atomically" not in emulation_cause(program, mul, obs_mul, plan(program, "inductor-cpu"), {mul: obs_mul})
