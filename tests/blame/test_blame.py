@@ -862,3 +862,35 @@ def test_blame_by_bitwise_says_when_the_changes_at_the_first_differing_line_make
     note = next(n for n in found.notes if n.startswith("by the bitwise rule check's first differing node is"))
     assert f"at {first}; the " in note and "at that line make it agree" in note, note
     assert f"at {second} still differs" in note and "how the op is computed" not in note, note
+
+
+def test_blame_by_bitwise_says_when_only_the_policys_graph_differs_from_eager() -> None:
+    """Trial 91: a GNN's ``agg * (1.0 / deg.clamp(min=1))`` under inductor-cpu, then an fp32 cross-entropy. Check's
+    first differing node is the ``mul``, which rounding ``1.0 / deg`` (at another line) makes agree; blame said no
+    change at the mul's line does, "it differs in how the op is computed". With every candidate change applied,
+    every node agrees with eager on the policy's graph: what differs from real eager is Inductor's decomposed
+    log-softmax. Oracle: real torch.compile's loss differs from real eager's in bits; emulated eager's equals
+    real eager's; and the changed plan's output is what eager computes on the decomposed graph."""
+    from roundoff.analyze import check
+    from roundoff.execute import run_plan
+    from roundoff.plan import plan
+
+    g = torch.Generator().manual_seed(0)
+    x, d = torch.randn(64, 16, generator=g).bfloat16(), torch.randint(0, 9, (64, 1), generator=g).bfloat16()
+    y = torch.randint(0, 16, (64,), generator=g)
+
+    def f(x: torch.Tensor, d: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        inv = 1.0 / d.clamp(min=1)
+        return torch.nn.functional.cross_entropy((x * inv).float(), y)
+
+    torch._dynamo.reset()
+    assert not torch.equal(torch.compile(f)(x, d, y), f(x, d, y))
+    program = capture(f, x, d, y)
+    assert torch.equal(run_plan(plan(program, "eager"), (x, d, y))[0], f(x, d, y))
+    found = blame(program, "inductor-cpu", rule="bitwise", repro=False)
+    assert found.status is BlameStatus.NO_FIX
+    note = next(n for n in found.notes if n.startswith("by the bitwise rule check's first differing node is"))
+    assert f"at test_blame.py:{f.__code__.co_firstlineno + 2};" in note, note
+    assert "every node agrees with eager run on this policy's graph" in note and "how the op is computed" not in note
+    every = apply_changes(get_policy("inductor-cpu"), candidate_changes(plan(program, "inductor-cpu"), "eager"))
+    assert check(program, (x, d, y), every, "eager", rule="bitwise", nodes="all").first_divergent is None

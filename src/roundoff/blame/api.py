@@ -307,28 +307,37 @@ def _explained(ev: Evaluator, found: Sequence[Change]) -> tuple[str, ...]:
 
 def _first_unplaceable(program: Program, pol: Policy, args: tuple, transcendentals: str, ref: Reference, rule: Rule,
                        checked: CheckResult, candidates: Sequence[Change]) -> str:
-    """Where no fix exists under a rule other than `same`: check's first differing node, and whether the
-    candidate changes at its line make it agree (one check); where they do, the first node that still differs
-    with every candidate change applied (one more check). Trial 75: the node was unnamed; trial 76: a rotary
-    embedding's ``q * cos`` was said to be computed differently, where it reads the ``cos`` Gemma2 casts to
-    bf16 unrounded (the cast dropped inside the kernel), which no change offers to round."""
+    """Where no fix exists under a rule other than `same`: check's first differing node, the first node that still
+    differs with every candidate change applied (one check; none: the policy's graph is what differs, trial 91),
+    and whether the candidate changes at the first node's line make it agree (one more check). Trial 75: the node
+    was unnamed; trial 76: a rotary embedding's ``q * cos`` was said to be computed differently, where it reads
+    the ``cos`` Gemma2 casts to bf16 unrounded (the cast dropped inside the kernel), which no change offers to
+    round; trial 91: a GNN's ``agg * deg_inv``, where rounding ``1.0 / deg`` at another line makes it agree."""
     first = next(r for r in checked.nodes if r.node_id == checked.first_divergent)
     at = f"`{first.op}` ({first.node_id}) at {first.source or 'an unknown line'}"
     said = f"by the {rule.value} rule check's first differing node is {at}"  # (check's ids: against eager its
     at_line = [c for c in candidates if c.source is not None and c.source == first.source]  # graph is both
-    if at_line:  # policies' rewrite, not the plan's)
+    after = _checked(program, apply_changes(pol, candidates), args, transcendentals, against=ref.value, rule=rule)
+    still = next((r for r in after.nodes if r.node_id == after.first_divergent), None)
+    if still is None:  # every node agrees with eager on the policy's graph: the rest is that graph's (trial 91)
+        return (f"{said}; with every candidate change applied, every node agrees with eager run on this policy's "
+                "graph, yet the outputs differ from real eager's: the policy's decompositions compute some op eager "
+                "runs as one kernel in pieces (a softmax, a loss, a normalisation), an implementation difference no "
+                "placement decision changes: bit-for-bit agreement with real eager is out of reach here (blame without "
+                "--rule bitwise judges by error instead)")
+    ends = (f"but no set of changes makes every output agree: with every candidate change applied, `{still.op}` "
+            f"({still.node_id}) at {still.source or 'an unknown line'} still differs")
+    if at_line:
         there = _checked(program, apply_changes(pol, at_line), args, transcendentals, against=ref.value, rule=rule)
         if all(r.verdict is Verdict.OK for r in there.nodes if r.node_id == first.node_id):
-            after = _checked(program, apply_changes(pol, candidates), args, transcendentals, against=ref.value, rule=rule)
-            still = next((r for r in after.nodes if r.node_id == after.first_divergent), None)
             return (f"{said}; the {len(at_line)} candidate change(s) at that line make it agree (blame a function "
-                    "holding that line finds the fewest), but no set of changes makes every output agree"
-                    + (f": with every candidate change applied, `{still.op}` ({still.node_id}) at "
-                       f"{still.source or 'an unknown line'} still differs" if still is not None else ""))
-    return (f"{said}; no change this policy offers at that line makes it agree: it differs in how the op is computed "
-            "(its kernel's formula or summation order) or in how it reads its operands (one kept in float32 inside "
-            "its kernel where eager reads it rounded, as Inductor does with an explicit cast unless "
-            "emulate_precision_casts is set), not in where it rounds its own result")
+                    f"holding that line finds the fewest), {ends}")
+    if still.node_id != first.node_id:  # (trial 91: an upstream rounding, at another line, made it agree)
+        return f"{said}; changes at lines upstream of it make it agree (blame a function holding them finds the fewest), {ends}"
+    return (f"{said}; no change this policy offers makes it agree: it differs in how the op is computed (its kernel's "
+            "formula or summation order) or in how it reads its operands (one kept in float32 inside its kernel where "
+            "eager reads it rounded, as Inductor does with an explicit cast unless emulate_precision_casts is set), "
+            "not in where it rounds its own result")
 
 
 def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,
