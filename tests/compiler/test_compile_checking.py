@@ -408,3 +408,20 @@ def test_a_sampled_training_step_leaves_the_buffers_its_backward_saved_untouched
         warnings.simplefilter("ignore")
         roundoff.compile(model, policy="eager", check="warn")(x).backward()
     assert torch.allclose(model.w.grad, expected)
+
+
+def test_a_records_repr_says_what_its_figures_cover() -> None:
+    """Trials 89 and 91: checking mode's history printed as the dataclass's fields, `max_abs_diff=0.0` beside
+    `rmse_eager=inf` (a VAE whose compiled loss is finite where eager's overflows) read as a contradiction: the
+    largest difference is over the elements finite in both, which the record now says. Oracle: the loss
+    computed by hand in fp64, and eager's own inf."""
+    from roundoff.compiler.checking import compare_outputs
+
+    compiled = torch.tensor([40672.0, 1.5], dtype=torch.float16)
+    eager = torch.tensor([float("inf"), 1.5], dtype=torch.float16)
+    fp64 = torch.tensor([40604.6, 1.5], dtype=torch.float64)
+    (record,) = compare_outputs(compiled, eager, fp64)
+    assert record.passed and record.max_abs_diff == 0.0 and record.nonfinite == (0, 1)
+    text = repr(record)
+    assert text.startswith("OutputCheck(passed: output: ") and "where both are finite" in text, text
+    assert "non-finite compiled=0 eager=1" in text and "max_abs_diff=" not in text, text

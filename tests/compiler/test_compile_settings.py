@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import pytest
 import torch
@@ -133,8 +134,11 @@ def test_a_matmul_add_inductor_folds_into_addmm_is_warned_about_under_a_separate
         return r + x @ w
 
     torch._dynamo.reset()
-    with pytest.warns(RoundoffEnforcementWarning, match="matmul_add=separate on cpu.* 1 2-D matmul add"):
+    with pytest.warns(RoundoffEnforcementWarning, match="matmul_add=separate on cpu.* 1 2-D matmul add") as said:
         enforced = roundoff.compile(f, policy="eager")(x, w, r)
+    # at the line that called the compiled function, not in torch (trial 91: torch/__init__.py:2568)
+    assert {(w.filename, w.lineno) for w in said if w.category is RoundoffEnforcementWarning} == {
+        (__file__, sys._getframe().f_lineno - 3)}
     assert torch.equal(enforced, torch.addmm(r, x, w)) and not torch.equal(enforced, f(x, w, r))
     torch._dynamo.reset()
     with warnings.catch_warnings():

@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import functools
 import operator
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -31,6 +30,7 @@ from roundoff.compiler.errors import (
     RoundoffCompileError,
     RoundoffEnforcementWarning,
     RoundoffPlacementError,
+    warn_at_caller,
 )
 from roundoff.compiler.numbering import GraphNumbering, NodeKey
 from roundoff.compiler.reference import Fp64Reference
@@ -127,12 +127,10 @@ def make_backend(
         device = _device_type(example_inputs)
         settings = _forbid_fma_if_asked(policy, device, inductor_settings(policy, device))
         for item in settings.unenforced:
-            warnings.warn(
-                RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2
-            )
+            warn_at_caller(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"))
         _warn_matmul_adds(policy, device, gm)
         for item in storage_kernel_items(policy, gm):
-            warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=2)
+            warn_at_caller(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"))
         keys = node_keys() if policy.node_overrides else {}
         fma_off = settings.patches.get(_CPP_CONTRACT) == "off" and device == "cpu"
         placer = OverridePlacer(
@@ -221,7 +219,7 @@ def _warn_matmul_adds(policy: Policy, device: str, gm: torch.fx.GraphModule) -> 
                 f"of the add is not pointwise, so of this graph's {sites} some may round the matmul first")
     else:
         return
-    warnings.warn(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"), stacklevel=3)
+    warn_at_caller(RoundoffEnforcementWarning(f"policy {policy.name!r}: {item}"))
 
 
 #: the eager decomposition sets (`roundoff.capture.retrace.DECOMPOSITION_SETS`): ops eager runs as rounded steps

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ from roundoff.compiler.errors import (
     RoundoffDivergenceError,
     RoundoffDivergenceWarning,
     RoundoffOverflowWarning,
+    warn_at_caller,
 )
 from roundoff.compiler.reference import Fp64Reference, read_modules, run_fp64
 from roundoff.numerics import same_bits
@@ -43,7 +43,7 @@ __all__ = ["CHECK_MODES", "Checker", "OutputCheck", "compare_outputs", "run_fp64
 CHECK_MODES = (None, "warn", "raise")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OutputCheck:
     """One output of one sampled call: PyTorch's verdict and the metrics behind it.
 
@@ -61,6 +61,10 @@ class OutputCheck:
     max_abs_diff: float
     nonfinite: tuple[int, int]
     overflow: int = 0
+
+    def __repr__(self) -> str:  # (the fields' own names read as contradictions: max_abs_diff=0.0 beside an inf,
+        # trial 91; the figures with what they cover, trials 89 and 91)
+        return f"OutputCheck({'passed' if self.passed else 'FAILED'}: {self.describe()})"
 
     def describe(self) -> str:
         rmse = ("rmse vs fp64 not computed (allclose to eager: no fp64 run)" if self.rmse_compiled is None or self.rmse_eager is None
@@ -374,10 +378,10 @@ class Checker:
                 isinstance(t, torch.Tensor) and t.requires_grad for t in pytree.tree_leaves(out)):
             return
         self._gradients_said = True
-        warnings.warn(RoundoffCheckingWarning(
+        warn_at_caller(RoundoffCheckingWarning(
             "roundoff.compile: checking judges the outputs each sampled call returns, not the gradients a later "
             ".backward() computes from them: check a training step's gradients with `roundoff check --backward` "
-            "or roundoff.testing.assert_numerics(..., backward=True). Said once."), stacklevel=4)
+            "or roundoff.testing.assert_numerics(..., backward=True). Said once."))
 
     def _unchecked(self, call: int, failure: _ReferenceFailed) -> None:
         """A sampled call whose fp64 reference failed: warned once, returned unchecked, never raised (trial
@@ -386,12 +390,12 @@ class Checker:
             return
         self._reference_failed = True
         cause = failure.__cause__
-        warnings.warn(RoundoffCheckingWarning(
+        warn_at_caller(RoundoffCheckingWarning(
             f"roundoff.compile: call {call} is not checked: its fp64 reference failed ({type(cause).__name__}: "
             f"{str(cause).splitlines()[0] if str(cause) else ''}). The reference runs the function in fp64 (every "
             "floating-point tensor it reads as an fp64 copy); code that depends on a 16-bit format itself (its bits: "
             "`x.view(torch.int16)`) cannot run so: check it with `roundoff check` or assert_numerics instead, which "
-            "run it as captured. Reported once; later sampled calls that fail so are not checked either."), stacklevel=4)
+            "run it as captured. Reported once; later sampled calls that fail so are not checked either."))
 
     def _side(self, device: torch.device) -> Any:
         """(stream context, event factory) of the checking stream for `device`."""
@@ -461,14 +465,13 @@ class Checker:
         overflowing = [c for c in checks if c.passed and c.overflow and c.name not in self._overflow_reported]
         if overflowing:
             self._overflow_reported.update(c.name for c in overflowing)
-            warnings.warn(RoundoffOverflowWarning(
+            warn_at_caller(RoundoffOverflowWarning(
                 f"roundoff.compile: call {call}: " + "; ".join(
                     f"{c.name} has {c.overflow} NaN/inf element(s) in eager and compiled alike where the fp64 run is "
                     "finite" for c in overflowing)
                 + ": the program leaves its format's range whoever runs it (an overflow, or an underflow a later op "
                 "turns into NaN/inf, as in 0 * log(0); not a compiler difference; reported once per output). "
-                "`roundoff check SCRIPT:FUNCTION --against oracle` names the node where it begins."),
-                stacklevel=4)
+                "`roundoff check SCRIPT:FUNCTION --against oracle` names the node where it begins."))
         failed = [c for c in checks if not c.passed]
         if not failed:
             return
@@ -478,4 +481,4 @@ class Checker:
         )
         if self.mode == "raise":
             raise RoundoffDivergenceError(message, tuple(checks))
-        warnings.warn(RoundoffDivergenceWarning(message), stacklevel=4)
+        warn_at_caller(RoundoffDivergenceWarning(message))
