@@ -77,6 +77,9 @@ _CPP_OWN_KERNELS = _SELECTION_KERNELS | {"sort", "argsort", "msort", "cumsum", "
 _INDUCTOR_OWN_KERNELS_OF_DTYPE = {"index_add": frozenset({torch.bfloat16})}
 _MAX_SPLITS = 16  # rounds of remat.split; each resolves every mixed read the fusion found (a loop's
 # recomputed state can need one round per step it is carried: trial 62, 12 steps)
+_MAX_SPLIT_GROWTH = 3  # ... and while the split program stays within this many times the nodes of the unsplit
+# one (an unrolled BiGRU's copies doubled each round, 6174 -> 9630 -> 19272 nodes, and planned 10+ minutes:
+# trial 89; the real-model corpus grows by 5% at most: bench/results/split-growth-session40.txt)
 _MATMUL_LIKE = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION})
 _SCALAR_OPERAND_CLASSES = frozenset(
     {OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL, OpClass.COMPARISON_SELECT}
@@ -124,6 +127,7 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
     copies: dict[str, str] = {}
     holder_of = value_holders(program.graph)
+    unsplit = 0  # the node count before any split
     pinned = None  # the user's graph's stored values: a split's copies change no realization decision
     for round_ in range(_MAX_SPLITS + 1):
         nodes = [n for n in program.nodes() if n.op != "output"]
@@ -136,10 +140,14 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
         split = remat.differing_copies(fusion_nodes, fusion)
         if not split:
             break
-        if round_ == _MAX_SPLITS:  # (the decisions below are this program's: it is not split again)
+        unsplit = unsplit or len(nodes)
+        grown = len(nodes) + sum(map(len, split.values())) > _MAX_SPLIT_GROWTH * unsplit
+        if round_ == _MAX_SPLITS or grown:  # (the decisions below are this program's: it is not split again)
+            why = (f"after {round_} round(s) of splitting, the next would make the program over {_MAX_SPLIT_GROWTH} "
+                   f"times its {unsplit} nodes" if grown else f"after {_MAX_SPLITS} rounds of splitting")
             notes.append(
-                f"recomputed nodes whose copies in other kernels read differently rounded values after "
-                f"{_MAX_SPLITS} rounds of splitting ({', '.join(sorted({m for ms in split.values() for m in ms})[:8])}): "
+                f"recomputed nodes whose copies in other kernels read differently rounded values {why} "
+                f"({', '.join(sorted({m for ms in split.values() for m in ms})[:8])}): "
                 "each is emulated with its home kernel's reads")
             break
         program, made = remat.split(program, fusion, split)
