@@ -1402,3 +1402,28 @@ def test_observe_and_check_hold_an_output_to_one_reference():
     observed = {o.name: o.reference_rmse for o in observe_compiled(program).outputs_measured}
     assert observed.keys() == checked.keys()
     assert all(observed[k] == pytest.approx(checked[k], rel=1e-9) for k in checked), (observed, checked)
+
+
+def exp_then_matmul(x, w):
+    return torch.exp(x) @ w
+
+
+def test_a_buffer_passing_from_its_operands_but_holding_their_inf_says_so():
+    """Trial 91: a VAE's loss buffer held inf (from an fp16 ``exp`` upstream) and observe listed it "ok": it is
+    right from its operands, but a reader sees "ok" beside an inf. Here the fp16 ``exp`` overflows (exp(12) >
+    65504) and the matmul reading it stores inf where fp64 is finite. Oracle: real torch.compile's output is inf
+    where the fp64 program's is finite."""
+    x = torch.full((4, 8), 1.0).half()
+    x[0, 0] = 12.0
+    w = torch.rand(8, 4, generator=torch.Generator().manual_seed(0)).half()
+    real = torch.compile(exp_then_matmul)(x, w)
+    exact = exp_then_matmul(x.double(), w.double())
+    assert not bool(real.isfinite().all()) and bool(exact.isfinite().all())
+    result = observe_compiled(exp_then_matmul, x, w, repeats=1)
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
+
+    console = Console(width=10_000, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    rows = [line for line in console.export_text().splitlines() if "│" in line and " mm " in line]
+    assert rows and all("ok (NaN/inf from its operands)" in r for r in rows), rows

@@ -22,13 +22,15 @@ from roundoff.report.observed_outputs import (
 )
 
 
+def _nonfinite_beyond(m: dict[str, Any]) -> int:
+    """Elements NaN/inf in a value where its reference (metrics `m`'s) is finite."""
+    return max(int(m.get("nan", 0)) + int(m.get("inf", 0)) - int(m.get("ref_nan", 0)) - int(m.get("ref_inf", 0)), 0)
+
+
 def _made_nonfinite(k: dict[str, Any]) -> int:
     """Elements NaN/inf in the kernel's buffer where fp64 (from its operands, or of the whole program,
     whichever has fewer) is finite."""
-    def count(m: dict[str, Any]) -> int:
-        return max(int(m.get("nan", 0)) + int(m.get("inf", 0)) - int(m.get("ref_nan", 0)) - int(m.get("ref_inf", 0)), 0)
-
-    return max(count(k["vs_oracle"]), count(k["vs_fp64_total"]))
+    return max(_nonfinite_beyond(k["vs_oracle"]), _nonfinite_beyond(k["vs_fp64_total"]))
 
 
 def _eager_nonfinite(doc: dict[str, Any]) -> str:
@@ -137,9 +139,12 @@ def short_kernel(name: str) -> str:
 def _remark(k: dict, rule: str) -> str:
     """Beside a buffer's verdict: " (out of range)" where it diverges only because its format cannot hold its
     values (its excess 1, trial 78: "diverges" beside "1" read as a contradiction), "moves no output" where
-    that loss moves no output."""
+    that loss moves no output, "NaN/inf from its operands" where it passes from its operands but holds NaN/inf
+    where fp64 of the whole program is finite (trial 91: a VAE's inf loss buffer read "ok")."""
     said = [w for w, holds in (("out of range", rule == "same" and bool(_out_of_range(k))),
-                               ("moves no output", bool(k.get("moves_no_output")))) if holds]
+                               ("moves no output", bool(k.get("moves_no_output"))),
+                               ("NaN/inf from its operands", k["verdict"] == "ok" and _nonfinite_beyond(k["vs_fp64_total"]) > 0))
+            if holds]
     return f" ({'; '.join(said)})" if said else ""
 
 
