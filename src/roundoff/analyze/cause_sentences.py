@@ -27,6 +27,9 @@ from roundoff.execute.native_kernels import BATCH_NORMS, accumulates_in_storage
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
+#: The names a report gives the 16-bit float formats (its `dtype`).
+SIXTEEN_BITS = ("bfloat16", "float16")
+
 
 def cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | None = None,
                     zeros: frozenset[str] | None = None, rule: str = "same") -> str:
@@ -179,7 +182,7 @@ def _rounded_reads_amplified(r: NodeReport, plan: Plan, judged: str, by_id: dict
     reads lies below its normal range (trial 76: a gradient of 1e-9 stored in fp16, all 0, was called a
     cancellation). None where that does not hold."""
     d = plan.decisions.get(r.node_id)
-    if (d is None or d.compute_dtype not in (torch.float32, torch.float64) or judged not in ("bfloat16", "float16")
+    if (d is None or d.compute_dtype not in (torch.float32, torch.float64) or judged not in SIXTEEN_BITS
             or d.op_class not in (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL)):
         return None
     rounded = [plan.program.node(i) for i in d.rounded_inputs
@@ -261,7 +264,6 @@ def source_sentence(r: NodeReport, amp: NodeReport, plan: Plan, by_id: dict[str,
 
 #: How many upstream 16-bit roundings `source_sentence` names.
 _CARRIERS = 4
-_SIXTEEN_BITS = ("bfloat16", "float16")
 
 
 def rounded_upstream(r: NodeReport, program: Program, by_id: dict[str, NodeReport]) -> list[NodeReport]:
@@ -272,7 +274,7 @@ def rounded_upstream(r: NodeReport, program: Program, by_id: dict[str, NodeRepor
     sum's 0.0062; an fp32 ``.float()`` of that linspace carries its error without making any); nearest
     first, at most `_CARRIERS`. Graph inputs, exact, are not among them."""
     bar = r.vs_oracle.norm_rel / 4  # (a cancellation's relative error outgrows its operands': a 16-bit rounding
-    if (fmt := r.working_dtype or r.dtype) in _SIXTEEN_BITS:  # upstream counts from a quarter of its format's unit)
+    if (fmt := r.working_dtype or r.dtype) in SIXTEEN_BITS:  # upstream counts from a quarter of its format's unit)
         bar = min(bar, unit_roundoff(getattr(torch, fmt)) / 4)
     found: list[NodeReport] = []
     todo, seen = [r], {r.node_id}

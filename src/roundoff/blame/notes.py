@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from roundoff.analyze.cause_sentences import is_factory, rounded_upstream
+from roundoff.analyze.cause_sentences import SIXTEEN_BITS, is_factory, rounded_upstream
 from roundoff.analyze.culprits import amplifier
 from roundoff.analyze.decision_sentences import flip_sentences
 from roundoff.analyze.result import CheckResult
@@ -98,7 +98,7 @@ def unreachable_causes(program: Program, checked: CheckResult, candidates: Seque
             continue
         r = reports[nid]
         dtype = r.dtype
-        narrow = dtype in ("bfloat16", "float16")
+        narrow = dtype in SIXTEEN_BITS
         kept_output = nid in outputs and narrow  # a program output keeps its dtype
         own = r.local if r.local is not None else r.vs_oracle
         # flagged by the format's range alone, or its values stored as the format's overflow where fp64's are
@@ -132,7 +132,7 @@ def _factories_upstream(program: Program, checked: CheckResult, reports: dict[st
     for nid in checked.culprits[:3]:
         if nid in reports and amplifier(checked.culprits, program, reports, nid) is not None:
             for u in rounded_upstream(reports[nid], program, reports):
-                if is_factory(program, u) and u.dtype in ("bfloat16", "float16"):
+                if is_factory(program, u) and u.dtype in SIXTEEN_BITS:
                     made.setdefault(u.node_id, u.dtype)
     return [f"check names {describe_node(program, nid)} upstream of an amplified error, and no change this policy "
             f"offers reaches it: its values are made in {dtype} by the code itself (a dtype= argument); create them "
@@ -180,7 +180,7 @@ def _made_narrow(program: Program, nid: str, reports: dict[str, Any], dtype: str
     for p in value_inputs(program.node(nid)):
         while node_id(p) not in reports and len(value_inputs(p)) == 1:  # through views the report leaves out
             p = value_inputs(p)[0]
-        if (r := reports.get(node_id(p))) is not None and r.dtype in ("bfloat16", "float16") and p not in read:
+        if (r := reports.get(node_id(p))) is not None and r.dtype in SIXTEEN_BITS and p not in read:
             read.append(p)
     if not read:
         return f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in float32 in the code"
