@@ -192,6 +192,32 @@ def test_a_gathered_weights_gradient_equals_eager(dtype: torch.dtype) -> None:
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize(("shape", "dim"), [((64,), 0), ((64, 32), 0), ((32, 64), 1), ((4, 64, 8), 1)],
+                         ids=["1d", "2d-rows", "2d-columns", "3d-middle"])
+def test_a_16_bit_index_add_equals_eager_whatever_its_shape(dtype: torch.dtype, shape: tuple, dim: int) -> None:
+    """Trial 92: eager CPU's 16-bit ``index_add`` sums one term at a time, rounding every sum, into a 1-D result
+    (a GAT's softmax denominators; and a 3-D one along its middle dimension) and in fp32, rounded once, into a
+    2-D one; roundoff summed every one in fp32 and put eager's GAT gradients 50x closer to fp64 than real eager's.
+    Oracle: real eager, bit for bit; and the two ways of summing by hand, to show which this shape takes."""
+    g = torch.Generator().manual_seed(5)
+    idx = torch.randint(0, 5, (600,), generator=g)
+    src = torch.randn(*[600 if i == dim else n for i, n in enumerate(shape)], generator=g).to(dtype)
+
+    def add(src: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(shape, dtype=src.dtype).index_add(dim, idx, src)
+
+    real = add(src, idx)
+    assert same_bits(run_plan(plan(capture(add, src, idx), "eager"), (src, idx))[0], real)
+    once = torch.zeros(shape).index_add(dim, idx, src.float()).to(dtype)
+    one_by_one = torch.zeros(shape, dtype=dtype)
+    for i, j in enumerate(idx.tolist()):
+        into = one_by_one.select(dim, j)
+        into.copy_((into.float() + src.select(dim, i).float()).to(dtype))
+    assert same_bits(real, one_by_one if len(shape) != 2 else once)
+    assert not same_bits(once, one_by_one)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 def test_a_16_bit_layer_norms_weight_gradient_equals_eager(dtype: torch.dtype) -> None:
     """Eager CPU's ``native_layer_norm_backward`` with 16-bit weights adds each row's term of the weight
     and bias gradients into a 16-bit buffer, a rounding per row (2.4x and 4.3x fp16's rounding off

@@ -393,6 +393,21 @@ def test_a_16_bit_index_add_is_atens_own_kernel_under_inductor() -> None:
     assert not same_bits(_message_passing(h.double(), w.double(), src, dst, scale.double()).bfloat16(), compiled)
 
 
+def _softmax_denominators(scores: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+    """A GAT's per-node softmax denominators (trial 92): a 1-D bf16 ``index_add``, which ATen's kernel (Inductor's
+    fallback, and eager) sums one term at a time in bf16."""
+    return torch.zeros(8, dtype=scores.dtype).index_add(0, dst, torch.exp(scores)) * 0.37
+
+
+def test_a_1d_16_bit_index_add_sums_as_atens_kernel_does_under_inductor() -> None:
+    g = torch.Generator().manual_seed(0)
+    scores, dst = torch.randn(500, generator=g).bfloat16(), torch.randint(0, 8, (500,), generator=g)
+    compiled = _compiled(_softmax_denominators, (scores, dst), emulate=False)
+    assert same_bits(_emulated(_softmax_denominators, (scores, dst), "inductor-cpu"), compiled)
+    once = (torch.zeros(8).index_add(0, dst, torch.exp(scores).float()).bfloat16().float() * 0.37).bfloat16()
+    assert not same_bits(once, compiled)
+
+
 def _timestep_embedding(t: torch.Tensor) -> torch.Tensor:
     """A diffusion model's sinusoidal embedding in bf16 (trial 43): `args` has two users and computes an
     `exp`, so Inductor's C++ backend stores it (realize on reuse), then fuses its kernel with the `cat`'s:

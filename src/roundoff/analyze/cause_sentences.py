@@ -110,6 +110,10 @@ def _storage_sums(r: NodeReport, plan: Plan) -> str:
     if node.target is torch.ops.aten.max_pool2d_with_indices_backward.default:
         return (f" Eager's max-pool backward on CPU adds the gradients of overlapping windows into its {dtype} result "
                 "one at a time, rounding every sum: pool in float32 (`F.max_pool2d(x.float(), ...).to(x.dtype)`).")
+    if node.target is torch.ops.aten.index_add.default:
+        return (f" ATen's index_add adds the terms into its {dtype} result, for a 1-D result one at a time, rounding "
+                "every sum: add into a float32 buffer instead (`torch.zeros(..., dtype=torch.float32).index_add(...)`, "
+                "the source `.float()`).")
     return (f" Its kernel adds each term into its {dtype} result one at a time, rounding every sum (eager's "
             "`index_put(accumulate=True)` on CPU and CUDA, the gradient of `w[idx]`, and an embedding's gradient): sum in fp32 "
             "instead (index a float32 copy, `w.float()[idx]`, or keep the weights in fp32).")

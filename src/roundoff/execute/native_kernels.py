@@ -40,8 +40,7 @@ NATIVE_ATTENTION = (_aten._scaled_dot_product_flash_attention_for_cpu.default,
 #: that kernel (bit for bit what eager returns), not one rounding of an fp32 result.
 #: ``index_put(accumulate=True)`` adds into the bf16/fp16 destination one element at a time, rounding
 #: every sum, on CPU (a loop) and on CUDA (atomic adds) (trial 49: an MoE's ``w1[idx]`` gradient over
-#: 4096 tokens, 14% off fp64); on CPU ``index_add`` and ``scatter_add`` sum in fp32 and round once, as
-#: the fp32 path does.
+#: 4096 tokens, 14% off fp64); on CPU ``scatter_add`` sums in fp32 and rounds once, as the fp32 path does.
 #: Eager CPU's 16-bit BatchNorm (16-bit weights, training) rounds the batch's mean and 1/std to the input's
 #: dtype and normalizes with the rounded values (trial 65: emulated eager's conv gradients 1.3-1.5x
 #: optimistic on a bf16 CNN); its running statistics, updated in place, are copies in the emulation.
@@ -57,7 +56,12 @@ LOSSES = (_aten.mse_loss.default, _aten.smooth_l1_loss.default, _aten.huber_loss
 #: Eager CPU's 16-bit ``_log_softmax`` differs from one rounding of the fp32 op in 6% of its elements (by an
 #: ulp or two: its kernel's own order of operations), and its ``nll_loss_forward`` sums in its own order; an
 #: overlapping max pool's backward adds the gradients of the windows sharing an input into it in 16 bits.
+#: Eager CPU's 16-bit ``index_add`` sums into its result one term at a time for some shapes (a 1-D result; a
+#: 3-D one along its middle dimension) and in fp32, rounded once, for others (a 2-D one; measured, torch 2.13,
+#: tests/execute/test_eager_fidelity); its own kernel is run, whatever the shape (trial 92: a GAT's
+#: 1-D softmax denominators, emulated as one fp32 sum, put eager's gradients 50x closer to fp64 than they are).
 NATIVE_STORAGE = (_aten.embedding_dense_backward.default, _aten.index_put.default, _aten._unsafe_index_put.default,
+                  _aten.index_add.default,
                   _aten.native_layer_norm_backward.default, *BATCH_NORMS, _aten.native_batch_norm_backward.default,
                   _aten._log_softmax.default, _aten.nll_loss_forward.default,
                   _aten.max_pool2d_with_indices_backward.default, *LOSSES)

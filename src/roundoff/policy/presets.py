@@ -103,6 +103,9 @@ _EAGER_CPU_SCALARS = {
 #: tests/execute/test_eager_fidelity. On CUDA eager's and Inductor's index_put add atomically into
 #: the 16-bit buffer as well (bench/results/h200-session16/index-put-cuda.txt).
 _INDEX_PUT_STORAGE = {op: {"compute": "storage"} for op in ("aten.index_put", "aten._unsafe_index_put")}
+#: Eager CPU's 16-bit ``index_add`` is its own kernel (a 1-D result summed one term at a time), and so is a bf16
+#: one under Inductor, whose decomposition falls back to it (`roundoff.execute.native_kernels.NATIVE_STORAGE`).
+_INDEX_ADD_STORAGE = {"aten.index_add": {"compute": "storage"}}
 #: Eager CPU's BatchNorm in training with 16-bit weights normalizes with its mean and 1/std rounded to
 #: 16 bits (``batch_norm_cpu_kernel``'s reduced-float path; float32 weights keep them float32); it and its
 #: backward run as eager's kernels: measured bit for bit in tests/execute/test_eager_fidelity.
@@ -117,6 +120,7 @@ _BATCH_NORM_STORAGE = {op: {"compute": "storage"} for op in (
 _LOSS_STORAGE = {f"aten.{op}": {"compute": "storage"} for op in (
     "mse_loss", "smooth_l1_loss", "huber_loss", "mse_loss_backward", "smooth_l1_loss_backward", "huber_loss_backward")}
 _EAGER_CPU = {**_EAGER_CPU_SCALARS, "aten.embedding_dense_backward": {"compute": "storage"}, **_INDEX_PUT_STORAGE,
+              **_INDEX_ADD_STORAGE,
               "aten.native_layer_norm_backward": {"compute": "storage"}, **_BATCH_NORM_STORAGE,
               "aten._log_softmax": {"compute": "storage"}, "aten.nll_loss_forward": {"compute": "storage"},
               "aten.max_pool2d_with_indices_backward": {"compute": "storage"}, **_LOSS_STORAGE}
@@ -152,7 +156,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "compute": _OPMATH_ALL, "rounding": "fusion_boundary", "fusion": "pointwise_triton",
         "fma": "within_fusion", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
         "division": "reciprocal_multiply", "negation": "subtract_from_zero",
-        "op_overrides": _INDEX_PUT_STORAGE,  # its Triton atomic_add adds into the bf16/fp16 buffer
+        "op_overrides": {**_INDEX_PUT_STORAGE, **_INDEX_ADD_STORAGE},  # its Triton atomic_add adds into the bf16/fp16 buffer
     },
     {
         "name": "inductor-cpu",
@@ -163,7 +167,7 @@ PRESET_TABLE: tuple[Mapping[str, Any], ...] = (
         "fma": "never", "scalars": "opmath_unrounded", "decompositions": ["inductor"],
         "matmul_add": "addmm",
         # its index_put(accumulate=True) atomically adds into a bf16/fp16 buffer too, as eager does
-        "op_overrides": _INDEX_PUT_STORAGE,
+        "op_overrides": {**_INDEX_PUT_STORAGE, **_INDEX_ADD_STORAGE},
     },
     {
         "name": "inductor-emulate",
