@@ -128,6 +128,7 @@ def test_a_module_torch_compile_runs_eagerly_is_said_under_its_policies() -> Non
     assert module == "nn.GRU" and source == f"test_check_api.py:{run.__code__.co_firstlineno + 1}"
     said = [n for n in check(program, (x,), "inductor-cpu", against="oracle").notes if n.startswith("torch.compile runs")]
     assert len(said) == 1 and "nn.GRU at test_check_api.py" in said[0] and "-p eager" in said[0]
+    assert "runs the whole function eagerly" in said[0] and "roundoff observe" in said[0]  # (trial 92)
     assert not any(n.startswith("torch.compile runs") for n in check(program, (x,), "eager", against="oracle").notes)
 
 

@@ -39,7 +39,10 @@ def with_dynamo_fallbacks(result: CheckResult, program: Program, plan_a: Plan) -
         f"{DYNAMO_FALLBACK} {module} at {source or 'an unknown line'} eagerly (Dynamo graph-breaks on nn.RNN, nn.GRU "
         f"and nn.LSTM unless torch._dynamo.config.allow_rnn = True): the real compiled program computes it as eager "
         f"does, while {plan_a.policy.name} models its ops compiled, as with allow_rnn; check that part with -p "
-        f"{'eager-cuda' if plan_a.policy.fusion is FusionModel.POINTWISE_TRITON else 'eager'}."
+        f"{'eager-cuda' if plan_a.policy.fusion is FusionModel.POINTWISE_TRITON else 'eager'}. Where Dynamo cannot "
+        "resume after that graph break (inside a loop, a GRU cell's decoder: trial 92), it runs the whole function "
+        "eagerly and nothing is compiled (TORCH_LOGS=graph_breaks says so); `roundoff observe` runs the real "
+        "compiled step and says which."
         for module, source in program.dynamo_fallbacks)
     return replace(result, notes=notes + result.notes) if notes else result
 
