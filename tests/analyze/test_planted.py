@@ -12,6 +12,7 @@ import torch
 
 from roundoff.analyze import check
 from roundoff.capture import capture
+from roundoff.capture.program import node_id, node_source
 from tests.analyze.planted import PLANTED, Planted
 
 
@@ -346,3 +347,22 @@ def test_an_overflowing_operand_is_not_called_a_finite_input() -> None:
     said = next(e for e in r.explanations if e.startswith("`sqrt`"))
     assert "inf where fp64 is finite" in said and "fp64's values are finite, the stored ones inf" in said
     assert "from finite inputs" not in said
+
+
+def test_a_division_that_makes_nan_names_its_zero_divisor_not_its_zero_numerator() -> None:
+    """Trial 92: a GAT's ``div(max_grad, tie_count)`` made NaN where its tie count came out 0; the finding named
+    the numerator (a gradient 0 by the model's structure, fp64's noise not 0), which was 0 too. Here both
+    operands lose a small addend in bf16: 0 / 0. Oracle: torch's bf16 arithmetic makes both 0, fp64 neither,
+    and the fp64 quotient is finite."""
+    def ratio(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        numerator = (x + 1e-6) - x
+        return numerator / ((y + 1e-3) - y)
+
+    x, y = torch.full((8,), 4.0).bfloat16(), torch.full((8,), 16.0).bfloat16()
+    assert bool((((x + 1e-6) - x) == 0).all()) and bool((((y + 1e-3) - y) == 0).all())
+    assert bool(ratio(x.double(), y.double()).isfinite().all())
+    subs = {node_source(n): node_id(n) for n in capture(ratio, x, y).nodes() if str(n.target) == "aten.sub.Tensor"}
+    divisor = subs[f"test_planted.py:{ratio.__code__.co_firstlineno + 2}"]
+    result = check(ratio, (x, y), "eager", against="oracle")
+    said = next(e for e in result.explanations if "makes NaN" in e)
+    assert f"its operand `sub` ({divisor}) is 0 where fp64 is not" in said, said

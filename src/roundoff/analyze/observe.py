@@ -633,10 +633,17 @@ def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and a.device == b.device
 
 
+#: Divisions: only the divisor's zeros make NaN/inf (a 0 numerator over a finite divisor is 0).
+_DIVISIONS = frozenset({torch.ops.aten.div.Tensor, torch.ops.aten.div.Tensor_mode})
+
+
 def _new_zeros(node: torch.fx.Node, ls: Lockstep) -> list[str]:
-    """Ids of `node`'s tensor operands that are 0 under the policy where the oracle is not."""
+    """Ids of `node`'s tensor operands that are 0 under the policy where the oracle is not (of a division, its
+    divisor only: trial 92's GAT ``div(max_grad, tie_count)`` was said to make NaN from its numerator, a
+    gradient 0 by the model's structure, not from the tie count its mixed-precision ``eq`` left 0)."""
     out = []
-    for p in node.all_input_nodes:
+    operands = [node.args[1]] if node.target in _DIVISIONS and isinstance(node.args[1], torch.fx.Node) else node.all_input_nodes
+    for p in operands:
         if p not in ls.env:
             continue
         pol, ora = ls.reader(POLICY)(p), ls.reader(ORACLE)(p)
