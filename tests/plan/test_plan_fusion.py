@@ -133,3 +133,51 @@ def test_the_convexity_test_agrees_with_a_path_search_on_random_graphs() -> None
             ids = {str(i) for i in range(n) if rng.random() < 0.4}
             between = any(reaches(a, o) and reaches(o, b) for a in ids for b in ids for o in users if o not in ids)
             assert reach.convex(ids) is not between, (ids, [m.inputs for m in nodes])
+
+
+def test_the_indexed_merge_decides_as_walking_every_earlier_kernel_does() -> None:
+    """`_merge_pointwise` offers each new kernel only the earlier kernels holding a node it touches (an index,
+    session 40: trial 89's unrolled BiGRU planned for over ten minutes walking every pair). Oracle: the walk it
+    replaced, every earlier kernel in order, a set test and a convexity test each, on random graphs with
+    inlined (shared) members, two loop counts and non-pointwise kernels between."""
+    import random
+
+    from roundoff.plan.fusion import _merge_pointwise, _Reach, convex_masks
+
+    def walk(kernels, by_id, reach):
+        merged, masks = [], {}
+        for kind, root, members in kernels:
+            if kind != "pointwise":
+                merged.append((kind, root, members))
+                continue
+            current, mine = set(members), by_id[root].numel
+            touched = current.union(*(by_id[m].inputs for m in current))
+            cur, keep = reach.masks(current), []
+            for other in merged:
+                related = other[0] == "pointwise" and by_id[other[1]].numel == mine and not other[2].isdisjoint(touched)
+                both = tuple(a | b for a, b in zip(cur, masks[other[1]])) if related else cur
+                if related and convex_masks(*both):
+                    current, cur = other[2] | current, both
+                    touched |= other[2].union(*(by_id[m].inputs for m in other[2]))
+                else:
+                    keep.append(other)
+            masks[root] = cur
+            merged = keep + [(kind, root, current)]
+        order = {n.id: i for i, n in enumerate(by_id.values())}
+        return sorted(merged, key=lambda k: max(order[m] for m in k[2]))
+
+    rng = random.Random(1)
+    for _ in range(300):
+        n = rng.randint(3, 24)
+        nodes = [FusionNode(str(i), F, tuple(str(j) for j in range(i) if rng.random() < 0.25), numel=rng.choice((4, 8)))
+                 for i in range(n)]
+        by_id = {m.id: m for m in nodes}
+        kernels = []
+        for m in nodes:
+            if rng.random() < 0.7:
+                shared = {p for p in m.inputs if rng.random() < 0.3}  # inlined producers: in several kernels
+                kernels.append(("pointwise" if rng.random() < 0.85 else "reduction", m.id, {m.id} | shared))
+        reach = _Reach(nodes)
+        expected = walk([(k, r, set(s)) for k, r, s in kernels], by_id, reach)
+        got, _ = _merge_pointwise([(k, r, set(s)) for k, r, s in kernels], by_id, reach, nodes)
+        assert [(k, r, sorted(s)) for k, r, s in got] == [(k, r, sorted(s)) for k, r, s in expected], kernels
