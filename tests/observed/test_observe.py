@@ -30,6 +30,30 @@ def erf_only(x):
     return torch.erf(x)
 
 
+def erf_of_sine(x):
+    return torch.erf(torch.sin(x) * 1.0001 + x * 1e-4)
+
+
+def test_the_headline_names_a_long_kernel_as_the_table_does():
+    """Trial 92: observe's headline printed a fused kernel's ~300-character name (every op it fused), where the
+    table shows ``cpp_fused_…_0`` and the ops beside it. Oracle: real torch.compile's erf, off near 0."""
+    x = small_x()
+    compiled = torch.compile(erf_of_sine)(x)
+    exact = erf_of_sine(x.double())
+    if float(((compiled.double() - exact).abs() / exact.abs()).max()) < 1e-3:
+        pytest.skip("this torch's Inductor CPU erf is accurate for |x| < 1e-2")
+    result = observe_compiled(capture(erf_of_sine, x), against="oracle")
+    first = result.first_divergent
+    assert first is not None and len(first.kernel) > 24 and first.kernel.startswith("cpp_fused_")
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
+
+    console = Console(width=10_000, record=True, file=io.StringIO())
+    console.print(observe_report(observe_document(result)))
+    headline = console.export_text().splitlines()[0]
+    assert "first diverging kernel against oracle: cpp_fused_…_" in headline and first.kernel not in headline, headline
+
+
 def test_erf_kernel_is_flagged_first_and_emulation_does_not_predict_it():
     x = small_x()
     exact = torch.erf(x.double())

@@ -194,8 +194,8 @@ _CAUSE_WORDS = {
 
 
 def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
-    """A headline naming the first diverging kernel (its fused ops, the user's line, whether the
-    emulated policy predicted it), then the kernels: diverging ones first, then those the emulation
+    """A headline naming the first diverging kernel (as the table does, `short_kernel`: its fused ops follow; trial
+    92: a 300-character name), the user's line, whether the emulated policy predicted it, then the kernels: diverging ones first, then those the emulation
     did not predict bit for bit, at most `top` rows (a line counts the rest)."""
     first = doc["first_divergent"]
     if first is None and doc.get("failing_outputs"):
@@ -211,13 +211,13 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         head = Text(
             f"{doc['program']}: no kernel of {doc['backend']} on {doc['device']} is over the limit against "
             f"{doc['against']} and no output fails{_coverage(doc)}; but {len(lost)} buffer(s) {why}, "
-            f"first {first['kernel']} ({first['buffer']}) at {first['source'] or 'an unknown line'}, "
+            f"first {short_kernel(first['kernel'])} ({first['buffer']}) at {first['source'] or 'an unknown line'}, "
             f"node {first['node']} {first['op']}" + _out_of_range(first, rule, doc["against"]).replace(", but its", ": its", 1)
             + f"; no output fails for them (check lists such a node the same way); emulated {doc['policy']}: "
             f"{_emulation(first)}", style="bold yellow")
     else:
         head = Text(
-            f"{doc['program']}: first diverging kernel against {doc['against']}: {first['kernel']} "
+            f"{doc['program']}: first diverging kernel against {doc['against']}: {short_kernel(first['kernel'])} "
             f"({first['buffer']}, {first['kind']}: {_chain(first['fused_ops']) or first['op']}) "
             f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
             + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s)){_made_at(first)}"
