@@ -425,3 +425,43 @@ def test_a_records_repr_says_what_its_figures_cover() -> None:
     text = repr(record)
     assert text.startswith("OutputCheck(passed: output: ") and "where both are finite" in text, text
     assert "non-finite compiled=0 eager=1" in text and "max_abs_diff=" not in text, text
+
+
+class _RecurrentDecoder(torch.nn.Module):
+    """Trial 92's shape: an nn.GRU (a Dynamo graph break) called inside a loop, which Dynamo cannot resume after,
+    so it skips the whole frame and torch.compile runs the module eagerly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = torch.nn.GRU(4, 4, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x[:, 0]
+        for t in range(3):
+            h = h + self.rnn(x)[0][:, t]
+        return h.sum()
+
+
+def test_checking_says_when_torch_compile_compiled_nothing() -> None:
+    """Trial 92: a GRU encoder-decoder that torch.compile ran wholly eagerly was "checked" (compiled == eager,
+    passed) with no word that nothing was compiled. Oracle: plain torch.compile returns eager's bits and
+    its backend is never called."""
+    import warnings
+
+    import roundoff
+    from roundoff.compiler import RoundoffCheckingWarning
+
+    torch.manual_seed(0)
+    model, x = _RecurrentDecoder(), torch.randn(2, 3, 4)
+    graphs = []
+    torch._dynamo.reset()
+    plain = torch.compile(model, backend=lambda gm, ex: graphs.append(gm) or gm.forward)(x)
+    assert not graphs and torch.equal(plain, model(x))
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = roundoff.compile(model, policy="inductor-cpu", check="warn", sample_every=1)
+        compiled(x)
+        compiled(x)
+    said = [w for w in caught if issubclass(w.category, RoundoffCheckingWarning) and "compiled no graph" in str(w.message)]
+    assert len(said) == 1 and "_RecurrentDecoder" in str(said[0].message) and said[0].filename == __file__, said

@@ -27,6 +27,7 @@ from roundoff.capture.retrace import decomposition_table
 from roundoff.compiler.checking import Checker
 from roundoff.compiler.emulate_casts import emulated_casts_kept
 from roundoff.compiler.errors import (
+    RoundoffCheckingWarning,
     RoundoffCompileError,
     RoundoffEnforcementWarning,
     RoundoffPlacementError,
@@ -122,8 +123,8 @@ def make_backend(
         from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
         compilations[policy.name] += 1
-        if numbering is not None:
-            numbering.compiled += 1
+        if numbering is not None and any(n.op.startswith("call_") for n in gm.graph.nodes):
+            numbering.compiled += 1  # (a graph of no op: Dynamo around a torch.compiler.disable'd function)
         device = _device_type(example_inputs)
         settings = _forbid_fma_if_asked(policy, device, inductor_settings(policy, device))
         for item in settings.unenforced:
@@ -413,6 +414,10 @@ def _capture_as_checked(fn: Callable, args: tuple) -> Program:
     return capture(fn, *args)
 
 
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
 class _Compiled:
     """State behind a roundoff.compile wrapper: lazy capture for node keys, then a Checker."""
 
@@ -431,6 +436,7 @@ class _Compiled:
         self.placements: list[str] = []
         self.numbering = GraphNumbering()
         self.placed = not policy.node_overrides  # (checked once the first call has compiled its graphs)
+        self.said_uncompiled = False
         self.forward_only = False  # node overrides placed for a capture without its backward (first call)
         self.overrides: dict[str, OpOverride] = dict(policy.node_overrides)  # (`with_merged`, at the first call)
         compiled = torch.compile(
@@ -475,11 +481,18 @@ class _Compiled:
                 "call took no gradients), but this call takes them (its output requires grad): torch.compile "
                 "compiles it as a training step, where those overrides are not enforced; call the compiled function "
                 "under torch.no_grad(), or run roundoff blame with --backward for a training step's fix")
+        if not self.said_uncompiled and not self.numbering.compiled and self.checker.mode is not None:
+            self.said_uncompiled = True  # (trial 92: a GRU decoder Dynamo skipped; checking said "passed")
+            warn_at_caller(RoundoffCheckingWarning(
+                f"roundoff.compile: torch.compile compiled no graph of {_name(self.fn)} and ran it eagerly (Dynamo "
+                "skipped the frame: a graph break inside a loop, or code it does not trace), so checking compares "
+                "eager with itself: move the loop into a function of its own, or remove the graph break "
+                "(TORCH_LOGS=graph_breaks says where). Said once."))
         if not self.placed:
             self.placed = True
             if not self.numbering.compiled:
                 raise RoundoffPlacementError(
-                    f"torch.compile compiled no graph of {getattr(self.fn, '__name__', type(self.fn).__name__)} and "
+                    f"torch.compile compiled no graph of {_name(self.fn)} and "
                     "ran it eagerly (Dynamo skipped the frame: a graph break inside a loop, or code it does not "
                     f"trace), so the node overrides of policy {self.policy.name!r} are not enforced: move the loop "
                     "into a function of its own, or remove the graph break (TORCH_LOGS=graph_breaks says where)")
