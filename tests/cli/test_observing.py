@@ -167,3 +167,15 @@ def test_a_policy_with_node_overrides_is_refused(tmp_path):
     out = run("observe", f"{script}:small_erf", "-p", str(tmp_path / "fix.toml"))
     assert out.exit_code == 2 and "node overrides (n1)" in out.output, out.output
     assert len(out.output.strip().splitlines()) == 1
+
+
+def test_observe_piped_prints_a_progress_line_while_it_runs(tmp_path, monkeypatch):
+    """A CI log showed nothing for the minute or more an observe of a real model takes (trial 92's Olmo2: 79 s);
+    off a terminal it now prints, as check does, a line every `HEARTBEAT_S` naming what is under way."""
+    monkeypatch.setattr("roundoff.cli.outputs.HEARTBEAT_S", 0.05)
+    script = tmp_path / "erf_small.py"
+    script.write_text(SCRIPT)
+    out = run("observe", f"{script}:small_erf", "--json")
+    assert out.exit_code == 1
+    json.loads(out.stdout)  # (stdout stays one document)
+    assert f"s: observing {script}:small_erf compiled by inductor" in out.stderr, out.stderr

@@ -15,7 +15,7 @@ import typer
 
 from roundoff.cli.errors import EXIT_CODES_HELP, EXIT_DIVERGES, EXIT_OK, TRUST_HELP, guarded
 from roundoff.cli.loading import Loaded, UsageError, capture_target, load_target
-from roundoff.cli.outputs import stdout_console
+from roundoff.cli.outputs import progress_display, stderr_console, stdout_console
 from roundoff.cli.params import (
     FLAG,
     TARGET_HELP,
@@ -128,9 +128,10 @@ def run_observe(
             "roundoff.compile enforces, and observe compiles plain torch.compile, not that program; compare with "
             "a preset (-p NAME) and see the fix's emulation with `roundoff check -p "
             f"{policy}`")
-    program = capture_target(loaded)
-    try:
-        with config.patch(options or {}):
+    try:  # (a terminal: a spinner; a CI log: a line every 30 s, as check's)
+        with progress_display(stderr_console()) as bar, config.patch(options or {}):
+            bar.add_task(f"observing {loaded.label} compiled by {backend}", total=None)
+            program = capture_target(loaded)
             result = observe_compiled(program, backend=backend, against=against, device=device, policy=chosen,
                                       partitioned=partitioned, rule=rule, tol=tol, torch_compiled=loaded.fn)
     except CompileError:

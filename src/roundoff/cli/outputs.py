@@ -69,14 +69,14 @@ HEARTBEAT_S = 30.0  # where stderr is no terminal (a CI log), a progress line th
 
 
 @contextlib.contextmanager
-def progress_display(console: Console, every_s: float = HEARTBEAT_S) -> Iterator[Progress]:
+def progress_display(console: Console, every_s: float | None = None) -> Iterator[Progress]:
     """`terminal.progress_bar` on `console`; where that is no terminal (a CI log, a pipe), which shows no
-    bar, a line every `every_s` seconds with the time so far and the task under way (its description), so
-    that a long plan or search is seen to be alive (trial 89: 10 minutes of a silent check)."""
-    from roundoff.report.terminal import (
-        progress_bar,  # (the report layer imports torch: not for --help)
-    )
+    bar, a line every `every_s` seconds (default `HEARTBEAT_S`) with the time so far and the task under way (its
+    description), so that a long plan or search is seen to be alive (trial 89: 10 minutes of a silent check)."""
+    # (imported here: the report layer imports torch, which --help does not need)
+    from roundoff.report.terminal import progress_bar
 
+    every_s = HEARTBEAT_S if every_s is None else every_s
     with progress_bar(console) as bar:
         if console.is_terminal:
             yield bar
