@@ -386,6 +386,7 @@ def test_blame_of_a_training_step_says_before_the_search_that_its_fix_may_not_co
     args = ("blame", f"{script}:loss", "--backward", "-p", "eager", "--save-policy", str(tmp_path / "fix.toml"))
     said = run(*args)
     assert said.exit_code == 0 and "add --placeable for a fix roundoff.compile applies" in said.stderr, said.output
+    assert said.stderr.startswith("blame: searching without --placeable, so a fix it finds may")  # (of the search)
     assert "--placeable" not in run(*args, "--placeable").stderr
 
 

@@ -315,9 +315,9 @@ def blame_command(
         loaded = load_target(target, inputs, backward)
         if backward and save_policy is not None and not placeable and not json_out:  # said before a long search
             stderr_console().print(  # (trial 71: learnt from roundoff.compile's error after a 13-minute search)
-                "blame: without --placeable the fix may change backward-only nodes, which roundoff.compile cannot "
-                f"place; {save_policy} then serves check and the repro: add --placeable for a fix roundoff.compile "
-                "applies", markup=False)
+                "blame: searching without --placeable, so a fix it finds may change backward-only nodes, which "
+                f"roundoff.compile cannot place ({save_policy} then serves check and the repro); add --placeable for "
+                "a fix roundoff.compile applies", markup=False)  # (trials 90, 92, 93 read it as said of the result)
         found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
                                    placeable=placeable, rule=rule, tol=tol)
         blame_output(found, loaded.label, save_policy, repro, program, json_out)
