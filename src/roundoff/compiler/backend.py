@@ -123,8 +123,8 @@ def make_backend(
         from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
         compilations[policy.name] += 1
-        if numbering is not None and any(n.op.startswith("call_") for n in gm.graph.nodes):
-            numbering.compiled += 1  # (a graph of no op: Dynamo around a torch.compiler.disable'd function)
+        if numbering is not None:
+            numbering.compiled += 1
         device = _device_type(example_inputs)
         settings = _forbid_fma_if_asked(policy, device, inductor_settings(policy, device))
         for item in settings.unenforced:
@@ -414,8 +414,10 @@ def _capture_as_checked(fn: Callable, args: tuple) -> Program:
     return capture(fn, *args)
 
 
-def _name(fn: Callable) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
+def _uncompiled(fn: Callable) -> str:
+    """What a first call that compiled no graph of `fn` means."""
+    return (f"torch.compile compiled no graph of {getattr(fn, '__name__', type(fn).__name__)} and ran it eagerly "
+            "(Dynamo skipped the frame: a graph break inside a loop, or code it does not trace)")
 
 
 class _Compiled:
@@ -484,18 +486,16 @@ class _Compiled:
         if not self.said_uncompiled and not self.numbering.compiled and self.checker.mode is not None:
             self.said_uncompiled = True  # (trial 92: a GRU decoder Dynamo skipped; checking said "passed")
             warn_at_caller(RoundoffCheckingWarning(
-                f"roundoff.compile: torch.compile compiled no graph of {_name(self.fn)} and ran it eagerly (Dynamo "
-                "skipped the frame: a graph break inside a loop, or code it does not trace), so checking compares "
-                "eager with itself: move the loop into a function of its own, or remove the graph break "
-                "(TORCH_LOGS=graph_breaks says where). Said once."))
+                f"roundoff.compile: {_uncompiled(self.fn)}, so checking compares eager with itself: move the loop "
+                "into a function of its own, or remove the graph break (TORCH_LOGS=graph_breaks says where). "
+                "Said once."))
         if not self.placed:
             self.placed = True
             if not self.numbering.compiled:
                 raise RoundoffPlacementError(
-                    f"torch.compile compiled no graph of {_name(self.fn)} and "
-                    "ran it eagerly (Dynamo skipped the frame: a graph break inside a loop, or code it does not "
-                    f"trace), so the node overrides of policy {self.policy.name!r} are not enforced: move the loop "
-                    "into a function of its own, or remove the graph break (TORCH_LOGS=graph_breaks says where)")
+                    f"{_uncompiled(self.fn)}, so the node overrides of policy {self.policy.name!r} are not enforced: "
+                    "move the loop into a function of its own, or remove the graph break (TORCH_LOGS=graph_breaks says "
+                    "where)")
             self.numbering.finish()
         return out
 

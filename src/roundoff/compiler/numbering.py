@@ -35,7 +35,7 @@ class GraphNumbering:
         self.counts: dict[tuple[str, str | None], int] = {}
         self.placed: dict[str, str] = {}
         self.rewrites: dict[str, tuple[tuple[NodeKey, int], str]] = {}
-        self.compiled = 0  # graphs of some op the backend compiled (0 after a first call: torch.compile ran it eagerly)
+        self.compiled = 0  # graphs the backend compiled (0 after a first call: torch.compile ran it eagerly)
 
     def number(self, keys: dict[torch.fx.Node, NodeKey]) -> dict[torch.fx.Node, NodeKey]:
         """`keys` (one graph's, from 0) numbered on from the graphs compiled before this one."""
