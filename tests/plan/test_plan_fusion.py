@@ -105,11 +105,11 @@ def test_a_copy_of_a_copy_is_named_after_the_node():
 
 
 def test_the_convexity_test_agrees_with_a_path_search_on_random_graphs() -> None:
-    """`_Reach.convex` (ancestor and descendant masks) against its definition: a set is convex when no node
+    """`convex_masks` (ancestor and descendant masks, `_Reach.masks`) against its definition: a set is convex when no node
     outside it lies on a path from one member to another, found here by searching every path."""
     import random
 
-    from roundoff.plan.fusion import _Reach
+    from roundoff.plan.fusion import _Reach, convex_masks
 
     rng = random.Random(0)
     for _ in range(200):
@@ -132,7 +132,7 @@ def test_the_convexity_test_agrees_with_a_path_search_on_random_graphs() -> None
         for _ in range(10):
             ids = {str(i) for i in range(n) if rng.random() < 0.4}
             between = any(reaches(a, o) and reaches(o, b) for a in ids for b in ids for o in users if o not in ids)
-            assert reach.convex(ids) is not between, (ids, [m.inputs for m in nodes])
+            assert convex_masks(*reach.masks(ids)) is not between, (ids, [m.inputs for m in nodes])
 
 
 def test_the_indexed_merge_decides_as_walking_every_earlier_kernel_does() -> None:

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console, Group
 from rich.table import Table
 
+from roundoff.cli.loading import UsageError
+
 if TYPE_CHECKING:
     from rich.progress import Progress
-
-from roundoff.cli.loading import UsageError
 
 PIPED_WIDTH = 160  # rich's 80 columns when not a terminal would fold names (`motivati`/`ng.py:69`)
 PIPED_MAX_WIDTH = 240  # a table's own width, piped, up to this: a column of sentences (blame's "why") wraps

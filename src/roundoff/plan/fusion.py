@@ -159,12 +159,6 @@ class _Reach:
             for p in nodes[j].inputs:
                 self.desc[self.index[p]] |= self.desc[j] | (1 << j)
 
-    def mask(self, ids: set[str] | frozenset[str]) -> int:
-        m = 0
-        for i in ids:
-            m |= 1 << self.index[i]
-        return m
-
     def masks(self, ids: set[str] | frozenset[str]) -> tuple[int, int, int]:
         """(members, their ancestors, their descendants) of `ids`, as bitmasks: a union's are the ORs."""
         u = anc = desc = 0
@@ -175,14 +169,10 @@ class _Reach:
             desc |= self.desc[i]
         return u, anc, desc
 
-    def convex(self, ids: set[str]) -> bool:
-        """No path leaves `ids` and comes back: no outside node both after and before the set."""
-        return convex_masks(*self.masks(ids))
-
 
 def convex_masks(u: int, anc: int, desc: int) -> bool:
-    """`_Reach.convex` of the set with these `_Reach.masks` (walking every outside ancestor instead took most
-    of the 10+ minutes of planning trial 89's unrolled GRU)."""
+    """No path leaves the set with these `_Reach.masks` and comes back: no outside node both after and before
+    it (walking every outside ancestor instead took most of the 10+ minutes of planning trial 89's unrolled GRU)."""
     return not (anc & desc & ~u)
 
 

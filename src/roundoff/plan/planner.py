@@ -277,14 +277,18 @@ def _base(
     return _Base(info.name, cls, storage, compute, precision, input_format, scalar_format, override)
 
 
-def _kind(node: torch.fx.Node, base: _Base, own_kernels: frozenset[str]) -> Kind:
-    """`own_kernels`: the ops (packet names) that run as a kernel of their own under the policy."""
+def _kind(node: torch.fx.Node, base: _Base, own_kernels: frozenset[str],
+          own_of_dtype: Mapping[str, frozenset[torch.dtype]]) -> Kind:
+    """`own_kernels`: the ops (packet names) that run as a kernel of their own under the policy; `own_of_dtype`:
+    those that do in some dtypes of their value only (`_INDUCTOR_OWN_KERNELS_OF_DTYPE`)."""
     if node.op in STORED_INPUT_OPS or base.op_class is OpClass.OTHER:
         # graph inputs and constants (full, zeros, arange): stored values, no kernel
         return Kind.INPUT
     if node.target is operator.getitem:
         return Kind.ITEM
     if base.op_class in _EXTERN or _packet(base.op) in own_kernels:  # (a C++ scan: a reduction's class)
+        return Kind.EXTERN
+    if isinstance(v := node.meta.get("val"), torch.Tensor) and v.dtype in own_of_dtype.get(_packet(base.op), ()):
         return Kind.EXTERN
     if base.op_class is OpClass.REDUCTION:
         return Kind.REDUCTION
@@ -307,10 +311,7 @@ def _fusion_nodes(
     for n in program.nodes():
         if n.op == "output":
             continue
-        kind = _kind(n, bases[node_id(n)], own_kernels)
-        if inductor and isinstance(v := n.meta.get("val"), torch.Tensor) and v.dtype in _INDUCTOR_OWN_KERNELS_OF_DTYPE.get(
-                _packet(bases[node_id(n)].op), ()):
-            kind = Kind.EXTERN
+        kind = _kind(n, bases[node_id(n)], own_kernels, _INDUCTOR_OWN_KERNELS_OF_DTYPE if inductor else {})
         terms = unrolled_terms(n, _packet(bases[node_id(n)].op), cpp=policy.fusion is FusionModel.POINTWISE_CPP) if (
             kind is Kind.REDUCTION and inductor) else 0
         nodes.append(FusionNode(
