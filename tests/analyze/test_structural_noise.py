@@ -167,3 +167,32 @@ def test_a_zero_by_structure_has_the_same_own_excess_against_eager_as_against_fp
     assert zeros
     assert [(r.node_id, vs_eager[r.node_id].own_excess) for r in zeros
             if vs_eager[r.node_id].own_excess > EXCESS_LIMIT] == []
+
+
+class _BatchNormTail(torch.nn.Module):
+    """Trial 93's PointNet tail: a BatchNorm whose bias gradient is 0 by structure (what reads it is
+    centred over the batch by a second BatchNorm in training mode)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn, self.fc, self.bn2 = torch.nn.BatchNorm1d(16), torch.nn.Linear(16, 8), torch.nn.BatchNorm1d(8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(self.bn2(self.fc(self.bn(x).max(2)[0]))).square().sum()  # (amax: NaN under Inductor)
+
+
+def test_a_structural_zero_cast_after_a_decomposed_batch_norm_is_noise_under_inductor():
+    """Trial 93: under inductor-cpu the BatchNorm backward is decomposed, its bias gradient an fp32 `sum`
+    (fp64's noise, judged so) cast to fp16; the cast was judged on its own and the output called an
+    underflow, "5e13% off fp64", with GradScaler advised. Oracle: fp64 autograd of the same model."""
+    torch.manual_seed(0)
+    model = _BatchNormTail().half().train()
+    x = torch.randn(8, 16, 32, generator=torch.Generator().manual_seed(1)).half()
+    exact = _BatchNormTail().double().train()
+    exact.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
+    exact(x.double()).backward()
+    assert float(exact.bn.bias.grad.norm()) < 1e-12 * float(exact.bn.weight.grad.norm())
+    r = check(model, (x,), "inductor-cpu", against="eager", backward=True)
+    outs = {o.name: o for o in r.outputs}
+    assert outs["grad_bn.bias"].noise_only and not outs["grad_bn.weight"].noise_only
+    assert not any("GradScaler" in e for e in r.explanations), r.explanations

@@ -265,6 +265,9 @@ class NodeObserver:
             self.zeroish.add(node)  # or, made of such values only, to its own error (fp64's noise: no signal)
             vs_oracle = replace(vs_oracle, excess=excess(vs_oracle, floor, dtype, terms))
             local = replace(local, excess=excess(local, floor_work, work, terms)) if local is not None else None
+        elif op_class is OpClass.CAST and all(p in self.zeroish for p in node.all_input_nodes if is_float(p.meta.get("val"))):
+            self.zeroish.add(node)  # fp64's noise cast is noise still (trial 93: a decomposed BatchNorm's bias
+            # gradient, 0 by structure, cast to fp16 was called an underflow, "5e13% off fp64", GradScaler advised)
         if vs_oracle.max_abs == 0.0 and vs_oracle.nonfinite == 0 and vs_oracle.ref_nan + vs_oracle.ref_inf == 0:
             self.exact.add(node)
         judged = None  # figures of exactly the (res, ref) pair `same` would receive
