@@ -154,3 +154,34 @@ def test_a_gradient_inductor_scatters_into_a_new_zeros_buffer_is_not_judged_as_t
     result = observe_compiled(program, partitioned=True, repeats=1)
     assert not [k for k in result.kernels if k.op in ("new_zeros", "full", "zeros")]
     assert result.first_divergent is None and not result.failing_outputs
+
+
+def test_a_buffer_its_own_kernel_overwrites_in_place_is_not_judged_as_its_node():
+    """Trial 94: DeepseekV3's attention fills a `new_empty` key by two slice copies; the backward kernel that
+    makes its gradient (2 * key * g) zeroes, in place and in the same kernel, the columns the second copy
+    overwrote (an Inductor mutation of that buffer). Observe judged the buffer as the gradient, "excess 761x"
+    (exit 1), on a healthy step. Oracle: check of the same step against fp64 passes, and the gradients are
+    real torch.compile's bit for bit."""
+    from roundoff.analyze import check
+
+    torch.manual_seed(0)
+    w = torch.nn.Linear(16, 32, bias=False).to(torch.bfloat16)
+
+    def step(x, k_rot):
+        kv = w(x).view(2, 12, 4, 8).transpose(1, 2)
+        k_nope, v = torch.split(kv, [4, 4], dim=-1)
+        key = kv.new_empty(2, 4, 12, 6)
+        key[..., :4].copy_(k_nope)
+        key[..., 4:].copy_(k_rot.expand(-1, 4, -1, -1))
+        return (key.float() ** 2).sum() + (v.float() ** 2).sum()
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 12, 16, generator=g).to(torch.bfloat16).requires_grad_()
+    k_rot = torch.randn(2, 1, 12, 2, generator=g).to(torch.bfloat16).requires_grad_()
+    program = capture(step, x, k_rot, backward=True)
+    assert not check(program, program.example_inputs, "inductor-cpu", against="oracle").diverges
+    result = observe_compiled(program, partitioned=True, repeats=1)
+    torch.compile(step)(x, k_rot).backward()
+    for got, want in zip(result.outputs[1:], (x.grad, k_rot.grad, w.weight.grad)):
+        assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+    assert result.untapped and result.first_divergent is None and not result.failing_outputs

@@ -129,6 +129,7 @@ class _Learner:
         self.found: list[tuple[Capture, torch.Tensor, torch.Tensor, int]] = []  # capture, buffer, copy, version
         self.unmapped_kernels: dict[str, str] = {}  # unmapped buffer -> the kernel that wrote it (run order)
         self.mutated: set[str] = set()  # buffers an op between two kernel calls changed (an in-place fallback)
+        self.recredited: set[str] = set()  # buffers a later kernel changed under their own name (`rewritten`)
 
     def call(self, kernel: str, args: tuple, kwargs: dict, out: Any) -> None:
         """Record a kernel call that has just run."""
@@ -180,6 +181,7 @@ class _Learner:
                 arg, local = _where(value, *self.current)
                 self.found[i] = (replace(c, kernel=kernel, launch=launch, arg=arg, local=local), value,
                                  value.detach().to("cpu", copy=True), value._version)
+                self.recredited.add(c.buffer)
 
     def written(self) -> set[int]:
         """The storages any call of the run may have written."""
@@ -199,9 +201,10 @@ class _Learner:
             kept_slices.update(slices)  # (judged as the whole)
             changed = value._version != version or not bitwise_equal(value.detach().cpu(), copy)
             if c.buffer in self.mutated or changed and not later or (  # finished by an op no tap sees: the tap
-                    self.compiled.buffers[c.buffer].fill and not _one_value(copy)):  # saw its first state only;
-                untapped.append(c.buffer)  # or a fill's buffer its own kernel wrote other values into (trial 84)
-                continue
+                    self.compiled.buffers[c.buffer].fill and not _one_value(copy)) or (  # saw its first state only;
+                    self.compiled.buffers[c.buffer].mutated and not later and c.buffer not in self.recredited):
+                untapped.append(c.buffer)  # or a fill's buffer its own kernel wrote other values into (trial 84),
+                continue  # or one an op mutates that no later kernel writes: an op of its own kernel (trial 94)
             captures[c.launch].append(replace(c, copy=later or changed))
         names = [b for b in unmapped if b not in kept_slices]
         return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(names), tuple(untapped),

@@ -32,7 +32,7 @@ import re
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -90,6 +90,11 @@ class BufferInfo:
     #: after its kernel holds what ops fused into that kernel wrote into it, not the node's value
     #: (`roundoff.observed.replay`: not judged, as a buffer an untapped op finishes)
     fill: bool = False
+    #: Another op writes into it in place (Inductor's mutation of this buffer): where no later kernel writes
+    #: its memory, that op ran in the kernel that wrote it, which then holds that op's value, not its node's
+    #: (trial 94: DeepseekV3's ``new_empty`` filled by slice copies; the kernel making a gradient zeroed, in
+    #: place, the columns a copy overwrote). Not judged there (`roundoff.observed.replay`).
+    mutated: bool = False
 
 
 @dataclass
@@ -231,6 +236,8 @@ def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[s
             buffers = [b for b in self.buffers if b.get_name() not in unstored]
             table = {k: v for k, v in _table(lowered.get(id(self), []), self.module.graph).items() if k not in unstored}
             table = {**table, **_mean_sums(buffers, self.module.graph, table)}
+            mutated = {target for b in self.buffers for target in b.get_mutation_names()}
+            table = {k: replace(v, mutated=True) if k in mutated else v for k, v in table.items()}
             found.append((module, table, _partials(buffers, table, self.module.graph), unstored))
         return module
 

@@ -407,7 +407,8 @@ def _not_judged(doc: dict[str, Any]) -> list[Text]:
         parts.append(f"{len(untapped)} ({', '.join(untapped[:4])}{', ...' if len(untapped) > 4 else ''}) were finished "
                      "by an op observe does not tap, after a kernel wrote them (an in-place fallback such as "
                      "scatter_add_), or hold what their kernel wrote into a fill's memory (a gradient scattered "
-                     "into a new_zeros), so the value a tap sees is not their node's")
+                     "into a new_zeros) or wrote over them in place (a slice copied over), so the value a tap "
+                     "sees is not their node's")
     return [Text(f"not judged: {'; '.join(parts)} (--json lists them)", style="dim")] if parts else []
 
 
