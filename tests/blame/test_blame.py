@@ -467,8 +467,8 @@ def test_blame_says_which_changes_roundoff_compile_cannot_place():
     roundoff.compile refuses, and nothing said so. Oracle: roundoff.compile itself, which places the
     forward change and refuses the backward one."""
     import roundoff
-    from roundoff.blame.notes import backward_only
     from roundoff.blame.changes import Change, ChangeKind, apply_changes
+    from roundoff.blame.notes import backward_only
     from roundoff.compiler import RoundoffPlacementError
 
     model = torch.nn.Linear(8, 8).bfloat16()
@@ -894,3 +894,60 @@ def test_blame_by_bitwise_says_when_only_the_policys_graph_differs_from_eager() 
     assert "every node agrees with eager run on this policy's graph" in note and "how the op is computed" not in note
     every = apply_changes(get_policy("inductor-cpu"), candidate_changes(plan(program, "inductor-cpu"), "eager"))
     assert check(program, (x, d, y), every, "eager", rule="bitwise", nodes="all").first_divergent is None
+
+
+class _ResBlock(torch.nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        conv, bn = torch.nn.Conv2d, torch.nn.BatchNorm2d
+        self.c1, self.b1 = conv(cin, cout, 3, stride, 1, bias=False), bn(cout)
+        self.c2, self.b2 = conv(cout, cout, 3, 1, 1, bias=False), bn(cout)
+        self.sc = torch.nn.Sequential() if stride == 1 and cin == cout else torch.nn.Sequential(
+            conv(cin, cout, 1, stride, bias=False), bn(cout))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.b2(self.c2(torch.relu(self.b1(self.c1(x))))) + self.sc(x))
+
+
+class _SimCLR(torch.nn.Module):
+    """Trial 94's contrastive model: a small ResNet encoder and a projection head, in fp16."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, 1, 1, bias=False), torch.nn.BatchNorm2d(16),
+                                        torch.nn.ReLU())
+        self.layers = torch.nn.Sequential(_ResBlock(16, 16, 1), _ResBlock(16, 32, 2), _ResBlock(32, 64, 2))
+        self.head = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32))
+
+    def forward(self, x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor:
+        z = torch.cat([self.head(self.layers(self.stem(x)).mean((2, 3))) for x in (x1, x2)])
+        z = torch.nn.functional.normalize(z, dim=1)
+        sim = (z @ z.t() / 0.07).masked_fill(torch.eye(16, dtype=torch.bool), float("-inf"))
+        return torch.nn.functional.cross_entropy(sim, torch.cat([torch.arange(8, 16), torch.arange(0, 8)]))
+
+
+def test_blame_says_outputs_over_the_limit_with_no_node_flagged_are_conditioning():
+    """Trial 94: an fp16 SimCLR's gradients are 90-360x fp64's rounding with no node's own error beyond the
+    limit; check --by-values called it conditioning, blame --by-values "not a placement decision ... (e.g. an
+    implementation difference)". Oracle: fp64 autograd (the fp16 step's stem gradient far beyond 16x fp64
+    rounded to fp16) and the same step in fp32 (within it: a wider format is the fix)."""
+    torch.manual_seed(0)
+    model = _SimCLR().half().train()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(8, 3, 16, 16, generator=g)
+    xs = ((x + 0.1 * torch.randn(x.shape, generator=g)).half(), (x.flip(-1) + 0.1 * torch.randn(x.shape, generator=g)).half())
+
+    def stem_grad(dtype: torch.dtype) -> torch.Tensor:
+        m = _SimCLR().to(dtype).train()
+        m.load_state_dict({k: v.to(dtype) if v.is_floating_point() else v for k, v in model.state_dict().items()})
+        m(*(t.to(dtype) for t in xs)).backward()
+        return m.stem[0].weight.grad.double()
+
+    exact = stem_grad(torch.float64)
+    floor = (exact.half().double() - exact).norm()
+    assert (stem_grad(torch.float16) - exact).norm() > 16 * floor
+    assert (stem_grad(torch.float32).half().double() - exact).norm() < 16 * floor
+    result = blame(capture(model, *xs, backward=True), "eager", against="oracle", trim=False, repro=False)
+    assert result.status.value == "no_fix"
+    assert any("how the computation is conditioned" in n for n in result.notes), result.notes
+    assert not any("implementation difference" in n for n in result.notes), result.notes

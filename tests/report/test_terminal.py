@@ -260,6 +260,9 @@ def test_outputs_table_shows_each_error_as_a_multiple_of_its_reference_and_the_l
 
     head = _render(run_report(doc["runs"][0]), tty=False).splitlines()[0]  # trial 86: "ok (with findings within
     assert "ok by the path rule: 1 output(s) over the limit by value" in head, head  # the limit)" over 45-322x
+    for said in ((), ("a finding",)):  # trial 94: "findings below" where none came
+        head = _render(run_report({**doc["runs"][0], "explanations": list(said), "hazards": []}), tty=False).splitlines()[0]
+        assert ("findings below" in head) == bool(said) and ("says why" in head) != bool(said), head
     failing = {**doc["runs"][0], "verdict": "diverges"}  # (trial 87: "diverges by the path rule" of passing ones)
     assert "by the path rule" not in _render(run_report(failing), tty=False).splitlines()[0]
 

@@ -253,6 +253,7 @@ def blame(
                + "the divergence is not a placement decision this policy controls"
                + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits
                                                                    or checked.nan_origin)
+                  else _CONDITIONED if ref is Reference.ORACLE and checked and checked.first_divergent is None
                   else " (e.g. an implementation difference)"))
         )
         if removed:
@@ -338,6 +339,13 @@ def _first_unplaceable(program: Program, pol: Policy, args: tuple, transcendenta
             "formula or summation order) or in how it reads its operands (one kept in float32 inside its kernel where "
             "eager reads it rounded, as Inductor does with an explicit cast unless emulate_precision_casts is set), "
             "not in where it rounds its own result")
+
+
+#: Why no placement fixes outputs over the limit by value where no node's own error is (trial 94: an fp16
+#: SimCLR's gradients, 93-357x; check called it conditioning, blame "an implementation difference").
+_CONDITIONED = (": no node's own error is beyond the limit, so the outputs are over it by how the computation is "
+                "conditioned in its formats (check --by-values says so), not by one op's rounding: compute them in a "
+                "wider format, or in fewer rounded steps")
 
 
 def _checked(program: Program, policy: Policy, inputs: tuple, transcendentals: str,

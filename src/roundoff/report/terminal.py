@@ -156,7 +156,8 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
     parts: list[RenderableType] = [
         Text.assemble(("policy ", "bold"), run["policy"], ": ", verdict_text(run["verdict"]),
                       f" by the path rule: {len(over)} output(s) over the limit by value with no flagged node on "
-                      "their path (--by-values fails them; findings below)" if over else
+                      "their path (--by-values fails them" + ("; findings below)" if run["explanations"] or run["hazards"]
+                                                               else " and says why)") if over else
                       " (with findings within the limit, below)" if run["verdict"] == "ok" and (
                           run["explanations"] or run["hazards"]) else ""),
     ]
