@@ -217,6 +217,25 @@ def test_a_constant_made_in_bf16_is_read_rounded_under_eager() -> None:
     assert "mixed-precision-comparison" not in {h.kind for h in lint(plan(program, "eager"))}
 
 
+def test_a_fill_like_another_tensor_is_read_rounded_under_eager() -> None:
+    """Trial 94: an RWKV's ``pp = full_like(k[:, 0], -1e38)`` (bf16), then ``p = maximum(pp, u + k)`` and
+    ``exp(pp - p)``: under eager, which rounds everything, both were flagged as read at two precisions (the
+    fill reads k's shape, not its values). Oracle: torch's own bf16 ``full_like``, already rounded."""
+    assert torch.full_like(torch.zeros(1, dtype=torch.bfloat16), -1e38).item() != -1e38
+
+    def step(u, k):  # type: ignore[no-untyped-def]
+        pp = torch.full_like(k[:, 0], -1e38)
+        p = torch.maximum(pp, u + k[:, 1])
+        return (torch.exp(pp - p) + torch.exp(u + k[:, 1] - p)).float().sum()
+
+    g = torch.Generator().manual_seed(0)
+    u, k = torch.randn(8, generator=g).bfloat16().requires_grad_(), torch.randn(8, 4, generator=g).bfloat16()
+    program = capture(step, u, k, backward=True)
+    assert {torch.ops.aten.eq.Tensor, torch.ops.aten.exp.default} <= {n.target for n in program.graph.nodes}
+    kinds = {h.kind for h in lint(plan(program, "eager"))}
+    assert not kinds & {"mixed-precision-comparison", "exp-of-difference"}, kinds
+
+
 def test_an_exp_that_overflows_only_into_a_denominator_is_no_hazard() -> None:
     """Inductor computes SiLU as ``x / (1 + exp(-x))``: for x below -88.7 ``exp(-x)`` is inf and the
     quotient -0, SiLU's limit, so nothing is lost and the user, who called F.silu, can do nothing

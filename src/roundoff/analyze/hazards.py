@@ -15,7 +15,7 @@ import torch.fx
 
 from roundoff.analyze.naming import op_name
 from roundoff.analyze.result import Hazard
-from roundoff.capture.program import NODE_ID, node_source
+from roundoff.capture.program import NODE_ID, node_source, value_inputs
 from roundoff.numerics import FORMATS, get_format, is_low_precision, round_to
 from roundoff.ops.classes import OpClass
 from roundoff.plan.cache import GraphCache
@@ -80,8 +80,9 @@ def _reads_rounded(d: NodeDecision | None, p: torch.fx.Node, plan: Plan) -> bool
         return True
     if p.op == "placeholder" or (pd is not None and pd.rounds_result) or (d is not None and _nid(p) in d.rounded_inputs):
         return True
-    sources = [a for a in p.all_input_nodes if isinstance(_dtype(a), torch.dtype) and _dtype(a).is_floating_point]
-    if not sources:  # made in its dtype from no floating value (``full(-1e4, dtype=bf16)``: trial 63, under eager)
+    sources = [a for a in value_inputs(p) if isinstance(_dtype(a), torch.dtype) and _dtype(a).is_floating_point]
+    if not sources:  # made in its dtype from no floating value (``full(-1e4, dtype=bf16)``: trial 63, under eager;
+        # ``full_like(k, -1e38)``, which reads k's shape only: trial 94)
         return True
     return bool(pd is not None and pd.op_class is OpClass.DATA_MOVEMENT
                 and all(_reads_rounded(pd, a, plan) for a in sources))
