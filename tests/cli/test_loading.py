@@ -100,3 +100,16 @@ def test_user_code_cannot_exit_or_raise_past_the_loader(tmp_path, body, pattern,
         pattern = pattern.replace("exits.py:4", "exits.py:8")
     with pytest.raises((UsageError, CaptureError), match=pattern):
         capture_target(load_target(f"{tmp_path}/exits.py:f"))
+
+
+def test_a_script_alone_is_offered_the_function_that_has_an_inputs_factory(tmp_path):
+    """Trial 94: ``check simclr.py`` offered ``simclr.py:nt_xent``, a helper defined before ``loss``, the
+    function its ``loss_inputs`` factory is for."""
+    (tmp_path / "sim.py").write_text(
+        "import torch\n"
+        "def helper(z):\n    return z * 2\n"
+        "def loss(a):\n    return helper(a).sum()\n"
+        "def loss_inputs():\n    return (torch.ones(3),)\n"
+    )
+    with pytest.raises(UsageError, match=r"did you mean '.*/sim.py:loss'\?$"):
+        load_target(f"{tmp_path}/sim.py")

@@ -74,14 +74,16 @@ def _meant_target(ref: str) -> str | None:
 
 
 def _first_function(script: str) -> str | None:
-    """``script:NAME`` for the first public function `script` defines at its top level (read, not run:
-    trial 83's ``check mistakes.py`` was offered ``mistakes.py:py``), or None."""
+    """``script:NAME`` for the first public function `script` defines at its top level that has a
+    ``NAME_inputs`` factory beside it, else the first public one (read, not run: trial 83's ``check
+    mistakes.py`` was offered ``mistakes.py:py``; trial 94's SimCLR a helper before its ``loss``), or None."""
     try:
         tree = ast.parse(Path(script).read_text(), filename=script)
     except (OSError, SyntaxError, ValueError):
         return None
-    names = [d.name for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and not d.name.startswith("_") and not d.name.endswith("_inputs")]
+    defined = [d.name for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    names = [n for n in defined if not n.startswith("_") and not n.endswith("_inputs")]
+    names = [n for n in names if f"{n}_inputs" in defined] + names
     return f"{script}:{names[0]}" if names else None
 
 
