@@ -129,7 +129,6 @@ class _Learner:
         self.found: list[tuple[Capture, torch.Tensor, torch.Tensor, int]] = []  # capture, buffer, copy, version
         self.unmapped_kernels: dict[str, str] = {}  # unmapped buffer -> the kernel that wrote it (run order)
         self.mutated: set[str] = set()  # buffers an op between two kernel calls changed (an in-place fallback)
-        self.recredited: set[str] = set()  # buffers a later kernel changed under their own name (`rewritten`)
 
     def call(self, kernel: str, args: tuple, kwargs: dict, out: Any) -> None:
         """Record a kernel call that has just run."""
@@ -169,19 +168,20 @@ class _Learner:
         telling the two apart needs a copy per argument per call). A buffer an extern kernel wrote holds its
         node's whole value there: a later kernel writing it mutates it into another node's value (trial 61:
         a ``slice`` copy's backward zeroes half of the ``mm`` gradient it is given, in place), so it stays
-        credited to the extern kernel, copied before that write."""
+        credited to the extern kernel, copied before that write; so does a buffer an op made for another
+        node writes into (`BufferInfo.overwritten`, trial 94: the same zeroing, of a copy a C++ kernel made)."""
         if kernel not in self.signatures and not kernel.startswith("extern_kernels."):
             return
         for i, (c, value, copy, _) in enumerate(self.found):
             rewritten_here = (c.launch < launch and names.get(c.buffer) is value
                               and not c.kernel.startswith("extern_kernels.")
                               and not self.compiled.buffers[c.buffer].slices
+                              and not self.compiled.buffers[c.buffer].overwritten  # (another node's value)
                               and _storage(value) in self.writes[launch])
             if rewritten_here and not bitwise_equal(value.detach().cpu(), copy):
                 arg, local = _where(value, *self.current)
                 self.found[i] = (replace(c, kernel=kernel, launch=launch, arg=arg, local=local), value,
                                  value.detach().to("cpu", copy=True), value._version)
-                self.recredited.add(c.buffer)
 
     def written(self) -> set[int]:
         """The storages any call of the run may have written."""
@@ -202,9 +202,9 @@ class _Learner:
             changed = value._version != version or not bitwise_equal(value.detach().cpu(), copy)
             if c.buffer in self.mutated or changed and not later or (  # finished by an op no tap sees: the tap
                     self.compiled.buffers[c.buffer].fill and not _one_value(copy)) or (  # saw its first state only;
-                    self.compiled.buffers[c.buffer].mutated and not later and c.buffer not in self.recredited):
-                untapped.append(c.buffer)  # or a fill's buffer its own kernel wrote other values into (trial 84),
-                continue  # or one an op mutates that no later kernel writes: an op of its own kernel (trial 94)
+                    self.compiled.buffers[c.buffer].overwritten and not later):  # or a fill's buffer its own
+                untapped.append(c.buffer)  # kernel wrote other values into (trial 84), or one an op of its own
+                continue  # kernel wrote another node's value into (trial 94)
             captures[c.launch].append(replace(c, copy=later or changed))
         names = [b for b in unmapped if b not in kept_slices]
         return TapPlan(tuple(self.kernels), tuple(tuple(c) for c in captures), tuple(names), tuple(untapped),

@@ -90,11 +90,13 @@ class BufferInfo:
     #: after its kernel holds what ops fused into that kernel wrote into it, not the node's value
     #: (`roundoff.observed.replay`: not judged, as a buffer an untapped op finishes)
     fill: bool = False
-    #: Another op writes into it in place (Inductor's mutation of this buffer): where no later kernel writes
-    #: its memory, that op ran in the kernel that wrote it, which then holds that op's value, not its node's
-    #: (trial 94: DeepseekV3's ``new_empty`` filled by slice copies; the kernel making a gradient zeroed, in
-    #: place, the columns a copy overwrote). Not judged there (`roundoff.observed.replay`).
-    mutated: bool = False
+    #: An op made for another Program node writes into it in place (Inductor's mutation of this buffer):
+    #: afterwards it holds that node's value, not its own (trial 94: DeepseekV3's ``new_empty`` key filled by
+    #: slice copies; the slices' backward zeroes, in place, the key gradient's columns the second copy
+    #: overwrote). Kept from the kernel that wrote it, before that write; not judged where that op is in the
+    #: same kernel (`roundoff.observed.replay`). (A mutation made for its own node finishes its value: an
+    #: ``index_put`` accumulating into the zeros an earlier kernel wrote, trial 49.)
+    overwritten: bool = False
 
 
 @dataclass
@@ -216,6 +218,16 @@ def _partials(buffers: list[Any], table: dict[str, BufferInfo], graph: torch.fx.
             for b in buffers if b.get_name() not in table}
 
 
+def _overwritten(buffers: list[Any], table: dict[str, BufferInfo]) -> dict[str, BufferInfo]:
+    """`table` with `BufferInfo.overwritten` set where a buffer made for another node mutates the buffer."""
+    made_for: dict[str, set[str | None]] = {}  # mutated buffer -> the nodes its mutations were made for
+    for b in buffers:
+        for target in b.get_mutation_names():
+            made_for.setdefault(target, set()).update(custom_id(n) for n in getattr(b, "origins", ()) or ())
+    return {k: replace(v, overwritten=True) if k in made_for and v.node_id not in made_for[k] else v
+            for k, v in table.items()}
+
+
 @contextlib.contextmanager
 def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[str, tuple[str, ...]], frozenset[str]]]) -> Iterator[None]:
     """Wrap `GraphLowering.run_node`/`compile_to_module` (read only) for the duration."""
@@ -236,8 +248,7 @@ def _recording(found: list[tuple[types.ModuleType, dict[str, BufferInfo], dict[s
             buffers = [b for b in self.buffers if b.get_name() not in unstored]
             table = {k: v for k, v in _table(lowered.get(id(self), []), self.module.graph).items() if k not in unstored}
             table = {**table, **_mean_sums(buffers, self.module.graph, table)}
-            mutated = {target for b in self.buffers for target in b.get_mutation_names()}
-            table = {k: replace(v, mutated=True) if k in mutated else v for k, v in table.items()}
+            table = _overwritten(self.buffers, table)
             found.append((module, table, _partials(buffers, table, self.module.graph), unstored))
         return module
 
