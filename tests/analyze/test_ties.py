@@ -115,3 +115,37 @@ def test_an_ordered_comparison_and_an_integer_one_are_not_named() -> None:
     assert ((x * y - z > 0) != (x.double() * y.double() - z.double() > 0)).any()
     result = check(f, (x, y, z, w), "eager", against="oracle", nodes="all", backward=True)
     assert not any("compares otherwise" in e for e in result.explanations), result.explanations
+
+
+def test_a_selection_after_a_named_cause_names_it_and_the_scores_own_rounding() -> None:
+    """Trial 95's VQ-VAE: the codebook distances ``|x|^2 - 2 x.c + |c|^2`` cancel in bf16 and the argmin
+    flips; the sentence said "downstream of the cause(s) above ... Fix those first", where the causes above
+    included the straight-through `add` after the argmin, and fixing the encoder upstream does not stop the
+    flips. Oracle: the same argmin with the distances computed in fp32 from the same bf16 values (no flips
+    against fp64)."""
+    from roundoff.analyze import check
+
+    torch.manual_seed(0)
+    enc = torch.nn.Sequential(torch.nn.Linear(128, 128), torch.nn.ReLU(), torch.nn.Linear(128, 64)).bfloat16()
+    dec = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 128)).bfloat16()
+    codes = (torch.rand(512, 64) * 2 / 512 - 1 / 512).bfloat16().requires_grad_()
+    inp = torch.randn(64, 128, generator=torch.Generator().manual_seed(1)).bfloat16()
+
+    def idx(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return (x.pow(2).sum(1, keepdim=True) - 2 * x @ c.t() + c.pow(2).sum(1)).argmin(1)
+
+    def loss(inp: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        x = enc(inp)
+        q = codes[idx(x, codes)]
+        rec = dec(x + (q - x).detach())
+        return torch.nn.functional.mse_loss(rec, inp) + torch.nn.functional.mse_loss(q, x.detach())
+
+    with torch.no_grad():
+        x, codes_ = enc(inp), codes.detach()
+        exact = idx(x.double(), codes_.double())
+        assert int((idx(x, codes_) != exact).sum()) > 8 and int((idx(x.float(), codes_.float()) != exact).sum()) == 0
+    result = check(loss, (inp, codes), "eager", against="oracle", backward=True)
+    (said,) = [e for e in result.explanations if e.startswith("`argmin`")]
+    assert "compute the scores in fp32" in said and "Fix those first" not in said, said
+    if "downstream of" in said:  # only causes upstream of the argmin are named there, not the later `add`
+        assert "`add`" not in said.split("(named above)")[0], said

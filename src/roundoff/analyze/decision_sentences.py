@@ -3,7 +3,7 @@ pass only by a decision near a tie."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.fx
@@ -28,8 +28,9 @@ def flip_sentences(result: CheckResult, node: Callable[[str], torch.fx.Node]) ->
     out = []
     for nid, n, of in result.selection_flips:
         sel = node(nid)
-        after = bool({u.meta.get(NODE_ID) for u in upstream(sel)} & named)
-        out.append((flip_sentence(sel, n, of, after_cause=after), after))
+        causes = sorted((u for u in upstream(sel) if u.meta.get(NODE_ID) in named), key=lambda u: result.culprits.index(
+            u.meta.get(NODE_ID)))
+        out.append((flip_sentence(sel, n, of, after_cause=causes), bool(causes)))
     return out
 
 
@@ -64,20 +65,25 @@ def near_tie_sentences(result: CheckResult, program: Program) -> list[str]:
     return lines
 
 
-def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: bool = False) -> str:
-    """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision (or,
-    `after_cause`, a consequence of an error a cause named before it put in the scores)."""
+def flip_sentence(n: torch.fx.Node, differing: int, of: int, after_cause: Sequence[torch.fx.Node] = ()) -> str:
+    """A selection (topk, sort, argmax) that chose other indices than fp64: a discrete decision (or, where
+    causes named before it are upstream, `after_cause`, also a consequence of the error they put in the
+    scores, as of the rounding of the ops between: trial 95's VQ-VAE, whose argmin flips came from the
+    distances' cancellation, was told to fix its encoder's matmul first)."""
+    names = ", ".join(node_at(c) for c in after_cause[:2]) + (" and more" if len(after_cause) > 2 else "")
     if n.target in COMPARISONS:  # (a tie mask `x == x.amax()`, a threshold: trial 64)
         where = f"{node_at(n)} compares otherwise than fp64 at {differing} of {of} elements"
         if after_cause:
-            return where + ", downstream of the cause(s) above: the values it compares carry their error. Fix those first."
+            return (where + f", downstream of {names} (named above): the values it compares carry that error, and "
+                    "the rounding of the ops computing them from it. Fix those, or compare values computed in fp32.")
         return (where + ": operands equal or near equal in fp64, held rounded (or at different precisions), fall on "
                 "the other side. What is computed from the other outcome differs from fp64 by more than rounding; "
                 "hold both operands in one format, and compare values that can tie in fp32.")
     where = f"{node_at(n)} selects differently from fp64 at "
     if after_cause:
-        return (where + f"{differing} of {of} positions, downstream of the cause(s) above: the scores it ranks "
-                "carry their error. Fix those first.")
+        return (where + f"{differing} of {of} positions, downstream of {names} (named above): the scores it ranks "
+                "carry that error, and the rounding of the ops computing them from it. Fix those, or compute the "
+                "scores in fp32, which makes such flips rarer.")
     return (
         where + f"{differing} of {of} positions: scores near a tie, rounded, fall on the other side. What is computed "
         "from the other choice differs from fp64 by more than rounding, and no wider format after the "
