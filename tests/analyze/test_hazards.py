@@ -250,3 +250,39 @@ def test_an_exp_that_overflows_only_into_a_denominator_is_no_hazard() -> None:
     assert "exp-overflow" not in _kinds(torch.nn.functional.silu, x, policy="inductor-cpu")
     assert "exp-overflow" not in _kinds(lambda t: t / (1 + torch.exp(-t)), x.float())
     assert "exp-overflow" in _kinds(lambda t: t * torch.exp(-t), x.float())
+
+
+def test_a_tie_in_a_maximums_backward_is_not_said_to_make_nan() -> None:
+    """Trial 95: a flash-attention-style running max ``m = maximum(m, amax(s))`` under inductor-cpu: the
+    mixed-precision comparison in `maximum`'s backward was said to empty a tie mask and divide by a zero count,
+    which only an amax/max backward does (it counts its ties). Oracle: torch's own `maximum` backward at a tie
+    (the gradient split, finite) and `amax` backward (divided by the tie count)."""
+    a, b = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    torch.maximum(a, b).sum().backward()
+    assert torch.equal(a.grad, torch.full((3,), 0.5))
+    x = torch.ones(4, requires_grad=True)
+    x.amax().backward()
+    assert torch.equal(x.grad, torch.full((4,), 0.25))
+
+    def running_max(q, k):  # type: ignore[no-untyped-def]
+        m, total = torch.full((8, 1), float("-inf"), dtype=q.dtype), 0.0
+        for start in (0, 16):  # an online softmax's running maximum over two key blocks
+            s = (q @ k[start:start + 16].t()) * 0.25
+            m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+            total = total + torch.exp(m - m_new).sum() + torch.exp(s - m_new).sum()
+            m = m_new
+        return total.float()
+
+    def norm_max(x):  # type: ignore[no-untyped-def]
+        return torch.nn.functional.layer_norm(x, (32,)).amax(-1).float().sum()
+
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(8, 16, generator=g).half().requires_grad_(), torch.randn(32, 16, generator=g).half()
+    x = torch.randn(8, 32, generator=g).half().requires_grad_()
+    said = {}
+    for name, program in (("maximum", capture(running_max, q, k, backward=True)),
+                          ("amax", capture(norm_max, x, backward=True))):
+        said[name] = [h.message for h in lint(plan(program, "inductor-cpu")) if h.kind == "mixed-precision-comparison"]
+    assert said["amax"] and all("zero count" in t for t in said["amax"]), said
+    maximum = [t for t in said["maximum"] if "`maximum`" in t]  # (its amax's own tie mask is counted)
+    assert maximum and all("zero count" not in t and "between the two operands" in t for t in maximum), said

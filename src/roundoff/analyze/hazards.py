@@ -250,12 +250,27 @@ def _mixed_comparison(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: R
         return None
     if _reads_rounded(d, ops[0], plan) == _reads_rounded(d, ops[1], plan):
         return None
+    consequence = (
+        "In a max/amax backward this empties the tie mask, the gradient is divided by a zero count and becomes NaN."
+        if _counted(n) else  # (trial 95: a `maximum`'s backward was said to make NaN; a tie there moves gradient)
+        "A tie decided otherwise moves what is computed from it (in a maximum/minimum's backward, the gradient "
+        "between the two operands).")
     return (
         f"{_where(n)} compares {_where(ops[0])} and {_where(ops[1])} at different precisions (one rounded to "
-        f"storage, one not): values that are equal in the program can compare unequal. In a max/amax backward "
-        f"this empties the tie mask, the gradient is divided by a zero count and becomes NaN. Fix: round both "
-        f"operands the same way here (keep the max and its input in one format)."
+        f"storage, one not): values that are equal in the program can compare unequal. {consequence} Fix: round "
+        f"both operands the same way here (keep the max and its input in one format)."
     )
+
+
+def _counted(n: torch.fx.Node, hops: int = 4) -> bool:
+    """Whether comparison `n`'s outcome is summed (through casts and views): a count of ties, which a max's
+    backward divides by."""
+    frontier = [n]
+    for _ in range(hops):
+        frontier = [u for f in frontier for u in f.users]
+        if any(u.target in _SUMS for u in frontier):
+            return True
+    return False
 
 
 def _fp16_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Ranges) -> str | None:
