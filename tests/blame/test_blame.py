@@ -951,3 +951,81 @@ def test_blame_says_outputs_over_the_limit_with_no_node_flagged_are_conditioning
     assert result.status.value == "no_fix"
     assert any("how the computation is conditioned" in n for n in result.notes), result.notes
     assert not any("implementation difference" in n for n in result.notes), result.notes
+
+
+class _NormMax(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn, self.fc = torch.nn.BatchNorm1d(16), torch.nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.bn(x).amax(2)).float().square().sum()
+
+
+def test_blame_rounds_a_cast_a_fused_kernel_drops_where_a_max_backward_compares_it():
+    """Trial 93 (and trial 92's GAT): a BatchNorm's fp16 output feeds `amax`; torch.compile keeps it fp32 in its
+    kernel, so the backward's ``x == amax(x)`` compares it with the maximum stored in fp16, finds no tie and
+    divides by a zero count: NaN. The dropped cast offered blame no change, and it found no fix. Oracle: real
+    torch.compile (NaN; finite under emulate_precision_casts, which rounds such casts as eager does)."""
+    from torch._inductor import config as inductor_config
+
+    torch.manual_seed(0)
+    model = _NormMax().half().train()
+    x = torch.randn(8, 16, 32, generator=torch.Generator().manual_seed(1)).half()
+    grads = []
+    for emulate in (False, True):
+        torch._dynamo.reset()
+        model.zero_grad()
+        with inductor_config.patch(emulate_precision_casts=emulate):
+            torch.compile(model)(x).backward()
+        grads.append(model.bn.bias.grad.clone())
+    assert grads[0].isnan().any() and grads[1].isfinite().all()
+    found = blame(capture(model, x, backward=True), "inductor-cpu", against="eager", repro=False)
+    assert found.status.value == "fixed", found.notes
+    assert found.changes and all(c.kind.value == "round" and "convert_element_type" in c.op
+                                 for c in found.changes), found.changes  # the dropped cast, rounded
+
+
+def _gat_layer(x: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, w: torch.Tensor, a_src: torch.Tensor,
+               a_dst: torch.Tensor) -> torch.Tensor:
+    """Trial 92's graph attention layer: a softmax over each node's incoming edges, written by hand."""
+    h = x @ w
+    e = torch.nn.functional.leaky_relu((h[src] * a_src).sum(-1) + (h[dst] * a_dst).sum(-1), 0.2)
+    emax = torch.full((x.shape[0],), float("-inf"), dtype=e.dtype).scatter_reduce(0, dst, e, "amax")
+    ex = torch.exp(e - emax[dst])
+    alpha = ex / torch.zeros(x.shape[0], dtype=e.dtype).index_add(0, dst, ex)[dst]
+    return torch.zeros_like(h).index_add(0, dst, alpha.unsqueeze(-1) * h[src])
+
+
+def test_blame_names_a_change_to_a_kernels_copy_by_the_node_a_policy_can_name():
+    """Trial 92's GAT: the edge scores' bf16 cast, dropped in Inductor's kernels, is recomputed in a kernel of
+    the backward (a copy, ``n42.4@k28``); rounding it there is the fix, but the change was keyed by the copy's
+    id, which no policy accepts ("key must be a roundoff node id"). A copy follows its original's overrides:
+    the change is the original's. Oracle: real torch.compile (NaN gradients; finite under
+    emulate_precision_casts, which rounds such casts as eager does)."""
+    from torch._inductor import config as inductor_config
+
+    from roundoff.policy import validate
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(64, 16, generator=g).bfloat16()
+    src, dst = (torch.cat([torch.randint(0, 64, (256,), generator=g), torch.arange(64)]) for _ in range(2))
+    params = [(torch.randn(*shape, generator=g) / shape[0] ** 0.5).bfloat16().requires_grad_()
+              for shape in ((16, 32), (32,), (32,), (32, 4), (4,), (4,))]
+    y = torch.randint(0, 4, (64,), generator=g)
+
+    def loss(x, w1, s1, d1, w2, s2, d2):  # type: ignore[no-untyped-def]
+        h = torch.nn.functional.elu(_gat_layer(x, src, dst, w1, s1, d1))
+        return torch.nn.functional.cross_entropy(_gat_layer(h, src, dst, w2, s2, d2), y)
+
+    nan = []
+    for emulate in (False, True):
+        torch._dynamo.reset()
+        with inductor_config.patch(emulate_precision_casts=emulate):
+            grads = torch.autograd.grad(torch.compile(loss)(x, *params), params)
+            nan.append(any(bool(t.isnan().any()) for t in grads))
+    assert nan == [True, False], nan
+    found = blame(capture(loss, x, *params, backward=True), "inductor-cpu", against="eager", repro=False)
+    assert found.status.value == "fixed" and found.changes, found.notes
+    assert all("@" not in c.node_id for c in found.changes), found.changes
+    validate(found.fixed_policy)  # (it names nodes a policy file can hold)

@@ -126,9 +126,11 @@ def _changes_for(
         found.append(ChangeKind.SCALAR_FP32)
     if d.storage_dtype is None and is_low_precision(d.compute_dtype) and d.op_class.computes:
         found.append(ChangeKind.UPCAST)  # a multi-output op computing in its results' 16-bit dtype
-    elif is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST and rounded:
-        if reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
+    elif is_low_precision(d.storage_dtype) and d.op_class is OpClass.CAST:
+        if rounded and reference is Reference.ORACLE and d.node_id not in outputs:  # a user's downcast, skipped
             found.append(ChangeKind.KEEP_FP32)
+        elif not d.rounds_result and reference is Reference.EAGER:  # a downcast its kernel drops, done as eager
+            found.append(ChangeKind.ROUND)  # does (trial 93: a BatchNorm's fp16 output an amax backward compares)
     elif (is_low_precision(d.storage_dtype) and d.op_class is OpClass.DATA_MOVEMENT and reference is Reference.ORACLE
           and floats > 1 and d.node_id not in outputs):
         # a copy of several values (cat, stack) stores them in one dtype: a value kept in fp32 upstream beside a
@@ -179,14 +181,18 @@ def candidate_changes(
     outputs = {node_id(n) for n in plan.program.nodes()
                if node_id(n) in returned and all(u.op == "output" for u in n.users)}
     read_rounded = {p for d in plan.decisions.values() for p in d.rounded_inputs}
-    changes: list[Change] = []
+    changes: dict[tuple[str, ChangeKind], Change] = {}
     for index, n in enumerate(plan.program.nodes()):
         d = plan.decisions.get(node_id(n))
         if d is not None:
             dtypes = [v.dtype for p in n.all_input_nodes if isinstance(v := p.meta.get("val"), torch.Tensor)
                       and v.is_floating_point()]
-            changes.extend(_changes_for(index, d, ref, outputs, read_rounded, len(dtypes), frozenset(dtypes)))
-    return tuple(changes)
+            for c in _changes_for(index, d, ref, outputs, read_rounded, len(dtypes), frozenset(dtypes)):
+                # a kernel's copy of a node (``n7@k4``) follows its original's overrides: the change is the
+                # original's, the one a policy can name (trial 92's GAT: a dropped cast recomputed in a kernel)
+                c = replace(c, node_id=c.node_id.split("@")[0])
+                changes.setdefault((c.node_id, c.kind), c)
+    return tuple(changes.values())
 
 
 def merge_overrides(
