@@ -984,6 +984,13 @@ def test_blame_rounds_a_cast_a_fused_kernel_drops_where_a_max_backward_compares_
     assert found.status.value == "fixed", found.notes
     assert found.changes and all(c.kind.value == "round" and "convert_element_type" in c.op
                                  for c in found.changes), found.changes  # the dropped cast, rounded
+    # a step of the BatchNorm's decomposition: said not placeable, as roundoff.compile finds
+    assert all("roundoff.compile cannot place" in e for e in found.explanations), found.explanations
+    import roundoff
+    from roundoff.compiler import RoundoffPlacementError
+
+    with pytest.raises(RoundoffPlacementError):
+        roundoff.compile(model, policy=found.fixed_policy)(x)
 
 
 def _gat_layer(x: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, w: torch.Tensor, a_src: torch.Tensor,

@@ -113,8 +113,9 @@ def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool 
         )
         if plan.policy.fusion in (FusionModel.POINTWISE_CPP, FusionModel.POINTWISE_TRITON):  # (trial 75)
             why += (f"; the code already makes it {storage}: torch.compile rounds it inside a kernel only under "
-                    "torch._inductor.config.emulate_precision_casts = True (roundoff.compile with the fixed policy "
-                    "rounds it either way)")
+                    "torch._inductor.config.emulate_precision_casts = True" + (
+                        " (roundoff.compile with the fixed policy rounds it either way)" if "." not in change.node_id
+                        else " (a step of a decomposition, which roundoff.compile cannot place: set that flag)"))
         if any(short_name(u.target) == "eq" for u in n.users):
             why += (
                 f"; `eq` then compares the unrounded value with a copy rounded to {storage} "
