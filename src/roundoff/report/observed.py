@@ -85,7 +85,7 @@ def _out_of_range(k: dict[str, Any], rule: str = "same", against: str = "oracle"
     return (f", but its values lie {where} (fp64 correctly rounded to it is "
             f"itself {fmt_num(k['format_loss'], 3)} off, normwise) and the buffer loses them too: scale them (in a "
             "backward pass, the loss: torch.amp.GradScaler) or compute in bf16/fp32"
-            + ("; but fp64 run again with its values as that format holds them moves no output beyond the limit"
+            + ("; harmless here: fp64 run again with its values as that format holds them moves no output beyond the limit"
                if k.get("moves_no_output") else ""))
 
 
@@ -134,6 +134,13 @@ def short_kernel(name: str) -> str:
     fused ops its full name lists being in the node column and --json; other names unchanged."""
     m = _KERNEL_INDEX.match(name)
     return f"{m.group(1)}_…{m.group(2)}" if m and len(name) > 24 else name
+
+
+def _verdict_cell(k: dict) -> Text:
+    """A buffer's verdict as the table shows it: "harmless" for one that diverges but moves no output (trial 95:
+    "diverges" beside exit 0 read as a failure; --json keeps "diverges" and `moves_no_output`)."""
+    return Text("harmless", style="yellow") if k["verdict"] == "diverges" and k.get("moves_no_output") else (
+        verdict_text(k["verdict"]))
 
 
 def _remark(k: dict, rule: str) -> str:
@@ -246,7 +253,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         emulated = "identical" if k["emulated_identical"] else (
             f"{k['emulated_mismatch']} differ [{numbers[k['emulation_cause']]}]")
         table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
-                      Text.assemble(verdict_text(k["verdict"]), _remark(k, doc.get("rule", "same"))),
+                      Text.assemble(_verdict_cell(k), _remark(k, doc.get("rule", "same"))),
                       _excess_cell(k), "-" if none_finite(k["vs_oracle"]) else fmt_num(k["vs_oracle"].get("norm_rel"), 3),
                       emulated)
     agree = ", ".join(f"{kind} {v['identical']}/{v['buffers']}" for kind, v in doc["agreement"].items())
