@@ -1036,3 +1036,48 @@ def test_blame_names_a_change_to_a_kernels_copy_by_the_node_a_policy_can_name():
     assert found.status.value == "fixed" and found.changes, found.notes
     assert all("@" not in c.node_id for c in found.changes), found.changes
     validate(found.fixed_policy)  # (it names nodes a policy file can hold)
+
+
+class _MixtureDensity(torch.nn.Module):
+    """Trial 96's mixture density network late in training (small sigmas): its fp16 NLL's logsumexp."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64), torch.nn.Tanh())
+        self.pi, self.mu, self.ls = torch.nn.Linear(64, 8), torch.nn.Linear(64, 16), torch.nn.Linear(64, 16)
+        with torch.no_grad():
+            self.ls.bias.fill_(-3.5)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = self.body(x)
+        mu, sigma = self.mu(h).view(-1, 8, 2), torch.exp(self.ls(h).view(-1, 8, 2))
+        z = (y.unsqueeze(1) - mu) / sigma
+        comp = (-0.5 * z ** 2 - torch.log(sigma) - 1.8378770664093453).sum(-1)
+        return -torch.logsumexp(torch.nn.functional.log_softmax(self.pi(h), -1) + comp, -1).mean()
+
+
+def test_placeable_leaves_out_changes_at_steps_of_a_decomposition():
+    """Trial 96: `blame --placeable` saved a fix keeping steps of a logsumexp's decomposition (n38.0, n38.1,
+    n38.3) in fp32, which roundoff.compile refused ("names no computing node of the forward capture"). Oracle:
+    roundoff.compile itself, refusing the fix blame finds without --placeable and taking what --placeable keeps."""
+    import roundoff
+    from roundoff.blame.changes import compile_places
+    from roundoff.compiler import RoundoffPlacementError
+    from roundoff.plan import plan
+
+    torch.manual_seed(0)
+    model = _MixtureDensity().half().train()
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(256, 4, generator=g).half(), (3 * torch.randn(256, 2, generator=g) + 5).half()
+    program = capture(model, x, y, backward=True)
+    found = blame(program, "eager", against="oracle", repro=False)
+    steps = [c for c in found.changes if not compile_places(c, program, plan(program, "eager"))]
+    assert found.status.value == "fixed" and steps, found.changes
+    with pytest.raises(RoundoffPlacementError, match=steps[0].node_id.replace(".", r"\.")):
+        roundoff.compile(model, policy=found.fixed_policy)(x, y)
+    placed = blame(program, "eager", against="oracle", repro=False, placeable=True)
+    assert all(compile_places(c, program, plan(program, "eager")) for c in placed.changes), placed.changes
+    if placed.status.value == "fixed":
+        roundoff.compile(model, policy=placed.fixed_policy)(x, y)  # (placed: no error)
+    else:
+        assert any("steps of a decomposition" in n for n in placed.notes), placed.notes

@@ -302,3 +302,14 @@ def model_names(script):
     """The script's parameter names, as the check names their gradients."""
     import runpy
     return list(runpy.run_path(str(script))["model"].named_parameters(prefix="model"))
+
+
+def test_a_script_and_a_name_given_apart_are_offered_as_one_target(scripts, capsys):
+    """Trial 96: ``check mdn.py nll`` (a space for the colon) was told only "unexpected extra argument"."""
+    from roundoff.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["check", f"{scripts}/good.py", "f"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "unexpected extra argument" in err, err
+    assert f"did you mean '{scripts}/good.py:f'?" in err, err

@@ -19,6 +19,7 @@ from roundoff.blame.changes import (
     affected_nodes,
     apply_changes,
     candidate_changes,
+    compile_places,
     merge_overrides,
 )
 from roundoff.blame.evaluate import Evaluator
@@ -143,8 +144,11 @@ def blame(
     in_backward = [c for c in candidates if c.node_id in backward_ids]
     unplaceable = [c for c in candidates if placeable and c.node_id not in backward_ids
                    and not _placeable_rounding(c, ev.base_plan)]
-    left_out = bool(in_backward or unplaceable)
-    candidates = tuple(c for c in candidates if c not in unplaceable and c.node_id not in backward_ids)
+    in_steps = [c for c in candidates if placeable and c.node_id not in backward_ids and c not in unplaceable
+                and not compile_places(c, program, ev.base_plan)]
+    left_out = bool(in_backward or unplaceable or in_steps)
+    candidates = tuple(c for c in candidates
+                       if c not in unplaceable and c not in in_steps and c.node_id not in backward_ids)
     if on_evaluation is not None:  # progress: (evaluations so far, candidate changes)
         ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
     outcome = _search(search, candidates, ev, whole_lines)
@@ -160,6 +164,9 @@ def blame(
         "kernel to a format roundoff.compile writes no such rounding for (bf16 and fp16 only): blame without "
         "--placeable finds a fix for check and the repro, and a policy with rounding=every_op places such roundings"
     )] if unplaceable else []
+    if in_steps and status is BlameStatus.NO_FIX:
+        notes.append(f"--placeable left out {len(in_steps)} candidate change(s) at steps of a decomposition (ids "
+                     "such as n7.0: inside a logsumexp, a softmax, a norm), which roundoff.compile cannot place")
     if in_backward and status is BlameStatus.NO_FIX:  # trial 63: said "not a placement decision" alone
         notes.append(f"--placeable left out {len(in_backward)} candidate change(s) at backward-only nodes, which "
                      "roundoff.compile cannot place (it places overrides on the forward graph)")

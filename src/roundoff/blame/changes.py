@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
-from roundoff.capture.program import Program, node_id
+from roundoff.capture.program import Program, node_id, value_holders
 from roundoff.numerics import get_format, is_low_precision
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import NodeDecision, Plan
@@ -193,6 +193,17 @@ def candidate_changes(
                 c = replace(c, node_id=c.node_id.split("@")[0])
                 changes.setdefault((c.node_id, c.kind), c)
     return tuple(changes.values())
+
+
+def compile_places(change: Change, captured: Program, plan: Plan) -> bool:
+    """Whether roundoff.compile can place `change` by its node id: a node of the `captured` program, or the
+    node holding a decomposed node's value kept unrounded (``round_result=False``, placed on that node:
+    `roundoff.compiler.backend.kept_aliases`); not another step of a decomposition (``n7.0``: trial 96, a
+    logsumexp's steps in a fix `--placeable` saved and roundoff.compile refused). Backward-only nodes are
+    `roundoff.blame.notes.backward_only`'s."""
+    if change.node_id in {node_id(n) for n in captured.nodes()}:
+        return True
+    return change.node_id in value_holders(plan.program.graph) and change.override == OpOverride(round_result=False)
 
 
 def merge_overrides(

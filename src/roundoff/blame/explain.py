@@ -6,7 +6,7 @@ import torch
 import torch.fx
 
 from roundoff.analyze.origin_sentences import loss_overflow_words
-from roundoff.blame.changes import Change, ChangeKind
+from roundoff.blame.changes import Change, ChangeKind, compile_places
 from roundoff.capture.program import Program, node_id, value_holders
 from roundoff.numerics import is_low_precision
 from roundoff.ops import short_name
@@ -114,7 +114,8 @@ def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool 
         if plan.policy.fusion in (FusionModel.POINTWISE_CPP, FusionModel.POINTWISE_TRITON):  # (trial 75)
             why += (f"; the code already makes it {storage}: torch.compile rounds it inside a kernel only under "
                     "torch._inductor.config.emulate_precision_casts = True" + (
-                        " (roundoff.compile with the fixed policy rounds it either way)" if "." not in change.node_id
+                        " (roundoff.compile with the fixed policy rounds it either way)"
+                        if compile_places(change, program.captured(), plan)
                         else " (a step of a decomposition, which roundoff.compile cannot place: set that flag)"))
         if any(short_name(u.target) == "eq" for u in n.users):
             why += (
@@ -138,8 +139,10 @@ def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool 
                  f"at {change.source or 'unknown source'}")
     narrow = _users(n, plan, narrow_only=True)
     code = (f"compute it in fp32 and cast what {narrow} compute{'s' if narrow.count('`') == 2 else ''} from it back "
-            f"to {storage} (`.to({d.storage_dtype})`), which is what roundoff.compile does with this policy; "
-            "carrying fp32 further changes other roundings") if narrow != "the output" or users == narrow else (
+            f"to {storage} (`.to({d.storage_dtype})`), which is what roundoff.compile does with this policy"
+            + ("" if compile_places(change, program.captured(), plan) else
+               " where it can place it (not at this step of a decomposition: blame --placeable leaves such out)")
+            + "; carrying fp32 further changes other roundings") if narrow != "the output" or users == narrow else (
         f"compute it in fp32 and hand it to {users} as it is: they compute and keep fp32 already, and casting "
         "their result back to 16 bits would round it")  # (trial 75: an fp32 Adam state `v`, made inf so)
     return (

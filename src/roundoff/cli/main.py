@@ -286,8 +286,8 @@ def blame_command(
     placeable: Annotated[
         bool, typer.Option("--placeable", metavar=FLAG, help=(
             "Only changes roundoff.compile can place: with --backward, at forward nodes (by default a fix "
-            "may change backward-only nodes, which a note counts); under fusion-boundary rounding, no kept "
-            "rounding of an fp8 value."))
+            "may change backward-only nodes, which a note counts); not at steps of a decomposition (n7.0); under "
+            "fusion-boundary rounding, no kept rounding of an fp8 value."))
     ] = False,
     backward: BackwardOpt = False,
     json_out: JsonOpt = False,
@@ -313,9 +313,10 @@ def blame_command(
             raise UsageError(f"--against {against!r}: blame compares with eager or oracle")
         check_by_values(by_values, against, rule)
         loaded = load_target(target, inputs, backward)
-        if backward and save_policy is not None and not placeable and not json_out:  # said before a long search
+        if save_policy is not None and not placeable and not json_out:  # said before a long search
             stderr_console().print(  # (trial 71: learnt from roundoff.compile's error after a 13-minute search)
-                "blame: searching without --placeable, so a fix it finds may change backward-only nodes, which "
+                "blame: searching without --placeable, so a fix it finds may change "
+                + ("backward-only nodes or " if backward else "") + "steps of a decomposition (n7.0), which "
                 f"roundoff.compile cannot place ({save_policy} then serves check and the repro); add --placeable for "
                 "a fix roundoff.compile applies", markup=False)  # (trials 90, 92, 93 read it as said of the result)
         found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
@@ -396,6 +397,15 @@ def demo(
         out.print(terminal.verdict_table(motivating_checks(progress_console=_stderr())))
 
 
+def _target_meant(args: list[str]) -> str:
+    """"; did you mean 'model.py:loss'?" where a script and a name follow each other as two arguments (trial 96:
+    ``check mdn.py nll`` was told only "unexpected extra argument (nll)")."""
+    for script, name in zip(args, args[1:]):
+        if script.endswith(".py") and ":" not in script and name.isidentifier():
+            return f"; did you mean '{script}:{name}'?"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> None:
     """The console script: the CPU allocator setting, then the app; click's own usage errors
     (unknown option, bad value, missing TARGET) become one line and exit 2, JSON under --json."""
@@ -409,7 +419,7 @@ def main(argv: list[str] | None = None) -> None:
         known = bool(args) and args[0] in typer.main.get_command(app).commands  # an unknown command: the top help
         where = f"; see 'roundoff {args[0]} --help'" if known else "; see 'roundoff --help'"
         message = exc.format_message().rstrip(".") or "no command given (the usage above lists them)"  # a group alone
-        fail(f"{message}{where}", EXIT_USAGE, "--json" in args)
+        fail(f"{message}{_target_meant(args)}{where}", EXIT_USAGE, "--json" in args)
         code = EXIT_USAGE
     except (typer.Abort, CLICK_ABORT):
         code = EXIT_INTERRUPTED
