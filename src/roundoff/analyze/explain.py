@@ -129,7 +129,8 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         # (a rounding cause's own sentence says why its outputs pass)
         own = [o for o in result.outputs if o.node_id in result.culprits]
         why = ("later ops dilute it, e.g. a tiny term added to a large one" if not own else
-               f"output `{own[0].name}` is that value, and its reference, RMSE {own[0].rmse_reference:.3g}, is fp64 correctly "
+               f"output `{own[0].name}` is the value of {node_at(plan.program.node(own[0].node_id))}, and its reference, "
+               f"RMSE {own[0].rmse_reference:.3g}, is fp64 correctly "  # (trial 97: "is that value" after another node)
                "rounded to its format or, where larger, the error its last op takes from its operands' rounding")
         lines.append(
             f"No output fails: the outputs the error named above reaches are within {EXCESS_LIMIT:g}x their reference "
