@@ -717,3 +717,19 @@ def test_inductors_offset_max_pool_that_picks_other_elements_than_fp64_is_named(
     from roundoff.report.from_check import run_from_check  # the --json report's causes name it first too
 
     assert run_from_check(r)["causes"][0]["id"] == r.selection_flips[0][0]
+
+
+def test_findings_name_a_multi_output_result_as_the_nodes_table_does() -> None:
+    """Trial 97: a finding named `getitem` (n232) what the nodes table calls `native_batch_norm[0]`. Oracle:
+    check's own node reports, which name each result of a multi-output op."""
+    from roundoff.analyze.naming import node_at
+    from roundoff.capture.program import multi_output_parent, node_id
+
+    bn = torch.nn.BatchNorm1d(8).bfloat16().train()
+    x = torch.randn(16, 8, generator=torch.Generator().manual_seed(0)).bfloat16()
+    program = capture(lambda x: bn(x).float().square().sum(), x, backward=True)
+    r = check(program, (x,), "eager", against="oracle", nodes="all")
+    results = [n for n in program.graph.nodes if multi_output_parent(n) is not None and r.node(node_id(n)) is not None]
+    assert results
+    for n in results:
+        assert node_at(n).startswith(f"`{r.node(node_id(n)).op}` ("), (node_at(n), r.node(node_id(n)).op)
