@@ -313,3 +313,26 @@ def test_an_accumulating_scatter_is_put_down_to_its_threads_atomic_adds() -> Non
     mul = ids["aten.mul.Tensor"]  # an op that adds nothing keeps the other causes
     obs_mul = dataclasses.replace(obs, fused=(mul,), kind="pointwise")
     assert "atomically" not in emulation_cause(program, mul, obs_mul, plan(program, "inductor-cpu"), {mul: obs_mul})
+
+
+def test_an_observed_buffer_is_handed_to_the_sides_laid_out_as_the_program_lays_it_out():
+    """Trial 97: in a Segformer's partitioned step the buffer holding the attention's query was kept with
+    Inductor's layout (strides (1024, 1, 64, 2)); the eager and fp64 sides ran the CPU flash attention on it,
+    which returns other values for a last dimension that is not unit-strided, and the matmul after it was
+    judged 600x "wrong" (exit 1) on a healthy step. Oracle: torch's own flash attention on the two layouts,
+    and the captured node's strides."""
+    from roundoff.observed.compare import _laid_out
+
+    g = torch.Generator().manual_seed(0)
+    q = torch.as_strided(torch.randn(2048, generator=g).bfloat16(), (2, 2, 16, 32), (1024, 1, 64, 2))
+    k, v = (torch.randn(2, 16, 2, 32, generator=g).bfloat16().transpose(1, 2) for _ in range(2))
+    attention = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    as_held = attention(q, k, v, 0.0, False, scale=32 ** -0.5)[0]
+    as_laid_out = attention(q.transpose(1, 2).contiguous().transpose(1, 2), k, v, 0.0, False, scale=32 ** -0.5)[0]
+    assert not torch.equal(as_held, as_laid_out)  # the layout changes the kernel's values
+
+    program = capture(lambda x: x.view(2, 16, 2, 32).transpose(1, 2) * 2, torch.randn(2, 16, 64).bfloat16())
+    node = next(n for n in program.graph.nodes if n.target is torch.ops.aten.transpose.int)
+    laid = _laid_out(q, node)
+    assert laid.stride() == node.meta["val"].stride() == (1024, 32, 64, 1) and torch.equal(laid, q)
+    assert torch.equal(attention(laid, k, v, 0.0, False, scale=32 ** -0.5)[0], as_laid_out)

@@ -164,6 +164,28 @@ def _as(value: torch.Tensor, dtype: torch.dtype | None) -> Callable[[], torch.Te
     return (lambda: value) if dtype is None else (lambda: value.to(dtype))
 
 
+def _laid_out(value: torch.Tensor, node: torch.fx.Node) -> torch.Tensor:
+    """`value` with the strides the captured program gives `node` (a copy where they differ and those strides
+    are dense): what the sides read of it is laid out as in the program. A buffer Inductor laid out its own way
+    (trial 97, a Segformer's attention: q as (1024, 1, 64, 2)) made the CPU flash attention the sides run
+    on it return other values (its last dimension not unit-strided), and the matmul after it 600x "wrong"."""
+    meta = node.meta.get("val")
+    if (not isinstance(meta, torch.Tensor) or meta.shape != value.shape or meta.stride() == value.stride()
+            or not _dense(meta.shape, meta.stride())):
+        return value
+    return torch.empty_strided(meta.shape, meta.stride(), dtype=value.dtype, device=value.device).copy_(value)
+
+
+def _dense(shape: torch.Size, stride: tuple[int, ...]) -> bool:
+    """Whether `stride` lays `shape` out with no gap and no overlap (a permutation of contiguous)."""
+    expected = 1
+    for st, size in sorted((st, size) for size, st in zip(shape, stride) if size != 1):
+        if st != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _rounds_to(emulated: object, stored: torch.Tensor) -> bool:
     """Whether the emulated side's value of a node, rounded (RNE) to the dtype of the buffer holding it, is
     that buffer bit for bit. Then the emulation keeps its own value rather than take the buffer's: a
@@ -264,7 +286,7 @@ class KernelObserver:
             # integer buffers and nodes (indices, masks: max's indices beside its float values) are not judged
             self.skipped.append(nid)
             return None
-        value = value.reshape(vals[ORACLE].shape)
+        value = _laid_out(value.reshape(vals[ORACLE].shape), node)
         kept, whole = self._own_elements(value, vals), vals[GLOBAL].reshape(value.shape)
         self.reports.append(self._report(node, nid, obs, value, vals, ls, kept))
         if nonfinite_counts(value, whole)[1] if kept is None else nonfinite_counts(value[kept], whole[kept])[1]:
