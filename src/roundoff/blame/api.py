@@ -19,7 +19,7 @@ from roundoff.blame.changes import (
     affected_nodes,
     apply_changes,
     candidate_changes,
-    compile_places,
+    compile_placeable,
     merge_overrides,
 )
 from roundoff.blame.evaluate import Evaluator
@@ -144,8 +144,9 @@ def blame(
     in_backward = [c for c in candidates if c.node_id in backward_ids]
     unplaceable = [c for c in candidates if placeable and c.node_id not in backward_ids
                    and not _placeable_rounding(c, ev.base_plan)]
-    in_steps = [c for c in candidates if placeable and c.node_id not in backward_ids and c not in unplaceable
-                and not compile_places(c, program, ev.base_plan)]
+    places = compile_placeable(program, ev.base_plan) if placeable else None
+    in_steps = [c for c in candidates if places is not None and c.node_id not in backward_ids and c not in unplaceable
+                and not places(c)]
     left_out = bool(in_backward or unplaceable or in_steps)
     candidates = tuple(c for c in candidates
                        if c not in unplaceable and c not in in_steps and c.node_id not in backward_ids)

@@ -25,7 +25,7 @@ overrides only the field it flips; an existing override of the same node keeps i
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 
 import torch
@@ -195,15 +195,19 @@ def candidate_changes(
     return tuple(changes.values())
 
 
-def compile_places(change: Change, captured: Program, plan: Plan) -> bool:
-    """Whether roundoff.compile can place `change` by its node id: a node of the `captured` program, or the
+def compile_placeable(captured: Program, plan: Plan) -> Callable[[Change], bool]:
+    """Whether roundoff.compile can place a change by its node id: a node of the `captured` program, or the
     node holding a decomposed node's value kept unrounded (``round_result=False``, placed on that node:
     `roundoff.compiler.backend.kept_aliases`); not another step of a decomposition (``n7.0``: trial 96, a
     logsumexp's steps in a fix `--placeable` saved and roundoff.compile refused). Backward-only nodes are
-    `roundoff.blame.notes.backward_only`'s."""
-    if change.node_id in {node_id(n) for n in captured.nodes()}:
-        return True
-    return change.node_id in value_holders(plan.program.graph) and change.override == OpOverride(round_result=False)
+    `roundoff.blame.notes.backward_only`'s. The ids are gathered once, for all the changes asked about."""
+    present, holders = {node_id(n) for n in captured.nodes()}, value_holders(plan.program.graph)
+    return lambda c: c.node_id in present or (c.node_id in holders and c.override == OpOverride(round_result=False))
+
+
+def compile_places(change: Change, captured: Program, plan: Plan) -> bool:
+    """`compile_placeable` for one change."""
+    return compile_placeable(captured, plan)(change)
 
 
 def merge_overrides(
