@@ -92,8 +92,9 @@ def operand_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node
         if not is_float(v):
             return v
         gen = seeds.setdefault(v.device, torch.Generator(v.device).manual_seed(0))
-        signs = torch.randint(0, 2, v.shape, generator=gen, device=v.device, dtype=torch.float64) * 2 - 1
-        return v.double() * (1 + half_u * signs)
+        scale = torch.randint(0, 2, v.shape, generator=gen, device=v.device, dtype=torch.float64)
+        scale.mul_(2).sub_(1).mul_(half_u).add_(1)  # 1 + u/2 s, s = +-1: one temporary, not four
+        return v.double() * scale
 
     held_all = OracleNumerics().evaluate(node, perturbed, fresh=True)
     out = []
@@ -103,7 +104,8 @@ def operand_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node
             out.append(0.0)
             continue
         both = x.isfinite() & held.isfinite()
-        out.append(float((held.double() - x.double())[both].norm()))
+        diff = held.double() - x.double()  # (all finite: its norm as is, not a masked copy's)
+        out.append(float(diff.reshape(-1).norm() if bool(both.all()) else diff[both].norm()))
     return tuple(out)
 
 
