@@ -74,3 +74,16 @@ def test_the_decomposition_note_names_an_id_of_the_notes_themselves():
     plain, undecomposed mul of the user's program. Oracle: the notes' own ids."""
     _, ids = compact_notes(["kernel 3 stores n7.2 (a decomposed layer norm's mean)"])
     assert "such as n7.2 name the nodes of n7's decomposition" in ids and "n51" not in ids
+
+
+def test_an_abbreviated_list_is_not_taken_for_a_sentence_end():
+    """Trial 99: "5 similar notes (for reduction n61.1, n83.1, n105.1, . ..." — the ". " closing the list's
+    ellipsis was split as a sentence end, and the note cut there. Oracle: the notes' own text."""
+    notes = [f"reduction n{i}.1 (sum) is emulated with an fp32 accumulator over {i} terms in one pass, and the "
+             "compiler may split a long reduction into kernels whose partial sums are rounded " + "word " * 50
+             + ". A second sentence." for i in (61, 83, 105, 127, 149)]
+    short = compact_notes(notes)[0]
+    assert len(short) <= MAX_CHARS
+    assert short.startswith("5 similar notes (for reduction n61.1, n83.1, n105.1, ... and 2 more; --json has all); "
+                            "the first: reduction n61.1 (sum) is emulated"), short
+    assert ", . " not in short and short.endswith(" ..."), short

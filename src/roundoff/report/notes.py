@@ -24,6 +24,7 @@ _NUMBER = re.compile(r"\d+")
 _PARENS = re.compile(r"\([^()]*\)")
 _FIRST_ID = re.compile(r"\b([A-Za-z]+) (n?\d+[\w.]*)")
 _DECOMPOSED = re.compile(r"\bn\d+\.\d+\b")
+_SENTENCE_END = re.compile(r"(?<!\.)\. ")  # ". ", not the end of an ellipsis ("n5, ... and 2 more")
 
 
 def _shape(note: str) -> str:
@@ -47,7 +48,7 @@ def _shorten_list(text: str, sep: str) -> str:
 def shorten(note: str) -> str:
     """`note` at most `MAX_CHARS` long: the lists in its first sentence abbreviated (the
     sentences after it kept), then the text cut."""
-    first, dot, rest = note.partition(". ")
+    first, dot, rest = _first_sentence(note)
     for sep in ("; ", ", "):  # items of a "; " list may hold ", " lists of their own: one pass
         if len(first) + len(rest) > MAX_CHARS and first != (short := _shorten_list(first, sep)):
             first = short
@@ -55,7 +56,7 @@ def shorten(note: str) -> str:
     note = first + (f". {rest}" if dot else "")
     if len(note) > MAX_CHARS:
         cut = " ..." if MORE in note[:MAX_CHARS] else f" ... ({MORE[2:]})"
-        sentences, kept = note.split(". "), ""
+        sentences, kept = _SENTENCE_END.split(note), ""
         for sentence in sentences:  # whole sentences while they fit
             longer = f"{kept}. {sentence}" if kept else sentence
             if len(longer) + len(cut) > MAX_CHARS:
@@ -65,6 +66,12 @@ def shorten(note: str) -> str:
             return kept.rstrip(".") + "." + cut
         note = note[: MAX_CHARS - len(cut)].rsplit(" ", 1)[0].rstrip(",;:") + cut  # at a word boundary
     return note
+
+
+def _first_sentence(note: str) -> tuple[str, str, str]:
+    """`note` split at its first sentence end, as ``str.partition(". ")`` splits it."""
+    parts = _SENTENCE_END.split(note, maxsplit=1)
+    return (parts[0], ". ", parts[1]) if len(parts) == 2 else (note, "", "")
 
 
 def compact_notes(notes: Sequence[str]) -> list[str]:
