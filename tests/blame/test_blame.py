@@ -530,6 +530,29 @@ def test_an_unreachable_cause_below_its_formats_range_gets_checks_advice():
     assert notes and all("scale what `mul` reads down first" in n and "exp" not in n for n in notes), notes
 
 
+def test_no_note_says_no_change_fixes_a_node_a_candidate_keeps_in_fp32():
+    """Trial 99: `blame --placeable` (no fix: a backward underflow no forward change reaches) said of an fp16
+    `pow` beyond fp16's range that "no change this policy offers fixes it", where keeping it in fp32, a
+    candidate, does. Oracle: check with that change applied, where the product no longer overflows."""
+    from roundoff.analyze import check
+    from roundoff.blame.changes import Change
+    from roundoff.blame.notes import unreachable_causes
+
+    def squared(x):
+        return (x * x).float().mean()
+
+    x = (300 + torch.rand(256, generator=torch.Generator().manual_seed(0))).half()
+    program = capture(squared, x)
+    checked = check(program, (x,), "eager", against="oracle", nodes="all")
+    mul = next(n for n in program.nodes() if n.target is torch.ops.aten.mul.Tensor)
+    keep = Change(0, node_id(mul), ChangeKind.KEEP_FP32, str(mul.target), node_source(mul))
+    assert node_id(mul) in checked.culprits
+    fixed = check(program, (x,), apply_changes(get_policy("eager"), [keep]), against="oracle", nodes="all")
+    assert not fixed.diverges and node_id(mul) not in fixed.culprits  # the change holds the product
+    assert [n for n in unreachable_causes(program, checked, ()) if f"({node_id(mul)})" in n]  # no candidate: said
+    assert not [n for n in unreachable_causes(program, checked, [keep]) if f"({node_id(mul)})" in n]
+
+
 def test_placeable_blame_searches_only_changes_roundoff_compile_can_place(monkeypatch):
     """`blame(..., placeable=True)` (`--placeable`): on a training step every candidate change is at a
     forward node. Oracle: roundoff.compile's placement rule (`program_keys`), which refuses the others."""

@@ -17,7 +17,7 @@ from roundoff.analyze.culprits import amplifier
 from roundoff.analyze.decision_sentences import flip_sentences
 from roundoff.analyze.result import CheckResult
 from roundoff.analyze.verdict import EXCESS_LIMIT
-from roundoff.blame.changes import Change, output_ids
+from roundoff.blame.changes import Change, ChangeKind, output_ids
 from roundoff.blame.evaluate import Evaluator
 from roundoff.blame.explain import describe_node
 from roundoff.capture.program import Program, base_id, node_id, node_source, value_inputs
@@ -83,6 +83,7 @@ def unreachable_causes(program: Program, checked: CheckResult, candidates: Seque
     selections that chose other indices than fp64 (a discrete decision). `program`: the planned program
     (decompositions included: ``n56.0``), whose ids `checked` and `candidates` name."""
     changed = {c.node_id for c in candidates}
+    widened = {c.node_id for c in candidates if c.kind is ChangeKind.KEEP_FP32}  # (held in fp32: in its range)
     outputs = output_ids(program)
     reports = {r.node_id: r for r in checked.nodes}
     amplifiers = {a.node_id for c in checked.culprits if (a := amplifier(checked.culprits, program, reports, c))}
@@ -104,8 +105,8 @@ def unreachable_causes(program: Program, checked: CheckResult, candidates: Seque
         # flagged by the format's range alone, or its values stored as the format's overflow where fp64's are
         # too (trial 62: a linear attention's fp16 state, NaN/inf origin, that every candidate change left)
         out_of_range = (own.excess or 0.0) <= EXCESS_LIMIT < r.own_excess or (r.overflow > 0 and not kept_output)
-        if nid in changed and not out_of_range:
-            continue
+        if nid in changed and not out_of_range or out_of_range and nid in widened and not kept_output:
+            continue  # (a change keeping it in fp32 holds what its format cannot: trial 99's fp16 pow)
         if narrow and not (out_of_range or kept_output) and forward is not None and not {nid, base_id(nid)} & forward:
             continue  # autograd made it in the forward's dtype, not a dtype= argument (trial 63: a NaN count's div)
         notes.append(
