@@ -65,6 +65,11 @@ def test_unknown_node_id_fails_loudly() -> None:
     f = roundoff.compile(chain, policy=with_overrides(eager(), "bad", node={"n999": KEEP}))
     with pytest.raises(RoundoffPlacementError, match="n999"):
         f(*bf16_inputs(16, 4))
+    # trial 99: a blame policy with 84 backward-only overrides named the first one only
+    f = roundoff.compile(chain, policy=with_overrides(eager(), "bad", node={"n998": KEEP, "n999": KEEP}))
+    with pytest.raises(RoundoffPlacementError, match=r"'n998' and 1 more of the policy's 2 node overrides name no"
+                       r".*roundoff blame --placeable"):
+        f(*bf16_inputs(16, 4))
 
 
 def test_unenforceable_override_fails_loudly() -> None:

@@ -135,17 +135,22 @@ def program_keys(program, node_ids: Iterable[str], aliases: Mapping[str, str] | 
             if holder in made_keys:
                 key = made_keys[holder]
                 in_compiled[base] = (key, made_sizes[(key.op, key.source)])
+    node_ids = list(node_ids)
+    missing = [nid for nid in node_ids if nid not in by_id]
+    if missing:
+        known = ", ".join(sorted(i for i in by_id if i)[:8])
+        more = (f" and {len(missing) - 1} more of the policy's {len(node_ids)} node overrides" if len(missing) > 1
+                else "")
+        raise RoundoffPlacementError(
+            f"node override {missing[0]!r}{more} name{'s' if len(missing) == 1 else ''} no computing node of the "
+            f"forward capture of your callable (ids look like {known}, ...); run `roundoff trace` to see the ids. "
+            f"Ids of backward-only nodes cannot be placed by roundoff.compile, nor ids of the steps a "
+            f"decomposition made (n7.0), but for round_result=false at the last step, the value of n7 "
+            f"(placed as n7); a policy `roundoff blame` saved may hold such changes: `roundoff blame --placeable` "
+            f"searches only changes roundoff.compile places"
+        )
     out = {}
     for nid in node_ids:
-        if nid not in by_id:
-            known = ", ".join(sorted(i for i in by_id if i)[:8])
-            raise RoundoffPlacementError(
-                f"node override {nid!r} names no computing node of the forward capture of your "
-                f"callable (ids look like {known}, ...); run `roundoff trace` to see the ids. Ids of "
-                f"backward-only nodes cannot be placed by roundoff.compile, nor ids of the steps a "
-                f"decomposition made (n7.0), but for round_result=false at the last step, the value of n7 "
-                f"(placed as n7)"
-            )
         placed_on = (aliases or {}).get(nid, nid)  # (an alias's value is its captured node's)
         key, size = in_compiled.get(nid) or in_compiled.get(placed_on) or (
             by_id[nid], sizes[(by_id[nid].op, by_id[nid].source)])
