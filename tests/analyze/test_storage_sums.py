@@ -97,3 +97,40 @@ def test_a_16_bit_batch_norm_of_input_features_is_named_with_its_fix():
     assert node.op == "native_batch_norm[0]" and node.own_excess > 16
     sentence = next(e for e in r.explanations if "loses accuracy itself" in e)
     assert "rounds the batch's mean and 1/std to bfloat16" in sentence and "`bn.float()`" in sentence
+
+
+def test_a_16_bit_batch_norm_backward_is_given_the_batch_norm_fix():
+    """Trial 98: a bf16 MobileNet's flagged ``native_batch_norm_backward[1]`` was told to "index a float32 copy,
+    `w.float()[idx]`" (index_put's advice). Oracle: real eager's weight gradient against an fp64 copy of the
+    module, with bf16 weights (far off) and with fp32 weights (the sentence's fix: correctly rounded or better)."""
+    from types import SimpleNamespace
+
+    from roundoff.analyze.cause_sentences import _storage_sums
+    from roundoff.capture import capture
+    from roundoff.capture.program import node_id
+    from roundoff.plan import plan
+
+    g = torch.Generator().manual_seed(0)
+    bn = torch.nn.BatchNorm1d(8).bfloat16().train()
+    x = (torch.randn(256, 8, generator=g) * 0.5 + 30).bfloat16()
+    up = torch.randn(256, 8, generator=g).bfloat16().double()  # (its gradient reaches the module unrounded)
+
+    def weight_grad(module: torch.nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+        module = copy.deepcopy(module)
+        (module(inputs).double() * up).sum().backward()
+        return module.weight.grad.double()
+
+    exact = weight_grad(copy.deepcopy(bn).double(), x.double())
+    rounding = float((exact.bfloat16().double() - exact).norm())
+    assert float((weight_grad(bn, x) - exact).norm()) > 16 * rounding
+    assert float((weight_grad(copy.deepcopy(bn).float(), x) - exact).norm()) <= rounding
+
+    program = capture(lambda x: (bn(x).double() * up).sum(), x, backward=True)
+    planned = plan(program, "eager")
+    (backward,) = [n for n in planned.program.graph.nodes
+                   if n.op == "call_function" and "getitem" in str(n.target)
+                   and getattr(n.args[0], "target", None) is torch.ops.aten.native_batch_norm_backward.default
+                   and n.args[1] == 1]
+    sentence = _storage_sums(SimpleNamespace(node_id=node_id(backward)), planned)
+    assert "its backward computes the gradients from those rounded values" in sentence, sentence
+    assert "`bn.float()`" in sentence and "idx" not in sentence, sentence

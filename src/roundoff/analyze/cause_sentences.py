@@ -95,9 +95,12 @@ def _storage_sums(r: NodeReport, plan: Plan) -> str:
     if d is None or not accumulates_in_storage(node, d):
         return ""
     dtype = str(d.compute_dtype).removeprefix("torch.")
-    if node.target in BATCH_NORMS:
+    if node.target in (*BATCH_NORMS, torch.ops.aten.native_batch_norm_backward.default):  # (trial 98: the backward
+        # was given index_put's advice)
+        how = ("normalizes with the rounded values" if node.target in BATCH_NORMS else
+               "its backward computes the gradients from those rounded values")
         return (f" Eager's BatchNorm on CPU with {dtype} weights rounds the batch's mean and 1/std to {dtype} and "
-                f"normalizes with the rounded values: keep the BatchNorm's weight and bias in float32 (`bn.float()`: "
+                f"{how}: keep the BatchNorm's weight and bias in float32 (`bn.float()`: "
                 f"eager then keeps its statistics in float32 and still returns {dtype}).")
     if node.target is torch.ops.aten.native_layer_norm_backward.default:
         if index not in (1, 2):  # the input's gradient is computed row by row, in fp32
