@@ -7,6 +7,7 @@ and Inductor compiles the forward and the backward as two programs): its generat
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -187,3 +188,36 @@ def test_a_buffer_its_own_kernel_overwrites_in_place_is_not_judged_as_its_node()
     for got, want in zip(result.outputs[1:], (x.grad, k_rot.grad, w.weight.grad)):
         assert torch.equal(got.view(torch.int16), want.view(torch.int16))
     assert result.untapped and result.first_divergent is None and not result.failing_outputs
+
+
+def test_a_decomposition_step_a_backward_recomputes_alone_is_not_judged_as_its_node():
+    """Trial 98: a bf16 MobileNet's backward recomputes ReLU6's fp32 upcast of a BatchNorm's output (the first
+    step of ``hardtanh``'s decomposition, for ``hardtanh_backward``); observe took that buffer for ``hardtanh``'s
+    value, substituted it, and judged the pooled means after it 615x fp64's rounding, "a compiler bug" (exit 1)
+    on a healthy step. Oracle: check of the same step against fp64 passes, and the compiled means are real
+    eager's within bf16's rounding through the BatchNorm."""
+    from roundoff.analyze import check
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, 2, 1, bias=False), torch.nn.BatchNorm2d(16),
+                              torch.nn.ReLU6()).bfloat16().train()
+    head = torch.nn.Linear(16, 4).bfloat16()
+    y = torch.tensor([0, 3, 1, 2])
+
+    def step(x):
+        return torch.nn.functional.cross_entropy(head(net(x).mean(3).mean(2)), y)
+
+    x = torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(1)).bfloat16()
+    program = capture(step, x, backward=True)
+    assert not check(program, program.example_inputs, "inductor-cpu", against="oracle").diverges
+    with torch.no_grad():
+        features = copy.deepcopy(net)(x)
+    result = observe_compiled(program, partitioned=True, repeats=1)
+    means = [k for k in result.kernels if k.op == "mean"]
+    assert means and all(k.vs_eager.norm_rel < 0.05 and k.excess < 16 for k in means), means
+    with torch.no_grad():  # (real torch.compile's features: what the kernels compute, healthy)
+        compiled = torch.compile(copy.deepcopy(net))(x)
+    assert float((compiled.double() - features.double()).norm() / features.double().norm()) < 0.05
+    hardtanh = [k for k in result.kernels if k.op == "hardtanh"]
+    assert all(k.dtype == "bfloat16" for k in hardtanh), hardtanh  # (the recomputed upcast is fp32)
+    assert result.first_divergent is None and not result.failing_outputs

@@ -34,6 +34,7 @@ from roundoff.observed.taps import (
     compile_graph,
     compile_program,
     labelled_graph,
+    mark_decomposition_steps,
 )
 from roundoff.plan.partitioner import TANGENT, PartitionError, decomposed, fake_values, with_tangent
 
@@ -134,6 +135,7 @@ def _compile_training(program: Program, inputs: Sequence[torch.Tensor], device: 
     joint_inputs = [*inputs, tangent]
     try:
         retraced = decomposed(joint, joint_inputs)
+        mark_decomposition_steps(retraced)  # (the parts may hold a step alone: a recomputed upcast)
         fake_mode = fake_values(retraced, "placeholder")[0].fake_mode
         nfo = program.num_forward_outputs
         with V.set_fake_mode(fake_mode), tracing(TracingContext(fake_mode)):

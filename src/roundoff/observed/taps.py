@@ -55,6 +55,10 @@ from roundoff.plan.partitioner import custom_id, label
 #: gradients): no one buffer holds its value, and Inductor's last node made from it is one of the
 #: outputs (or an intermediate) of a decomposition whose order is Inductor's own
 MULTI_OUTPUT_KEY = "roundoff_multi_output"
+#: ``meta["custom"]`` key of a node that is a step of a Program node's decomposition, not the last node made
+#: from it (`mark_decomposition_steps`): a part of a partitioned step may hold such a step alone (a backward
+#: recomputing ``hardtanh``'s fp32 upcast of its input for ``hardtanh_backward``), which is not the node's value
+DECOMPOSITION_STEP_KEY = "roundoff_decomposition_step"
 _BUF = re.compile(r"buf\d+$")
 #: ``buf20 = buf7; del buf7  # reuse``, ``buf37 = reinterpret_tensor(buf28, ...); del buf28  # reuse``: a
 #: buffer made in the memory of a dead one (its own name, not a returned result's)
@@ -198,7 +202,9 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
     for node, value in lowered:
         nid = custom_id(node)
         buf = _held_buffer(value)
-        if nid is None or buf is None or last.get(nid) is not node or (node.meta.get("custom") or {}).get(MULTI_OUTPUT_KEY):
+        custom = node.meta.get("custom") or {}
+        if (nid is None or buf is None or last.get(nid) is not node or custom.get(MULTI_OUTPUT_KEY)
+                or custom.get(DECOMPOSITION_STEP_KEY)):
             continue
         slices = tuple(i.get_name() for i in buf.inputs if isinstance(i, ir.Buffer)) if isinstance(
             buf, ir.ConcatKernel) else ()
@@ -207,6 +213,18 @@ def _table(lowered: list[tuple[Any, Any]], graph: torch.fx.Graph) -> dict[str, B
         table[buf.get_name()] = BufferInfo(buf.get_name(), nid, _kind(buf, node), fused, slices=slices,
                                            fill=packet_name(node) in _FILLS)
     return table
+
+
+def mark_decomposition_steps(gm: torch.fx.GraphModule) -> None:
+    """Mark (`DECOMPOSITION_STEP_KEY`) each node of `gm`, a whole labelled graph retraced through a decomposition
+    table, made from a Program node but not the last node made from it: the graphs it is split into keep the
+    mark, and a buffer holding such a node alone is not taken for the Program node's value (trial 98: a bf16
+    MobileNet's backward recomputed ``hardtanh``'s fp32 upcast of a BatchNorm's output, mapped to ``hardtanh``
+    and substituted for it: its means judged 647x "a wrong value")."""
+    last = {nid: n for n in gm.graph.nodes if (nid := custom_id(n)) is not None}
+    for n in gm.graph.nodes:
+        if (nid := custom_id(n)) is not None and last[nid] is not n:
+            n.meta["custom"] = {**n.meta["custom"], DECOMPOSITION_STEP_KEY: True}
 
 
 def _partials(buffers: list[Any], table: dict[str, BufferInfo], graph: torch.fx.Graph) -> dict[str, tuple[str, ...]]:
