@@ -49,7 +49,8 @@ def unrounded_in_kernel(
             rounds = r is not None and narrow_float(r.storage_dtype) and r.compute_dtype != r.storage_dtype
             if (base_id(rid) in fused and rounds and not _moves_inputs(nodes.get(base_id(rid)))
                     and not _copies(nodes.get(base_id(d.node_id)))):
-                return f"{r.op.split('.')[1] if r.op.startswith('aten.') else r.op} ({base_id(rid)})"
+                node = nodes.get(base_id(rid))  # (trial 99 read "keeps prims.convert_element_type.default")
+                return f"{short_name(node.target) if node is not None else r.op.split('.')[-2]} ({base_id(rid)})"
     return None
 
 
