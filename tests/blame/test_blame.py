@@ -200,10 +200,14 @@ def test_blame_reports_its_progress_after_each_evaluation():
     def moments(x):
         return (x * x).mean() - x.mean() ** 2 + 100.0
 
-    result = blame(capture(moments, x + 50), "eager", against="oracle", repro=False,
-                   on_evaluation=lambda n, of: seen.append((n, of)))
+    phases: list[str] = []
+    result = blame(capture(moments, x + 50), "eager", against="oracle", repro=True,
+                   on_evaluation=lambda n, of: seen.append((n, of)), on_phase=phases.append)
     assert result.evaluations > 1 and [n for n, _ in seen] == list(range(1, result.evaluations + 1))
     assert {of for _, of in seen} == {result.candidates}
+    # trial 98: two silent minutes after the search (trimming lines by check, the repro): each step is said
+    assert result.status is BlameStatus.FIXED and result.repro is not None
+    assert phases and phases[-1] == "writing the repro script", phases
 
 
 def test_blame_with_an_rmse_ratio_judges_by_that_ratio():

@@ -90,6 +90,7 @@ def blame(
     incremental: bool = True,
     repro: bool = True,
     on_evaluation: Callable[[int, int], None] | None = None,
+    on_phase: Callable[[str], None] | None = None,
     whole_lines: bool = True,
     trim: bool = True,
     placeable: bool = False,
@@ -106,7 +107,8 @@ def blame(
     user tolerance (pass when rmse(result, fp64) <= rmse_ratio * rmse(reference, fp64)). `search` is "ddmin" (1-minimal set) or the
     Polygraphy-style baselines "prefix" (bisect the shortest topological prefix) and
     "prefix-linear" (scan for it). With `repro`, the result holds a standalone repro.py text.
-    `on_evaluation(evaluations so far, candidate changes)` is called after each evaluation (progress).
+    `on_evaluation(evaluations so far, candidate changes)` is called after each evaluation (progress), and
+    `on_phase(what)` as each step after the search begins (trial 98: two silent minutes after the search).
     `whole_lines`: ddmin searches the changes of one op, source line and pass that repeats (a loop's
     iterations, the same line in every layer) as one change (`_line_units`), as a fix in the code
     would change them, so its result is 1-minimal in such lines; False searches node by node.
@@ -154,6 +156,7 @@ def blame(
         ev.on_evaluation = lambda n: on_evaluation(n, len(candidates))
     outcome = _search(search, candidates, ev, whole_lines)
     found = outcome.changes or ()
+    phase = on_phase or (lambda what: None)
     if outcome.none_fix:
         status = BlameStatus.ALREADY_OK
     elif outcome.changes is None:
@@ -174,6 +177,7 @@ def blame(
     over_limit: tuple[tuple[str, float], ...] = ()  # outputs the trimmed fix leaves over the limit by value
     evaluations = outcome.evaluations
     if status is BlameStatus.FIXED and whole_lines and len(candidates) <= NODE_SEARCH_MAX:
+        phase("extending the fix to whole lines")
         found, added = _whole_lines(found, candidates, ev)
         evaluations += added != 0  # one more change set run (-1: it did not fix, the search's set is kept)
         if added > 0:
@@ -195,6 +199,7 @@ def blame(
             "within the limit at every output (see `roundoff check --every-node`): blame changes only what fails")
     if status is BlameStatus.FIXED and checked is not None and trim and rule is Rule.SAME:
         found_before = found
+        phase(f"checking which of the fix's lines check needs (up to {MAX_PRUNE_CHECKS} checks)")
         found, dropped, trimmed = _lines_check_needs(program, pol, args, found, checked, transcendentals)
         over_limit = over_limit_by_value(trimmed) if trimmed is not None else ()
         if dropped:
@@ -232,6 +237,7 @@ def blame(
     )
     repro_text = None
     if repro and status is BlameStatus.FIXED:
+        phase("writing the repro script")
         try:
             repro_text = repro_script(
                 ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio, rule=rule.value,
@@ -247,6 +253,7 @@ def blame(
                 "search did: its figures may differ from blame's by an ulp at those ops"
             )
     if status is BlameStatus.NO_FIX:
+        phase("finding why no change fixes it")
         beyond = beyond_fp32(program, args) if ref is Reference.ORACLE else None
         if checked is None:  # the causes check names, to say why no change reaches them (trial 62)
             checked = _checked(program, pol, args, transcendentals, against=ref.value, rule=rule)

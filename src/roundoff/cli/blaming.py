@@ -22,10 +22,13 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
         def evaluated(n: int, candidates: int) -> None:
             bar.update(task, description=f"{what}: {n} change set(s) tried, of {candidates} candidate changes")
 
+        def phase(now: str) -> None:
+            bar.update(task, description=f"{what}: {now}")
+
         program = capture_target(loaded)
         check_node_overrides(program, chosen, loaded.label, origin)
-        return blame(program, chosen, against=against, search=search, repro=want_repro,
-                     on_evaluation=evaluated, trim=trim, placeable=placeable, rule=rule, tol=tol), program
+        return blame(program, chosen, against=against, search=search, repro=want_repro, on_evaluation=evaluated,
+                     on_phase=phase, trim=trim, placeable=placeable, rule=rule, tol=tol), program
 
 
 def blame_output(found, label: str, save_policy: Path | None, repro: Path | None,
