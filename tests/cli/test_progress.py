@@ -34,3 +34,16 @@ def test_a_terminal_gets_the_bar_and_no_lines() -> None:
         bar.add_task("checking", total=None)
         time.sleep(0.2)
     assert "after " not in log.getvalue()
+
+
+def test_a_piped_progress_line_is_not_wrapped() -> None:
+    """Trial 98: on an 80-column stderr log a blame progress line broke mid-sentence ("...tried,\nof 300
+    candidate changes")."""
+    log = io.StringIO()
+    console = Console(file=log, force_terminal=False, width=80)
+    what = "blaming user/t5_check.py:loss under eager: 160 change set(s) tried, of 300 candidate changes"
+    with progress_display(console, every_s=0.05) as bar:
+        bar.add_task(what, total=None)
+        time.sleep(0.2)
+    lines = log.getvalue().splitlines()
+    assert lines and all(line.startswith("after ") and line.endswith(what) for line in lines), lines

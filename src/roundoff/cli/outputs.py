@@ -87,7 +87,8 @@ def progress_display(console: Console, every_s: float | None = None) -> Iterator
             while not stop.wait(every_s):
                 doing = [t.description for t in bar.tasks if not t.finished]
                 if doing:
-                    console.print(f"after {time.monotonic() - started:.0f} s: {doing[-1]}", markup=False)
+                    console.print(f"after {time.monotonic() - started:.0f} s: {doing[-1]}", markup=False,
+                                  soft_wrap=True)  # (a log line, not wrapped at 80 columns: trial 98)
 
         thread = threading.Thread(target=beat, name="roundoff-progress", daemon=True)
         thread.start()
