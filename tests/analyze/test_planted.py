@@ -336,7 +336,7 @@ def test_a_cast_that_only_reads_a_stored_value_names_the_node_that_made_it() -> 
     lines, start = inspect.getsourcelines(_ResidualBlock.forward)
     residual = start + next(i for i, text in enumerate(lines) if "RESIDUAL" in text)
     first = result.explanations[0]
-    assert first.startswith("`add` (") and f"test_planted.py:{residual}), read in bfloat16 by `convert_element_type`" in first, first
+    assert first.startswith("`add` (") and f"test_planted.py:{residual} in Sequential.0), read in bfloat16 by `convert_element_type`" in first, first  # (the first block's)
 
 
 def test_an_overflowing_operand_is_not_called_a_finite_input() -> None:

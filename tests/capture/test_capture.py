@@ -41,6 +41,36 @@ def test_forward_and_backward_nodes_map_to_the_line_that_made_them() -> None:
     assert {node_source(n) for n in program.nodes()} <= {first, second, None}
 
 
+def test_nodes_of_an_nn_sequential_name_the_module_that_made_them() -> None:
+    """Trial 98: every op of a MobileNet built from ``nn.Sequential`` was made in its one ``self.features(x)``
+    line; each node also names the module whose call made it, forward and backward, by attribute path from the
+    outermost module called (the root: no name). Oracle: the modules' own names (``named_modules``)."""
+    from roundoff.capture.program import node_module
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Sequential(torch.nn.Tanh(), torch.nn.Linear(8, 2)))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.features(x).sum()
+
+    net = Net()
+    names = {m: name for name, m in net.named_modules()}
+    program = capture(lambda x: net(x) * 2, torch.randn(3, 4), backward=True)
+    modules = {node_module(n) for n in program.nodes() if n.op == "call_function"}
+    assert modules == {names[net.features[0]], names[net.features[1][0]], names[net.features[1][1]], None}, modules
+    tanh = next(n for n in program.nodes() if n.target is aten.tanh.default)
+    assert node_module(tanh) == "features.1.0"
+    assert any(node_module(n) == "features.1.0" for n in program.nodes() if n.target is aten.tanh_backward.default)
+    mm = [n for n in program.nodes() if n.target is aten.mm.default]  # (the backward's matmuls too)
+    assert {node_module(n) for n in mm} == {"features.0", "features.1.1"}
+    assert node_module(next(n for n in program.nodes() if n.target is aten.sum.default)) is None  # the root's own op
+    seq = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU())  # a root indexing its layers
+    program = capture(seq, torch.randn(3, 4))
+    assert {node_module(n) for n in program.nodes() if n.op == "call_function"} == {"Sequential.0", "Sequential.1"}
+
+
 def test_cotangents_are_inputs_and_match_eager_vjp() -> None:
     def f(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return a * b, torch.tanh(a) + b

@@ -12,6 +12,7 @@ from roundoff.capture.program import (
     NODE_ID,
     base_id,
     multi_output_parent,
+    node_module,
     node_source,
     output_op_name,
     value_holders,
@@ -22,7 +23,13 @@ def report_at(r: NodeReport) -> str:
     """A node report as the findings name it: `` `op` (id at file:line)``, ``, in the backward`` added for a
     backward node, whose line is the forward code it differentiates (trial 78: an underflowing backward
     ``add`` named at a ``max`` of the forward, with no word of the backward)."""
-    return f"`{r.op}` ({r.node_id}{' at ' + r.source if r.source else ''}{', in the backward' if r.backward else ''})"
+    return f"`{r.op}` ({r.node_id}{located(r.source, r.module)}{', in the backward' if r.backward else ''})"
+
+
+def located(source: str | None, module: str | None) -> str:
+    """`` at file:line in module.path`` (each part where known; trial 98: every op of an ``nn.Sequential``
+    MobileNet was named at its one ``self.features(x)`` line), or ""."""
+    return (f" at {source}" if source else "") + (f" in {module}" if module else "")
 
 
 def node_at(n: torch.fx.Node) -> str:
@@ -30,7 +37,7 @@ def node_at(n: torch.fx.Node) -> str:
     names the op the user wrote (`` `convert_element_type` (n10.3, the value of `mean` n10, at ...)``)."""
     nid = str(n.meta.get(NODE_ID, n.name))
     name = output_op_name(n) if multi_output_parent(n) is not None else op_name(n)  # (trial 97: `getitem` (n232)
-    return f"`{name}` ({nid}{_made_from(n, nid)}{' at ' + s if (s := node_source(n)) else ''})"  # in the findings,
+    return f"`{name}` ({nid}{_made_from(n, nid)}{located(node_source(n), node_module(n))})"  # in the findings,
     # `native_batch_norm[0]` in the table)
 
 

@@ -62,6 +62,7 @@ from roundoff.capture.program import (
     NODE_ID,
     base_id,
     multi_output_parent,
+    node_module,
     node_source,
     output_op_name,
 )
@@ -293,7 +294,7 @@ class NodeObserver:
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
                 working_dtype=str(work).removeprefix("torch."), format_loss=floor_work, overflow=overflow, terms_rmse=terms,
-                amplifies_read=read, backward=self._in_backward(nid),
+                amplifies_read=read, backward=self._in_backward(nid), module=node_module(node),
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):

@@ -70,6 +70,8 @@ class NodeReport:
     amplifies_read: str | None = None
     #: computed only for a training step's backward (no forward output needs it)
     backward: bool = False
+    #: the dotted path of the module whose call made it (``features.3.conv.4``; `capture.program.NODE_MODULE`)
+    module: str | None = None
 
     @property
     def own_excess(self) -> float:
@@ -89,8 +91,8 @@ class NodeReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "node_id": self.node_id, "op": self.op, "source": self.source, "op_class": self.op_class, "dtype": self.dtype,
-            "vs_oracle": _m(self.vs_oracle), "vs_reference": _m(self.vs_reference),
+            "node_id": self.node_id, "op": self.op, "source": self.source, "module": self.module,
+            "op_class": self.op_class, "dtype": self.dtype, "vs_oracle": _m(self.vs_oracle), "vs_reference": _m(self.vs_reference),
             "reference_vs_oracle": _m(self.reference_vs_oracle), "local": _m(self.local),
             "inherited_bits": self.inherited_bits, "verdict": str(getattr(self.verdict, "value", self.verdict)),
             "fma": self.fma, "working_dtype": self.working_dtype, "format_loss": _num(self.format_loss),

@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 import torch.fx
 
+from roundoff.analyze.naming import located
 from roundoff.analyze.origin_sentences import loss_overflow_words
 from roundoff.blame.changes import Change, ChangeKind, compile_places
-from roundoff.capture.program import Program, node_id, value_holders
+from roundoff.capture.program import Program, node_id, node_module, node_source, value_holders
 from roundoff.numerics import is_low_precision
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
@@ -161,5 +162,4 @@ def _rounds_to_zero(value: float, fmt: str) -> bool:
 def describe_node(program: Program, nid: str) -> str:
     """``sub at model.py:12`` for reports."""
     n = program.node(nid)
-    src = n.meta.get("roundoff_source")
-    return f"{short_name(n.target)} ({node_id(n)})" + (f" at {src}" if src else "")
+    return f"{short_name(n.target)} ({node_id(n)})" + located(node_source(n), node_module(n))

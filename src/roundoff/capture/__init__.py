@@ -8,6 +8,7 @@ Public API: `capture`, `decompose`, `eliminate_common_subexpressions`, `DECOMPOS
 from roundoff.capture.errors import CaptureError
 from roundoff.capture.program import (
     NODE_ID,
+    NODE_MODULE,
     NODE_SOURCE,
     Program,
     Specialization,
@@ -22,6 +23,7 @@ from roundoff.capture.trace import capture
 __all__ = [
     "DECOMPOSITION_SETS",
     "NODE_ID",
+    "NODE_MODULE",
     "NODE_SOURCE",
     "CaptureError",
     "Program",

@@ -22,6 +22,10 @@ import torch.fx
 
 NODE_ID = "roundoff_id"
 NODE_SOURCE = "roundoff_source"
+#: The dotted path of the innermost nn.Module whose call made the node (``features.3.conv.4``), from the outermost
+#: module the captured code called; None outside any module. Where every op of a model is made in one line
+#: (``self.features(x)`` of an ``nn.Sequential``), it says which layer (trial 98: a MobileNet)
+NODE_MODULE = "roundoff_module"
 #: On the nodes a decomposition made of one captured node (``n7.0``, ``n7.1``, ...): that node's op name.
 MADE_FROM = "roundoff_made_from"
 
@@ -81,6 +85,11 @@ def output_op_name(node: torch.fx.Node) -> str:
 def node_source(node: torch.fx.Node) -> str | None:
     """``"file.py:LINE"`` of the user code that produced `node`, if known."""
     return node.meta.get(NODE_SOURCE)
+
+
+def node_module(node: torch.fx.Node) -> str | None:
+    """The dotted path of the module whose call produced `node` (`NODE_MODULE`), if known."""
+    return node.meta.get(NODE_MODULE)
 
 
 class SpecializationKind(Enum):

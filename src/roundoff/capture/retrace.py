@@ -17,7 +17,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from roundoff.capture.errors import CaptureError
-from roundoff.capture.program import MADE_FROM, NODE_ID, NODE_SOURCE
+from roundoff.capture.program import MADE_FROM, NODE_ID, NODE_MODULE, NODE_SOURCE
 from roundoff.capture.sources import _current_graph, label_new_nodes
 
 ORIGIN = "roundoff_origin"  # transient: the old node a new node was made from
@@ -152,6 +152,7 @@ def copy_sources_from_origin(gm: torch.fx.GraphModule) -> None:
     for n in gm.graph.nodes:
         origin = n.meta.pop(ORIGIN, None)
         n.meta[NODE_SOURCE] = origin.meta.get(NODE_SOURCE) if origin is not None else None
+        n.meta[NODE_MODULE] = origin.meta.get(NODE_MODULE) if origin is not None else None
 
 
 def assign_rewritten_ids(gm: torch.fx.GraphModule) -> None:
@@ -165,13 +166,14 @@ def assign_rewritten_ids(gm: torch.fx.GraphModule) -> None:
         origin = n.meta.pop(ORIGIN, None)
         if origin is None:
             n.meta[NODE_ID] = f"x{orphans}"
-            n.meta[NODE_SOURCE] = None
+            n.meta[NODE_SOURCE] = n.meta[NODE_MODULE] = None
             orphans += 1
             continue
         old_id = origin.meta[NODE_ID]
         groups.setdefault(old_id, []).append(n)
         origins[old_id] = origin
         n.meta[NODE_SOURCE] = origin.meta.get(NODE_SOURCE)
+        n.meta[NODE_MODULE] = origin.meta.get(NODE_MODULE)
     for old_id, nodes in groups.items():
         origin = origins[old_id]
         if (

@@ -23,7 +23,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
 from roundoff.capture.errors import BACKWARD_INSIDE, CaptureError
-from roundoff.capture.program import NODE_SOURCE, Specialization, SpecializationKind
+from roundoff.capture.program import NODE_MODULE, NODE_SOURCE, Specialization, SpecializationKind
 
 VALUE_READ = "roundoff_value_read"  # transient: a node whose Python value a Specialization records
 
@@ -129,8 +129,53 @@ def _summary(value: Any) -> str:
     return f"an array of shape {tuple(shape)}" if shape is not None else type(value).__name__
 
 
+class ModulePaths:
+    """The dotted path of the innermost nn.Module being called (``features.3.conv.4``), while active: global
+    forward hooks keep the stack of modules called, each named by its attribute in the module that called it
+    (its class name where it is no child of that one); the outermost module is the root (no name; its class
+    names a layer it holds by index: ``Sequential.0``)."""
+
+    def __init__(self) -> None:
+        self._stack: list[tuple[torch.nn.Module, str]] = []
+        self._handles: list[Any] = []
+
+    @property
+    def current(self) -> str | None:
+        return (self._stack[-1][1] or None) if self._stack else None
+
+    def _push(self, module: torch.nn.Module, args: Any) -> None:
+        if not self._stack:
+            self._stack.append((module, ""))
+            return
+        parent, path = self._stack[-1]
+        name = next((k for k, m in parent._modules.items() if m is module), type(module).__name__)
+        if not path and name.isdigit():  # a root nn.Sequential's layer: "Sequential.0", not "0"
+            name = f"{type(parent).__name__}.{name}"
+        self._stack.append((module, f"{path}.{name}" if path else name))
+
+    def _pop(self, module: torch.nn.Module, args: Any, out: Any) -> None:
+        if self._stack and self._stack[-1][0] is module:
+            self._stack.pop()
+
+    def __enter__(self) -> ModulePaths:
+        from torch.nn.modules.module import (
+            register_module_forward_hook,
+            register_module_forward_pre_hook,
+        )
+
+        self._handles = [register_module_forward_pre_hook(self._push),
+                         register_module_forward_hook(self._pop, always_call=True)]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles, self._stack = [], []
+
+
 class SourceRecorder(TorchFunctionMode):
-    """Labels each traced aten node with ``meta[NODE_SOURCE]`` of the user call that made it.
+    """Labels each traced aten node with ``meta[NODE_SOURCE]`` of the user call that made it, and
+    ``meta[NODE_MODULE]`` with the module being called (`ModulePaths`).
 
     Only the outermost torch call is seen (torch-function modes are off inside their handler), so a
     library function such as ``F.softmax`` labels all its aten nodes with the user's line. Output
@@ -139,9 +184,20 @@ class SourceRecorder(TorchFunctionMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self._grad_fn_sources: dict[int, tuple[Any, str | None]] = {}
+        self._grad_fn_sources: dict[int, tuple[Any, str | None, str | None]] = {}
         self.value_reads: list[Specialization] = []
         self.dynamo_fallbacks: list[tuple[str, str | None]] = []  # (module, source): `RNN_FUNCTIONS` calls
+        self.modules = ModulePaths()
+
+    def __enter__(self) -> SourceRecorder:
+        self.modules.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self.modules.__exit__(*exc)
 
     def __torch_function__(
         self,
@@ -171,11 +227,12 @@ class SourceRecorder(TorchFunctionMode):
         start = len(graph.nodes)
         out = func(*args, **(kwargs or {}))
         new = label_new_nodes(graph, start, NODE_SOURCE, source)
+        label_new_nodes(graph, start, NODE_MODULE, self.modules.current)
         self._note_value_read(func, out, source, new)
         if (module := RNN_FUNCTIONS.get(func)) is not None and (module, source) not in self.dynamo_fallbacks:
             self.dynamo_fallbacks.append((module, source))
         if torch.is_grad_enabled():
-            self._remember_grad_fns(out, source)
+            self._remember_grad_fns(out, source, self.modules.current)
         return out
 
     def _note_value_read(
@@ -195,13 +252,13 @@ class SourceRecorder(TorchFunctionMode):
             detail = f"{name or getattr(func, '__qualname__', 'a call')} = {_summary(out)}"
         self.value_reads.append(Specialization(kind or SpecializationKind.ITEM, source, detail))
 
-    def _remember_grad_fns(self, out: Any, source: str | None) -> None:
+    def _remember_grad_fns(self, out: Any, source: str | None, module: str | None) -> None:
         stack = [t.grad_fn for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.grad_fn]
         while stack:
             fn = stack.pop()
             if fn is None or id(fn) in self._grad_fn_sources:
                 continue
-            self._grad_fn_sources[id(fn)] = (fn, source)
+            self._grad_fn_sources[id(fn)] = (fn, source, module)
             stack.extend(next_fn for next_fn, _ in fn.next_functions)
 
     @contextmanager
@@ -212,20 +269,20 @@ class SourceRecorder(TorchFunctionMode):
         the source of the grad_fn that ran just before; nodes before the first grad_fn get None.
         """
         graph = _current_graph()
-        state: dict[str, Any] = {"start": len(graph.nodes), "source": None}
+        state: dict[str, Any] = {"start": len(graph.nodes), "source": None, "module": None}
 
-        def flush_then(source: str | None) -> None:
+        def flush_then(source: str | None, module: str | None) -> None:
             label_new_nodes(graph, state["start"], NODE_SOURCE, state["source"])
-            state["start"] = len(graph.nodes)
-            state["source"] = source
+            label_new_nodes(graph, state["start"], NODE_MODULE, state["module"])
+            state.update(start=len(graph.nodes), source=source, module=module)
 
         handles = []
-        for fn, source in self._grad_fn_sources.values():
+        for fn, source, module in self._grad_fn_sources.values():
             if hasattr(fn, "register_prehook"):
-                handles.append(fn.register_prehook(lambda grads, s=source: flush_then(s)))
+                handles.append(fn.register_prehook(lambda grads, s=source, m=module: flush_then(s, m)))
         try:
             yield
         finally:
-            flush_then(None)
+            flush_then(None, None)
             for handle in handles:
                 handle.remove()

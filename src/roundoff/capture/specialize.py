@@ -33,7 +33,7 @@ from torch.fx.experimental.proxy_tensor import get_proxy_slot
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from roundoff.capture.program import NODE_SOURCE, Specialization, SpecializationKind
+from roundoff.capture.program import NODE_MODULE, NODE_SOURCE, Specialization, SpecializationKind
 from roundoff.capture.retrace import SHAPE_FROM_INTEGERS
 from roundoff.capture.sources import VALUE_READ, reads_tensor_data
 
@@ -139,6 +139,7 @@ def _constant(
     node = gm.graph.create_node("get_attr", name)
     node.meta["val"] = like.meta.get("val") if "val" in like.meta else None
     node.meta[NODE_SOURCE] = like.meta.get(NODE_SOURCE)
+    node.meta[NODE_MODULE] = like.meta.get(NODE_MODULE)
     return node
 
 
@@ -224,7 +225,7 @@ def _pin_choice(gm: torch.fx.GraphModule, k: int, node: torch.fx.Node, indices: 
         else:
             with gm.graph.inserting_before(item):
                 gathered = gm.graph.call_function(aten.gather.default, (node.args[0], dim, const))
-            gathered.meta.update({k: v for k, v in item.meta.items() if k in ("val", NODE_SOURCE, "stack_trace")})
+            gathered.meta.update({k: v for k, v in item.meta.items() if k in ("val", NODE_SOURCE, NODE_MODULE, "stack_trace")})
             item.replace_all_uses_with(gathered)
         gm.graph.erase_node(item)
     if not node.users:
@@ -241,6 +242,7 @@ def _pin_output(gm: torch.fx.GraphModule, k: int, node: torch.fx.Node, value: to
             const = gm.graph.call_function(aten.clone.default, (const,))
             const.meta["val"] = node.meta.get("val")
             const.meta[NODE_SOURCE] = node.meta.get(NODE_SOURCE)
+            const.meta[NODE_MODULE] = node.meta.get(NODE_MODULE)
     node.replace_all_uses_with(const)
     _erase_unused(gm, node)
 

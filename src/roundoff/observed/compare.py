@@ -46,7 +46,7 @@ from roundoff.analyze.verdict import (
     widen_fp8,
     working_dtype,
 )
-from roundoff.capture.program import NODE_ID, Program, base_id, node_source
+from roundoff.capture.program import NODE_ID, Program, base_id, node_module, node_source
 from roundoff.execute.interpreter import RELEASED, Lockstep
 from roundoff.numerics import get_format, round_to
 from roundoff.observed.buffers import Observed, bit_mismatch, narrow_float
@@ -117,6 +117,8 @@ class KernelReport:
     #: whole program is finite but beyond its format) into NaN/inf: a fact of the whole run, which the
     #: run with unrounded reads (`better`) does not undo
     overflow_harms: bool = False
+    #: the module whose call made what the buffer computes (``features.3.conv.4``; `capture.program.NODE_MODULE`)
+    module: str | None = None
 
     @property
     def emulated_identical(self) -> bool:
@@ -359,15 +361,15 @@ class KernelObserver:
             return None
         return self._named(made[0])
 
-    def _source(self, node: torch.fx.Node, obs: Observed) -> str | None:
-        """The user's line of what the buffer computes: `node`'s, or where `node` only moves or casts a
-        value (Inductor realises a softmax's result as the ``expand`` the next matmul reads), that of the
-        last node fused into the buffer that computes."""
+    def _computing(self, node: torch.fx.Node, obs: Observed) -> torch.fx.Node:
+        """The node whose user line and module name what the buffer computes: `node`, or where `node` only
+        moves or casts a value (Inductor realises a softmax's result as the ``expand`` the next matmul reads),
+        the last node fused into the buffer that computes."""
         if node.op != "call_function" or classify(node.target).op_class not in _MOVES:
-            return node_source(node)
+            return node
         computing = [n for i in obs.fused if (n := self.originals.get(i)) is not None and n.op == "call_function"
                      and classify(n.target).op_class not in _MOVES]
-        return node_source(computing[-1]) if computing else node_source(node)
+        return computing[-1] if computing else node
 
     def _record_small(self, node: torch.fx.Node, exact: torch.Tensor, ls: Lockstep) -> None:
         """Record `node` (an add or sub) in `small`, with the 2-norm of its operands' fp32 rounding, when
@@ -516,7 +518,7 @@ class KernelObserver:
         return KernelReport(
             kernel=obs.kernel, buffer=obs.buffer, kind=obs.kind, node_id=nid,
             op=short_name(original.target) if original.op == "call_function" else original.name,
-            source=self._source(original, obs), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
+            source=node_source(shown := self._computing(original, obs)), module=node_module(shown), fused_ops=fused_ops, fused_ids=obs.fused, dtype=str(dtype).removeprefix("torch."),
             vs_oracle=vs_oracle, vs_eager=measure(value, eager, dtype),
             vs_fp64_total=total, excess=exc, verdict=verdict, total_excess=total_exc,
             judged_in="" if work == dtype else str(work).removeprefix("torch."),

@@ -115,6 +115,7 @@ def run_from_check(
             "op": n.op,
             "op_class": n.op_class,
             "source": n.source,
+            "module": n.module,
             "group": group_of.get(n.node_id),
             "verdict": str(getattr(n.verdict, "value", n.verdict)),
             "metrics": _metrics(n),

@@ -42,6 +42,7 @@ machine sees through ``--json`` is exactly what a person sees. Shape (version 1)
         "first_divergent": node | null, # node: {"id", "op", "source"}
         "nan_origin": node | null,      # first node making NaN/Inf from finite inputs
         "nodes": [{"id", "op", "op_class", "source", "group",
+                   "module",            # (optional) the module whose call made it: "features.3.conv.4"
                    "verdict",           # "ok" | "diverges" | "nonfinite" (NaN/inf, fp64 finite)
                    "metrics": {"max_ulp", "bits", "mean_bits", "max_abs", "max_rel",
                                "mismatch", "sqnr_db", "nan", "inf", "local_bits",
@@ -219,6 +220,7 @@ SCHEMA: dict[str, Any] = {
                                 "op": {"type": "string"},
                                 "op_class": {"type": ["string", "null"]},
                                 "source": {"type": ["string", "null"]},
+                                "module": {"type": ["string", "null"]},
                                 "group": {"type": ["integer", "null"]},
                                 "verdict": _NODE_VERDICT,
                                 "metrics": {

@@ -51,6 +51,11 @@ def _eager_nonfinite(doc: dict[str, Any]) -> str:
             "those by fp64")
 
 
+def _in_module(k: dict[str, Any]) -> str:
+    """`` in features.3.conv.4``: the module whose call made what buffer `k` computes, where known."""
+    return f" in {k['module']}" if k.get("module") else ""
+
+
 def _made_at(k: dict[str, Any]) -> str:
     """Where inside the kernel the NaN/inf was made, when that is another node than the buffer's."""
     made = k.get("made_at")
@@ -226,7 +231,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         head = Text(
             f"{doc['program']}: first diverging kernel against {doc['against']}: {short_kernel(first['kernel'])} "
             f"({first['buffer']}, {first['kind']}: {_chain(first['fused_ops']) or first['op']}) "
-            f"at {first['source'] or 'an unknown line'}, node {first['node']} {first['op']}; "
+            f"at {first['source'] or 'an unknown line'}{_in_module(first)}, node {first['node']} {first['op']}; "
             + (f"NaN/inf where fp64 is finite ({_made_nonfinite(first)} element(s)){_made_at(first)}"
                if first["verdict"] == "nonfinite" else f"excess {fmt_num(first['excess'], 3)}x fp64 correctly rounded"
                + _out_of_range(first, doc.get("rule", "same"), doc["against"]))
@@ -252,7 +257,8 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
     for k in rows:
         emulated = "identical" if k["emulated_identical"] else (
             f"{k['emulated_mismatch']} differ [{numbers[k['emulation_cause']]}]")
-        table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}", k["source"] or "-",
+        table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}",
+                      " ".join(p for p in (k["source"], k.get("module")) if p) or "-",
                       Text.assemble(_verdict_cell(k), _remark(k, doc.get("rule", "same"))),
                       _excess_cell(k), "-" if none_finite(k["vs_oracle"]) else fmt_num(k["vs_oracle"].get("norm_rel"), 3),
                       emulated)

@@ -12,7 +12,7 @@ from roundoff.observed.api import OutputFailure
 def _kernel(k: KernelReport) -> dict[str, Any]:
     return {
         "kernel": k.kernel, "buffer": k.buffer, "kind": k.kind, "node": k.node_id, "op": k.op,
-        "source": k.source, "fused_ops": list(k.fused_ops), "fused_nodes": list(k.fused_ids), "dtype": k.dtype,
+        "source": k.source, "module": k.module, "fused_ops": list(k.fused_ops), "fused_nodes": list(k.fused_ids), "dtype": k.dtype,
         "judged_in": k.judged_in or k.dtype, "verdict": k.verdict.value,
         "excess": k.excess if math.isfinite(k.excess) else str(k.excess), "vs_oracle": k.vs_oracle.to_dict(), "vs_eager": k.vs_eager.to_dict(),
         "vs_fp64_total": k.vs_fp64_total.to_dict(),
