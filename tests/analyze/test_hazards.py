@@ -286,3 +286,33 @@ def test_a_tie_in_a_maximums_backward_is_not_said_to_make_nan() -> None:
     assert said["amax"] and all("zero count" in t for t in said["amax"]), said
     maximum = [t for t in said["maximum"] if "`maximum`" in t]  # (its amax's own tie mask is counted)
     assert maximum and all("zero count" not in t and "between the two operands" in t for t in maximum), said
+
+
+def test_a_comparison_with_a_bound_far_beyond_its_values_is_no_tie_hazard() -> None:
+    """Trial 98: T5's fp16 clamp at +-(65504 - 1000), on activations near 5, was flagged as a mixed-precision
+    comparison under inductor-cpu ("values that are equal in the program can compare unequal"): no rounding
+    makes them tie. With the oracle's ranges the hazard is kept where a tie is possible: an amax's backward
+    (the max is one of its inputs). Oracle: the fp64 values themselves."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 16).half()
+
+    def clamped(x):  # type: ignore[no-untyped-def]
+        h = lin(x) * 2 + 1
+        c = torch.where(torch.isinf(h).any(), torch.finfo(h.dtype).max - 1000, torch.finfo(h.dtype).max)
+        return torch.clamp(h, min=-c, max=c).float().pow(2).mean()
+
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1)).half()
+    program = capture(clamped, x, backward=True)
+    top = float((lin(x).double() * 2 + 1).abs().max())
+    assert top < 100  # the values: nowhere near the bounds
+    planned = plan(program, "inductor-cpu")
+    assert [h for h in lint(planned) if h.kind == "mixed-precision-comparison"]  # (static: no ranges)
+    r = check(program, (x,), "inductor-cpu", against="oracle")
+    assert not [h for h in r.hazards if h.kind == "mixed-precision-comparison"], r.hazards
+
+    def norm_max(x):  # type: ignore[no-untyped-def]
+        return torch.nn.functional.layer_norm(x, (16,)).amax().float()
+
+    y = torch.randn(8, 16, generator=torch.Generator().manual_seed(2)).half().requires_grad_()
+    r = check(capture(norm_max, y, backward=True), (y,), "inductor-cpu", against="oracle")
+    assert [h for h in r.hazards if h.kind == "mixed-precision-comparison"], r.hazards  # the max ties its input
