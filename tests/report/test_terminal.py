@@ -340,6 +340,30 @@ def test_outputs_table_keeps_long_output_names_whole():
     assert all(n in text for n in names), text
 
 
+def test_a_program_with_many_passing_outputs_shows_its_failing_ones_and_the_worst_others():
+    """Trial 99: a Whisper step printed three tables of 89 passing gradients. Past 20 outputs (2x --top), the
+    table keeps every failing output and every one over the limit, and the --top passing ones of largest multiple;
+    the caption counts the rest. Oracle: the rows' own figures."""
+    from roundoff.report.terminal import outputs_table
+
+    outs = [{"name": f"grad_w{i}", "verdict": "ok", "rmse": 1e-3 * (1 + i % 7), "ref_rmse": 1e-3, "multiplier": 16.0}
+            for i in range(40)]
+    outs[5] = {**outs[5], "verdict": "diverges", "rmse": 1.0}
+    outs[9] = {**outs[9], "rmse": 0.5}  # ok over the limit (the path rule): kept
+    console = Console(width=160, record=True, color_system=None)
+    console.print(outputs_table({"policy": "eager", "outputs": outs}, top=3))
+    text = console.export_text()
+    shown = [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
+    worst = sorted((o for i, o in enumerate(outs) if i not in (5, 9)), key=lambda o: -o["rmse"])[:3]
+    assert set(shown) == {"grad_w5", "grad_w9", *(o["name"] for o in worst)}, shown
+    assert shown == sorted(shown, key=lambda n: int(n[6:]))  # (in the program's order)
+    assert "... and 35 more output(s) within the limit not shown (--top 40 shows them" in " ".join(text.split()), text
+    few = outs[:20]
+    console = Console(width=160, record=True, color_system=None)
+    console.print(outputs_table({"policy": "eager", "outputs": few}, top=3))
+    assert sum(line.startswith("│") for line in console.export_text().splitlines()) == 20  # all, up to 20
+
+
 def test_a_value_kept_wide_and_stored_as_inf_shows_its_stored_infinities_and_its_overflow_sentence():
     """Trial 54: inductor-cpu stores an fp16 exp(-G) its kernel computes in fp32: the node read `nonfinite`
     beside nan/inf 0/0, and its overflow went unsaid behind an amplification sentence. Oracle: torch's

@@ -119,20 +119,28 @@ def verdict_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
 
 
 
-def outputs_table(run: dict[str, Any]) -> Table:
+def outputs_table(run: dict[str, Any], top: int = 10) -> Table:
     """Per-output verdict: RMSE vs fp64 and the reference's. Where the report records the limit's
     multiplier (against the oracle), the error as a multiple of the reference, the limit in the header,
-    and an ok beyond it says why (no flagged node on its path: `roundoff.analyze.verdict`)."""
+    and an ok beyond it says why (no flagged node on its path: `roundoff.analyze.verdict`). Of a program
+    with more than ``2 * top`` (at least 20) outputs, those that pass within the limit are shown `top` at most,
+    the largest multiples first, and the caption counts the others (trial 99: a Whisper step's three tables
+    of 89 passing gradients)."""
     table = Table(title=f"Outputs under {run['policy']}", title_justify="left")
     limits = {o["multiplier"] for o in run["outputs"] if o["multiplier"] is not None}
     limit = next(iter(limits)) if len(limits) == 1 else None
-    ratios = [error_ratio(out["rmse"], out["ref_rmse"]) for out in run["outputs"]]
-    beyond = [_ok_over_limit(out, limit) for out in run["outputs"]]
+    shown = _outputs_shown(run["outputs"], limit, top)
+    if len(shown) < len(run["outputs"]):
+        table.caption = (f"... and {len(run['outputs']) - len(shown)} more output(s) within the limit not shown "
+                         f"(--top {len(run['outputs'])} shows them, --json lists every output)")
+        table.caption_justify = "left"
+    ratios = [error_ratio(out["rmse"], out["ref_rmse"]) for out in shown]
+    beyond = [_ok_over_limit(out, limit) for out in shown]
     where = " with a flagged node on its path" if any(beyond) else ""  # an ok over the limit: say the rule
     cols = ["output", "rmse vs fp64", "reference rmse"] + ([f"x reference (limit {limit:g}{where})"] if limit else [])
     for col in cols + ["verdict"]:  # a name folds, never cut short (trial 50: q/k/v_proj told apart)
         table.add_column(col, overflow="fold" if col == "output" else "ellipsis")
-    for out, ratio, over in zip(run["outputs"], ratios, beyond):
+    for out, ratio, over in zip(shown, ratios, beyond):
         real = out.get("real_eager_nonfinite")  # the emulated eager reference is finite where real eager is not
         cells = [out["name"], fmt_num(out["rmse"]), fmt_num(out["ref_rmse"]) + (f" (real eager: {real} NaN/inf)"
                                                                                 if real else "")]
@@ -140,6 +148,17 @@ def outputs_table(run: dict[str, Any]) -> Table:
         table.add_row(*cells, Text.assemble(verdict_text(out["verdict"]), " (no flagged node on its path)" if over else "",
                                             verdict_remark(out)))
     return table
+
+
+def _outputs_shown(outputs: list[dict[str, Any]], limit: float | None, top: int) -> list[dict[str, Any]]:
+    """The rows `outputs_table` shows, in the program's order: every output, or where there are more than
+    ``max(20, 2 * top)``, those that fail or pass over the limit and the `top` others of largest multiple."""
+    if len(outputs) <= max(20, 2 * top):
+        return outputs
+    plain = [o for o in outputs if o["verdict"] == "ok" and not _ok_over_limit(o, limit)]
+    worst = sorted(plain, key=lambda o: -(error_ratio(o["rmse"], o["ref_rmse"]) or 0.0))[:top]
+    keep = {id(o) for o in worst} | {id(o) for o in outputs if o not in plain}
+    return [o for o in outputs if id(o) in keep]
 
 
 def _ok_over_limit(out: dict[str, Any], limit: float | None) -> bool:
@@ -171,7 +190,7 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
     if origin and origin.get("explanation") and origin["explanation"] not in run["explanations"]:
         parts.append(Text(f"  {origin['explanation']}"))
     parts += [
-        outputs_table(run),
+        outputs_table(run, top),
         nodes_table(run, top, against),
         Text((f"first node beyond the limit: {node_ref_text(run['first_divergent'])} (no output fails for it)"
               if run["first_divergent"] is not None and run["verdict"] == "ok" else
