@@ -290,13 +290,13 @@ def test_a_repro_of_many_outputs_prints_the_failing_and_worst_first_and_counts_t
     names = [f"g{i}" for i in range(9)]
     line = describe(res, fp64, names, shown=3)
     assert line.startswith("9 outputs, 3 of them (failing first, then by NaN/inf and relative error): g3: ")
-    assert "; g7: max|err|=0.5 (0.5 of its largest)" in line and "; g5: max|err|=8 (0.008 of its largest)" in line
+    assert "; g7: max|err|=0.5 (0.5x fp64's largest |value|)" in line and "; g5: max|err|=8 (0.008x fp64's largest |value|)" in line
     assert line.endswith("(and 6 more)")
     assert describe(res, fp64, names, shown=1, first=["g0"]).split(": ")[1] == "g0"  # a failing output first
     assert describe(res[:2], fp64[:2], ["a", "b"]).count("max|err|=") == 2  # few outputs: every one
     # trial 53: an output with NaN says its error is over its finite entries, not "max|err|=0" beside nan=3
     nans = torch.tensor([1.0, float("nan"), float("nan"), float("nan")], dtype=torch.bfloat16)
-    assert "g: max|err| over its 1 finite entries=0 (0 of its largest) nan=3" in describe([nans], fp64[:1], ["g"])
+    assert "g: max|err| over its 1 finite entries=0 (0x fp64's largest |value|) nan=3" in describe([nans], fp64[:1], ["g"])
     # trial 57: an output with no finite entry said "over its 0 finite entries=nan (nan of its largest)"
     infs = torch.full((4,), float("inf"), dtype=torch.bfloat16)
     assert describe([infs], fp64[:1], ["g"]) == "g: no entry finite on both sides nan=0 inf=4 (fp64 ref nan=0)"
