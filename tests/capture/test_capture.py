@@ -71,6 +71,30 @@ def test_nodes_of_an_nn_sequential_name_the_module_that_made_them() -> None:
     assert {node_module(n) for n in program.nodes() if n.op == "call_function"} == {"Sequential.0", "Sequential.1"}
 
 
+def test_a_layer_called_through_a_slice_keeps_its_path_and_a_module_made_on_the_fly_adds_nothing() -> None:
+    """Trial 100: transformers runs its decoder layers as ``self.layers[: n]`` (a new ModuleList holding them), and
+    every Qwen2 node was named ``model.Qwen2DecoderLayer...`` (no layer index); a module its caller makes on
+    the fly added ``Func.Func``. Oracle: the modules' names in the root's tree (``named_modules``)."""
+    from roundoff.capture.program import node_module
+
+    class Stack(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(3))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            for layer in self.layers[:2]:
+                x = torch.nn.Tanh()(layer(x))  # (a Tanh made on the fly, in no module's tree)
+            return x.sum()
+
+    net = Stack()
+    names = {m: name for name, m in net.named_modules()}
+    program = capture(net, torch.randn(3, 4))
+    mms = [n for n in program.nodes() if n.target in (aten.addmm.default, aten.mm.default)]
+    assert [node_module(n) for n in mms] == [names[net.layers[0]], names[net.layers[1]]] == ["layers.0", "layers.1"]
+    assert {node_module(n) for n in program.nodes() if n.target is aten.tanh.default} == {None}  # the root's call
+
+
 def test_cotangents_are_inputs_and_match_eager_vjp() -> None:
     def f(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return a * b, torch.tanh(a) + b

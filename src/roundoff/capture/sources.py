@@ -131,12 +131,14 @@ def _summary(value: Any) -> str:
 
 class ModulePaths:
     """The dotted path of the innermost nn.Module being called (``features.3.conv.4``), while active: global
-    forward hooks keep the stack of modules called, each named by its attribute in the module that called it
-    (its class name where it is no child of that one); the outermost module is the root (no name; its class
-    names a layer it holds by index: ``Sequential.0``)."""
+    forward hooks keep the stack of modules called. The outermost module is the root (no name); every module
+    below it is named by its path in the root's tree (``named_modules``: a layer called through a slice of
+    a ModuleList, ``self.layers[:n]``, still ``model.layers.1``), a root nn.Sequential's layers as
+    ``Sequential.0``; a module outside that tree (one made on the fly) adds nothing to its caller's path."""
 
     def __init__(self) -> None:
         self._stack: list[tuple[torch.nn.Module, str]] = []
+        self._names: dict[int, dict[int, str]] = {}  # root id -> {module id: its path in the root's tree}
         self._handles: list[Any] = []
 
     @property
@@ -146,12 +148,13 @@ class ModulePaths:
     def _push(self, module: torch.nn.Module, args: Any) -> None:
         if not self._stack:
             self._stack.append((module, ""))
+            if id(module) not in self._names:
+                prefix = f"{type(module).__name__}." if isinstance(module, torch.nn.Sequential) else ""
+                self._names[id(module)] = {id(m): prefix + name if name[:1].isdigit() else name
+                                           for name, m in module.named_modules() if name}
             return
-        parent, path = self._stack[-1]
-        name = next((k for k, m in parent._modules.items() if m is module), type(module).__name__)
-        if not path and name.isdigit():  # a root nn.Sequential's layer: "Sequential.0", not "0"
-            name = f"{type(parent).__name__}.{name}"
-        self._stack.append((module, f"{path}.{name}" if path else name))
+        names = self._names[id(self._stack[0][0])]
+        self._stack.append((module, names.get(id(module), self._stack[-1][1])))
 
     def _pop(self, module: torch.nn.Module, args: Any, out: Any) -> None:
         if self._stack and self._stack[-1][0] is module:
@@ -170,7 +173,7 @@ class ModulePaths:
     def __exit__(self, *exc: Any) -> None:
         for handle in self._handles:
             handle.remove()
-        self._handles, self._stack = [], []
+        self._handles, self._stack, self._names = [], [], {}
 
 
 class SourceRecorder(TorchFunctionMode):
