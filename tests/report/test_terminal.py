@@ -348,16 +348,21 @@ def test_a_program_with_many_passing_outputs_shows_its_failing_ones_and_the_wors
 
     outs = [{"name": f"grad_w{i}", "verdict": "ok", "rmse": 1e-3 * (1 + i % 7), "ref_rmse": 1e-3, "multiplier": 16.0}
             for i in range(40)]
-    outs[5] = {**outs[5], "verdict": "diverges", "rmse": 1.0}
-    outs[9] = {**outs[9], "rmse": 0.5}  # ok over the limit (the path rule): kept
+    outs[0] = {**outs[0], "name": "loss"}  # the program's own output: kept
+    outs[5] = {**outs[5], "verdict": "diverges", "rmse": 1.0}  # failing: kept
+    outs[9], outs[11] = {**outs[9], "rmse": 0.5}, {**outs[11], "rmse": 0.02}  # ok over the limit (the path rule)
+    outs[13] = {**outs[13], "rmse": 0.018}  # over the limit too, not among the top 2
     console = Console(width=160, record=True, color_system=None)
-    console.print(outputs_table({"policy": "eager", "outputs": outs}, top=3))
+    console.print(outputs_table({"policy": "eager", "outputs": outs}, top=2))
     text = console.export_text()
     shown = [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
-    worst = sorted((o for i, o in enumerate(outs) if i not in (5, 9)), key=lambda o: -o["rmse"])[:3]
-    assert set(shown) == {"grad_w5", "grad_w9", *(o["name"] for o in worst)}, shown
-    assert shown == sorted(shown, key=lambda n: int(n[6:]))  # (in the program's order)
-    assert "... and 35 more output(s) within the limit not shown (--top 40 shows them" in " ".join(text.split()), text
+    worst = sorted((o for i, o in enumerate(outs) if i not in (0, 5)), key=lambda o: -o["rmse"])[:2]
+    assert worst == [outs[9], outs[11]]  # (trial 100: 60 of 63 over the limit: those too are capped)
+    assert set(shown) == {"loss", "grad_w5", *(o["name"] for o in worst)}, shown
+    assert shown == [o["name"] for o in outs if o["name"] in shown]  # (in the program's order)
+    caption = " ".join(text.split())
+    assert "... and 36 more passing output(s) not shown, 1 of them over the limit by value" in caption, caption
+    assert "(--top 40 shows every one" in caption, caption
     few = outs[:20]
     console = Console(width=160, record=True, color_system=None)
     console.print(outputs_table({"policy": "eager", "outputs": few}, top=3))
