@@ -44,3 +44,21 @@ def test_blame_fixes_what_check_names_and_check_agrees() -> None:
     found = blame(program, "thunder-autocast", _inputs(), repro=False)
     assert found.status is BlameStatus.FIXED, found.notes
     assert not check(program, _inputs(), found.fixed_policy).diverges
+
+
+def test_blame_names_one_result_of_a_multi_output_op_as_check_does():
+    """Trial 100: check named `var_mean[0]` (n212.2) what blame's notes called `getitem` (n212.2). Oracle: the
+    name check's report gives the same node."""
+    from roundoff.analyze.naming import node_at
+    from roundoff.blame.explain import describe_node
+
+    def layer_norm(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.layer_norm(x, (16,)).float().sum()
+
+    x = torch.randn(4, 16, generator=torch.Generator().manual_seed(0)).to(F16)
+    planned = plan(capture(layer_norm, x), "eager").program
+    item = next(n for n in planned.graph.nodes if n.op == "call_function" and "getitem" in str(n.target))
+    nid = str(item.meta["roundoff_id"])
+    said = describe_node(planned, nid)
+    assert said.startswith("native_layer_norm[0] (") and "getitem" not in said, said
+    assert node_at(item).startswith("`native_layer_norm[0]`")  # (what check's findings say)

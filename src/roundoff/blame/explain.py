@@ -8,7 +8,15 @@ import torch.fx
 from roundoff.analyze.naming import located
 from roundoff.analyze.origin_sentences import loss_overflow_words
 from roundoff.blame.changes import Change, ChangeKind, compile_places
-from roundoff.capture.program import Program, node_id, node_module, node_source, value_holders
+from roundoff.capture.program import (
+    Program,
+    multi_output_parent,
+    node_id,
+    node_module,
+    node_source,
+    output_op_name,
+    value_holders,
+)
 from roundoff.numerics import is_low_precision
 from roundoff.ops import short_name
 from roundoff.ops.classes import OpClass
@@ -161,5 +169,6 @@ def _rounds_to_zero(value: float, fmt: str) -> bool:
 
 def describe_node(program: Program, nid: str) -> str:
     """``sub at model.py:12`` for reports."""
-    n = program.node(nid)
-    return f"{short_name(n.target)} ({node_id(n)})" + located(node_source(n), node_module(n))
+    n = program.node(nid)  # (one result of a multi-output op as check's table names it: `var_mean[0]`, trial 100)
+    name = output_op_name(n) if multi_output_parent(n) is not None else short_name(n.target)
+    return f"{name} ({node_id(n)})" + located(node_source(n), node_module(n))
