@@ -134,3 +134,18 @@ def test_a_16_bit_batch_norm_backward_is_given_the_batch_norm_fix():
     sentence = _storage_sums(SimpleNamespace(node_id=node_id(backward)), planned)
     assert "its backward computes the gradients from those rounded values" in sentence, sentence
     assert "`bn.float()`" in sentence and "idx" not in sentence, sentence
+
+
+def test_a_batch_norms_saved_statistics_are_not_said_to_be_in_the_backward():
+    """Trial 100: eager's `native_batch_norm[2]` (the saved 1/std, which only the backward reads) was named
+    "in the backward", at the forward's line. Oracle: torch's forward op returns it (its third result)."""
+    g = torch.Generator().manual_seed(0)
+    bn = torch.nn.BatchNorm1d(8).bfloat16().train()
+    x = torch.randn(64, 8, generator=g).bfloat16().requires_grad_()
+    out = torch.ops.aten.native_batch_norm.default(x, bn.weight, bn.bias, None, None, True, 0.1, 1e-5)
+    assert len(out) == 3 and out[2].shape == (8,)  # the forward makes the saved statistics
+    r = check(lambda x: bn(x).float().sum(), (x,), "eager", against="oracle", backward=True, nodes="all")
+    stats = [n for n in r.nodes if n.op in ("native_batch_norm[1]", "native_batch_norm[2]")]
+    backward = [n for n in r.nodes if n.op.startswith("native_batch_norm_backward")]
+    assert stats and not any(n.backward for n in stats), stats
+    assert backward and all(n.backward for n in backward)

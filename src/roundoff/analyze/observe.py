@@ -294,22 +294,25 @@ class NodeObserver:
                 local=local, inherited_bits=inherited, verdict=verdict,
                 fma=bool(d is not None and d.fma is not None and d.fma.contracted),
                 working_dtype=str(work).removeprefix("torch."), format_loss=floor_work, overflow=overflow, terms_rmse=terms,
-                amplifies_read=read, backward=self._in_backward(nid), module=node_module(node),
+                amplifies_read=read, backward=self._in_backward(nid, node), module=node_module(node),
             )
         )
         if self.has_reference and not ref_differs and ref is not res and _same_layout(ref, res):
             return (res, oracle, res) + vals[3:]
         return None
 
-    def _in_backward(self, nid: str) -> bool:
+    def _in_backward(self, nid: str, node: torch.fx.Node | None = None) -> bool:
         """Whether node `nid` is computed for a training step's backward only (`plan.saved.forward_ids`): neither
-        it, its copy's original (``n7@k2``) nor the captured node it was made from (``n7.1``) is a forward node
-        (trial 85: a LayerNorm's first step ``n59.0``, its captured node decomposed away, was said to be in the
-        backward)."""
+        it, its copy's original (``n7@k2``), the captured node it was made from (``n7.1``) nor the op of which
+        it is one result (`node`'s: a BatchNorm's saved 1/std, which only the backward reads) is a forward
+        node (trial 85: a LayerNorm's first step ``n59.0``, its captured node decomposed away, was said to be
+        in the backward; trial 100: eager's ``native_batch_norm[2]``)."""
         if self._forward is None:
             program = self.side.plan.program
             self._forward = forward_ids(program) if program.backward else frozenset()
-        return bool(self._forward) and not {nid, nid.split("@")[0], base_id(nid)} & self._forward
+        parent = multi_output_parent(node) if node is not None else None
+        ids = {nid, nid.split("@")[0], base_id(nid)} | ({str(parent.meta.get(NODE_ID))} if parent is not None else set())
+        return bool(self._forward) and not ids & self._forward
 
     def _figures(
         self, res: torch.Tensor, ref: torch.Tensor, oracle: torch.Tensor, local_value: torch.Tensor | None,
