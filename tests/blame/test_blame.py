@@ -1088,7 +1088,7 @@ def test_placeable_leaves_out_changes_at_steps_of_a_decomposition():
     n38.3) in fp32, which roundoff.compile refused ("names no computing node of the forward capture"). Oracle:
     roundoff.compile itself, refusing the fix blame finds without --placeable and taking what --placeable keeps."""
     import roundoff
-    from roundoff.blame.changes import compile_places
+    from roundoff.blame.changes import compile_placeable
     from roundoff.compiler import RoundoffPlacementError
     from roundoff.plan import plan
 
@@ -1098,12 +1098,12 @@ def test_placeable_leaves_out_changes_at_steps_of_a_decomposition():
     x, y = torch.randn(256, 4, generator=g).half(), (3 * torch.randn(256, 2, generator=g) + 5).half()
     program = capture(model, x, y, backward=True)
     found = blame(program, "eager", against="oracle", repro=False)
-    steps = [c for c in found.changes if not compile_places(c, program, plan(program, "eager"))]
+    steps = [c for c in found.changes if not compile_placeable(program, plan(program, "eager"))(c)]
     assert found.status.value == "fixed" and steps, found.changes
     with pytest.raises(RoundoffPlacementError, match=steps[0].node_id.replace(".", r"\.")):
         roundoff.compile(model, policy=found.fixed_policy)(x, y)
     placed = blame(program, "eager", against="oracle", repro=False, placeable=True)
-    assert all(compile_places(c, program, plan(program, "eager")) for c in placed.changes), placed.changes
+    assert all(compile_placeable(program, plan(program, "eager"))(c) for c in placed.changes), placed.changes
     if placed.status.value == "fixed":
         roundoff.compile(model, policy=placed.fixed_policy)(x, y)  # (placed: no error)
     else:

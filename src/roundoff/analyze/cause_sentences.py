@@ -51,15 +51,15 @@ def cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | Non
             f"{report_at(r)} loses accuracy itself: fp64's value is exactly 0 there, and recomputed from fp64 inputs "
             f"it is up to {own.max_abs:.2g} away."
         )
-    if r.own_excess <= EXCESS_LIMIT and zeros is not None and r.node_id not in zeros and rule == "same":
-        # flagged for growing what it reads beyond its format (trial 100: a BatchNorm backward's `x - mean` read
-        # the bf16 sum of a 4096 offset and its signal; "what the rule does not allow there" is no reason)
-        return (f"{report_at(r)} grows an error it reads: recomputed from its operands as it reads them, its own error is "
-                f"{r.own_excess:.3g} times the rounding of {r.working_dtype or r.dtype}, within the limit, but its value is "
-                f"{r.vs_oracle.norm_rel:.2g} off fp64 (normwise), more than {EXCESS_LIMIT:g} times the error of what it "
-                "reads: an error made before it (a difference of nearly equal values keeps only their error); hold "
-                "what it reads in a wider format, or compute it from values it does not cancel against.")
-    if r.own_excess <= EXCESS_LIMIT and zeros is not None and r.node_id not in zeros:  # (trial 54: --rule bitwise)
+    if r.own_excess <= EXCESS_LIMIT and zeros is not None and r.node_id not in zeros:
+        if rule == "same":  # flagged for growing what it reads beyond its format (trial 100: a BatchNorm backward's
+            # `x - mean` read the bf16 sum of a 4096 offset and its signal)
+            return (f"{report_at(r)} grows an error it reads: recomputed from its operands as it reads them, its own "
+                    f"error is {r.own_excess:.3g} times the rounding of {r.working_dtype or r.dtype}, within the limit, "
+                    f"but its value is {r.vs_oracle.norm_rel:.2g} off fp64 (normwise), more than {EXCESS_LIMIT:g} times the "
+                    "error of what it reads: an error made before it (a difference of nearly equal values keeps only "
+                    "their error); hold what it reads in a wider format, or compute it from values it does not cancel "
+                    "against.")
         return (f"{report_at(r)} is on the path of an output that fails the `{rule}` rule; its own error is "
                 f"{r.own_excess:.3g} times the rounding of {r.working_dtype or r.dtype}, within the limit: what the "
                 "rule does not allow there is that format's rounding itself.")

@@ -236,13 +236,14 @@ def blame(
         f"against {ref.value} for {program.name}",
     )
     repro_text = None
+    explanations = _explained(ev, found)  # (the repro's notes and the result's: one pass)
     if repro and status is BlameStatus.FIXED:
         phase("writing the repro script")
         try:
             repro_text = repro_script(
                 ev.base_plan.program, ev.base_plan, ev.plan_for(found), args, reference=ref.value, tol=tol, rmse_ratio=rmse_ratio, rule=rule.value,
                 title=f"{program.name} under {pol.name} against {ref.value}",
-                notes=_explained(ev, found), judged=judged,
+                notes=explanations, judged=judged,
                 by_path=[name for name, _ in over_limit],
             )
         except ReproError as exc:
@@ -299,7 +300,7 @@ def blame(
         search=search,
         status=status,
         changes=tuple(found),
-        explanations=_explained(ev, found),
+        explanations=explanations,
         candidates=len(candidates),
         evaluations=evaluations,
         nodes_recomputed=cost.nodes_recomputed,
@@ -317,7 +318,8 @@ def blame(
 def _explained(ev: Evaluator, found: Sequence[Change]) -> tuple[str, ...]:
     """A sentence per change (`blame.explain`); an upcast says overflow where the node makes NaN/inf from
     finite operands under the policy, not only rounding (trial 73: an fp16 ``mse_loss``)."""
-    return tuple(explain(c, ev.base_plan.program, ev.base_plan,
+    places = compile_placeable(ev.base_plan.program.captured(), ev.base_plan)  # (built once for every change)
+    return tuple(explain(c, ev.base_plan.program, ev.base_plan, places=places,
                          makes_nonfinite=c.kind is ChangeKind.UPCAST and ev.makes_nonfinite(c.node_id)) for c in found)
 
 

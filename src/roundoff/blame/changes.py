@@ -205,11 +205,6 @@ def compile_placeable(captured: Program, plan: Plan) -> Callable[[Change], bool]
     return lambda c: c.node_id in present or (c.node_id in holders and c.override == OpOverride(round_result=False))
 
 
-def compile_places(change: Change, captured: Program, plan: Plan) -> bool:
-    """`compile_placeable` for one change."""
-    return compile_placeable(captured, plan)(change)
-
-
 def merge_overrides(
     base: Mapping[str, OpOverride], changes: Iterable[Change]
 ) -> dict[str, OpOverride]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.fx
 
 from roundoff.analyze.naming import located
 from roundoff.analyze.origin_sentences import loss_overflow_words
-from roundoff.blame.changes import Change, ChangeKind, compile_places
+from roundoff.blame.changes import Change, ChangeKind, compile_placeable
 from roundoff.capture.program import (
     Program,
     multi_output_parent,
@@ -83,9 +85,11 @@ def _users(n: torch.fx.Node, plan: Plan, narrow_only: bool = False) -> str:
     return ", ".join(f"`{short_name(u.target)}` ({node_id(u)})" for u in users[:4]) + (", ..." if len(users) > 4 else "") or "the output"
 
 
-def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool = False) -> str:
+def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool = False,
+            places: Callable[[Change], bool] | None = None) -> str:
     """One sentence: "`sub` at model.py:12: <what to change> — <why it matters>"; `makes_nonfinite`: the node
-    makes NaN/inf from finite operands under the policy (an upcast then removes an overflow)."""
+    makes NaN/inf from finite operands under the policy (an upcast then removes an overflow). `places`:
+    `compile_placeable(program.captured(), plan)`, where the caller explains several changes (built once)."""
     n = program.node(change.node_id)
     d = plan.decisions[change.node_id]
     where = f"`{short_name(n.target)}` ({change.node_id}) at {change.source or 'unknown source'}"
@@ -124,7 +128,7 @@ def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool 
             why += (f"; the code already makes it {storage}: torch.compile rounds it inside a kernel only under "
                     "torch._inductor.config.emulate_precision_casts = True" + (
                         " (roundoff.compile with the fixed policy rounds it either way)"
-                        if compile_places(change, program.captured(), plan)
+                        if (places or compile_placeable(program.captured(), plan))(change)
                         else " (a step of a decomposition, which roundoff.compile cannot place: set that flag)"))
         if any(short_name(u.target) == "eq" for u in n.users):
             why += (
@@ -149,7 +153,7 @@ def explain(change: Change, program: Program, plan: Plan, makes_nonfinite: bool 
     narrow = _users(n, plan, narrow_only=True)
     code = (f"compute it in fp32 and cast what {narrow} compute{'s' if narrow.count('`') == 2 else ''} from it back "
             f"to {storage} (`.to({d.storage_dtype})`), which is what roundoff.compile does with this policy"
-            + ("" if compile_places(change, program.captured(), plan) else
+            + ("" if (places or compile_placeable(program.captured(), plan))(change) else
                " where it can place it (not at this step of a decomposition: blame --placeable leaves such out)")
             + "; carrying fp32 further changes other roundings") if narrow != "the output" or users == narrow else (
         f"compute it in fp32 and hand it to {users} as it is: they compute and keep fp32 already, and casting "

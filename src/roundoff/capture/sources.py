@@ -230,7 +230,8 @@ class SourceRecorder(TorchFunctionMode):
         start = len(graph.nodes)
         out = func(*args, **(kwargs or {}))
         new = label_new_nodes(graph, start, NODE_SOURCE, source)
-        label_new_nodes(graph, start, NODE_MODULE, self.modules.current)
+        for n in new:  # (the same nodes: one walk of the graph's tail per call)
+            n.meta.setdefault(NODE_MODULE, self.modules.current)
         self._note_value_read(func, out, source, new)
         if (module := RNN_FUNCTIONS.get(func)) is not None and (module, source) not in self.dynamo_fallbacks:
             self.dynamo_fallbacks.append((module, source))

@@ -16,6 +16,12 @@ __all__ = ["error_ratio"]  # (defined with the document's numbers; renderers imp
 VERDICT_STYLE = {"ok": "bold green", "diverges": "bold red", "nonfinite": "bold magenta"}
 
 
+def where_cell(source: str | None, module: str | None) -> str:
+    """A table cell for where a node or buffer was made: its source line and, where known, the module whose
+    call made it (``mbv2.py:68 features.0.1``), or "-"."""
+    return " ".join(p for p in (source, module) if p) or "-"
+
+
 def fmt_num(x: Any, digits: int = 4) -> str:
     """A metric for a table cell: ``-`` for None, ``inf``/``nan`` as words, else `digits` digits."""
     if x is None:

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
-from roundoff.report.cells import fmt_num, narrow_table, none_finite, verdict_text
+from roundoff.report.cells import fmt_num, narrow_table, none_finite, verdict_text, where_cell
 from roundoff.report.json_report import number
 
 
@@ -102,11 +102,6 @@ _ZEROS_CAPTION = (f"; {_ZEROS_MARK} diverges at or below {EXCESS_LIMIT:g}: its o
                   "the limit: the findings above say which)")
 
 
-def _where(node: dict[str, Any]) -> str:
-    """A node's source line and, where known, the module whose call made it (``mbv2.py:68 features.0.1``)."""
-    return " ".join(p for p in (node["source"], node.get("module")) if p) or "-"
-
-
 def _total_figures(node: dict[str, Any]) -> tuple[str, str]:
     """(rel err, bits) cells: "-" where no element is finite on both sides (the figures cover those
     only), a relative error beyond `_REL_SHOWN` as such."""
@@ -163,9 +158,9 @@ class _NodesTable:
         for node in self.rows:
             m = node["metrics"]
             where = (
-                (f"{node['id']} {node['op']}\n  {_where(node)}",)
+                (f"{node['id']} {node['op']}\n  {where_cell(node['source'], node.get('module'))}",)
                 if stacked
-                else (node["id"], node["op"], _where(node))
+                else (node["id"], node["op"], where_cell(node['source'], node.get('module')))
             )
             table.add_row(
                 *where,

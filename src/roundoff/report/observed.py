@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
-from roundoff.report.cells import fmt_num, none_finite, number, verdict_text
+from roundoff.report.cells import fmt_num, none_finite, number, verdict_text, where_cell
 from roundoff.report.observed_outputs import (
     eager_wrong_notes,
     failing_too_notes,
@@ -258,7 +258,7 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
         emulated = "identical" if k["emulated_identical"] else (
             f"{k['emulated_mismatch']} differ [{numbers[k['emulation_cause']]}]")
         table.add_row(short_kernel(k["kernel"]), k["buffer"], k["kind"], f"{k['node']} {k['op']}",
-                      " ".join(p for p in (k["source"], k.get("module")) if p) or "-",
+                      where_cell(k["source"], k.get("module")),
                       Text.assemble(_verdict_cell(k), _remark(k, doc.get("rule", "same"))),
                       _excess_cell(k), "-" if none_finite(k["vs_oracle"]) else fmt_num(k["vs_oracle"].get("norm_rel"), 3),
                       emulated)

@@ -131,7 +131,8 @@ def outputs_table(run: dict[str, Any], top: int = 10) -> Table:
     limit = next(iter(limits)) if len(limits) == 1 else None
     shown = _outputs_shown(run["outputs"], limit, top)
     if len(shown) < len(run["outputs"]):
-        hidden = [o for o in run["outputs"] if not any(o is k for k in shown)]
+        kept = {id(o) for o in shown}
+        hidden = [o for o in run["outputs"] if id(o) not in kept]
         over = sum(_ok_over_limit(o, limit) for o in hidden)
         table.caption = (f"... and {len(hidden)} more passing output(s) not shown"
                          + (f", {over} of them over the limit by value (no flagged node on their path)" if over else "")
@@ -163,7 +164,8 @@ def _outputs_shown(outputs: list[dict[str, Any]], limit: float | None, top: int)
         return outputs
     passing = [o for o in outputs if o["verdict"] == "ok" and o["name"].startswith("grad_")]
     worst = sorted(passing, key=lambda o: -(error_ratio(o["rmse"], o["ref_rmse"]) or 0.0))[:top]
-    keep = {id(o) for o in worst} | {id(o) for o in outputs if not any(o is p for p in passing)}
+    plain = {id(o) for o in passing}
+    keep = {id(o) for o in worst} | {id(o) for o in outputs if id(o) not in plain}
     return [o for o in outputs if id(o) in keep]
 
 
