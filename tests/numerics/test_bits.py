@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from roundoff.numerics import bits_differ, same_bits, same_bits_mask
+from roundoff.numerics.chunks import SLICE_ELEMENTS
 
 # (float dtype, int view, exponent mask, mantissa mask)
 _LAYOUTS = {
@@ -45,6 +46,24 @@ def test_random_patterns_against_integer_oracle(dtype: torch.dtype) -> None:
     assert torch.equal(got, want), f"repro: same_bits_mask on random {dtype} patterns, seed 7"
     assert got[:4].tolist() == [False, True, True, True]  # -0.0 vs +0.0 differ; NaN payloads agree
     assert bits_differ(a.view(dtype), b.view(dtype)) == int((~want).sum()) > 0
+
+
+@pytest.mark.parametrize("layout", ["flat", "transposed"])
+def test_count_over_slices_of_a_large_tensor_against_integer_oracle(layout: str) -> None:
+    """Host tensors past `chunks.SLICE_ELEMENTS` are counted a slice at a time (contiguous: flat ranges;
+    else along the longest dimension): the count is the whole mask's, decided from the integers."""
+    ints, exp, man = _LAYOUTS[torch.bfloat16]
+    g = torch.Generator().manual_seed(11)
+    n = 3 * SLICE_ELEMENTS + 7 * 64
+    a = torch.randint(-(2**15), 2**15 - 1, (n,), generator=g, dtype=torch.int32).to(ints)
+    b = torch.where(torch.rand(n, generator=g) < 0.3, a ^ 1, a)
+    b[::1001] = exp | 5  # NaNs, some facing NaNs in `a`
+    a[::3003] = exp | man
+    if layout == "transposed":
+        a, b = a.reshape(-1, 64).t(), b.reshape(-1, 64).t()
+        assert not a.is_contiguous()
+    want = (a == b) | (_is_nan_pattern(a, exp, man) & _is_nan_pattern(b, exp, man))
+    assert 0 < bits_differ(a.view(torch.bfloat16), b.view(torch.bfloat16)) == int((~want).sum()) < n
 
 
 def test_signed_zero_and_nan_against_equality_operator() -> None:

@@ -92,6 +92,7 @@ import torch.fx
 from roundoff.analyze.metrics import Metrics
 from roundoff.capture.program import value_inputs
 from roundoff.numerics import get_format, same_bits
+from roundoff.numerics.chunks import slices
 
 
 class Verdict(str, enum.Enum):
@@ -271,12 +272,14 @@ def nonfinite_counts(value: torch.Tensor, oracle: torch.Tensor) -> tuple[int, in
     ones, +-inf where fp64 is finite but beyond `value`'s format (fp64 correctly rounded to it is the
     same infinity: an attention mask written as ``finfo.min + finfo.min``). An overflowing node is no
     NaN/inf origin by itself; it is when a later node reading that infinity fails
-    (`roundoff.analyze.observe`)."""
-    lost = ~value.isfinite() & oracle.isfinite()
-    if not bool(lost.any()):
-        return 0, 0
-    forced = format_overflow(value, oracle)
-    return int((lost & ~forced).sum()), int(forced.sum())
+    (`roundoff.analyze.observe`). Host tensors are tested a slice at a time (`chunks.slices`)."""
+    new = overflow = 0
+    for v, o in slices(value, oracle):
+        lost = ~v.isfinite() & o.isfinite()
+        if bool(lost.any()):
+            forced = format_overflow(v, o)
+            new, overflow = new + int((lost & ~forced).sum()), overflow + int(forced.sum())
+    return new, overflow
 
 
 def new_nonfinite(value: torch.Tensor, oracle: torch.Tensor) -> int:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import torch
 
+from roundoff.numerics.chunks import slices
+
 __all__ = ["bits_differ", "same_bits", "same_bits_mask"]
 
 _INT_OF_SIZE = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -53,8 +55,10 @@ def same_bits_mask(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def bits_differ(a: torch.Tensor, b: torch.Tensor) -> int:
-    """How many elements of `a` and `b` differ in their bit patterns (NaN vs NaN: same)."""
-    return int((~same_bits_mask(a, b)).sum())
+    """How many elements of `a` and `b` differ in their bit patterns (NaN vs NaN: same); host tensors a
+    slice at a time (`chunks.slices`: a slice's masks, not the tensors')."""
+    _check(a, b)
+    return sum(int((~same_bits_mask(x, y)).sum()) for x, y in slices(a, b))
 
 
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -21,11 +21,5 @@ class Observed:
     launch: int  # which kernel call of the run wrote it (a kernel writes several buffers in one)
 
 
-def bit_mismatch(a: torch.Tensor, b: torch.Tensor) -> int:
-    """Elements of `a` and `b` (one dtype) whose bits differ, NaN payloads aside."""
-    differ = (a != b) | (torch.signbit(a) != torch.signbit(b))
-    return int((differ & ~(a.isnan() & b.isnan())).sum())
-
-
 def narrow_float(dtype: Any) -> bool:
     return isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype.itemsize < 4
