@@ -43,15 +43,18 @@ __all__ = ["ErrorAccumulator", "ErrorStats", "bits_of_error", "compare", "elemen
 def elements_per_update(actuals: Sequence[torch.Tensor], reference: torch.Tensor, fmt: Format | str | torch.dtype) -> int:
     """How many elements of each actual a caller should pass per `update_each` to bound temporaries.
 
-    The eager path holds ~10 fp64 copies of a chunk per actual, so it gets 2**22 elements in all
-    (32 MiB of fp64 per copy). On CUDA, where the compiled single pass applies (no temporaries beyond
-    its small output), 2**27 in all: every chunk costs a launch and a host sync, and a 134M-element
-    attention matrix in 2**22-element chunks costs more in syncs than in arithmetic.
+    The eager path holds a few fp64 copies of a chunk per actual, so on the host it gets 2**18 elements
+    in all (2 MiB of fp64 per copy: a check's or observe's peak is its values, not a chunk's
+    temporaries), and at least the compiled single pass's threshold where that pass applies (it makes
+    no temporaries). On CUDA, where the compiled pass applies, 2**27 in all: every chunk costs a launch
+    and a host sync, and a 134M-element attention matrix in 2**22-element chunks costs more in syncs
+    than in arithmetic; else 2**22.
     """
     k = max(1, len(actuals))
-    f = get_format(fmt)
-    big = reference.is_cuda and _metric_kernel.applies(actuals, reference.reshape(-1), f)
-    return max(1, (1 << 27 if big else 1 << 22) // k)
+    fused = _metric_kernel.applies(actuals, reference, get_format(fmt))
+    if reference.is_cuda:
+        return max(1, (1 << 27 if fused else 1 << 22) // k)
+    return max(_metric_kernel.FUSED_MIN_NUMEL if fused else 1, (1 << 18) // k)
 
 def _format_nan(t: torch.Tensor, f: Format) -> torch.Tensor:
     """`t` with NaN where a non-NaN value rounds to NaN in `f` (see the module docstring), as fp32/fp64;
