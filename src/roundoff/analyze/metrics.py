@@ -30,7 +30,8 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from roundoff.numerics import FORMATS, Format, get_format
+from roundoff.numerics import FORMATS, Format, get_format, round_to
+from roundoff.numerics.chunks import slices
 from roundoff.numerics.metrics import (
     ErrorAccumulator,
     ErrorStats,
@@ -126,9 +127,34 @@ def norm_rels(values: Sequence[torch.Tensor], reference: torch.Tensor) -> list[f
     return _ratios(errs, scales)
 
 
+def rounding_norm_rel(reference: torch.Tensor, fmt: Format) -> float:
+    """``norm_rels((round_to(reference, fmt),), reference)[0]``: the normwise relative error of `fmt`'s own
+    rounding of `reference`. Host tensors past one slice (`chunks.slices`) are rounded a slice at a time
+    (one slice's copies, not the tensor's) and the slices' norms combined; else exactly `norm_rels`."""
+    parts = [p for (p,) in slices(reference)]
+    if len(parts) == 1:
+        return norm_rels((round_to(reference, fmt),), reference)[0]
+    errs, scales = [], []
+    for part in parts:
+        ref = part.double().reshape(-1)
+        d = round_to(part, fmt).to(torch.float64, copy=True).reshape(-1).sub_(ref)
+        finite = d.isfinite()  # (as `norm_rels`: elements finite on both sides)
+        everywhere = bool(finite.all())
+        errs.append(float(torch.linalg.vector_norm(d if everywhere else d[finite])))
+        scales.append(float(torch.linalg.vector_norm(ref if everywhere else ref[finite])))
+    return _ratios([math.fsum(e * e for e in errs) ** 0.5], [math.fsum(s * s for s in scales) ** 0.5])[0]
+
+
 def norm_figures(values: Sequence[torch.Tensor], reference: torch.Tensor) -> torch.Tensor:
     """`norm_rels`' norms, not read: each value's distance from `reference`, then the reference's (fp64).
-    One fp64 temporary of the values' size at a time (a value's copy, its difference taken in place)."""
+    One fp64 temporary of the values' size at a time (a value's copy, its difference taken in place); on
+    the host past one slice (`chunks.slices`), of a slice's size, the slices' norms combined."""
+    parts = list(slices(*values, reference))
+    figures = [_norm_figures(p[:-1], p[-1]) for p in parts]
+    return figures[0] if len(figures) == 1 else torch.stack(figures).square().sum(0).sqrt()
+
+
+def _norm_figures(values: Sequence[torch.Tensor], reference: torch.Tensor) -> torch.Tensor:
     ref = reference.double().reshape(-1)
     norms = [torch.linalg.vector_norm(v.to(torch.float64, copy=True).reshape(-1).sub_(ref)) for v in values]
     return torch.stack([*norms, torch.linalg.vector_norm(ref)])
@@ -233,6 +259,24 @@ def launch_many(triples: Sequence[tuple[torch.Tensor, torch.Tensor, torch.dtype]
     for a, r, _ in triples:
         _check_tensors(a, r)
     return PendingMetrics(triples, launch_finite_many([(a, r, _ulp_format(dtype)) for a, r, dtype in triples]))
+
+
+def rounding_error(reference: torch.Tensor, dtype: torch.dtype) -> Metrics:
+    """``measure(round_to(reference, f), reference, dtype)``, f `dtype`'s format: the format's own rounding of
+    `reference`, rounded a chunk at a time where `measure` chunks (one chunk's copy, not the tensor's); the
+    same figures."""
+    fmt, ulps = get_format(dtype), _ulp_format(dtype)
+    r = reference.detach().reshape(-1)
+    step = elements_per_update((r,), r, ulps)
+    if r.numel() <= step:
+        return measure(round_to(reference, fmt), reference, dtype)
+    acc, same = ErrorAccumulator(ulps), True
+    for i in range(0, r.numel(), step):
+        part = r[i : i + step]
+        rounded = round_to(part, fmt)
+        same = same and torch.equal(rounded, part)
+        acc.update(rounded, part)
+    return exact_metrics(reference) if same else from_stats(acc.result())
 
 
 def measure(actual: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype) -> Metrics:

@@ -31,6 +31,7 @@ attention in fp32). Every other output's floor is 0.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +44,7 @@ from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs
+from roundoff.numerics.chunks import slices
 from roundoff.ops.classes import OpClass
 from roundoff.ops.classify import classify
 
@@ -92,9 +94,14 @@ def operand_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node
         if not is_float(v):
             return v
         gen = seeds.setdefault(v.device, torch.Generator(v.device).manual_seed(0))
-        scale = torch.randint(0, 2, v.shape, generator=gen, device=v.device, dtype=torch.float64)
-        scale.mul_(2).sub_(1).mul_(half_u).add_(1)  # 1 + u/2 s, s = +-1: one temporary, not four
-        return v.double() * scale
+        # the signs drawn at once (the same draws as fp64's `randint`), applied a slice at a time on the host:
+        # one fp64 copy of the operand, not three (1 + u/2 s, s = +-1, is exact)
+        host = v.device.type == "cpu"
+        signs = torch.randint(0, 2, v.shape, generator=gen, device=v.device, dtype=torch.int8 if host else torch.float64)
+        held = v.to(torch.float64, copy=True)
+        for part, s in slices(held, signs):
+            part.mul_(s.to(torch.float64).mul_(2).sub_(1).mul_(half_u).add_(1))
+        return held
 
     held_all = OracleNumerics().evaluate(node, perturbed, fresh=True)
     out = []
@@ -103,10 +110,23 @@ def operand_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node
         if not (is_float(x) and is_float(held)) or x.shape != held.shape:
             out.append(0.0)
             continue
-        both = x.isfinite() & held.isfinite()
-        diff = held.double() - x.double()  # (all finite: its norm as is, not a masked copy's)
-        out.append(float(diff.reshape(-1).norm() if bool(both.all()) else diff[both].norm()))
+        out.append(_finite_distance(held, x))
     return tuple(out)
+
+
+def _finite_distance(a: torch.Tensor, b: torch.Tensor) -> float:
+    """``||a - b||_2`` (fp64) over the elements finite on both sides, a slice at a time on the host."""
+    norms = []
+    for x, y in slices(a, b):
+        both = x.isfinite() & y.isfinite()
+        diff = x.double() - y.double()  # (all finite: its norm as is, not a masked copy's)
+        norms.append(float(diff.reshape(-1).norm() if bool(both.all()) else diff[both].norm()))
+    return _combined(norms)
+
+
+def _combined(norms: list[float]) -> float:
+    """The 2-norm of the slices' 2-norms: one slice's norm as is."""
+    return norms[0] if len(norms) == 1 else math.fsum(n * n for n in norms) ** 0.5
 
 
 class OutputFloors:
@@ -170,8 +190,8 @@ def structural_zero_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch
 
 
 def finite_norm(x: Any) -> float:
-    """The 2-norm of `x` over its finite elements (0 for a non-float value)."""
-    return float(x.double()[x.isfinite()].norm()) if is_float(x) else 0.0
+    """The 2-norm of `x` over its finite elements (0 for a non-float value), a slice at a time on the host."""
+    return _combined([float(p.double()[p.isfinite()].norm()) for (p,) in slices(x)]) if is_float(x) else 0.0
 
 
 def oracle_floors(program: Any, inputs: Any) -> tuple[tuple[Any, ...], dict[int, float]]:

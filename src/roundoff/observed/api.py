@@ -466,7 +466,8 @@ def _compare(
         # are recomputed when read again (`Lockstep`'s recompute), a substituted one as observed (`pin`)
         sides = [plan_numerics(eager), NarrowHeldOracle(), plan_numerics(emulated, transcendentals), OracleNumerics()]
         targets = substitution_nodes(emulated.program.graph, set(observed))
-        observer = KernelObserver(program, observed, targets, against, tol, emulated, rule, floors if record else None)
+        observer = KernelObserver(program, observed, targets, against, tol, emulated, rule, floors if record else None,
+                                  keep_outputs=record)
         with torch.no_grad():
             outs = Lockstep(emulated.program, sides, on_node=observer, recompute=range(len(sides))).run_inputs(inputs)
         if record:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import torch
 import torch.fx
 
-from roundoff.analyze.metrics import Metrics, measure, norm_rels
+from roundoff.analyze.metrics import Metrics, measure, norm_rels, rounding_error, rounding_norm_rel
 from roundoff.analyze.observe import terms_floor
 from roundoff.analyze.output_floor import OutputFloors, structural_zero_floor
 from roundoff.analyze.selections import differing_indices, is_selection
@@ -48,8 +48,8 @@ from roundoff.analyze.verdict import (
 )
 from roundoff.capture.program import NODE_ID, Program, base_id, node_module, node_source
 from roundoff.execute.interpreter import RELEASED, Lockstep
-from roundoff.numerics import get_format, round_to
-from roundoff.observed.buffers import Observed, bit_mismatch, narrow_float
+from roundoff.numerics import bits_differ, get_format, round_to
+from roundoff.observed.buffers import Observed, narrow_float
 from roundoff.observed.causes import emulation_cause, local_region, near_ties
 from roundoff.ops import classify, short_name
 from roundoff.ops.classes import OpClass
@@ -199,7 +199,7 @@ def _rounds_to(emulated: object, stored: torch.Tensor) -> bool:
     if not (isinstance(emulated, torch.Tensor) and emulated.is_floating_point() and stored.is_floating_point()
             and emulated.numel() == stored.numel()):
         return False
-    return bit_mismatch(emulated.reshape(stored.shape).to(stored.dtype), stored) == 0
+    return bits_differ(emulated.reshape(stored.shape).to(stored.dtype), stored) == 0
 
 
 def substitution_nodes(graph: torch.fx.Graph, ids: set[str]) -> dict[torch.fx.Node, str]:
@@ -222,11 +222,12 @@ class KernelObserver:
     def __init__(
         self, program: Program, observed: Mapping[str, Observed], targets: Mapping[torch.fx.Node, str],
         against: str, tol: float, emulated: Plan | None = None, rule: Rule = Rule.SAME,
-        floors: OutputFloors | None = None,
+        floors: OutputFloors | None = None, keep_outputs: bool = True,
     ) -> None:
-        """`floors`: where to record the outputs' operand floors from the whole program's fp64 run."""
+        """`floors`: where to record the outputs' operand floors from the whole program's fp64 run;
+        `keep_outputs`: whether fp64 of the whole program keeps its outputs (the run's caller reads them)."""
         self.program, self.observed, self.targets, self.emulated = program, observed, targets, emulated
-        self.floors = floors
+        self.floors, self.keep_outputs = floors, keep_outputs
         self.against, self.tol, self.rule = against, tol, rule
         self.reports: list[KernelReport] = []
         self.skipped: list[str] = []  # observed ids whose buffer does not fit the node's value
@@ -260,11 +261,12 @@ class KernelObserver:
 
     def __call__(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
         """Report `node` where a kernel wrote it and hand the sides the observed value; then, where only the
-        output node reads it, release it on every side but fp64 of the whole program (whose outputs the
-        comparison keeps): a training step's gradients are not held to the end three more times."""
+        output node reads it, release it on every side but fp64 of the whole program where its outputs are
+        kept (`keep_outputs`): a training step's gradients are not held to the end three (four) more times."""
         got = self._observe(node, vals, ls)
         if node.op == "call_function" and node.users and all(u.op == "output" for u in node.users):
-            return tuple(v if i == GLOBAL else RELEASED for i, v in enumerate(vals if got is None else got))
+            kept = GLOBAL if self.keep_outputs else None
+            return tuple(v if i == kept else RELEASED for i, v in enumerate(vals if got is None else got))
         return got
 
     def _observe(self, node: torch.fx.Node, vals: tuple, ls: Lockstep) -> tuple | None:
@@ -320,10 +322,10 @@ class KernelObserver:
         fmt = narrower(fmt, kept) if kept is not None and fmt.is_floating_point else fmt
         judged = reads is not None and classify(node.target).op_class in _POINTWISE and not new_nonfinite(value, whole)
         # (NaN/inf fp64 does not have: the NaN rules judge that node)
-        err, *floor = norm_rels((value, round_to(whole, get_format(fmt if fmt.is_floating_point else value.dtype)))
-                                if judged else (value,), whole)
+        (err,) = norm_rels((value,), whole)
         self.total_rel[node] = err
-        if judged and amplifies(node, err, floor[0], reads):
+        if judged and amplifies(node, err, rounding_norm_rel(whole, get_format(fmt if fmt.is_floating_point else value.dtype)),
+                                reads):
             self.amplifying.add(base_id(str(node.meta.get(NODE_ID))))
 
     def _note_nonfinite(self, node: torch.fx.Node, vals: tuple) -> None:
@@ -474,7 +476,7 @@ class KernelObserver:
         oracle, eager, emulated = vals[ORACLE].double(), vals[EAGER].to(dtype), vals[EMULATED].to(dtype)
         vs_oracle = measure(value, oracle, dtype)
         work = self._judged_format(nid, obs, dtype)
-        floor = measure(round_to(oracle, get_format(work)), oracle, work)
+        floor = rounding_error(oracle, work)
         terms = 0.0
         if node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
             terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), work, _SUMS[node.target])
@@ -499,11 +501,11 @@ class KernelObserver:
             whole = bool(kept.all())  # not the kernel (the headline says so; trial 50: masked padding rows)
             judged = (ref, value, oracle) if whole else (ref[kept], value[kept], oracle[kept])
             verdict = Verdict.OK if judge(self.rule, *judged, self.tol) else Verdict.DIVERGES
-        mismatch = bit_mismatch(value, emulated)
+        mismatch = bits_differ(value, emulated)
         total = measure(value, vals[GLOBAL], dtype)
         if total.nonfinite:
             total = replace(total, new_nonfinite=new_nonfinite(value, vals[GLOBAL]))
-        total_floor = norm_rels((round_to(vals[GLOBAL], get_format(work)),), vals[GLOBAL])[0]
+        total_floor = rounding_norm_rel(vals[GLOBAL], get_format(work))
         total_exc = excess(total, total_floor, work, terms)
         if (self.against == "oracle" and total_exc > EXCESS_LIMIT and not total.new_nonfinite
                 and classify(node.target).op_class not in (*_POINTWISE, *_MOVES)
