@@ -95,9 +95,12 @@ def operand_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch.fx.Node
             return v
         gen = seeds.setdefault(v.device, torch.Generator(v.device).manual_seed(0))
         # the signs drawn at once (the same draws as fp64's `randint`), applied a slice at a time on the host:
-        # one fp64 copy of the operand, not three (1 + u/2 s, s = +-1, is exact)
+        # one fp64 copy of the operand, not three (1 + u/2 s, s = +-1, is exact); none of fp64 zeros,
+        # their own perturbation (an embedding gradient's accumulator)
         host = v.device.type == "cpu"
         signs = torch.randint(0, 2, v.shape, generator=gen, device=v.device, dtype=torch.int8 if host else torch.float64)
+        if v.dtype == torch.float64 and not bool(v.any()):
+            return v
         held = v.to(torch.float64, copy=True)
         for part, s in slices(held, signs):
             part.mul_(s.to(torch.float64).mul_(2).sub_(1).mul_(half_u).add_(1))

@@ -528,12 +528,13 @@ def _compare(
     def moved(compiled: tuple, kernels: list[KernelReport], failing: set[str]) -> tuple[OutputFailure, ...]:
         return moved_by_wrong_kernels(program, emulated.program, inputs, observed, exact, compiled, kernels, failing)
 
-    reports = run(record=True)
     reused = stored_and_reused(program, observed)
+    again: dict[str, KernelReport] = {}
     if reused:  # the same launch's users read the value unrounded; later kernels still read the buffer
-        with unrounded_reads(emulated.program.graph, reused):
+        with unrounded_reads(emulated.program.graph, reused):  # (first: fp64's outputs are not held yet)
             again = run(record=False)
-        reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
+    reports = run(record=True)
+    reports = {nid: better(r, again[nid]) if nid in again else r for nid, r in reports.items()}
     mattering = []
     for nid, ((n, of), chosen) in list(flips.items())[:MAX_REPLAYS]:  # (one fp64 run each)
         if flip_matters(emulated.program, inputs, nid, chosen, exact)[0]:
