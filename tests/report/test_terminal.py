@@ -159,6 +159,23 @@ def test_the_worst_nodes_table_shows_the_named_causes_and_the_origin_first():
     assert {n["id"] for n in worst_nodes(run, 2)} == {"n1", "n3"}  # not n2, the largest excess
 
 
+def test_the_worst_nodes_table_orders_the_named_causes_as_the_findings_do():
+    """Trial 101: the findings named an overflowing `exp` (the NaN origin) first and two gradient sums NaN
+    downstream of it after; the table, ranking the named nodes by own excess, listed the sums (1e18x, from
+    fp64 values that underflow fp16) above the `exp` (0.005x)."""
+    from roundoff.report.nodes_table import worst_nodes
+
+    def node(nid: str, excess: float) -> dict:
+        return {"id": nid, "verdict": "nonfinite", "metrics": {"max_abs": 1.0, "local_excess": excess}}
+
+    causes = [{"id": i, "explanation": f"`op` ({i} at m.py:1) ..."} for i in ("n299", "n637", "n481")]
+    run = {"nodes": [node("n637", 4.8e18), node("n481", 1.1e17), node("n299", 0.005), node("n677", 5.6e4)],
+           "causes": causes, "nan_origin": {"id": "n299"}}
+    assert [n["id"] for n in worst_nodes(run, 4)] == ["n299", "n637", "n481", "n677"]
+    run["causes"] = causes[1:]  # the origin without a finding of its own still leads
+    assert [n["id"] for n in worst_nodes(run, 3)] == ["n299", "n637", "n481"]
+
+
 def test_worst_nodes_cells_say_what_their_figures_cover():
     """Trial 27: a node NaN/inf at every element showed "rel err 0, bits 0" (the figures cover the
     elements finite on both sides: none), and a node diverging by a zero a later node divides by read

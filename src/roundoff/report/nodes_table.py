@@ -38,12 +38,18 @@ def named_causes(run: dict[str, Any]) -> frozenset[str]:
 
 def worst_nodes(run: dict[str, Any], top: int) -> list[dict[str, Any]]:
     """The `top` nodes whose own error is largest against their format's rounding (local excess),
-    the causes the report names (`named_causes`) and the NaN/inf origin first, then non-finite and diverging
-    nodes; ULPs do not rank (values near zero inflate them)."""
-    named = set(named_causes(run)) | ({run["nan_origin"]["id"]} if run.get("nan_origin") else set())
+    the NaN/inf origin and the causes the report names (`named_causes`) first, in the findings' order
+    (trial 101: two gradient sums, NaN downstream of an overflowing `exp` and 1e18x their format's
+    rounding recomputed from fp64 values that underflow it, were listed above that `exp`), then
+    non-finite and diverging nodes; ULPs do not rank (values near zero inflate them)."""
+    named = set(named_causes(run))
+    order = [run["nan_origin"]["id"]] if run.get("nan_origin") else []
+    order += [c["id"] for c in run.get("causes") or [] if c["id"] in named]
+    rank = {nid: -k for k, nid in enumerate(dict.fromkeys(order))}  # (sorted in reverse: the first highest)
 
-    def key(node: dict[str, Any]) -> tuple[bool, bool, float, bool]:
-        return (node["id"] in named, node["verdict"] != "ok", _own_excess(node), node["verdict"] == "nonfinite")
+    def key(node: dict[str, Any]) -> tuple[bool, int, bool, float, bool]:
+        return (node["id"] in rank, rank.get(node["id"], 0), node["verdict"] != "ok", _own_excess(node),
+                node["verdict"] == "nonfinite")
 
     return sorted(run["nodes"], key=key, reverse=True)[: max(top, 0)]
 
