@@ -191,6 +191,31 @@ def test_a_cause_computed_from_16_bit_values_is_not_said_to_be_created_in_16_bit
     assert "computed from the bfloat16 values it reads (cumsum" in note and "by the code itself" not in note, note
 
 
+def test_no_fix_says_what_check_still_finds_with_every_candidate_change():
+    """Trial 101: a DeBERTa step's blame said only that the divergence is "not a placement decision" where
+    check, with every candidate change, names an fp16 gradient below its format's range (GradScaler).
+    Oracle: check of the policy with every candidate change applied."""
+    from roundoff.analyze import check
+    from roundoff.blame.changes import candidate_changes
+    from roundoff.blame.evaluate import Evaluator
+
+    g = torch.Generator().manual_seed(0)
+    x = (-torch.rand(2, 128, 8, generator=g) * 2).bfloat16()
+    causal = torch.ones(128, 128).tril()
+
+    def scan(x: torch.Tensor) -> torch.Tensor:  # (the test above's: exp overflows fp32 above the diagonal)
+        log_decay = torch.cumsum(x, dim=1)
+        return (torch.exp(log_decay[:, :, None] - log_decay[:, None, :]) * causal[None, :, :, None].to(x.dtype)).sum(2)
+
+    program = capture(scan, x)
+    result = blame(program, "inductor-cpu", against="oracle", repro=False)
+    assert result.status is BlameStatus.NO_FIX
+    policy = get_policy("inductor-cpu")
+    every = apply_changes(policy, candidate_changes(Evaluator(program, policy, (x,), reference="oracle").base_plan, "oracle"))
+    first = check(program, (x,), every, against="oracle", nodes="all").explanations[0]
+    assert any(n.startswith("with every candidate change applied") and n.endswith(first) for n in result.notes), result.notes
+
+
 def test_blame_reports_its_progress_after_each_evaluation():
     """A long blame (minutes on a loaded machine) showed nothing: the CLI now shows the count, from
     this callback, called once per evaluation with the number of candidate changes."""

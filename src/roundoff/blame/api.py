@@ -272,6 +272,10 @@ def blame(
                   else _CONDITIONED if ref is Reference.ORACLE and checked and checked.first_divergent is None
                   else " (e.g. an implementation difference)"))
         )
+        if candidates and (left := _checked(program, apply_changes(pol, candidates), args, transcendentals,
+                                            against=ref.value, rule=rule)).explanations:
+            notes.append("with every candidate change applied, what check still finds first (a change in the code, "
+                         f"not a placement, addresses it): {left.explanations[0]}")  # (trial 101: nothing said what to do)
         if removed:
             notes.append(
                 f"all candidate changes together remove the NaN/inf this policy makes at {', '.join(removed[:3])}"
