@@ -1452,3 +1452,32 @@ def test_a_buffer_passing_from_its_operands_but_holding_their_inf_says_so():
     console.print(observe_report(observe_document(result)))
     rows = [line for line in console.export_text().splitlines() if "│" in line and " mm " in line]
     assert rows and all("ok (NaN/inf from its operands)" in r for r in rows), rows
+
+
+def test_observe_says_its_verdict_holds_for_these_inputs_across_a_graph_break() -> None:
+    """Trial 101: check noted a DeBERTa step's data-dependent `nonzero` (the graph holds eager's indices, so the
+    verdict holds for these inputs only); observe, which compiles that same captured graph, said nothing. Oracle:
+    the capture's own record of the break (its kind and this file's line)."""
+    from roundoff.report.observed import observe_report
+    from roundoff.report.observed_document import observe_document
+
+    x = torch.linspace(-1, 1, 64).bfloat16()
+
+    def rows_over_zero(x: torch.Tensor) -> torch.Tensor:
+        rows = (x > 0).nonzero()[:, 0]  # (a data-dependent shape)
+        return (x[rows] * 3).sum()
+
+    program = capture(rows_over_zero, x)
+    (brk,) = program.specializations
+    assert brk.kind.value == "data-dependent shape" and brk.source.endswith(f"test_observe.py:{_line_of('nonzero()[:, 0]')}")
+    doc = observe_document(observe_compiled(program, against="oracle"))
+    assert doc["specializations"] == [f"{brk.describe()}; the verdict holds for these inputs only"]
+    console = Console(width=400, record=True, color_system=None)
+    console.print(observe_report(doc))
+    assert f"note: {brk.describe()}; the verdict holds for these inputs only" in console.export_text()
+
+
+def _line_of(text: str) -> int:
+    """The line of this file holding `text` in code (not in this helper)."""
+    lines = open(__file__).read().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line and "_line_of" not in line)

@@ -386,6 +386,25 @@ def test_a_program_with_many_passing_outputs_shows_its_failing_ones_and_the_wors
     assert sum(line.startswith("│") for line in console.export_text().splitlines()) == 20  # all, up to 20
 
 
+def test_observes_outputs_table_keeps_the_same_rows_as_checks():
+    """Trial 101: observe printed all 50 outputs of a DeBERTa step where check's table kept 11. Its table now
+    keeps, by observe's own entries (`passes`, RMSEs against fp64 and the reference), the rows check's keeps.
+    Oracle: the rows' own figures."""
+    from roundoff.report.observed_outputs import outputs_table
+
+    outs = [{"name": f"grad_w{i}", "passes": True, "rmse_vs_fp64": 1e-3 * (1 + i % 7), "reference_rmse": 1e-3,
+             "nonfinite": 0} for i in range(40)]
+    outs[0] = {**outs[0], "name": "loss"}
+    outs[5] = {**outs[5], "passes": False, "rmse_vs_fp64": 1.0}
+    outs[9], outs[11] = {**outs[9], "rmse_vs_fp64": 0.5}, {**outs[11], "rmse_vs_fp64": 0.02}
+    console = Console(width=160, record=True, color_system=None)
+    console.print(*outputs_table({"against": "oracle", "backend": "inductor", "outputs": outs}, top=2))
+    text = console.export_text()
+    shown = [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
+    assert shown == ["loss", "grad_w5", "grad_w9", "grad_w11"], shown
+    assert "... and 36 more passing output(s) not shown" in " ".join(text.split())
+
+
 def test_a_value_kept_wide_and_stored_as_inf_shows_its_stored_infinities_and_its_overflow_sentence():
     """Trial 54: inductor-cpu stores an fp16 exp(-G) its kernel computes in fp32: the node read `nonfinite`
     beside nan/inf 0/0, and its overflow went unsaid behind an amplification sentence. Oracle: torch's

@@ -37,7 +37,7 @@ from roundoff.analyze.verdict import (
     path_dtypes,
 )
 from roundoff.capture import capture
-from roundoff.capture.program import NODE_ID, Program, node_source
+from roundoff.capture.program import NODE_ID, Program, Specialization, node_source
 from roundoff.execute.interpreter import Lockstep
 from roundoff.execute.narrow_oracle import NarrowHeldOracle
 from roundoff.execute.node_numerics import OracleNumerics
@@ -140,6 +140,9 @@ class ObserveResult:
     #: (module, source) of modules torch.compile runs eagerly (`Program.dynamo_fallbacks`), which observe
     #: compiles with the rest of the captured program, as with ``torch._dynamo.config.allow_rnn``
     dynamo_fallbacks: tuple[tuple[str, str | None], ...] = ()
+    #: The captured program's graph breaks (`Program.specializations`): the compiled graph holds the value eager
+    #: computed there, so the verdict holds for these inputs only, as check says (trial 101)
+    specializations: tuple[Specialization, ...] = ()
     #: Where torch.compile's own step of the user's function ran beside (`observe_compiled`'s `torch_compiled`):
     #: the outputs it computes otherwise than the step observe compiled, bit for bit (`real_step`); whether
     #: it was compared, and why not where it could not be
@@ -407,6 +410,7 @@ def observe_compiled(
         outputs=tuple(o.detach().cpu() for o in outs if isinstance(o, torch.Tensor)),
         failing_outputs=failing, unflagged_outputs=unflagged, unmapped_detail=_unmapped_detail(program, staged, plans),
         selection_flips=flips, eager_nonfinite_outputs=tuple(eager_lost), dynamo_fallbacks=program.dynamo_fallbacks,
+        specializations=tuple(program.specializations),
         outputs_measured=tuple(replace(o, passes=o.name not in {f.name for f in failing}) for o in measured),
         torch_compile=departed, torch_compile_compared=isinstance(real, tuple),
         torch_compile_not_compared=real if isinstance(real, str) else None,

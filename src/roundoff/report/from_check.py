@@ -169,9 +169,15 @@ def document_from_checks(
     """The whole document for `target` from run entries made by `run_from_check`;
     `specializations` are the program's (``Program.specializations``), reported as notes, once per
     line (a loop or a module called twice breaks the graph at the same line each time)."""
+    return make_document(target, against, runs, *break_entries(specializations))
+
+
+def break_entries(specializations: Sequence[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The document's entries for a program's graph breaks (``Program.specializations``): each break's
+    sentence once per line and kind, with how many more the line made, and the breaks counted by line and kind
+    (``{"source", "kind", "count"}``)."""
     counts = Counter(s.describe() for s in specializations)
     by_line = Counter((s.source, s.kind.value) for s in specializations)
-    return make_document(target, against, runs, [
-        text + (f" (the same at {n - 1} more break(s) of this line: a loop or a module called again)" if n > 1 else "")
-        for text, n in counts.items()
-    ], [{"source": source, "kind": kind, "count": n} for (source, kind), n in by_line.items()])
+    return ([text + (f" (the same at {n - 1} more break(s) of this line: a loop or a module called again)" if n > 1 else "")
+             for text, n in counts.items()],
+            [{"source": source, "kind": kind, "count": n} for (source, kind), n in by_line.items()])

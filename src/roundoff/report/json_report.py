@@ -398,6 +398,11 @@ def make_run(policy: str, outputs: list[dict], nodes: list[dict], **rest: Any) -
     return run
 
 
+def held_for_these_inputs(specializations: Sequence[str]) -> list[str]:
+    """The notes of a program's graph breaks (``Specialization.describe()``), each stated as holding for these inputs."""
+    return [f"{text}; the verdict holds for these inputs only" for text in specializations]
+
+
 def make_document(
     target: str, against: str, runs: list[dict[str, Any]], specializations: Sequence[str] = (),
     graph_breaks: Sequence[Mapping[str, Any]] = (),
@@ -420,9 +425,7 @@ def make_document(
         "runs": runs,
     }
     if specializations:
-        document["specializations"] = [
-            f"{text}; the verdict holds for these inputs only" for text in specializations
-        ]
+        document["specializations"] = held_for_these_inputs(specializations)
     if graph_breaks:
         document["graph_breaks"] = [dict(b) for b in graph_breaks]
     return document

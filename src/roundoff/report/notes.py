@@ -129,3 +129,12 @@ def graph_breaks_note(breaks: Sequence[Mapping[str, Any]]) -> str:
     return (f"checked across {total} graph breaks at {len(lines)} line(s): the emulated runs use the values eager "
             f"computed there, so the verdict holds for these inputs only; at {where} (--json's specializations "
             "say what each holds)")
+
+
+def break_notes(document: Mapping[str, Any]) -> list[str]:
+    """A document's graph-break notes as a report prints them: each (``specializations``), or past
+    `MAX_BREAK_NOTES` one line by line and kind (`graph_breaks_note`) and the selections held at eager's choice."""
+    notes = list(document.get("specializations", []))
+    if len(notes) > MAX_BREAK_NOTES and document.get("graph_breaks"):
+        return [graph_breaks_note(document["graph_breaks"])] + pinned_choices(notes)
+    return notes

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.report.cells import fmt_num, none_finite, number, verdict_text, where_cell
+from roundoff.report.notes import break_notes
 from roundoff.report.observed_outputs import (
     eager_wrong_notes,
     failing_too_notes,
@@ -276,8 +277,9 @@ def observe_report(doc: dict[str, Any], top: int = 20) -> RenderableType:
                 else f"... and {more} more buffer(s) (--top {len(ranked)} or --json shows them)", style="dim")
     causes = [Text(f"where the emulation differs: {'; '.join(notes)}", style="dim")] if notes else []
     shown = [table] if rows else []  # (--top 0: the headline and the counts only)
-    return Group(*_torch_compile(doc), head, *_fallbacks(doc), *eager_wrong_notes(doc), *failing_too_notes(doc), *_harmless(doc), *unflagged_notes(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
-                 *_not_judged(doc), *(outputs_table(doc) if rows else []), foot)
+    breaks = [Text(f"note: {s}", style="yellow") for s in break_notes(doc)]
+    return Group(*_torch_compile(doc), head, *breaks, *_fallbacks(doc), *eager_wrong_notes(doc), *failing_too_notes(doc), *_harmless(doc), *unflagged_notes(doc), Text(_legend(doc), style="dim"), *shown, *causes, *([rest] if more else []),
+                 *_not_judged(doc), *(outputs_table(doc, min(top, 10)) if rows else []), foot)
 
 
 def _torch_compile(doc: dict[str, Any]) -> list[Text]:

@@ -7,6 +7,8 @@ from typing import Any
 
 from roundoff.observed import KernelReport, ObserveResult
 from roundoff.observed.api import OutputFailure
+from roundoff.report.from_check import break_entries
+from roundoff.report.json_report import held_for_these_inputs
 
 
 def _kernel(k: KernelReport) -> dict[str, Any]:
@@ -37,7 +39,7 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
     from roundoff import __version__
 
     first = result.first_divergent
-    return {
+    document = {
         "schema": "roundoff.observe", "schema_version": OBSERVE_SCHEMA_VERSION, "roundoff_version": __version__,
         "program": label or result.program, "backend": result.backend, "device": result.device,
         "against": result.against, "policy": result.policy, "rule": result.rule,
@@ -67,6 +69,10 @@ def observe_document(result: ObserveResult, label: str | None = None) -> dict[st
         "agreement": {kind: {"identical": s, "buffers": n} for kind, (s, n) in result.agreement().items()},
         "kernels": [_kernel(k) for k in result.kernels],
     }
+    if result.specializations:  # (the keys check's document has: the captured graph holds eager's value there)
+        texts, breaks = break_entries(result.specializations)
+        document["specializations"], document["graph_breaks"] = held_for_these_inputs(texts), breaks
+    return document
 
 
 def _output(o: OutputFailure) -> dict[str, Any]:

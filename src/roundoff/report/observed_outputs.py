@@ -10,12 +10,15 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.verdict import EXCESS_LIMIT
-from roundoff.report.cells import fmt_num, verdict_text
+from roundoff.report.cells import error_ratio, fmt_num, verdict_text
+from roundoff.report.outputs_table import shown_outputs
 
 
-def outputs_table(doc: dict[str, Any]) -> list[Table]:
+def outputs_table(doc: dict[str, Any], top: int = 10) -> list[Table]:
     """The compiled program's outputs, each against fp64 of the whole program and its reference (--json's
-    outputs), as check's outputs table shows the emulated policy's."""
+    outputs), as check's outputs table shows the emulated policy's, and as many (`shown_outputs`: of more
+    than 20, the failing ones, the program's own and the `top` passing gradients of largest multiple; trial
+    101: a DeBERTa step's 50 rows where check showed 11)."""
     outs = doc.get("outputs") or []
     if not outs:
         return []
@@ -24,7 +27,13 @@ def outputs_table(doc: dict[str, Any]) -> list[Table]:
                   title_justify="left")
     for column in ("output", "rmse vs fp64", f"{reference} rmse", "x reference", "verdict"):
         table.add_column(column, justify="right" if "rmse" in column or column.startswith("x") else "left")
-    for o in outs:
+    shown = shown_outputs(outs, top, lambda o: o["passes"], lambda o: error_ratio(o["rmse_vs_fp64"], o["reference_rmse"]))
+    if len(shown) < len(outs):
+        table.caption = (f"... and {len(outs) - len(shown)} more passing output(s) not shown: shown are those that "
+                         f"fail, the program's own outputs and the {top} passing gradients of largest multiple of "
+                         "their reference (--json lists them all)")
+        table.caption_justify = "left"
+    for o in shown:
         rmse_, ref = o["rmse_vs_fp64"], o["reference_rmse"]
         times = "-" if rmse_ is None or ref is None else fmt_num(rmse_ / ref, 3) if ref else "inf" if rmse_ else "1"
         lost = f" ({o['nonfinite']} NaN/inf)" if o["nonfinite"] else ""

@@ -5,6 +5,7 @@ worst of the others, and counts the rest."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.table import Table
@@ -51,13 +52,20 @@ def outputs_table(run: dict[str, Any], top: int = 10) -> Table:
 
 
 def _outputs_shown(outputs: list[dict[str, Any]], limit: float | None, top: int) -> list[dict[str, Any]]:
-    """The rows `outputs_table` shows, in the program's order: every output, or where there are more than
+    """The rows `outputs_table` shows (`shown_outputs` of check's output entries)."""
+    return shown_outputs(outputs, top, lambda o: o["verdict"] == "ok", lambda o: error_ratio(o["rmse"], o["ref_rmse"]))
+
+
+def shown_outputs(outputs: list[dict[str, Any]], top: int, passes: Callable[[dict[str, Any]], bool],
+                  ratio: Callable[[dict[str, Any]], float | None]) -> list[dict[str, Any]]:
+    """The rows an outputs table shows, in the program's order: every output, or where there are more than
     ``max(20, 2 * top)``, those that fail, the program's own (not a ``grad_`` gradient: the loss) and the `top`
-    passing gradients of largest multiple (over the limit by value first: trial 100, 60 of a ResNet's 63)."""
+    passing gradients of largest multiple of their reference (over the limit by value first: trial 100, 60 of
+    a ResNet's 63). `passes` and `ratio` read an entry's verdict and multiple (check's and observe's differ)."""
     if len(outputs) <= max(20, 2 * top):
         return outputs
-    passing = [o for o in outputs if o["verdict"] == "ok" and o["name"].startswith("grad_")]
-    worst = sorted(passing, key=lambda o: -(error_ratio(o["rmse"], o["ref_rmse"]) or 0.0))[:top]
+    passing = [o for o in outputs if passes(o) and o["name"].startswith("grad_")]
+    worst = sorted(passing, key=lambda o: -(ratio(o) or 0.0))[:top]
     plain = {id(o) for o in passing}
     keep = {id(o) for o in worst} | {id(o) for o in outputs if id(o) not in plain}
     return [o for o in outputs if id(o) in keep]

@@ -32,7 +32,7 @@ from roundoff.report.cells import (
 from roundoff.report.json_report import node_ref_text
 from roundoff.report.legend import short_legend
 from roundoff.report.nodes_table import nodes_table
-from roundoff.report.notes import MAX_BREAK_NOTES, compact_notes, graph_breaks_note, pinned_choices
+from roundoff.report.notes import break_notes, compact_notes
 from roundoff.report.outputs_table import ok_over_limit, outputs_table
 
 
@@ -256,10 +256,7 @@ def check_report(document: dict[str, Any], top: int = 10) -> Group:
         verdict_text(document["verdict"]),
     )
     parts: list[RenderableType] = [head]
-    notes = document.get("specializations", [])
-    if len(notes) > MAX_BREAK_NOTES and document.get("graph_breaks"):
-        notes = [graph_breaks_note(document["graph_breaks"])] + pinned_choices(notes)
-    parts += [Text(f"note: {s}", style="yellow") for s in notes]
+    parts += [Text(f"note: {s}", style="yellow") for s in break_notes(document)]
     parts += [run_report(r, top, document["against"]) for r in document["runs"]]
     if document.get("legend"):  # what the figures mean, after them: the verdict and findings first (trial 82)
         rule = next((r["rule"] for r in document["runs"] if r.get("rule")), "same")
