@@ -405,6 +405,32 @@ def test_observes_outputs_table_keeps_the_same_rows_as_checks():
     assert "... and 36 more passing output(s) not shown" in " ".join(text.split())
 
 
+def test_an_ok_row_over_the_limit_at_fp64_rounded_says_its_format_loses_it():
+    """Trial 101: a DeBERTa step's gradients below fp16's range read "8.19e+03  1  0  ok" (own excess 8192,
+    rel err 1, 0 bits: all 0, as eager's), which looked alarming. Oracle: torch's fp16 cast of fp64's products
+    (all 0: below fp16's smallest subnormal)."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import run_from_check
+    from roundoff.report.nodes_table import nodes_table
+
+    g = torch.Generator().manual_seed(0)
+    x, w = ((torch.rand(64, generator=g) * 1e-3 + 1e-4).half() for _ in range(2))
+
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return (x * w * 1e-2).float().sum() + x.float().sum()
+
+    tiny = x.double() * w.double() * 1e-2
+    assert not bool(tiny.half().any()) and bool(tiny.all())  # fp64 rounded to fp16: every product 0
+    r = check(capture(f, x, w), (x, w), "eager", against="eager", nodes="all")
+    text = _render(nodes_table(run_from_check(r), 10), tty=False)
+    lost = [n for n in r.nodes if n.verdict.value == "ok" and n.own_excess > 16 and n.vs_oracle.max_bits == 0]
+    assert lost, text
+    for n in lost:
+        line = next(t for t in text.splitlines() if t.split()[:2] == [n.node_id, n.op])
+        assert line.rstrip().endswith("ok (fp64 rounded: its format loses it too)"), line
+
+
 def test_a_value_kept_wide_and_stored_as_inf_shows_its_stored_infinities_and_its_overflow_sentence():
     """Trial 54: inductor-cpu stores an fp16 exp(-G) its kernel computes in fp32: the node read `nonfinite`
     beside nan/inf 0/0, and its overflow went unsaid behind an amplification sentence. Oracle: torch's

@@ -133,6 +133,13 @@ def _zeros_only(node: dict[str, Any]) -> bool:
     return node["verdict"] == "diverges" and 0 <= _own_excess(node) <= EXCESS_LIMIT
 
 
+def _as_rounded(node: dict[str, Any]) -> bool:
+    """An ok node whose own excess is over the limit though its value is fp64 correctly rounded to its format
+    (0 bits of error): values its format cannot hold (gradients below fp16's range, all 0 as eager's are; trial
+    101 read "8.19e+03 ... 1 0 ok" as alarming)."""
+    return node["verdict"] == "ok" and _own_excess(node) > EXCESS_LIMIT and number(node["metrics"].get("bits")) == 0
+
+
 def _by_rule_caption(rule: str, against: str) -> str:
     """The caption where nodes are judged against a reference by `rule`, not by their own excess."""
     return f"{_OWN_CAPTION}; {_TOTAL_CAPTION}; verdict: the `{rule}` rule on the node's value and {against}'s"
@@ -174,7 +181,8 @@ class _NodesTable:
                 *_total_figures(node),
                 _nonfinite_cell(m),
                 Text.assemble(verdict_text(node["verdict"] + (_ZEROS_MARK if self._marked(node) else "")),
-                              " (named above)" if node["verdict"] == "ok" and node["id"] in self.named else ""),
+                              " (named above)" if node["verdict"] == "ok" and node["id"] in self.named
+                              else " (fp64 rounded: its format loses it too)" if _as_rounded(node) else ""),
             )
         return table
 
