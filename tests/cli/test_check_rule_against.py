@@ -18,7 +18,7 @@ def test_against_fp64_is_the_oracle_not_the_fp64_policy():
     a = run("check", "zoo:fma-cancel", "-p", "eager", "--against", "fp64", "--json")
     b = run("check", "zoo:fma-cancel", "-p", "eager", "--against", "oracle", "--json")
     assert a.exit_code == b.exit_code == 0, a.output
-    da, db = json.loads(a.output), json.loads(b.output)
+    da, db = json.loads(a.stdout), json.loads(b.stdout)
     assert da["against"] == db["against"] == "oracle" and da["runs"] == db["runs"]
     assert da["legend"].startswith("reference = the fp64 oracle")
 
@@ -35,7 +35,7 @@ def test_rule_bitwise_fails_where_same_passes(tmp_path):
     same = run("check", target, "--inputs", inputs, "-p", "inductor-cpu", "--json")
     bitwise = run("check", target, "--inputs", inputs, "-p", "inductor-cpu", "--rule", "bitwise", "--json")
     assert same.exit_code == 0 and bitwise.exit_code == 1, (same.output, bitwise.output)
-    assert json.loads(bitwise.output)["runs"][0]["rule"] == "bitwise"
+    assert json.loads(bitwise.stdout)["runs"][0]["rule"] == "bitwise"
     bad = run("check", target, "--inputs", inputs, "--rule", "close")
     assert bad.exit_code == 2 and "--rule" in bad.output
 

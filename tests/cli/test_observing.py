@@ -28,7 +28,7 @@ def test_observe_names_the_erf_kernel_and_exits_1(tmp_path):
     script.write_text(SCRIPT)
     out = run("observe", f"{script}:small_erf", "--json")
     assert out.exit_code == 1, out.output
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)  # (not `output`: stderr too, a progress line after 30 s on a loaded machine)
     first = doc["first_divergent"]
     assert doc["verdict"] == "diverges" and first["op"] == "erf" and first["source"] == "erf_small.py:3"
     assert first["emulation_cause"] == "transcendental implementation"
@@ -88,7 +88,7 @@ def test_observe_on_cuda_runs(tmp_path):
     script.write_text(SCRIPT)
     out = run("observe", f"{script}:small_erf", "--device", "cuda", "--json")
     assert out.exit_code in (0, 1), out.output
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)  # (not `output`: stderr too, a progress line after 30 s on a loaded machine)
     assert doc["device"].startswith("cuda") and doc["policy"] == "inductor-gpu" and doc["kernels"]
 
 
