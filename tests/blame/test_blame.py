@@ -710,11 +710,14 @@ def _edge_max_softmax(x):  # a GAT's max over each node's edges, subtracted befo
     return torch.exp(e - m[_EDGES]).float().sum()
 
 
-def test_no_fix_for_a_nan_made_by_a_comparison_names_checks_hazard_not_a_dtype_argument():
+def test_a_nan_made_by_a_comparison_is_fixed_by_keeping_the_maximum_in_fp32():
     """Trial 63: a bf16 GAT's amax backward is NaN under torch.compile (the tie mask compares the fused, fp32
     edge scores with their stored bf16 maximum); blame found no fix and said the backward's division "is made
-    in bfloat16 by the code itself (e.g. a dtype= argument)". Oracle: real torch.compile's gradient, NaN,
-    and eager's, finite."""
+    in bfloat16 by the code itself (e.g. a dtype= argument)". Since the view of a value kept in fp32 keeps it
+    so (trial 102), keeping the maximum in fp32 fixes it. Oracles: real torch.compile's gradient, NaN, eager's,
+    finite, and roundoff.compile's with the fix, finite."""
+    import roundoff
+
     x = torch.randn(32, generator=torch.Generator().manual_seed(0)).bfloat16()
     grads = []
     for step in (_edge_max_softmax, torch.compile(_edge_max_softmax)):
@@ -725,9 +728,12 @@ def test_no_fix_for_a_nan_made_by_a_comparison_names_checks_hazard_not_a_dtype_a
     assert grads[0].isfinite().all() and grads[1].isnan().any()
     result = blame(capture(_edge_max_softmax, x.clone().requires_grad_(), backward=True), "inductor-cpu",
                    against="oracle", repro=False)
-    assert result.status is BlameStatus.NO_FIX
-    assert any("[mixed-precision-comparison]" in n for n in result.notes), result.notes
+    assert result.status is BlameStatus.FIXED and [c.op for c in result.changes] == ["aten.scatter_reduce.two"]
     assert not any("by the code itself" in n for n in result.notes), result.notes
+    torch._dynamo.reset()
+    leaf = x.clone().requires_grad_()
+    roundoff.compile(_edge_max_softmax, policy=result.fixed_policy)(leaf).backward()
+    assert bool(leaf.grad.isfinite().all())
 
 
 def _online_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -748,7 +754,8 @@ def test_a_removable_nan_is_said_where_no_change_reaches_the_limit() -> None:
     fused unrounded value with its stored max), finite in eager but 640x off fp64. blame --against oracle
     said the divergence was "not a placement decision", though the changes together remove the NaN and
     blame --against eager finds a few that do. Oracles: real torch.compile's NaN gradients and eager's
-    finite ones; the fix compiled by roundoff.compile, finite."""
+    finite ones; the fix compiled by roundoff.compile, finite. (Without --placeable, blame against the oracle now
+    finds a fix: values kept in fp32 stay so through views, trial 102, and 12 of its changes are backward-only.)"""
     import roundoff
 
     g = torch.Generator().manual_seed(0)
@@ -766,9 +773,11 @@ def test_a_removable_nan_is_said_where_no_change_reaches_the_limit() -> None:
     torch._dynamo.reset()
     assert grad_q(torch.compile(loss)).isnan().any() and grad_q(loss).isfinite().all()
     program = capture(loss, q.detach().clone().requires_grad_(), k, v, backward=True)
-    found = blame(program, "inductor-cpu", (q, k, v), against="oracle", repro=False)
+    found = blame(program, "inductor-cpu", (q, k, v), against="oracle", repro=False, placeable=True)
     assert found.status is BlameStatus.NO_FIX
     assert any("remove the NaN/inf this policy makes at `grad_q`" in n for n in found.notes), found.notes
+    assert any(n.startswith("with every placeable candidate change applied, what check still finds first: `add`")
+               for n in found.notes), found.notes
     to_eager = blame(program, "inductor-cpu", (q, k, v), against="eager", repro=False, placeable=True)
     assert to_eager.status is BlameStatus.FIXED
     torch._dynamo.reset()

@@ -86,3 +86,25 @@ def test_op_override_and_storage_override_on_matmul() -> None:
     assert all(p.decisions[i].input_format == "fp16" for i in _mm_ids(p)), (
         "STORAGE without autocast: storage format"
     )
+
+
+def test_a_view_of_a_matmul_kept_in_fp32_keeps_its_fp32_value() -> None:
+    """Trial 102: a BART cross-attention's fp16 ``bmm`` kept in fp32 (``round_result=False``, blame's candidate)
+    reached 8.1e4, beyond fp16; the ``view`` after it computed in its graph dtype, converted the kept value to
+    fp16 (inf), and the scaling after it, within fp16's range in fp64, stayed inf: blame found no fix. Oracle:
+    torch's fp32 bmm and multiply of the fp16 operands, rounded to fp16 once at the output."""
+    g = torch.Generator().manual_seed(0)
+    q, k = (torch.randn(2, 8, 16, generator=g) * 80).half(), (torch.randn(2, 16, 8, generator=g) * 80).half()
+
+    def scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(q, k).view(2, 1, 8, 8) * 0.25
+
+    exact = torch.bmm(q.double(), k.double())
+    assert exact.abs().max() > 65504 > (exact * 0.25).abs().max()  # the bmm overflows fp16, the scores do not
+    program = capture(scores, q, k)
+    (bmm,) = [nid for nid, d in plan(program, "inductor-cpu").decisions.items() if d.op.startswith("aten.bmm")]
+    policy = get_policy("inductor-cpu")
+    kept = replace(policy, name="keep-bmm", node_overrides={bmm: OpOverride(round_result=False)})
+    (got,) = run_plan(plan(program, kept), (q, k))
+    want = (torch.bmm(q.float(), k.float()).view(2, 1, 8, 8) * 0.25).half()
+    assert bool(got.isfinite().all()) and torch.equal(got, want)

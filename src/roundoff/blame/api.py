@@ -274,8 +274,10 @@ def blame(
         )
         if candidates and (left := _checked(program, apply_changes(pol, candidates), args, transcendentals,
                                             against=ref.value, rule=rule)).explanations:
-            notes.append("with every candidate change applied, what check still finds first (a change in the code, "
-                         f"not a placement, addresses it): {left.explanations[0]}")  # (trial 101: nothing said what to do)
+            notes.append("with every placeable candidate change applied, what check still finds first: " if left_out else
+                         "with every candidate change applied, what check still finds first (a change in the code, "
+                         "not a placement, addresses it): ")
+            notes[-1] += left.explanations[0]  # (trial 101: nothing said what to do)
         if removed:
             notes.append(
                 f"all candidate changes together remove the NaN/inf this policy makes at {', '.join(removed[:3])}"

@@ -425,6 +425,9 @@ def _decide(
         elif b.op_class is OpClass.DATA_MOVEMENT and len(floats) == 1 and floats[0] in wide:
             rounds = False  # a view of a kept value moves it unrounded, as the real fp32 tensor would; a copy of
             wide.add(nid)  # several (cat) is rounded unless kept itself, as roundoff.compile casts its result back
+            # and in the kept value's dtype: a view computed in its graph dtype converted the kept fp32 value to it
+            # (trial 102: a BART cross-attention's bmm kept in fp32, 8.1e4, was inf past its `view`)
+            compute = decisions[floats[0]].compute_dtype or compute
         decisions[nid] = NodeDecision(
             node_id=nid,
             op=b.op,
