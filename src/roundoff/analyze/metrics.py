@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from roundoff.numerics import FORMATS, Format, get_format, round_to
-from roundoff.numerics.chunks import slices
+from roundoff.numerics.chunks import combined_norm, slices
 from roundoff.numerics.metrics import (
     ErrorAccumulator,
     ErrorStats,
@@ -142,7 +142,7 @@ def rounding_norm_rel(reference: torch.Tensor, fmt: Format) -> float:
         everywhere = bool(finite.all())
         errs.append(float(torch.linalg.vector_norm(d if everywhere else d[finite])))
         scales.append(float(torch.linalg.vector_norm(ref if everywhere else ref[finite])))
-    return _ratios([math.fsum(e * e for e in errs) ** 0.5], [math.fsum(s * s for s in scales) ** 0.5])[0]
+    return _ratios([combined_norm(errs)], [combined_norm(scales)])[0]
 
 
 def norm_figures(values: Sequence[torch.Tensor], reference: torch.Tensor) -> torch.Tensor:

@@ -31,7 +31,6 @@ attention in fp32). Every other output's floor is 0.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +43,7 @@ from roundoff.execute.formats import is_float
 from roundoff.execute.interpreter import Lockstep, is_random
 from roundoff.execute.node_numerics import OracleNumerics
 from roundoff.execute.run import complete_inputs
-from roundoff.numerics.chunks import slices
+from roundoff.numerics.chunks import combined_norm, slices
 from roundoff.ops.classes import OpClass
 from roundoff.ops.classify import classify
 
@@ -124,12 +123,7 @@ def _finite_distance(a: torch.Tensor, b: torch.Tensor) -> float:
         both = x.isfinite() & y.isfinite()
         diff = x.double() - y.double()  # (all finite: its norm as is, not a masked copy's)
         norms.append(float(diff.reshape(-1).norm() if bool(both.all()) else diff[both].norm()))
-    return _combined(norms)
-
-
-def _combined(norms: list[float]) -> float:
-    """The 2-norm of the slices' 2-norms: one slice's norm as is."""
-    return norms[0] if len(norms) == 1 else math.fsum(n * n for n in norms) ** 0.5
+    return combined_norm(norms)
 
 
 class OutputFloors:
@@ -194,7 +188,7 @@ def structural_zero_floor(node: torch.fx.Node, exact: Any, read: Callable[[torch
 
 def finite_norm(x: Any) -> float:
     """The 2-norm of `x` over its finite elements (0 for a non-float value), a slice at a time on the host."""
-    return _combined([float(p.double()[p.isfinite()].norm()) for (p,) in slices(x)]) if is_float(x) else 0.0
+    return combined_norm([float(p.double()[p.isfinite()].norm()) for (p,) in slices(x)]) if is_float(x) else 0.0
 
 
 def oracle_floors(program: Any, inputs: Any) -> tuple[tuple[Any, ...], dict[int, float]]:

@@ -8,7 +8,8 @@ are not sliced (each slice would cost a host sync where the whole test costs one
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
 
 import torch
 
@@ -34,3 +35,8 @@ def slices(*tensors: torch.Tensor, size: int = SLICE_ELEMENTS) -> Iterator[tuple
     dim = max(range(first.dim()), key=lambda d: first.shape[d])
     per = max(1, size * first.shape[dim] // first.numel())
     yield from zip(*(t.split(per, dim=dim) for t in tensors))
+
+
+def combined_norm(norms: Sequence[float]) -> float:
+    """The 2-norm of the whole from its slices' 2-norms (one slice's norm as it is, bit for bit)."""
+    return norms[0] if len(norms) == 1 else math.fsum(n * n for n in norms) ** 0.5
