@@ -92,7 +92,7 @@ import torch.fx
 from roundoff.analyze.metrics import Metrics
 from roundoff.capture.program import value_inputs
 from roundoff.numerics import get_format, same_bits
-from roundoff.numerics.chunks import slices
+from roundoff.numerics.chunks import combined_norm, slices
 
 
 class Verdict(str, enum.Enum):
@@ -200,6 +200,25 @@ def reduction_floor(terms: torch.Tensor, numel: int, dtype: torch.dtype, mean: b
     if not numel or not terms.numel():
         return 0.0
     return reduction_floor_from(float(reduction_norm(terms)), terms.numel(), numel, dtype, mean)
+
+
+def rounded_terms_floor(terms: torch.Tensor, numel: int, dtype: torch.dtype, mean: bool) -> float:
+    """`reduction_floor`, or the RMS error the terms' actual rounding to `dtype` causes where that is larger
+    (random signs: ``||round(terms) - terms||_2 / sqrt(numel)``, per term per result for a mean): a term
+    below `dtype`'s normal range loses up to half its spacing there, far more than ``u/2`` of itself (trial
+    102: a BART step's key-bias gradient, 0 by structure, summed the fp16 key gradients an attention's
+    backward stores at 1e-6, its own rounding 77x ``u/2`` of those terms)."""
+    floor = reduction_floor(terms, numel, dtype, mean)
+    if not numel or not terms.numel() or not terms.is_floating_point():
+        return floor
+    from roundoff.numerics import round_to
+
+    fmt = get_format(dtype)
+    lost = []
+    for (t,) in slices(terms):
+        d = round_to(t.double(), fmt) - t.double()  # (out of place: round_to may return its fp64 input)
+        lost.append(float(torch.linalg.vector_norm(d.masked_fill_(~d.isfinite(), 0.0))))
+    return max(floor, combined_norm(lost) / math.sqrt(numel) / (terms.numel() / numel if mean else 1.0))
 
 
 def reduction_norm(terms: torch.Tensor) -> torch.Tensor:

@@ -12,7 +12,7 @@ Verdicts reuse `roundoff.analyze.verdict`: NaN/inf where fp64 (from the kernel's
 the whole program with no other kernel's output already non-finite there) is finite is
 `Verdict.NONFINITE`; against the oracle, an excess over fp64 correctly rounded to the buffer's dtype above
 `EXCESS_LIMIT` is `Verdict.DIVERGES` (a sum/mean is also allowed its terms' rounding:
-`reduction_floor`; a buffer whose values its format cannot hold and that loses them too is scored as
+`reduction_floor`, and where they are read from memory in 16 bits, their rounding there: `rounded_terms_floor`; a buffer whose values its format cannot hold and that loses them too is scored as
 `check` scores a node, `verdict.own_excess`); against eager, the chosen `Rule` (default `Rule.SAME`, ``torch._dynamo.utils.same``) between eager's and
 the observed value with the fp64 value as reference. Emulation agreement is bit for bit (-0.0
 differs from 0.0; NaN equals NaN whatever its payload).
@@ -42,6 +42,7 @@ from roundoff.analyze.verdict import (
     nonfinite_counts,
     own_excess,
     reduction_floor,
+    rounded_terms_floor,
     unit_roundoff,
     widen_fp8,
     working_dtype,
@@ -381,6 +382,18 @@ class KernelObserver:
         if rms:
             self.small[base_id(node.meta.get(NODE_ID, ""))] = rms * int(exact.isfinite().sum()) ** 0.5
 
+    def _terms_stored_in(self, node: torch.fx.Node, obs: Observed) -> torch.dtype | None:
+        """The 16-bit dtype a sum's terms are read from memory in: its operand, through the moves the kernel
+        fuses, is a value another kernel stored (an attention backward's key gradient); None where the kernel
+        computes them (they are rounded to nothing narrower than its working format)."""
+        src, fused = node.args[0], set(obs.fused)
+        while isinstance(src, torch.fx.Node) and str(src.meta.get(NODE_ID)) in fused:
+            if src.op != "call_function" or classify(src.target).op_class not in _MOVES or not src.all_input_nodes:
+                return None
+            src = src.all_input_nodes[0]
+        dtype = _dtype(src) if isinstance(src, torch.fx.Node) else None
+        return dtype if narrow_float(dtype) else None
+
     def _structural_floor(self, nid: str, obs: Observed, numel: int, dtype: torch.dtype) -> float:
         """The RMS floor of a buffer that carries a value 0 by structure (`small`, in its local region):
         that value's operand rounding in the buffer's format, spread over its elements; else 0."""
@@ -479,7 +492,10 @@ class KernelObserver:
         floor = rounding_error(oracle, work)
         terms = 0.0
         if node.target in _SUMS and isinstance(node.args[0], torch.fx.Node) and node.args[0] in ls.env:
-            terms = reduction_floor(ls.env[node.args[0]][ORACLE], oracle.numel(), work, _SUMS[node.target])
+            summed, mean = ls.env[node.args[0]][ORACLE], _SUMS[node.target]
+            terms = reduction_floor(summed, oracle.numel(), work, mean)
+            if (stored := self._terms_stored_in(node, obs)) is not None:  # read from memory in 16 bits: their rounding
+                terms = max(terms, rounded_terms_floor(summed, oracle.numel(), stored, mean))
         exc = excess(vs_oracle, floor, work, terms)
         if exc > EXCESS_LIMIT and (zero := self._structural_floor(nid, obs, value.numel(), work)) > terms:
             exc = excess(vs_oracle, floor, work, zero)  # it carries a value 0 by structure: its operands' rounding
