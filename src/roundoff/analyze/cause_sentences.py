@@ -316,7 +316,7 @@ def _made_by(r: NodeReport, plan: Plan) -> str | None:
     if node is None:
         return None
     if node.op != "call_function":
-        return f"input `{node.name}`"
+        return f"input `{plan.program.input_name(node)}`"
     return node_at(node)
 
 

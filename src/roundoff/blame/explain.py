@@ -48,9 +48,7 @@ def _name(a: object, program: Program | None, depth: int) -> str:
     if not isinstance(a, torch.fx.Node):
         return repr(a)
     if a.op == "placeholder" and program is not None:
-        placeholders = [n for n in program.nodes() if n.op == "placeholder"]
-        i = placeholders.index(a)
-        return program.input_names[i] if i < len(program.input_names) else a.name
+        return program.input_name(a)
     if depth > 0 and a.op == "call_function" and short_name(a.target) in _SYMBOLS:
         return expression(a, program, depth - 1)
     return a.name

@@ -207,6 +207,15 @@ class Program:
         n = len(self.output_args())
         return [self.output_names[i] if i < len(self.output_names) else f"output{i}" for i in range(n)]
 
+    def input_name(self, node: torch.fx.Node) -> str:
+        """The user's name of a placeholder `node` (`input_names`, by position: ``t``, not ``arg1_1``); its graph
+        name for any other node."""
+        if node.op == "placeholder":
+            i = [n for n in self.graph.nodes if n.op == "placeholder"].index(node)
+            if i < len(self.input_names):
+                return self.input_names[i]
+        return node.name
+
     def node(self, roundoff_id: str) -> torch.fx.Node:
         """The node with stable id `roundoff_id` (the first in graph order); KeyError naming the id if absent."""
         n = self._by_id.get(roundoff_id)
