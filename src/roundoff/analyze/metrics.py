@@ -129,20 +129,27 @@ def norm_rels(values: Sequence[torch.Tensor], reference: torch.Tensor) -> list[f
 
 def rounding_norm_rel(reference: torch.Tensor, fmt: Format) -> float:
     """``norm_rels((round_to(reference, fmt),), reference)[0]``: the normwise relative error of `fmt`'s own
-    rounding of `reference`. Host tensors past one slice (`chunks.slices`) are rounded a slice at a time
-    (one slice's copies, not the tensor's) and the slices' norms combined; else exactly `norm_rels`."""
-    parts = [p for (p,) in slices(reference)]
-    if len(parts) == 1:
+    rounding of `reference`. Host tensors past one slice (`chunks.slices`) by `rounding_norms`; else exactly
+    `norm_rels`."""
+    if len(list(slices(reference))) == 1:
         return norm_rels((round_to(reference, fmt),), reference)[0]
+    err, scale = rounding_norms(reference, fmt)
+    return _ratios([err], [scale])[0]
+
+
+def rounding_norms(reference: torch.Tensor, fmt: Format) -> tuple[float, float]:
+    """(``||round_to(reference, fmt) - reference||_2``, ``||reference||_2``) in fp64 over the elements finite on
+    both sides; host tensors rounded a slice at a time (one slice's copies, not the tensor's), the slices'
+    norms combined."""
     errs, scales = [], []
-    for part in parts:
-        ref = part.double().reshape(-1)
-        d = round_to(part, fmt).to(torch.float64, copy=True).reshape(-1).sub_(ref)
+    for (part,) in slices(reference):
+        ref = part.double().reshape(-1)  # (bf16/fp16 values exactly: round_to takes fp32/fp64)
+        d = round_to(ref, fmt) - ref  # (out of place: round_to may return its fp64 input)
         finite = d.isfinite()  # (as `norm_rels`: elements finite on both sides)
         everywhere = bool(finite.all())
         errs.append(float(torch.linalg.vector_norm(d if everywhere else d[finite])))
         scales.append(float(torch.linalg.vector_norm(ref if everywhere else ref[finite])))
-    return _ratios([combined_norm(errs)], [combined_norm(scales)])[0]
+    return combined_norm(errs), combined_norm(scales)
 
 
 def norm_figures(values: Sequence[torch.Tensor], reference: torch.Tensor) -> torch.Tensor:

@@ -89,10 +89,10 @@ from typing import Any
 import torch
 import torch.fx
 
-from roundoff.analyze.metrics import Metrics
+from roundoff.analyze.metrics import Metrics, rounding_norms
 from roundoff.capture.program import value_inputs
 from roundoff.numerics import get_format, same_bits
-from roundoff.numerics.chunks import combined_norm, slices
+from roundoff.numerics.chunks import slices
 
 
 class Verdict(str, enum.Enum):
@@ -211,14 +211,8 @@ def rounded_terms_floor(terms: torch.Tensor, numel: int, dtype: torch.dtype, mea
     floor = reduction_floor(terms, numel, dtype, mean)
     if not numel or not terms.numel() or not terms.is_floating_point():
         return floor
-    from roundoff.numerics import round_to
-
-    fmt = get_format(dtype)
-    lost = []
-    for (t,) in slices(terms):
-        d = round_to(t.double(), fmt) - t.double()  # (out of place: round_to may return its fp64 input)
-        lost.append(float(torch.linalg.vector_norm(d.masked_fill_(~d.isfinite(), 0.0))))
-    return max(floor, combined_norm(lost) / math.sqrt(numel) / (terms.numel() / numel if mean else 1.0))
+    lost, _ = rounding_norms(terms, get_format(dtype))
+    return max(floor, lost / math.sqrt(numel) / (terms.numel() / numel if mean else 1.0))
 
 
 def reduction_norm(terms: torch.Tensor) -> torch.Tensor:

@@ -51,10 +51,13 @@ def elements_per_update(actuals: Sequence[torch.Tensor], reference: torch.Tensor
     than in arithmetic; else 2**22.
     """
     k = max(1, len(actuals))
+    host = (1 << 18) // k
+    if not reference.is_cuda and reference.numel() <= host:
+        return max(1, host)  # (one chunk whatever applies: the every-node check's small nodes ask nothing more)
     fused = _metric_kernel.applies(actuals, reference, get_format(fmt))
     if reference.is_cuda:
         return max(1, (1 << 27 if fused else 1 << 22) // k)
-    return max(_metric_kernel.FUSED_MIN_NUMEL if fused else 1, (1 << 18) // k)
+    return max(_metric_kernel.FUSED_MIN_NUMEL if fused else 1, host)
 
 def _format_nan(t: torch.Tensor, f: Format) -> torch.Tensor:
     """`t` with NaN where a non-NaN value rounds to NaN in `f` (see the module docstring), as fp32/fp64;
