@@ -149,3 +149,46 @@ def test_a_batch_norms_saved_statistics_are_not_said_to_be_in_the_backward():
     backward = [n for n in r.nodes if n.op.startswith("native_batch_norm_backward")]
     assert stats and not any(n.backward for n in stats), stats
     assert backward and all(n.backward for n in backward)
+
+
+def test_a_16_bit_layer_norm_backward_fed_wrong_gradients_is_not_named_for_them():
+    """Trial 103: a bf16 Conformer's output norm computed its variance as E[x^2] - E[x]^2 (features near 12),
+    so every gradient upstream came back ~1e6x fp64's; the 16-bit LayerNorm backward summing those gradients
+    was named the cause at 1e7x bf16's rounding, its kernel's error on the wrong gradients set against fp64's
+    small values, and the variance's `sub` was not shown. Oracle: the same program with the variance computed
+    stably, where the LayerNorm backward reads fp64's gradients (its own excess there, a few units), and the
+    line of the planted variance."""
+    import inspect
+
+    import torch.nn.functional as F
+
+    from roundoff.analyze.verdict import EXCESS_LIMIT
+
+    def program(stable: bool) -> tuple:
+        torch.manual_seed(0)
+        ln, lin, head = torch.nn.LayerNorm(64).bfloat16(), torch.nn.Linear(64, 64).bfloat16(), torch.nn.Linear(64, 10).bfloat16()
+
+        def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            h = x + lin(ln(x))
+            mean = h.mean(-1, keepdim=True)
+            var = ((h - mean) ** 2).mean(-1, keepdim=True) if stable else (h * h).mean(-1, keepdim=True) - mean * mean
+            return F.cross_entropy(head(((h - mean) / torch.sqrt(var + 1e-5)).mean(0, keepdim=True)).float(), y)
+
+        g = torch.Generator().manual_seed(1)
+        return step, ((torch.randn(24, 64, generator=g) + 12.0).bfloat16(), torch.tensor([3]))
+
+    def layer_norm_backward(r: object) -> dict[str, float]:
+        return {n.op: n.local.excess for n in r.nodes if n.op.startswith("native_layer_norm_backward")}
+
+    clean = check(*program(stable=True), "eager", against="oracle", backward=True, nodes="all")
+    step, inputs = program(stable=False)
+    r = check(step, inputs, "eager", against="oracle", backward=True, nodes="all")
+    assert r.diverges and not clean.diverges
+    wrong = next(n for n in r.nodes if n.op.startswith("native_layer_norm_backward"))
+    assert wrong.vs_oracle.norm_rel > 1e3  # its total error: the wrong gradients it sums
+    own, own_clean = layer_norm_backward(r), layer_norm_backward(clean)
+    assert own.keys() == own_clean.keys() and len(own) == 2
+    assert all(own[k] < max(4 * own_clean[k], EXCESS_LIMIT) for k in own), (own, own_clean)
+    variance_line = inspect.getsourcelines(step)[1] + 3
+    first = next(n for n in r.nodes if n.node_id == r.culprits[0])
+    assert first.source.endswith(f":{variance_line}"), (first.op, first.source, variance_line)
