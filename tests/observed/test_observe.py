@@ -773,8 +773,15 @@ def test_the_amplification_headline_names_the_stored_value_that_matters():
 
     console = Console(width=400, record=True, color_system=None)
     console.print(observe_report(observe_document(result)))
-    rows = [line.split("│") for line in console.export_text().splitlines() if line.startswith("│")]
+    text = console.export_text()
+    rows = [line.split("│") for line in text.splitlines() if line.startswith("│")]
     assert rows[0][2].strip() == result.amplified_at.buffer, (rows[0], result.amplified_at)
+    # trial 103: the headline said check "names the node that makes it" where check passed every output by its
+    # path rule; it points to check --by-values, which fails them (oracle: check's own verdict)
+    assert "--policy inductor-cpu --by-values` (with --backward" in " ".join(text.split()), text[:1500]
+    by_values = check(program, program.example_inputs, "inductor-cpu", against="oracle", by_values=True)
+    failing = {o.name for o in result.failing_outputs}
+    assert failing & {o.name for o in by_values.outputs if not o.passes}, (failing, by_values.outputs)
 
 
 def offset_matmul(a, b):

@@ -369,8 +369,9 @@ def _outputs_only(doc: dict[str, Any]) -> Text:
         f"program's outputs {named}{more} diverge from fp64 of the whole program (over {EXCESS_LIMIT:g}x their "
         "reference, check's output rule): an error a value carries that later kernels amplify, such as a "
         f"correctly rounded 16-bit mean subtracted from values close to it.{shows} `roundoff check --against "
-        f"oracle --policy {doc['policy']}` (with --backward for a training step) names the node that makes it.",
-        style="bold red")
+        f"oracle --policy {doc['policy']} --by-values` (with --backward for a training step) names the roundings "
+        "that move those outputs; without --by-values check may pass them, where no one node of its emulation is "
+        "over the limit (its path rule).", style="bold red")
 
 
 def _chain(ops: list[str], most: int = 8) -> str:
