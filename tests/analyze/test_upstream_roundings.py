@@ -62,3 +62,27 @@ def test_a_value_held_in_fp32_is_not_said_to_be_rounded_in_bf16() -> None:
     first = check(fn, _inputs(), "eager", against="oracle").explanations[0]
     assert "held in float32, carries an error made before it" in first and "correctly rounded" not in first, first
     assert f"`linspace` ({_linspace_id(fn)} at test_upstream_roundings.py:20) makes its values in bfloat16 itself" in first
+
+
+def _upcast_then_amplified(x: torch.Tensor) -> torch.Tensor:
+    s = x * 3.0
+    t = s.float()  # exact: rounds nothing
+    u = (t * 7.0).half()
+    return torch.exp(u.float() * 40.0).sum()
+
+
+def test_an_exact_upcast_is_not_named_among_the_roundings_upstream() -> None:
+    """Trial 103: an fp16 rotary's ``.float()`` was listed among the values "already off fp64", in float32, as if
+    it rounded there; it carries the fp16 ``mul``'s rounding, which is named. Oracle: torch's casts (fp16 -> fp32
+    -> fp16 gives every fp16 value back, and fp32 holds it exactly in fp64)."""
+    x = torch.linspace(0.01, 0.07, 64).half()
+    s = x * 3.0
+    assert torch.equal(s.float().half(), s) and torch.equal(s.float().double(), s.double())
+    program = capture(_upcast_then_amplified, x)
+    ids = {str(n.target).split(".")[-2]: n.meta["roundoff_id"] for n in program.nodes() if n.op == "call_function"
+           and n.meta.get("roundoff_source", "").endswith(f":{_upcast_then_amplified.__code__.co_firstlineno + 2}")}
+    first = check(_upcast_then_amplified, (x,), "eager", against="oracle").explanations[0]
+    product = next(n.meta["roundoff_id"] for n in program.nodes() if n.op == "call_function" and n.meta.get(
+        "roundoff_source", "").endswith(f":{_upcast_then_amplified.__code__.co_firstlineno + 1}"))
+    assert f"`mul` ({product} at" in first and "in float16:" in first, first
+    assert f"`_to_copy` ({ids['_to_copy']} at" not in first and "in float32:" not in first, (ids, first)

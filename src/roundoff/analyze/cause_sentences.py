@@ -244,6 +244,10 @@ def amplification(source: NodeReport, amp: NodeReport) -> float:
     return amp.vs_oracle.norm_rel / max(source.vs_oracle.norm_rel, 1e-300)
 
 
+#: How `source_sentence` points to blame for the values to keep wider (blame drops it where it has tried them all).
+BLAME_FINDS_WHICH = "; blame --against oracle finds which to keep"
+
+
 def source_sentence(r: NodeReport, amp: NodeReport, plan: Plan, by_id: dict[str, NodeReport]) -> str:
     """Why a node whose own error may be small is named: a later node amplifies the error it passes on.
     A cast or view only reads a value: the node that made the value is named, read through it. The values
@@ -256,7 +260,7 @@ def source_sentence(r: NodeReport, amp: NodeReport, plan: Plan, by_id: dict[str,
     factories = [u for u in carriers if is_factory(plan.program, u)]
     keep = ("; " + ", ".join(f"{report_at(u)} makes its values in {u.dtype} itself" for u in factories)
             + ", which no policy or blame change keeps wider: create them in a wider dtype (dtype=torch.float32)"
-            if factories else "; blame --against oracle finds which to keep")
+            if factories else BLAME_FINDS_WHICH)
     upstream = "; ".join(f"{report_at(u)} in {u.dtype}: {(u.local or u.vs_oracle).norm_rel:.2g}" for u in carriers)
     amplified = (f"{report_at(amp)} amplifies that error about {amplification(r, amp):.3g}x "
                  f"(to {amp.vs_oracle.norm_rel:.2g})")
@@ -298,9 +302,22 @@ def rounded_upstream(r: NodeReport, program: Program, by_id: dict[str, NodeRepor
             if u.node_id not in seen and u.vs_oracle.norm_rel >= bar > 0:
                 seen.add(u.node_id)
                 todo.append(u)
-                if (u.local or u.vs_oracle).norm_rel >= bar:
+                if (u.local or u.vs_oracle).norm_rel >= bar and not _widens(program, u):
                     found.append(u)
     return found[:_CARRIERS]
+
+
+def _widens(program: Program, r: NodeReport) -> bool:
+    """Whether `r` is a cast to a wider float format (a user's ``x.float()``): exact, it carries the error of
+    the value it reads and rounds nothing itself (trial 103: an fp16 rotary's ``_to_copy`` to fp32 was listed
+    among the values "already off fp64", as if rounded there)."""
+    node = program.node(r.node_id)
+    if r.op_class != OpClass.CAST.value or len(node.all_input_nodes) != 1:
+        return False
+    read, made = node.all_input_nodes[0].meta.get("val"), node.meta.get("val")
+    return (isinstance(read, torch.Tensor) and isinstance(made, torch.Tensor) and read.is_floating_point()
+            and made.is_floating_point() and torch.finfo(made.dtype).bits > torch.finfo(read.dtype).bits
+            and torch.finfo(made.dtype).eps <= torch.finfo(read.dtype).eps)
 
 
 def is_factory(program: Program, r: NodeReport) -> bool:

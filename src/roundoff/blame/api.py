@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import torch
 
+from roundoff.analyze.cause_sentences import BLAME_FINDS_WHICH
 from roundoff.analyze.culprits import ancestors
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
 from roundoff.analyze.result import CheckResult, OutputVerdict
@@ -277,7 +278,8 @@ def blame(
             notes.append("with every placeable candidate change applied, what check still finds first: " if left_out else
                          "with every candidate change applied, what check still finds first (a change in the code, "
                          "not a placement, addresses it): ")
-            notes[-1] += left.explanations[0]  # (trial 101: nothing said what to do)
+            # (trial 101: nothing said what to do; trial 103: not "blame finds which to keep": blame tried them all)
+            notes[-1] += left.explanations[0].replace(BLAME_FINDS_WHICH, "")
         if removed:
             notes.append(
                 f"all candidate changes together remove the NaN/inf this policy makes at {', '.join(removed[:3])}"

@@ -316,7 +316,7 @@ def blame_command(
         if save_policy is not None and not placeable and not json_out:  # said before a long search
             stderr_console().print(  # (trial 71: learnt from roundoff.compile's error after a 13-minute search)
                 "blame: searching without --placeable, so a fix it finds may change "
-                + ("backward-only nodes or " if backward else "") + "steps of a decomposition (n7.0), which "
+                + ("backward-only nodes or " if backward else "") + "steps of a decomposition (ids such as n7.0), which "
                 f"roundoff.compile cannot place ({save_policy} then serves check and the repro); add --placeable for "
                 "a fix roundoff.compile applies", markup=False)  # (trials 90, 92, 93 read it as said of the result)
         found, program = run_blame(loaded, chosen, against, search, repro is not None, policy, trim=not by_values,
