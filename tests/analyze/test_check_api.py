@@ -308,3 +308,18 @@ def test_an_output_both_runs_make_inf_says_it_fails_whichever_runs_it() -> None:
     assert r.diverges  # (the rule: an output NaN/inf where fp64 is finite fails)
     assert any("eager is not finite there either: the output fails whichever runs it" in e for e in r.explanations)
     assert not any("there either" in e for e in check(energy, (x,), "eager", against="oracle").explanations)
+
+
+def test_an_fma_cause_says_its_error_against_its_formats_rounding() -> None:
+    """Trial 103: "FMA contraction keeps the rounding error of `mul` (n31): recomputed from fp64 inputs it is up to
+    3.9e-19 away from fp64" said nothing of whether that is much (values near 0: 31x bf16's rounding). The
+    sentence gives the node's own excess, the figure the nodes table ranks it by."""
+    w = get_workload("softmax-backward")
+    xs = w.make_inputs()
+    r = check(capture(w.build(), *xs, backward=True), xs, "inductor-gpu", against="eager")
+    by_id = {n.node_id: n for n in r.nodes}
+    fma = [e for e in r.explanations if "FMA contraction keeps the rounding error of" in e and "away from fp64," in e]
+    assert fma, r.explanations
+    nid = fma[0].split(" at ")[0].split("(")[-1]
+    node = by_id[nid]
+    assert f"{node.own_excess:.3g} times the rounding of {node.working_dtype or node.dtype}" in fma[0], (fma[0], node)

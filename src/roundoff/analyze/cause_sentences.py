@@ -42,8 +42,10 @@ def cause_sentence(r: NodeReport, plan: Plan, by_id: dict[str, NodeReport] | Non
         return (
             f"{report_at(r)}: FMA contraction keeps the rounding error of "
             f"{product_words(plan.program.node(d.fma.mul_id))} ({d.fma.mul_id}): recomputed from fp64 "
-            f"inputs it is up to {own.max_abs:.2g} away from fp64{exact_zero}."
-        )
+            f"inputs it is up to {own.max_abs:.2g} away from fp64{exact_zero}"
+            + ("." if exact_zero else f", {r.own_excess:.3g} times the rounding of {r.working_dtype or r.dtype}"
+               + (f" (within the limit, {EXCESS_LIMIT:g}: a later op grows it)." if r.own_excess <= EXCESS_LIMIT else "."))
+        )  # (trial 103: "up to 3.9e-19 away" said nothing of whether that is much)
     if own.new_nonfinite:
         return f"{report_at(r)} makes {nonfinite_kind(r)} itself: recomputed from fp64 inputs it is {nonfinite_kind(r)} where fp64 is finite."
     if own.norm_rel == math.inf:

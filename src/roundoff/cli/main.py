@@ -6,7 +6,7 @@ missing functions, inputs of the wrong shape or dtype, programs without floating
 policy files, output paths), 3 on an internal error (a roundoff bug: rerun with ``--debug`` for the
 traceback), 130 when interrupted. Tables go to stdout, errors and progress to stderr; under
 ``--json`` stdout holds one JSON document (the report, or ``{"error": ..., "exit": N}``).
-check/trace/blame/sweep import SCRIPT and run FUNCTION and FACTORY: run only code you trust.
+check/trace/blame/sweep/observe import SCRIPT and run FUNCTION and FACTORY: run only code you trust.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ app = typer.Typer(
     name="roundoff",
     help=(
         "Make the floating-point behaviour of low-precision PyTorch programs checkable.\n\n"
-        "check, trace, blame and sweep import SCRIPT and run FUNCTION and FACTORY: run only code "
+        "check, trace, blame, sweep and observe import SCRIPT and run FUNCTION and FACTORY: run only code "
         "you trust.\n\nExit status: 0 within tolerance, 1 diverges, 2 bad usage, 3 internal error "
         "(a roundoff bug: rerun with --debug), 130 interrupted."
     ),
