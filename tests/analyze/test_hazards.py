@@ -30,6 +30,33 @@ def test_exp_overflow_without_max_subtraction() -> None:
     assert "exp-overflow" not in _kinds(lambda t: torch.exp(t - t.amax()), x)
 
 
+def _scores_exp(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    return torch.exp(q @ k.T * 4.0).float().sum()
+
+
+def test_exp_overflow_advice_covers_an_argument_held_in_16_bits() -> None:
+    """Trial 103: "compute it in fp32 (`x.float().exp()`)" turned an fp16 attention's inf into an error 44x fp16's
+    rounding: its scores, near 40, were still rounded to fp16, which exp amplifies 40-fold. The advice now says
+    to make the argument in fp32 too. Oracle: real eager, fp64 by hand."""
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(8, 16, generator=g).half(), torch.randn(8, 16, generator=g).half()
+    exact = torch.exp(q.double() @ k.double().T * 4.0)
+    u16 = 2.0**-11
+
+    def rel(v: torch.Tensor) -> float:
+        return float((v.double() - exact).norm() / exact.norm())
+
+    assert bool(torch.exp(q @ k.T * 4.0).isinf().any())  # real eager: inf
+    assert rel(torch.exp((q @ k.T * 4.0).float())) > 16 * u16  # exp in fp32 of the fp16 scores: still far off
+    assert rel(torch.exp(q.float() @ k.float().T * 4.0)) < 4 * u16  # the scores in fp32 too: within fp16's rounding
+    (h,) = [h for h in check(capture(_scores_exp, q, k), (q, k), "eager", against="oracle").hazards
+            if h.kind == "exp-overflow"]
+    assert "Compute it in fp32" in h.message and "compute the argument in fp32 too" in h.message, h.message
+    x = torch.linspace(0, 14, 64).half()  # an argument below 16: its fp16 rounding is not amplified beyond the limit
+    (h,) = [h for h in check(capture(torch.exp, x), (x,), "eager", against="oracle").hazards if h.kind == "exp-overflow"]
+    assert "argument in fp32 too" not in h.message, h.message
+
+
 def test_absorbed_epsilon_only_where_it_rounds_to_zero() -> None:
     x = torch.linspace(1, 2, 64).bfloat16()
     assert torch.equal(x + 1e-6, x)  # real eager: below half an ulp of x, the epsilon vanishes...

@@ -15,6 +15,7 @@ import torch.fx
 
 from roundoff.analyze.naming import op_name
 from roundoff.analyze.result import Hazard
+from roundoff.analyze.verdict import EXCESS_LIMIT
 from roundoff.capture.program import NODE_ID, node_source, value_inputs
 from roundoff.numerics import FORMATS, get_format, is_low_precision, round_to
 from roundoff.ops.classes import OpClass
@@ -219,9 +220,16 @@ def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Range
         return None
     others = ("subtract the maximum first (x - amax(x)) where its values are normalised, as softmax does, or "
               "use an op that stays in range (torch.sigmoid, F.logsigmoid, logsumexp)")
+    arg = _held(n.args[0], plan.decisions.get(_nid(n.args[0])))
+    # exp turns its argument's absolute rounding into its relative error: an argument near `top` held in 16 bits
+    # makes exp `top` times that format's rounding off, beyond the limit past 16 (trial 103: an fp16 attention's
+    # scores near 40, exp taken in fp32 as advised, 44x fp16's rounding off fp64)
+    wider = (f" Its argument is held in {arg} as well, whose rounding near {top:.3g} exp multiplies by about "
+             f"{top:.3g}: compute the argument in fp32 too (the ops that make it), or subtract the maximum first."
+             if arg in _UNIT and arg != torch.float32 and top > EXCESS_LIMIT else "")
     return (  # the fix that always applies first where it suffices (trial 74: a VAE's KL term, `logvar.exp()`)
         f"{_where(n)}: its argument reaches {top:.3g} in the fp64 oracle, beyond {limit:.3g} where exp overflows "
-        f"in {held}. " + (f"Compute it in fp32 (`x.float().exp()`), where it fits; or {others}."
+        f"in {held}. " + (f"Compute it in fp32 (`x.float().exp()`), where it fits; or {others}.{wider}"
                           if top <= _EXP_LIMIT[torch.float32] else f"fp32 overflows there too: {others}.")
     )
 
