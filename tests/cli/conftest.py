@@ -61,6 +61,18 @@ SCRIPTS = {
     "missing_dep.py": """
         import roundoff_no_such_module
     """,
+    "one_target.py": """
+        import torch
+
+        def helper(x):
+            return x
+
+        def loss(x):
+            return helper(x).sum()
+
+        def loss_inputs():
+            return (torch.ones(4, dtype=torch.bfloat16),)
+    """,
 }
 
 

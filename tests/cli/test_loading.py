@@ -43,7 +43,9 @@ def test_inputs_option_picks_another_factory(scripts):
         ("good.py:compare", None, r"no floating-point outputs \(outputs are bool\)"),
         ("nowhere.py:f", None, r"does not exist$"),  # (an absolute path: no folder it was looked in)
         ("good.txt:f", None, r"not a .py file"),
-        ("good.py", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),  # (trial 83: 'good.py:py')
+        ("good.py", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:NAME' with NAME one of f, mm, ints, "
+                          r"compare, bad_factory \(each has a NAME_inputs factory\)\?$"),  # (trial 83: 'good.py:py'; trial 103: one of several)
+        ("one_target.py", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/one_target.py:loss'\?$"),
         ("good.f", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),  # (trial 82)
         ("good.py.f", None, r"not of the form SCRIPT:NAME .*; did you mean '.*/good.py:f'\?$"),
         # the option's form is checked before the (broken) script is imported; no zoo:NAME offered

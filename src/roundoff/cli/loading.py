@@ -56,35 +56,38 @@ def split_ref(ref: str, what: str) -> tuple[str, str]:
             )
         raise UsageError(
             f"{what} {ref!r} is not of the form SCRIPT:NAME (e.g. model.py:forward) or zoo:NAME"
-            + (f"; did you mean {meant!r}?" if (meant := _meant_target(ref)) else "")
+            + (f"; did you mean {meant}?" if (meant := _meant_target(ref)) else "")
         )
     return head, tail
 
 
 def _meant_target(ref: str) -> str | None:
-    """``model.py:loss`` for ``model.loss`` or ``model.py.loss`` where that script exists (trial 82: a
-    module-style name, the form `python -m` and imports use)."""
+    """``'model.py:loss'`` for ``model.loss`` or ``model.py.loss`` where that script exists (trial 82: a
+    module-style name, the form `python -m` and imports use); for a script alone, its likely targets."""
     if ref.endswith(".py") and Path(ref).is_file():  # the script alone: the function it names is missing
-        return _first_function(ref)
+        names = _target_functions(ref)
+        if len(names) > 1:  # (trial 103 was offered the first of several)
+            return f"'{ref}:NAME' with NAME one of {', '.join(names)} (each has a NAME_inputs factory)"
+        return f"'{ref}:{names[0]}'" if names else None
     stem, dot, name = ref.rpartition(".")
     if not dot or not stem or not name.isidentifier():
         return None
     scripts = [stem] if stem.endswith(".py") else [f"{stem}.py", f"{stem.replace('.', '/')}.py"]
-    return next((f"{script}:{name}" for script in scripts if Path(script).is_file()), None)
+    return next((f"'{script}:{name}'" for script in scripts if Path(script).is_file()), None)
 
 
-def _first_function(script: str) -> str | None:
-    """``script:NAME`` for the first public function `script` defines at its top level that has a
-    ``NAME_inputs`` factory beside it, else the first public one (read, not run: trial 83's ``check
-    mistakes.py`` was offered ``mistakes.py:py``; trial 94's SimCLR a helper before its ``loss``), or None."""
+def _target_functions(script: str) -> list[str]:
+    """The public functions `script` defines at its top level that have a ``NAME_inputs`` factory beside it (up
+    to 6), else the first public one (read, not run: trial 83's ``check mistakes.py`` was offered
+    ``mistakes.py:py``; trial 94's SimCLR a helper before its ``loss``); none where it defines none."""
     try:
         tree = ast.parse(Path(script).read_text(), filename=script)
     except (OSError, SyntaxError, ValueError):
-        return None
+        return []
     defined = [d.name for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
     names = [n for n in defined if not n.startswith("_") and not n.endswith("_inputs")]
-    names = [n for n in names if f"{n}_inputs" in defined] + names
-    return f"{script}:{names[0]}" if names else None
+    paired = [n for n in names if f"{n}_inputs" in defined]
+    return paired[:6] if paired else names[:1]
 
 
 def article(word: str) -> str:
