@@ -118,6 +118,8 @@ def test_inductor_config_is_set_while_observe_compiles(tmp_path, monkeypatch):
     assert config.cpp.simdlen is None  # restored
     bad = run("observe", f"{script}:small_erf", "--inductor-config", "cpp.simdlenx=1")
     assert bad.exit_code == 2 and "has no 'cpp.simdlenx'" in bad.output and len(bad.output.strip().splitlines()) == 1
+    assert "did you mean 'cpp.simdlen'?" in bad.output, bad.output  # (trial 103: max_autotun had no suggestion)
+    assert "cpp.simdlen" in config._config  # (the suggestion is a key this torch has)
     form = run("observe", f"{script}:small_erf", "--inductor-config", "cpp.simdlen")
     assert form.exit_code == 2 and "KEY=VALUE" in form.output
 

@@ -9,6 +9,7 @@ the backend cannot compile), 3 internal error.
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any
 
 import typer
@@ -96,10 +97,12 @@ def inductor_options(settings: list[str] | None) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             raise UsageError(f"--inductor-config {setting!r}: write KEY=VALUE (e.g. cpp.simdlen=1)")
-        entry = getattr(config, "_config", {}).get(key)
+        known = getattr(config, "_config", {})
+        entry = known.get(key)
         if entry is None:
+            close = difflib.get_close_matches(key, list(known), n=1)  # (trial 103: max_autotun, no suggestion)
             raise UsageError(f"--inductor-config {setting!r}: torch._inductor.config has no {key!r} in this "
-                             "torch (see torch._inductor.config)")
+                             "torch" + (f"; did you mean {close[0]!r}?" if close else " (see torch._inductor.config)"))
         declared = getattr(entry, "value_type", None) or type(entry.default)
         out[key] = _config_value(setting, key, text.strip(), declared)
     return out
