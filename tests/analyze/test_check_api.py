@@ -323,3 +323,24 @@ def test_an_fma_cause_says_its_error_against_its_formats_rounding() -> None:
     nid = fma[0].split(" at ")[0].split("(")[-1]
     node = by_id[nid]
     assert f"{node.own_excess:.3g} times the rounding of {node.working_dtype or node.dtype}" in fma[0], (fma[0], node)
+
+
+def _cancels(x: torch.Tensor) -> torch.Tensor:
+    big = x * 1000.0
+    return (big + 1.0) - big
+
+
+def test_a_reference_far_from_fp64_is_said_where_the_policy_matches_fp64() -> None:
+    """Trial 104: `check -p inductor-cpu` (against eager) said "ok" where eager's loss was 1770x farther from
+    fp64 than the compiled one's, finite, with no hint to check eager itself. Oracle: real eager and fp64 by
+    hand (eager rounds `big + 1` to bf16, losing the 1; fp32 kept inside one kernel holds it)."""
+    x = torch.linspace(1.0, 2.0, 64).bfloat16()
+    exact = (x.double() * 1000 + 1) - x.double() * 1000
+    eager_err = float((_cancels(x).double() - exact).norm() / exact.norm())
+    fp32_err = float((_cancels(x.float()).double() - exact).norm() / exact.norm())
+    assert eager_err > 0.5 and fp32_err < 1e-3, (eager_err, fp32_err)
+    r = check(_cancels, (x,), "inductor-cpu", against="eager")
+    said = [e for e in r.explanations if e.startswith("the reference (eager) is over 16x farther from fp64")]
+    assert said and "-p eager --against oracle" in said[0], r.explanations
+    calm = check(_cancels, (x,), "eager", against="eager")  # (a reference no farther than the policy: nothing said)
+    assert not any("farther from fp64 than this policy" in e for e in calm.explanations), calm.explanations

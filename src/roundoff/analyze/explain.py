@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.fx
 
@@ -147,6 +149,15 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
                if clean else "")
             + "; check each against fp64 with --against oracle."
         )
+    far = [o for o in result.outputs if result.against != "oracle" and not o.reference_nonfinite and not o.nonfinite
+           and math.isfinite(o.rmse_reference) and o.rmse_reference > EXCESS_LIMIT * o.rmse_result]
+    if far:  # (trial 104: a passing check against eager, whose loss was 1770x the compiled one's error)
+        worst = max(far, key=lambda o: o.rmse_reference / max(o.rmse_result, 1e-300))
+        lines.append(
+            f"the reference ({result.against}) is over {EXCESS_LIMIT:g}x farther from fp64 than this policy at "
+            f"{len(far)} output(s) (`{worst.name}`: RMSE {worst.rmse_reference:.3g} against this policy's "
+            f"{worst.rmse_result:.3g}): matching it is no sign of accuracy there; check it against fp64 with "
+            f"-p {result.against} --against oracle.")
     for o in result.outputs:
         if o.nan_in_fp64:
             lines.append(
