@@ -109,3 +109,22 @@ def test_a_node_nan_where_fp64_is_finite_is_not_said_to_sit_below_the_normal_ran
         node = sentence.split("(", 1)[1].split()[0]
         m = by_id[node].vs_oracle
         assert m.nonfinite <= m.ref_nan + m.ref_inf, sentence
+
+
+def _stable_softmax_nll(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(z - z.amax(-1, keepdim=True))
+    p = e / e.sum(-1, keepdim=True)
+    return -torch.log(p.gather(-1, y[:, None])).float().mean()
+
+
+def test_a_log_of_an_underflowed_probability_is_told_to_compute_the_log_directly() -> None:
+    """Trial 104: an fp16 softmax with its maximum subtracted (as the exp-overflow advice said) underflowed
+    probabilities to 0, and the finding for the log's -inf said what happened, not what to do. Oracle: real eager
+    (-inf), fp64 by hand (finite), and F.log_softmax in fp16 (finite): the advice works."""
+    z = torch.tensor([[0.0, 20.0, 1.0], [3.0, 0.0, -15.0]]).half()
+    y = torch.tensor([0, 2])
+    assert torch.isinf(_stable_softmax_nll(z, y)) and torch.isfinite(_stable_softmax_nll(z.double(), y))
+    assert torch.isfinite(-F.log_softmax(z, -1).gather(-1, y[:, None]).float().mean())
+    r = check(_stable_softmax_nll, (z, y), "eager", against="oracle")
+    (said,) = [e for e in r.explanations if e.startswith("`log`")]
+    assert "is 0 where fp64 is not" in said and "compute the log directly (F.log_softmax" in said, said

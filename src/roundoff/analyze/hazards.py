@@ -218,8 +218,9 @@ def _exp_overflow(n: torch.fx.Node, d: NodeDecision | None, plan: Plan, r: Range
     limit = _EXP_LIMIT.get(held, 88.7)
     if top is None or top <= limit:
         return None
-    others = ("subtract the maximum first (x - amax(x)) where its values are normalised, as softmax does, or "
-              "use an op that stays in range (torch.sigmoid, F.logsigmoid, logsumexp)")
+    others = ("subtract the maximum first (x - amax(x)) where its values are normalised, as softmax does (a log of "
+              "them is F.log_softmax's to take: in 16 bits small ones underflow to 0), or use an op that stays in "
+              "range (torch.sigmoid, F.logsigmoid, logsumexp)")
     arg = _held(n.args[0], plan.decisions.get(_nid(n.args[0])))
     # exp turns its argument's absolute rounding into its relative error: an argument near `top` held in 16 bits
     # makes exp `top` times that format's rounding off, beyond the limit past 16 (trial 103: an fp16 attention's

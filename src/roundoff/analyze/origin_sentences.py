@@ -94,9 +94,15 @@ def origin_sentence(
     if zeros:
         z = plan.program.node(zeros[0])
         made_by = ", ".join(node_at(a) for a in z.all_input_nodes)
+        # (trial 104: after an fp16 softmax's max subtraction, as the exp-overflow advice said, its probabilities
+        # underflowed to 0 and the log of them made -inf: the sentence said what, not what to do)
+        logs = node.target in (torch.ops.aten.log.default, torch.ops.aten.log2.default, torch.ops.aten.log10.default)
+        fix = (f" A log of a value {r.dtype} rounds to 0 (a probability that underflows): compute the log directly "
+               "(F.log_softmax, torch.logsumexp, F.cross_entropy on the logits) or its operand in float32."
+               if logs else "")
         return (
             f"{report_at(r)} makes {nonfinite_kind(r)} from finite inputs: its operand `{op_name(z)}` "
-            f"({zeros[0]}) is 0 where fp64 is not (computed from {made_by})."
+            f"({zeros[0]}) is 0 where fp64 is not (computed from {made_by}).{fix}"
         )
     for p in node.all_input_nodes:
         pr = by_id.get(p.meta.get(NODE_ID, ""))
