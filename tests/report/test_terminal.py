@@ -510,6 +510,25 @@ def test_an_fp32_programs_note_comes_right_under_the_verdict() -> None:
     assert lines[0].startswith("policy inductor-cpu") and lines[1].startswith("note: every floating-point value of"), lines[:3]
 
 
+def test_a_training_step_checked_without_backward_says_so_under_the_verdict() -> None:
+    """Trial 104: a training step checked without --backward passed (its gradients 300x off fp64), and the note
+    that no gradient was computed came after both tables. Oracle: the program's inputs that require grad."""
+    from roundoff.analyze import check
+    from roundoff.capture import capture
+    from roundoff.report.from_check import run_from_check
+    from roundoff.report.terminal import run_report
+
+    w = torch.randn(8, 8, generator=torch.Generator().manual_seed(0)).bfloat16().requires_grad_()
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(1)).bfloat16()
+    program = capture(lambda a, b: (a @ b).float().square().mean(), x, w)
+    assert program.trainable  # w requires grad: a loss of a training step
+    r = check(program, program.example_inputs, "eager", against="oracle")
+    lines = _render(run_report(run_from_check(r)), tty=False).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("note: not differentiated:"))
+    table = next(i for i, line in enumerate(lines) if "output" in line and ("┃" in line or "|" in line))
+    assert at < table, lines[: table + 2]
+
+
 def test_a_router_choice_held_at_eagers_is_said_where_the_graph_break_note_is_collapsed():
     """Trial 84: a MoE's router `topk` read by its expert loop's boolean masks is held at eager's choice in
     every run (capture.specialize), fp64's too; with more than three breaks the terminal collapsed them

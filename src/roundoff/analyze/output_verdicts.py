@@ -333,11 +333,13 @@ def oracle_limit_floors(oracle: torch.Tensor, judged: torch.dtype, floor: float)
     return floor / math.sqrt(n), scale * lucky / math.sqrt(n), quantum_floor(judged) if judged.is_floating_point else 0.0
 
 
-#: how each of `scope_notes`' notes begins (a report shows them under a passing run too)
 #: How the note on a program without a 16-bit value begins: shown under the verdict, not last (trial 80:
 #: an fp32 UNet's report said so in its last of ~200 lines).
 WIDE_ONLY = "every floating-point value of"
-SCOPE_NOTE_STARTS = ("not judged", "differentiated:", "not differentiated:", WIDE_ONLY)
+#: How the note on a program with inputs that require grad, checked without its backward, begins (`scope_notes`).
+NOT_DIFFERENTIATED = "not differentiated:"
+#: how each of `scope_notes`' notes begins (a report shows them under a passing run too)
+SCOPE_NOTE_STARTS = ("not judged", "differentiated:", NOT_DIFFERENTIATED, WIDE_ONLY)
 
 
 #: How `slack_notes`' note begins (a report shows it under a passing run too).
@@ -393,13 +395,13 @@ def scope_notes(program: Program) -> tuple[str, ...]:
             "of that sum; return the loss alone to differentiate it alone")
     if not program.backward and program.trainable and len(forward) == 1 and _scalar(program.output_args()[0]):
         notes.append(  # (trial 78: a training loss checked ok without its gradients, no word of them)
-            f"not differentiated: {forward[0]} is one number computed from {len(program.trainable)} input(s) that require "
+            f"{NOT_DIFFERENTIATED} {forward[0]} is one number computed from {len(program.trainable)} input(s) that require "
             "grad (a loss?), and only its forward was checked; add --backward (capture(..., backward=True)) to "
             "check the gradients a training step computes from it")
     elif not program.backward and program.trainable:
         notes.append(  # (trial 80: a train-mode Gemma's logits predicted as the no_grad compile, 0.00048 where
             # torch.compile with gradients enabled gave 0.00064, and no word of it)
-            f"not differentiated: {len(program.trainable)} input(s) require grad; a compiler's forward is modelled "
+            f"{NOT_DIFFERENTIATED} {len(program.trainable)} input(s) require grad; a compiler's forward is modelled "
             "as compiled under torch.no_grad(), and with gradients enabled torch.compile compiles a training "
             "forward that can fuse and round otherwise: --backward checks the training step (a function that "
             "runs under torch.no_grad() itself is compiled as modelled: then this does not apply)")

@@ -21,7 +21,12 @@ from rich.table import Table
 from rich.text import Text
 
 from roundoff.analyze.hazards import ROUNDING_DECIDED_HAZARDS
-from roundoff.analyze.output_verdicts import SCOPE_NOTE_STARTS, SLACK_NOTE, WIDE_ONLY
+from roundoff.analyze.output_verdicts import (
+    NOT_DIFFERENTIATED,
+    SCOPE_NOTE_STARTS,
+    SLACK_NOTE,
+    WIDE_ONLY,
+)
 from roundoff.analyze.run_notes import CPU_ATTENTION, DYNAMO_FALLBACK, REAL_EAGER
 from roundoff.plan.rewrite import ONE_GRAPH_NOTE
 from roundoff.report.cells import (
@@ -129,7 +134,9 @@ def run_report(run: dict[str, Any], top: int = 10, against: str = "oracle") -> G
                       " (with findings within the limit, below)" if run["verdict"] == "ok" and (
                           run["explanations"] or run["hazards"]) else ""),
     ]
-    first = [n for n in run["notes"] if n.startswith((REAL_EAGER, WIDE_ONLY))]  # what changes how to read the rest
+    # what changes how to read the rest (trial 104: a training step checked without --backward passed, its gradients
+    # 300x off, and the note saying none was computed came after the tables)
+    first = [n for n in run["notes"] if n.startswith((REAL_EAGER, WIDE_ONLY, NOT_DIFFERENTIATED))]
     parts += [Text(f"note: {n}", style="yellow") for n in first]
     if run["blame"] is not None:
         parts.append(blame_report(run["blame"]))
