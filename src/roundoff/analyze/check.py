@@ -535,7 +535,7 @@ def _screen(
         return f"screened ({s.how}): checkpoint {bad[0]} turned NaN/inf where fp64 is finite, so every node was examined."
     if failing := [o.name for o in outputs if not o.passes]:
         how = ("is beyond the limit by its values against fp64 correctly rounded to its format (the screen's "
-               "reference: the outputs table below adds each output's operand floor, and may count fewer)"
+               "reference: the outputs table adds each output's operand floor, and may count fewer)"
                if oracle_values else f"fails the {rule.value} rule")  # (trial 98: "57 more" above "51 outputs")
         return (f"screened ({s.how}): output `{failing[0]}`{f' (and {len(failing) - 1} more)' if len(failing) > 1 else ''} "
                 f"{how}, so every node was examined.")

@@ -20,7 +20,7 @@ def run_blame(loaded, chosen, against: str, search: str, want_repro: bool, origi
         task = bar.add_task(what, total=None)
 
         def evaluated(n: int, candidates: int) -> None:
-            bar.update(task, description=f"{what}: {n} change set(s) tried, of {candidates} candidate changes")
+            bar.update(task, description=f"{what}: {n} evaluation(s) of the program so far ({candidates} candidate changes)")
 
         def phase(now: str) -> None:
             bar.update(task, description=f"{what}: {now}")
