@@ -360,3 +360,34 @@ def test_an_overflow_fp64_makes_too_is_named_before_an_inaccuracy_upstream_of_it
     r = check(program, (x, w), "inductor-cpu", against="oracle")
     assert r.nan_origin == summed and r.culprits[0] == summed, r.culprits
     assert any(n.verdict.value == "diverges" for n in r.nodes if n.node_id not in (summed,))  # the inaccuracy
+
+
+def _standardised_mse(past: torch.Tensor, future: torch.Tensor) -> torch.Tensor:
+    mu = past.mean(1, keepdim=True)
+    var = (past * past).mean(1, keepdim=True) - mu * mu  # E[x^2] - E[x]^2 of fp16 values near 150
+    sd = torch.sqrt(var.clamp_min(1e-4))
+    return torch.nn.functional.mse_loss((past[:, 24:] - mu) / sd * 3, (future - mu) / sd)
+
+
+def test_a_loss_that_overflows_on_inputs_an_upstream_error_made_names_that_error_first() -> None:
+    """Trial 105: a PatchTST standardised its fp16 series with a one-pass variance; the values it divided by
+    the wrong deviation came out ~150x fp64's, the fp16 ``mse_loss`` overflowed, and check named the loss (to
+    be computed in float32) and the zeros of its target, not the variance's ``sub``. Oracle: fp64's loss of
+    the same inputs is finite, and so is eager's fp16 loss of fp64's normalised values."""
+    g = torch.Generator().manual_seed(1)
+    level = 150 + 10 * torch.rand(4, 1, 3, generator=g, dtype=torch.float64)
+    series = (level + 0.5 * torch.randn(4, 40, 3, generator=g, dtype=torch.float64)).half()
+    past, future = series[:, :32].contiguous(), series[:, 32:].contiguous()
+    p64, f64 = past.double(), future.double()
+    mu64 = p64.mean(1, keepdim=True)
+    sd64 = ((p64 - mu64) ** 2).mean(1, keepdim=True).sqrt()
+    assert torch.isfinite(_standardised_mse(p64, f64))
+    assert torch.isfinite(torch.nn.functional.mse_loss(((p64[:, 24:] - mu64) / sd64 * 3).half(), ((f64 - mu64) / sd64).half()))
+    assert torch.isinf(_standardised_mse(past, future))  # real eager in fp16
+    program = capture(_standardised_mse, past, future)
+    result = check(program, (past, future), "eager", "oracle")
+    first = program.node(result.culprits[0])
+    assert first.target is _aten.sub.Tensor and first.args[0].target is _aten.mean.dim, result.culprits
+    loss = _sentence(result, result.nan_origin)
+    assert f"({result.culprits[0]}" in loss and "float32" not in loss.split("which is the one to fix")[0], loss
+    assert not any("is 0 where fp64 is not" in e for e in result.explanations), result.explanations

@@ -72,6 +72,7 @@ from roundoff.execute.native_kernels import SUMS_IN_STORAGE
 from roundoff.execute.node_numerics import OracleNumerics, PlanNumerics, round_value
 from roundoff.numerics import FORMATS, Format, get_format, round_to
 from roundoff.ops.classes import OpClass
+from roundoff.ops.classify import classify
 from roundoff.plan.saved import forward_ids
 
 POLICY, ORACLE, REFERENCE = 0, 1, 2
@@ -655,10 +656,24 @@ def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
 _DIVISIONS = frozenset({torch.ops.aten.div.Tensor, torch.ops.aten.div.Tensor_mode})
 
 
+#: Ops whose result is finite wherever their operands are: a 0 among finite operands cannot make their NaN/inf,
+#: which is an overflow of finite values (trial 105: a PatchTST's fp16 ``mse_loss`` overflowed on inputs ~150x
+#: off fp64, made by a one-pass variance upstream, and the target's zeros were named its cause).
+_ZERO_SAFE = frozenset(getattr(torch.ops.aten, name) for name in (
+    "add", "sub", "rsub", "mul", "neg", "abs", "square", "addcmul", "sum", "mean", "cumsum", "mse_loss",
+    "mse_loss_backward", "l1_loss", "exp", "exp2", "expm1", "sigmoid", "tanh", "sin", "cos", "relu", "silu", "gelu",
+))
+_ZERO_SAFE_CLASSES = frozenset({OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.COMPARISON_SELECT,
+                                OpClass.DATA_MOVEMENT, OpClass.CAST})
+
+
 def _new_zeros(node: torch.fx.Node, ls: Lockstep) -> list[str]:
     """Ids of `node`'s tensor operands that are 0 under the policy where the oracle is not (of a division, its
     divisor only: trial 92's GAT ``div(max_grad, tie_count)`` was said to make NaN from its numerator, a
-    gradient 0 by the model's structure, not from the tie count its mixed-precision ``eq`` left 0)."""
+    gradient 0 by the model's structure, not from the tie count its mixed-precision ``eq`` left 0); none
+    for an op a 0 cannot take to NaN/inf (`_ZERO_SAFE`)."""
+    if getattr(node.target, "overloadpacket", None) in _ZERO_SAFE or classify(node.target).op_class in _ZERO_SAFE_CLASSES:
+        return []
     out = []
     operands = [node.args[1]] if node.target in _DIVISIONS and isinstance(node.args[1], torch.fx.Node) else node.all_input_nodes
     for p in operands:

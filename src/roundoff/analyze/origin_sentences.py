@@ -74,6 +74,14 @@ def origin_sentence(
     """Why `r` makes NaN/inf; an operand already `named` as a cause is referred to, not re-explained."""
     node = plan.program.node(r.node_id)
     if r.vs_oracle.inf > r.vs_oracle.ref_inf and (inside := loss_overflow_words(node, plan)) is not None:
+        cause = path_cause(node, by_id)
+        if r.local is not None and not r.local.new_nonfinite and cause is not None and cause.node_id in named:
+            # (trial 105: a PatchTST's fp16 loss overflowed on inputs a one-pass variance had made ~150x fp64's;
+            # the advice to compute the loss in float32 hid the inf, not the error)
+            return (f"{report_at(r)} makes inf from finite inputs far from fp64's; computed from fp64's inputs, "
+                    f"rounded as it reads them, it is finite: the inf follows from the error {report_at(cause)} "
+                    "makes (above), which is the one to fix; a loss computed in float32 would hide the inf, not "
+                    "that error.")
         return f"{report_at(r)} makes inf from finite inputs: {inside}."
     if r.overflow:
         return (
