@@ -171,7 +171,10 @@ def test_measure_many_matches_measure_with_one_read_for_the_finite_pairs(monkeyp
     """Finite pairs (small: eager pass; large: the compiled pass, probed on its first call) come from one
     host read; a pair with NaN/inf goes through `measure` (as may fp8). Every figure is `measure`'s."""
     from roundoff.analyze import metrics
+    from roundoff.numerics import _metric_kernel
+    from roundoff.numerics.compile_after import CompileAfter
 
+    monkeypatch.setattr(_metric_kernel, "COMPILE_AFTER", CompileAfter(0))  # the compiled pass at once, as on CUDA
     act, ref = _adversarial(6)
     fin_act, fin_ref = act.nan_to_num(nan=0.5, posinf=2.0, neginf=-2.0), ref.nan_to_num(nan=0.25, posinf=3.0, neginf=-3.0)
     big = torch.randn(1 << 17, generator=torch.Generator().manual_seed(1), dtype=torch.float64)

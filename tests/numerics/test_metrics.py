@@ -18,6 +18,7 @@ from roundoff.numerics import (
     round_to,
     ulp_distance,
 )
+from roundoff.numerics.compile_after import CompileAfter
 
 
 @pytest.mark.parametrize("fmt", [n for n, f in FORMATS.items() if f.torch_dtype is not None and f.bits <= 16])
@@ -261,10 +262,11 @@ def test_fused_kernel_rows_equal_indexed_path_uncompiled(fmt: str) -> None:
     _assert_same_stats(fast.result(), ErrorAccumulator(fmt)._update_indexed(act, ref).result(), f"masked_row_stats {fmt}")
 
 
-def test_compiled_masked_kernel_equals_indexed_path_on_large_input() -> None:
+def test_compiled_masked_kernel_equals_indexed_path_on_large_input(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one compiled variant the suite builds: NaN/inf, -0.0, subnormals, huge ulps, >= FUSED_MIN_NUMEL."""
     from roundoff.numerics import _metric_kernel as mk
 
+    monkeypatch.setattr(mk, "COMPILE_AFTER", CompileAfter(0))  # compiled at once, as on CUDA
     act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL + 123, torch.float64, 5)
     _with_nonfinite(act, ref)
     assert mk.applies((act,), ref, FORMATS["bf16"], masked=True)
@@ -285,6 +287,7 @@ def test_compiled_kernel_failure_falls_back_to_eager(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(mk, "_compiled", broken)
     monkeypatch.setattr(mk, "_FAILED", {})
+    monkeypatch.setattr(mk, "COMPILE_AFTER", CompileAfter(0))
     act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL, torch.float64, 6)
     got = compare(act, ref, "fp16")
     assert "simulated compiler failure" in mk.fused_status()["metric_rows_1_float32_float64_in_fp16"]
@@ -321,6 +324,7 @@ def test_compiled_kernel_disagreeing_on_first_call_is_not_used(monkeypatch: pyte
     monkeypatch.setattr(mk, "_compiled", off_by_one_ulp)
     monkeypatch.setattr(mk, "_FAILED", {})
     monkeypatch.setattr(mk, "_OK", set())
+    monkeypatch.setattr(mk, "COMPILE_AFTER", CompileAfter(0))
     act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL, torch.float64, 8)
     got = compare(act, ref, "bf16")
     assert "field 6" in mk.fused_status()["metric_rows_1_float32_float64_in_bf16"], mk.fused_status()
@@ -371,6 +375,31 @@ def test_a_compile_failure_of_a_checked_variant_leaves_its_rows_to_eager(monkeyp
     monkeypatch.setattr(mk, "_compiled", lambda *key: broken)
     monkeypatch.setattr(mk, "_OK", {name})
     monkeypatch.setattr(mk, "_FAILED", {})
+    monkeypatch.setattr(mk, "COMPILE_AFTER", CompileAfter(0))
     assert mk.unread_rows([a], r, f) is None
     assert not mk.applies([a], r, f)
     assert "simulated recompilation failure" in mk.fused_status()[name]
+
+
+def test_on_the_host_a_variant_is_compiled_only_once_its_eager_figures_have_earned_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trial 105: every CLI call is a new process, and compiling a metric variant cost a bf16 KAN's first check
+    71 s (5 s eager). On the host the compiled pass runs only once the eager one has covered `COMPILE_AFTER`'s
+    elements of that variant; the figures are the indexed path's either way."""
+    from roundoff.numerics import _metric_kernel as mk
+
+    compiled: list[str] = []
+
+    def spy(k: int, dtypes: tuple[torch.dtype, ...], f: object) -> object:
+        compiled.append(mk._variant(k, dtypes, f))  # the compiled code's function, run eagerly (no compile cost)
+        return lambda *t: mk.row_stats(t[:-1], t[-1], f)
+
+    monkeypatch.setattr(mk, "_compiled", spy)
+    monkeypatch.setattr(mk, "_FAILED", {})
+    monkeypatch.setattr(mk, "_OK", set())
+    act, ref = _adversarial_pair(mk.FUSED_MIN_NUMEL, torch.float64, 9)
+    monkeypatch.setattr(mk, "COMPILE_AFTER", CompileAfter(2 * act.numel()))
+    want = ErrorAccumulator("bf16")._update_indexed(act, ref).result()
+    for call in range(3):
+        _assert_same_stats(compare(act, ref, "bf16"), want, f"call {call}")
+        assert compiled == ([] if call < 2 else ["metric_rows_1_float32_float64_in_bf16"]), (call, compiled)
+    assert not CompileAfter(1 << 29).due(compiled[0], ref)  # as by default: a fresh process does not compile

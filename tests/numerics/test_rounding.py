@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roundoff.numerics import FORMATS, RoundingMode, get_format, round_to, rounding
+from roundoff.numerics.compile_after import CompileAfter
 
 from ._oracle import round_exact
 
@@ -313,6 +314,8 @@ def test_auto_uses_compiled_kernel_only_for_large_tensors_and_never_recompiles_p
     torch._dynamo.reset()
     monkeypatch.setattr(rounding, "_FUSED_FAILED", {})  # a fresh probe record, whatever ran before
     monkeypatch.setattr(rounding, "_FUSED_OK", set())
+    # on the host, compiled once the eager kernel has rounded FUSED_MIN_NUMEL of the variant's elements
+    monkeypatch.setattr(rounding, "COMPILE_AFTER", CompileAfter(rounding.FUSED_MIN_NUMEL))
     key = "cpu/round_float32_to_fp8_e5m2_nearest_even"
     small = _random_floats(rounding.FUSED_MIN_NUMEL - 1, 4)
     msg = first_mismatch(
@@ -321,12 +324,13 @@ def test_auto_uses_compiled_kernel_only_for_large_tensors_and_never_recompiles_p
     assert not msg, msg
     assert key not in rounding.fused_status(), "a small tensor must not trigger a compile"
     before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
-    for n in (rounding.FUSED_MIN_NUMEL, rounding.FUSED_MIN_NUMEL + 777, 3 << 20):
+    for i, n in enumerate((rounding.FUSED_MIN_NUMEL, rounding.FUSED_MIN_NUMEL + 777, 3 << 20, 5 << 18)):
         x = _random_floats(n, n)
         msg = first_mismatch(
             x, round_to(x, "fp8_e5m2"), x.to(torch.float8_e5m2).float(), "fp8_e5m2"
         )
         assert not msg, f"n={n}: {msg}"
+        assert (key in rounding.fused_status()) == (i > 0), (i, rounding.fused_status())
     assert rounding.fused_status().get(key) == "ok", rounding.fused_status()
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"] - before
     assert graphs == 1, (
@@ -343,6 +347,7 @@ def test_auto_falls_back_to_eager_and_records_why_when_compiling_fails(
     monkeypatch.setattr(rounding, "_compiled", broken)
     monkeypatch.setattr(rounding, "_FUSED_FAILED", {})
     monkeypatch.setattr(rounding, "_FUSED_OK", set())
+    monkeypatch.setattr(rounding, "COMPILE_AFTER", CompileAfter(0))
     x = _random_floats(rounding.FUSED_MIN_NUMEL, 5)
     msg = first_mismatch(x, round_to(x, "fp16"), x.to(torch.float16).float(), "fp16")
     assert not msg, msg

@@ -21,7 +21,8 @@ Numeric contract (the same as the eager path's, see `roundoff.numerics.metrics`)
   and -0.0 alike), not boolean reductions, which Inductor's CPU code runs several times slower.
 - NaN/inf inputs make the row's max |a-r| NaN/inf; the caller then discards the row (masked path).
 
-`fused_rows` runs the compiled kernel for inputs of at least `FUSED_MIN_NUMEL` elements: one graph per
+`fused_rows` runs the compiled kernel for inputs of at least `FUSED_MIN_NUMEL` elements (on the host once
+`COMPILE_AFTER` says the variant has earned its compilation): one graph per
 (k, dtypes, format), dynamic in the length, compiled on first use (seconds) and checked against the
 eager figures on that first call; a failure or disagreement is recorded (`fused_status`) and the
 caller's eager path is used from then on.
@@ -37,11 +38,17 @@ from collections.abc import Callable, Sequence
 import torch
 
 from roundoff.numerics._kernels import SOURCES, RoundingMode, kernel
+from roundoff.numerics.compile_after import CompileAfter
 from roundoff.numerics.formats import Format
 
 #: Inputs of at least this many elements take the compiled kernel. Below it, compile latency and the
 #: per-call guard cost outweigh the gain; the zoo's programs and the test suite stay below it.
 FUSED_MIN_NUMEL = 1 << 17
+
+#: On the host a variant is compiled once the eager path has covered this many elements (per actual) of
+#: it in the process: about 16 s of eager figures on a 2-core CPU, where compiling costs 8 s with
+#: Inductor's cache warm and about a minute cold (`roundoff.numerics.compile_after`).
+COMPILE_AFTER = CompileAfter(1 << 29)
 
 #: Formats the kernel computes ordinals for (fp32-exact, with an 8-bit exponent or a torch dtype).
 FUSED_FORMATS = ("fp32", "tf32", "bf16", "fp16")
@@ -194,16 +201,33 @@ def _compiled(k: int, dtypes: tuple[torch.dtype, ...], f: Format) -> Callable[..
     return torch.compile(fn)
 
 
-def applies(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked: bool = False) -> bool:
-    """Whether `fused_rows` would run the compiled kernel for these inputs."""
+def _eligible(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked: bool) -> str | None:
+    """The variant the compiled kernel would run for these inputs, None where it cannot (small, another
+    format or dtype, inside a compiled region, or the variant failed)."""
     k = 0 if masked else len(actuals)
-    return (
+    name = _variant(k, tuple(t.dtype for t in (*actuals, r)), f)
+    ok = (
         r.numel() >= FUSED_MIN_NUMEL
         and f.name in FUSED_FORMATS
         and not torch.compiler.is_compiling()
         and all(t.dtype in (*_WIDE, torch.bfloat16, torch.float16) for t in (*actuals, r))
-        and _variant(k, tuple(t.dtype for t in (*actuals, r)), f) not in _FAILED
+        and name not in _FAILED
     )
+    return name if ok else None
+
+
+def applies(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked: bool = False) -> bool:
+    """Whether `fused_rows` would run the compiled kernel for these inputs (on the host only once the
+    eager path has covered `COMPILE_AFTER`'s elements of their variant)."""
+    name = _eligible(actuals, r, f, masked)
+    return name is not None and COMPILE_AFTER.due(name, r)
+
+
+def count_eager(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked: bool = False) -> None:
+    """Count an eager pass over these inputs toward compiling their variant (`COMPILE_AFTER`)."""
+    name = _eligible(actuals, r, f, masked)
+    if name is not None:
+        COMPILE_AFTER.count(name, r.numel() * max(1, len(actuals)))
 
 
 def fused_rows(

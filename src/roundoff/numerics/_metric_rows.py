@@ -83,6 +83,8 @@ def finite_stats(
         rows = _metric_kernel.fused_rows(actuals, r, f, probe)
         if rows is not None:
             return rows if all(math.isfinite(row[0]) for row in rows) else None
+    else:
+        _metric_kernel.count_eager(actuals, r, f)
     return eager_finite_stats(actuals, r, f, rounded, pair)
 
 

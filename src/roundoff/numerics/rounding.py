@@ -25,7 +25,8 @@ range. The eager path uses the cheaper `_eager` kernels where they apply (neares
 fp8_e5m2, saturating fp8_e4m3fn: a few in-place passes) and `kernel` elsewhere; CPU tensors go in
 cache-sized chunks; fp64 -> fp32 to nearest even is torch's own conversion (IEEE, one rounding). The compiled path runs `kernel` through `torch.compile` (one fused loop / Triton
 kernel per format, mode and dtype, dynamic in the length; compiled on first use, which costs seconds,
-then close to memory bandwidth). ``fused=None`` picks the compiled path for large tensors only.
+then close to memory bandwidth). ``fused=None`` picks the compiled path for large tensors only, and on
+the host only once the process has rounded enough of them to earn the compilation (`COMPILE_AFTER`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from roundoff.numerics._eager import (
     magic_nearest_even,
 )
 from roundoff.numerics._kernels import SOURCES, RoundingMode, Source, kernel
+from roundoff.numerics.compile_after import CompileAfter
 from roundoff.numerics.formats import Format, get_format
 
 __all__ = ["FUSED_MIN_NUMEL", "RoundingMode", "fused_status", "round_to"]
@@ -73,6 +75,11 @@ _CHUNK = 1 << 18
 #: With ``fused=None`` the compiled kernel is used from this many elements on (below it, compile
 #: latency and per-call guard overhead outweigh the gain; the executor rounds many small tensors).
 FUSED_MIN_NUMEL = 1 << 20
+
+#: On the host a variant is compiled once the eager kernel has rounded this many of its elements in the
+#: process (a few seconds of eager rounding; compiling costs 3-8 s with Inductor's cache warm, far more
+#: cold: `roundoff.numerics.compile_after`).
+COMPILE_AFTER = CompileAfter(1 << 31)
 
 #: (device type, variant) -> why the compiled kernel is not used there; filled by failed probes.
 _FUSED_FAILED: dict[tuple[str, str], str] = {}
@@ -188,9 +195,13 @@ def _apply(
         return _fused(x, src, fmt, mode)
     # Inside a region torch.compile is tracing, the eager kernel is traced and fused with the rest.
     if fused is None and x.numel() >= FUSED_MIN_NUMEL and not torch.compiler.is_compiling():
-        y = _auto_fused(x, src, fmt, mode)
-        if y is not None:
-            return y
+        variant = _variant_name(src.dtype, fmt, mode)
+        if COMPILE_AFTER.due(variant, x):
+            y = _auto_fused(x, src, fmt, mode)
+            if y is not None:
+                return y
+        else:
+            COMPILE_AFTER.count(variant, x.numel())
     return _eager(x, src, fmt, mode)
 
 
@@ -207,7 +218,8 @@ def round_to(
     `mode` defaults to the format's own conversion: NEAREST_EVEN, except tf32 (NEAREST_AWAY).
     `torch_compatible` (fp64 sources only) rounds through fp32 first, as torch's fp64 casts do.
     `fused`: None (default) runs the torch.compile'd kernel for tensors of at least `FUSED_MIN_NUMEL`
-    elements where compiling works on x's device (probed on first use; see `fused_status`), else the
+    elements where compiling works on x's device (probed on first use; see `fused_status`) and, on the
+    host, once `COMPILE_AFTER`'s elements of the variant were rounded eagerly in the process; else the
     eager kernels; True forces the compiled kernel (errors propagate), False the eager kernels. All
     give the same bits.
     Raises TypeError for non-tensors and non fp32/fp64 dtypes, ValueError when x's format is narrower
