@@ -344,3 +344,24 @@ def test_a_reference_far_from_fp64_is_said_where_the_policy_matches_fp64() -> No
     assert said and "-p eager --against oracle" in said[0], r.explanations
     calm = check(_cancels, (x,), "eager", against="eager")  # (a reference no farther than the policy: nothing said)
     assert not any("farther from fp64 than this policy" in e for e in calm.explanations), calm.explanations
+
+
+def test_on_phase_hears_the_screen_and_how_many_nodes_every_node_examination_has_evaluated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Trial 105: a four-minute check's progress said only "under eager", over and over. `on_phase` hears the
+    screen, then every node's examination with its count; the last count is the graph's call_function nodes."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("roundoff.analyze.check"), "PHASE_EVERY_S", 0.0)
+    x = torch.linspace(30, 40, 64, dtype=torch.float64).to(torch.float16)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.exp(x * 0.5) * x - x  # fp16 exp of 15-20: beyond fp16's range, so the screen fails
+
+    program = capture(f, x)
+    heard: list[str] = []
+    result = check(program, (x,), "eager", "oracle", on_phase=heard.append)
+    assert result.diverges and heard[0].startswith("screening"), heard
+    calls = sum(1 for n in program.graph.nodes if n.op == "call_function")
+    assert heard[-1] == f"examining every node ({calls} of {calls} evaluated)", heard

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -143,6 +144,7 @@ def check(
     screen_with: str = "auto",
     nodes_with: str = "auto",
     by_values: bool = False,
+    on_phase: Callable[[str], None] | None = None,
 ) -> CheckResult:
     """Diagnose `target` on `inputs` under `policy` against `against` (a policy, ``"eager"``, or the
     fp64 oracle: ``"oracle"`` or ``"fp64"``, one meaning).
@@ -185,7 +187,11 @@ def check(
     where by default an output over the limit passes unless a node on its path is flagged (each op's
     rounding within the limit, their sum beyond it: the formula's conditioning, not a defect of the
     policy). For a test that must hold every output to 16x its format's rounding whatever the cause.
+
+    `on_phase(what)`: called as the check screens, and about once a second as the interpreter examines
+    every node, with how many it has evaluated (a progress line; trial 105: minutes of "under eager").
     """
+    phase = on_phase or (lambda what: None)
     if nodes not in ("screen", "all"):
         raise ValueError(f"nodes={nodes!r}: choose 'screen' (outputs and checkpoints first) or 'all' (every node)")
     if nodes_with not in NODES_WITH:
@@ -226,6 +232,7 @@ def check(
         ]
     key = (plan_a.policy, against_name if vs_oracle else plan_b.policy, transcendentals, str(tol), rule)
     if nodes == "screen":
+        phase("screening (the runs compared at the outputs)")
         screened = _screen(program, plan_a, sides, inputs, key, tol, rule, vs_oracle, every, screen_with, recompute)
         if isinstance(screened, CheckResult):
             screened = replace(screened, outputs_by_values=by_values)  # (the screen judges outputs by their values)
@@ -238,6 +245,7 @@ def check(
         return cls(sides[0], has_reference=not vs_oracle, tol=tol, local=local, rule=rule, floors=floors)
 
     judge = None
+    phase("examining every node")
     found = _deferred(plan_a, sides, inputs, make_observer, recompute, key, rule, tol, vs_oracle, nodes_with) if (
         not why_all and floors is None and stream) else None
     examined_with, output_figures, fell_back, settled = "interpreter", None, (), None
@@ -248,7 +256,8 @@ def check(
     else:
         observer = make_observer(NodeObserver)
         judge = OutputJudge(plan_a.program, rule, tol, has_reference=not vs_oracle, floors=floors) if stream else None
-        ls = Lockstep(plan_a.program, sides, on_node=chained(observer, judge), keep=not stream,
+        counted = _node_count(phase, plan_a.program) if on_phase is not None else None
+        ls = Lockstep(plan_a.program, sides, on_node=chained(observer, judge, counted), keep=not stream,
                       recompute=range(len(sides)) if recompute else ())
         with torch.inference_mode():  # no autograd bookkeeping per op: ~15% of a small model's per-node check on CPU
             outs = ls.run_inputs(inputs)
@@ -308,6 +317,26 @@ def check(
         result = replace(result, explanations=said + result.explanations if not ranked else result.explanations + said)
     return with_real_eager(with_cpu_attention(with_dynamo_fallbacks(result, program, plan_a), plan_a), program,
                            inputs, plan_b)
+
+
+#: At most how often `check`'s `on_phase` hears how many nodes the interpreter has evaluated (seconds).
+PHASE_EVERY_S = 1.0
+
+
+def _node_count(phase: Callable[[str], None], program: Program) -> Callable[..., None]:
+    """An `on_node` observer calling `phase` with the nodes evaluated so far, at most every `PHASE_EVERY_S`."""
+    total = sum(1 for n in program.graph.nodes if n.op == "call_function")
+    seen: set[torch.fx.Node] = set()
+    last = [time.monotonic()]
+
+    def on_node(node: torch.fx.Node, vals: tuple, ls: Lockstep) -> None:
+        if node.op == "call_function":
+            seen.add(node)  # (once: a recomputed node is not counted again)
+        if time.monotonic() - last[0] >= PHASE_EVERY_S:
+            last[0] = time.monotonic()
+            phase(f"examining every node ({len(seen)} of {total} evaluated)")
+
+    return on_node
 
 
 #: How `check(..., nodes="all")` examines every node (its `nodes_with`).

@@ -200,8 +200,7 @@ def blame(
             "within the limit at every output (see `roundoff check --every-node`): blame changes only what fails")
     if status is BlameStatus.FIXED and checked is not None and trim and rule is Rule.SAME:
         found_before = found
-        phase(f"checking which of the fix's lines check needs (up to {MAX_PRUNE_CHECKS} checks)")
-        found, dropped, trimmed = _lines_check_needs(program, pol, args, found, checked, transcendentals)
+        found, dropped, trimmed = _lines_check_needs(program, pol, args, found, checked, transcendentals, phase)
         over_limit = over_limit_by_value(trimmed) if trimmed is not None else ()
         if dropped:
             over = "; ".join(f"`{name}` {ratio:.3g}x" for name, ratio in over_limit[:4])
@@ -433,7 +432,8 @@ MAX_PRUNE_CHECKS = 8
 
 def _lines_check_needs(
     program: Program, policy: Policy, inputs: tuple, found: Sequence[Change], checked: CheckResult, transcendentals: str,
-) -> tuple[tuple[Change, ...], list[str]]:
+    phase: Callable[[str], None] = lambda what: None,
+) -> tuple[tuple[Change, ...], list[str], CheckResult | None]:
     """`found` without the source lines whose changes `check` (every node, against the oracle) passes
     without: the search's fix is 1-minimal under its own rule, which holds each output to its values,
     while check passes an output once no node on its path is flagged, so the search may keep changes
@@ -449,7 +449,8 @@ def _lines_check_needs(
     cause_lines = {r.source for r in checked.nodes if r.node_id in checked.culprits}
     order = sorted(by_line, key=lambda line: (line in cause_lines, len(by_line[line])))[:MAX_PRUNE_CHECKS]
     kept, dropped, passing = list(found), [], None
-    for line in order:
+    for i, line in enumerate(order, 1):
+        phase(f"checking which of the fix's lines check needs: check {i} of {len(order)} (without {line})")
         trial = [c for c in kept if c not in by_line[line]]
         if trial and not (result := _checked(program, apply_changes(policy, trial), inputs, transcendentals)).diverges:
             kept, passing = trial, result

@@ -63,9 +63,12 @@ def check_document(
     for policy in policies:
         if progress is not None:
             progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
+        said = f"{loaded.label} under {policy.name}"
         result = check(
             program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule, nodes=nodes,
             tol=tol, by_values=by_values,
+            on_phase=None if progress is None else (
+                lambda what, said=said: progress.update(task, description=f"{said}: {what}")),
         )
         the_plan = plan(program, policy)
         found = None
