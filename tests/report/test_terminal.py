@@ -467,6 +467,10 @@ def test_observe_legend_numbers_a_cause_once_whatever_node_it_names() -> None:
     assert numbers["transcendental implementation"] == 3 and len(notes) == 3
     assert notes[0] == ("[1] unmodelled decision: the kernel keeps sigmoid unrounded where the plan rounds it "
                         "(at n76, n93, n110, n127, n144, n161 and 2 more)")
+    # every bare cause `emulation_cause` can give is said in words (trial 105: "[3] unmodelled decision" alone)
+    bare = ("transcendental implementation", "summation order or transcendental implementation", "unmodelled decision")
+    said, _ = _cause_notes([{"emulated_identical": False, "emulation_cause": c} for c in bare])
+    assert all(note.startswith(f"[{i}] {c} (") for i, (note, c) in enumerate(zip(said, bare), 1)), said
 
 
 def test_a_passing_training_step_with_a_tie_hazard_shows_what_its_one_graph_plan_leaves_open():

@@ -203,6 +203,10 @@ _CAUSE_WORDS = {
         "inside the kernel: Inductor's own implementation, not eager's)"),
     "summation order or transcendental implementation": (
         " (a sum the kernel orders its own way, or an exp, log, ... it computes with its own implementation)"),
+    # (trial 105: "[3] unmodelled decision" stood bare beside explained causes)
+    "unmodelled decision": (
+        " (the kernel computes the value otherwise than the plan says, by a rewrite or a rounding of Inductor's "
+        "that roundoff does not model; its generated code shows how)"),
 }
 
 
