@@ -312,4 +312,5 @@ def test_a_script_and_a_name_given_apart_are_offered_as_one_target(scripts, caps
         main(["check", f"{scripts}/good.py", "f"])
     err = capsys.readouterr().err
     assert exited.value.code == 2 and err.count("\n") == 1 and "unexpected extra argument" in err, err
-    assert f"did you mean '{scripts}/good.py:f'?" in err, err
+    assert f"did you mean '{scripts}/good.py:f'? See 'roundoff check --help'" in err, err
+    assert err.startswith("error: got unexpected"), err  # (trial 105: the one capitalised error)
