@@ -365,3 +365,22 @@ def test_on_phase_hears_the_screen_and_how_many_nodes_every_node_examination_has
     assert result.diverges and heard[0].startswith("screening"), heard
     calls = sum(1 for n in program.graph.nodes if n.op == "call_function")
     assert heard[-1] == f"examining every node ({calls} of {calls} evaluated)", heard
+
+
+def test_a_training_step_eager_makes_nan_in_and_inductor_does_not_points_to_the_real_partitioned_step() -> None:
+    """Trial 106: check -p inductor-cpu passed a GPT-J step whose eager gradients were NaN ("this policy does
+    not"), and real torch.compile's were NaN too: the plan runs the step as one graph, torch.compile as two
+    (its backward reads the fp16 values the forward stored). The caveat, in --json only, now comes with the
+    finding. Oracles: real eager overflows (inf), fp64 is finite."""
+    x = torch.linspace(0.5, 1.5, 32, dtype=torch.float64).half()
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return ((x * 300) * 300 / 1000).sum()  # eager rounds 90000 to fp16's inf; Inductor's fused kernel does not
+
+    assert torch.isinf(step(x)) and torch.isfinite(step(x.double()))
+    program = capture(step, x.clone().requires_grad_(), backward=True)
+    result = check(program, program.example_inputs, "inductor-cpu", against="eager")
+    said = next(e for e in result.explanations if e.startswith("the reference (eager) is NaN/inf"))
+    assert "observe --backward --partitioned" in said and "one graph" in said, said
+    forward = check(capture(step, x), (x,), "inductor-cpu", against="eager")  # not a training step: not said
+    assert not any("partitioned" in e for e in forward.explanations), forward.explanations

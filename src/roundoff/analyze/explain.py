@@ -148,6 +148,10 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
             + (f", this policy does not at {'all' if len(clean) == len(broken) else len(clean)} of those outputs"
                if clean else "")
             + "; check each against fp64 with --against oracle."
+            + (" This plan computes the training step as one graph, where torch.compile compiles two and the "
+               "backward reads what the forward stored: the real step may be NaN/inf there too (trial 106: a GPT-J "
+               "whose fp16 softmax underflowed); `roundoff observe --backward --partitioned` runs it."
+               if clean and plan.program.backward and "inductor" in plan.policy.decompositions else "")
         )
     far = [o for o in result.outputs if result.against != "oracle" and not o.reference_nonfinite and not o.nonfinite
            and math.isfinite(o.rmse_reference) and o.rmse_reference > EXCESS_LIMIT * o.rmse_result]
