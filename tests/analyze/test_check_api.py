@@ -71,6 +71,8 @@ def test_a_missing_argument_a_bad_policy_and_a_bad_tolerance_are_clear_errors() 
 
     with pytest.raises(PolicyError, match="'oracle' \\(fp64\\), or a policy"):  # trial 58: the choices named
         check(prog, xs, "eager", against="bogus")
+    with pytest.raises(PolicyError, match="against='oracel': did you mean 'oracle'"):  # trial 106: as the CLI says
+        check(prog, xs, "eager", against="oracel")
     x1 = torch.randn(8, 4).bfloat16()  # trial 58: a bare tensor is one input, not its 8 rows
     assert check(lambda t: t * 3, x1, "eager").outputs[0].rmse_result == check(lambda t: t * 3, (x1,), "eager").outputs[0].rmse_result
     module = torch.nn.Linear(4, 3).bfloat16()

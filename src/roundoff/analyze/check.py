@@ -11,6 +11,7 @@ means is defined once, in `roundoff.analyze.verdict`.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import time
@@ -207,7 +208,9 @@ def check(
         try:
             get_policy(against)
         except PolicyError as exc:  # (trial 58: the reference's choices were not named)
-            raise PolicyError(f"against={against!r}: 'oracle' (fp64), or a policy: {exc}") from None
+            meant = difflib.get_close_matches(str(against), [*ORACLE_NAMES, "eager"], n=1)  # (trial 106: 'oracel')
+            hint = f"did you mean {meant[0]!r}? " if meant else ""
+            raise PolicyError(f"against={against!r}: {hint}'oracle' (fp64), or a policy: {exc}") from None
     rule = Rule.parse(rule)
     if by_values and (rule is not Rule.SAME or not (isinstance(against, str) and against in ORACLE_NAMES)):
         raise ValueError(
