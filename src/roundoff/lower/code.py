@@ -22,7 +22,7 @@ import torch
 import torch.fx
 
 from roundoff.lower.lower import META, LoweredFrom, lower
-from roundoff.numerics import _eager, _kernels, formats, rounding
+from roundoff.numerics import _eager, _kernels, compile_after, formats, rounding
 from roundoff.plan.model import Plan
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
 
 #: The modules of roundoff.numerics that `round_to` and `fma` are made of, in dependency order.
 _PRIMITIVE_MODULES: tuple[types.ModuleType, ...] = (
-    formats, _kernels, _eager, rounding, importlib.import_module("roundoff.numerics.fma"))
+    formats, _kernels, _eager, compile_after, rounding, importlib.import_module("roundoff.numerics.fma"))
 _ROUNDOFF_IMPORT = re.compile(r"^from roundoff\.[\w.]+ import (\([^)]*\)|[^\n]*)\n", re.MULTILINE)
 _ASSIGN = re.compile(r"^    (\w+) = ")
 
