@@ -450,7 +450,8 @@ def _lines_check_needs(
         return tuple(found), [], None
     cause_lines = {r.source for r in checked.nodes if r.node_id in checked.culprits}
     order = sorted(by_line, key=lambda line: (line in cause_lines, len(by_line[line])))[:MAX_PRUNE_CHECKS]
-    before = {o.name: o.rmse_result / o.rmse_reference for o in checked.outputs if o.rmse_reference > 0}
+    before = {o.name: ratio if not math.isnan(ratio := o.rmse_result / o.rmse_reference) else math.inf
+              for o in checked.outputs if o.rmse_reference > 0}  # (an output NaN unfixed: any finite one is better)
 
     def no_worse(result: CheckResult) -> bool:
         """No output left over the limit by its values is farther over than without any change (trial 106:
