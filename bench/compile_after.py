@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 import torch
+from metrics import _median_time  # bench/metrics.py (bench/ is the script's folder)
 
 CHILD = r"""
 import sys, time, torch
@@ -48,13 +48,7 @@ print(f"{first:.2f} {time.perf_counter() - t:.2f} {'diverges' if r.diverges else
 
 
 def _median(fn, repeat: int = 5) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return _median_time(fn, repeat, warmup=1)
 
 
 def per_call() -> None:

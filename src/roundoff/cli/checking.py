@@ -61,9 +61,9 @@ def check_document(
         program = capture_target(loaded)
     runs = []
     for policy in policies:
-        if progress is not None:
-            progress.update(task, advance=1, description=f"{loaded.label} under {policy.name}")
         said = f"{loaded.label} under {policy.name}"
+        if progress is not None:
+            progress.update(task, advance=1, description=said)
         result = check(
             program, program.example_inputs, policy, reference, backward=loaded.backward, rule=rule, nodes=nodes,
             tol=tol, by_values=by_values,

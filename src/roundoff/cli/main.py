@@ -417,12 +417,12 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args=args, prog_name="roundoff", standalone_mode=False)
     except click_exceptions.ClickException as exc:
         known = bool(args) and args[0] in typer.main.get_command(app).commands  # an unknown command: the top help
-        where = f"; see 'roundoff {args[0]} --help'" if known else "; see 'roundoff --help'"
+        see = f"'roundoff {args[0]} --help'" if known else "'roundoff --help'"
         message = exc.format_message().rstrip(".") or "no command given (the usage above lists them)"  # a group alone
         if message[:1].isupper() and message[1:2].islower():  # click's "Got unexpected ...": our errors' case
             message = message[0].lower() + message[1:]
         meant = _target_meant(args)
-        where = where.replace("; see", " See") if meant.endswith("?") else where  # (not "...?; see")
+        where = f" See {see}" if meant.endswith("?") else f"; see {see}"  # (not "...?; see")
         fail(f"{message}{meant}{where}", EXIT_USAGE, "--json" in args)
         code = EXIT_USAGE
     except (typer.Abort, CLICK_ABORT):

@@ -223,11 +223,16 @@ def applies(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked:
     return name is not None and COMPILE_AFTER.due(name, r)
 
 
-def count_eager(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked: bool = False) -> None:
-    """Count an eager pass over these inputs toward compiling their variant (`COMPILE_AFTER`)."""
+def compiled_now(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format, masked: bool = False) -> bool:
+    """`applies`, for the caller about to compute these figures: where the variant is not yet due on the host,
+    the eager pass it is about to make is counted toward compiling it (`COMPILE_AFTER`)."""
     name = _eligible(actuals, r, f, masked)
-    if name is not None:
-        COMPILE_AFTER.count(name, r.numel() * max(1, len(actuals)))
+    if name is None:
+        return False
+    if COMPILE_AFTER.due(name, r):
+        return True
+    COMPILE_AFTER.count(name, r.numel() * max(1, len(actuals)))
+    return False
 
 
 def fused_rows(

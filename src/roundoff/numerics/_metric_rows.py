@@ -76,15 +76,13 @@ def finite_stats(
     within an ulp per term); the first call of each compiled variant is checked against the eager path.
     The `pair` row is the eager pass's only (the compiled pass returns one row per actual).
     """
-    if _metric_kernel.applies(actuals, r, f):
+    if _metric_kernel.compiled_now(actuals, r, f):
         def probe(got: list[list[float]]) -> str | None:
             return _metric_kernel.rows_disagree(got, eager_finite_stats(actuals, r, f))
 
         rows = _metric_kernel.fused_rows(actuals, r, f, probe)
         if rows is not None:
             return rows if all(math.isfinite(row[0]) for row in rows) else None
-    else:
-        _metric_kernel.count_eager(actuals, r, f)
     return eager_finite_stats(actuals, r, f, rounded, pair)
 
 
@@ -121,7 +119,7 @@ def unread_stats(actuals: Sequence[torch.Tensor], r: torch.Tensor, f: Format) ->
     the masked path) without reading them where that can be helped: a device tensor from the compiled
     kernel or the eager pass (one host sync in the eager pass only above `_SMALL` elements); read
     lists on a compiled variant's first call, which is checked against the eager figures."""
-    if _metric_kernel.applies(actuals, r, f):
+    if _metric_kernel.compiled_now(actuals, r, f):
         rows = _metric_kernel.unread_rows(actuals, r, f)
         if rows is not None:
             return rows

@@ -207,10 +207,8 @@ class ErrorAccumulator:
         f = self._fmt
         a, r = _format_nan(a, f), _format_nan(r, f)
         fused = None
-        if a.numel() and _metric_kernel.applies((a,), r, f, masked=True):
+        if a.numel() and _metric_kernel.compiled_now((a,), r, f, masked=True):
             fused = _metric_kernel.fused_rows((a,), r, f, lambda got: masked_disagreement(got, a, r, f), masked=True)
-        elif a.numel():
-            _metric_kernel.count_eager((a,), r, f, masked=True)
         if fused is not None:
             row, counts = fused[0][:9], [int(c) for c in fused[0][9:]]
         else:
