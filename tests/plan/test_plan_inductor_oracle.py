@@ -60,6 +60,28 @@ def test_inductor_cpu_plan_matches_torch_compile_bit_for_bit() -> None:
     assert sum(_differ(eager)) > 0, "eager rounding should differ from compiled (measured: ~1/3 of elements)"
 
 
+def test_a_split_is_made_once_per_program_and_plans_as_one_made_anew() -> None:
+    """blame plans one program again for every candidate change, on the graph the policy's rewrites made
+    once: the rounds of fusion and splitting into per-kernel copies, which no node override changes, are
+    kept with it and their graph reused (`planner._split_rounds`), for a policy with node overrides too.
+    Oracle: the plan of a fresh capture, which keeps nothing, and real torch.compile."""
+    from roundoff.plan.rewrite import rewrite
+
+    prog = capture(_program, *_inputs())
+    base = get_policy("inductor-cpu")
+    rewritten = rewrite(prog, base)
+    (add,) = by_op(plan(prog, base), "aten.add.Tensor")
+    rounded_h = dataclasses.replace(base, node_overrides={add.node_id: OpOverride(round_result=True)})
+    for policy in (base, rounded_h, base, rounded_h):
+        kept, anew = plan(prog, policy, rewritten=rewritten), plan(capture(_program, *_inputs()), policy)
+        assert kept.decisions == anew.decisions and kept.copies == anew.copies
+        assert [n.format_node() for n in kept.program.nodes()] == [n.format_node() for n in anew.program.nodes()]
+        assert _differ(kept) == _differ(anew)
+    kept = plan(prog, base, rewritten=rewritten)
+    assert kept.copies and kept.program is plan(prog, base, rewritten=rewritten).program
+    assert _differ(kept) == [0, 0, 0]
+
+
 def test_counterfactual_roundings_are_detected() -> None:
     prog = capture(_program, *_inputs())
     base = get_policy("inductor-cpu")

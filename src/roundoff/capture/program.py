@@ -179,6 +179,9 @@ class Program:
     as_captured: torch.fx.GraphModule | None = field(default=None, repr=False, compare=False)
     # id -> node, rebuilt when a lookup misses or finds a node no longer in the graph under that id
     _by_id: dict[str, torch.fx.Node] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: what the layers above derive from this program and keep with it, by key (the planner's rounds of
+    #: fusion and splitting, `plan.planner._split_rounds`); a rewritten program starts empty
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def graph(self) -> torch.fx.Graph:

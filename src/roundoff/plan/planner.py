@@ -118,40 +118,17 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
         policy = policies.get_policy(policy)
     if not isinstance(policy, Policy):
         raise TypeError(f"plan() takes a Policy or a preset name, got {type(policy).__name__}")
-    notes: list[str] = []
     if rewritten is None or not rewritten.fits(program, policy):
         rewritten = rewrite(program, policy)
     partitioned = saved_values(program.captured()) if (
         program.backward and not joint and policy.fusion is not FusionModel.NONE) else None
     program, cse = rewritten.program, rewritten.cse
     promote = dt.dtype_of_format(policy.storage, "storage") if policy.storage else None
-    copies: dict[str, str] = {}
     holder_of = value_holders(program.graph)
-    unsplit = 0  # the node count before any split
-    pinned = None  # the user's graph's stored values: a split's copies change no realization decision
-    for round_ in range(_MAX_SPLITS + 1):
-        nodes = [n for n in program.nodes() if n.op != "output"]
-        gemms = gemm_adds(nodes, policy, partitioned or ())
-        bases = {node_id(n): _base(n, policy, promote, copies, holder_of, node_id(n) in gemms) for n in nodes}
-        fusion_nodes = _fusion_nodes(program, bases, partitioned, policy, joint)
-        fusion = fuse(fusion_nodes, policy.fusion, pinned)
-        if pinned is None:
-            pinned = (fusion.stored, fusion.stored_backward)
-        split = remat.differing_copies(fusion_nodes, fusion)
-        if not split:
-            break
-        unsplit = unsplit or len(nodes)
-        grown = len(nodes) + sum(map(len, split.values())) > _MAX_SPLIT_GROWTH * unsplit
-        if round_ == _MAX_SPLITS or grown:  # (the decisions below are this program's: it is not split again)
-            why = (f"after {round_} round(s) of splitting, the next would make the program over {_MAX_SPLIT_GROWTH} "
-                   f"times its {unsplit} nodes" if grown else f"after {_MAX_SPLITS} rounds of splitting")
-            notes.append(
-                f"recomputed nodes whose copies in other kernels read differently rounded values {why} "
-                f"({', '.join(sorted({m for ms in split.values() for m in ms})[:8])}): "
-                "each is emulated with its home kernel's reads")
-            break
-        program, made = remat.split(program, fusion, split)
-        copies.update({c: copies.get(o, o) for c, o in made.items()})
+    rounds = _split_rounds(program, policy, promote, holder_of, partitioned, joint)
+    program, nodes, gemms, fusion, copies = rounds.program, list(rounds.nodes), rounds.gemms, rounds.fusion, rounds.copies
+    bases = {node_id(n): _base(n, policy, promote, copies, holder_of, node_id(n) in gemms) for n in nodes}
+    notes = list(rounds.notes)
     decisions = _decide(nodes, bases, fusion, policy, gemms)
     sites = find_sites(nodes, decisions, fusion, policy, lambda n: bases[node_id(n)].override)
     for nid, site in sites.items():
@@ -169,8 +146,67 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
         unmodeled=unmodeled,
         notes=tuple(notes),
         cse=dict(cse),
-        copies=copies,
+        copies=dict(copies),
     )
+
+
+@dataclass(frozen=True)
+class _Rounds:
+    """The program the rounds of splitting leave (`remat`), its nodes, GEMM adds, fusion and copies."""
+
+    program: Program
+    nodes: tuple[torch.fx.Node, ...]
+    gemms: Mapping[str, str]
+    fusion: Fusion
+    copies: Mapping[str, str]
+    notes: tuple[str, ...]
+
+
+def _split_rounds(
+    program: Program, policy: Policy, promote: torch.dtype | None, holder_of: dict[str, str],
+    partitioned: Mapping[str, str | None] | None, joint: bool,
+) -> _Rounds:
+    """Fuse, split the nodes whose copies in other kernels read differently rounded values, and again.
+
+    What a node's kernel is depends on its op and class, never on a node override (`_fusion_nodes`,
+    `_kind`): the rounds run with `policy` less its node overrides, and their result is kept with
+    `program` (`Program.derived`) for the next plan of a policy that differs only there, which `blame`
+    makes for every candidate change."""
+    shared = dataclasses.replace(policy, node_overrides={})
+    kept = program.derived.setdefault("plan.rounds", [])
+    found = next((r for key, r in kept if key == (shared, joint)), None)
+    if found is not None:
+        return found
+    notes: list[str] = []
+    copies: dict[str, str] = {}
+    unsplit = 0  # the node count before any split
+    pinned = None  # the user's graph's stored values: a split's copies change no realization decision
+    for round_ in range(_MAX_SPLITS + 1):
+        nodes = [n for n in program.nodes() if n.op != "output"]
+        gemms = gemm_adds(nodes, shared, partitioned or ())
+        bases = {node_id(n): _base(n, shared, promote, copies, holder_of, node_id(n) in gemms) for n in nodes}
+        fusion_nodes = _fusion_nodes(program, bases, partitioned, shared, joint)
+        fusion = fuse(fusion_nodes, shared.fusion, pinned)
+        if pinned is None:
+            pinned = (fusion.stored, fusion.stored_backward)
+        split = remat.differing_copies(fusion_nodes, fusion)
+        if not split:
+            break
+        unsplit = unsplit or len(nodes)
+        grown = len(nodes) + sum(map(len, split.values())) > _MAX_SPLIT_GROWTH * unsplit
+        if round_ == _MAX_SPLITS or grown:  # (the decisions below are this program's: it is not split again)
+            why = (f"after {round_} round(s) of splitting, the next would make the program over {_MAX_SPLIT_GROWTH} "
+                   f"times its {unsplit} nodes" if grown else f"after {_MAX_SPLITS} rounds of splitting")
+            notes.append(
+                f"recomputed nodes whose copies in other kernels read differently rounded values {why} "
+                f"({', '.join(sorted({m for ms in split.values() for m in ms})[:8])}): "
+                "each is emulated with its home kernel's reads")
+            break
+        program, made = remat.split(program, fusion, split)
+        copies.update({c: copies.get(o, o) for c, o in made.items()})
+    found = _Rounds(program, tuple(nodes), gemms, fusion, copies, tuple(notes))
+    kept.append(((shared, joint), found))
+    return found
 
 
 
