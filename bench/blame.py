@@ -38,6 +38,25 @@ import torch
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 NANOGPT = ("nanogpt-manual-2h", "nanogpt-manual")
+ONLINE_SOFTMAX = "online-softmax-fp16"  # trial 65: tests/blame/test_blame.py's fp16 online softmax, backward
+
+
+def _online_softmax():
+    """(program, policy, against, options) of trial 65's FlashAttention-style fp16 softmax, forward+backward,
+    with ``placeable=True`` as its test: a training step whose plan under `inductor-cpu` splits per-kernel
+    copies over several rounds, planned again for each of ~45 candidate sets."""
+    from roundoff.capture import capture
+
+    spec = importlib.util.spec_from_file_location("blame_tests", ROOT / "tests" / "blame" / "test_blame.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    g = torch.Generator().manual_seed(0)
+    q, k = ((torch.randn(64, 32, generator=g) * 0.2).half() for _ in range(2))
+    v = ((torch.randn(64, 32, generator=g) * 300 + 2000) / 1000).half()
+    program = capture(lambda q, k, v: mod._online_attention(q, k, v).float().sum(), q.requires_grad_(), k, v,
+                      backward=True)
+    return program, "inductor-cpu", "eager", {"placeable": True}
 
 
 def _planted() -> dict:
@@ -50,7 +69,7 @@ def _planted() -> dict:
 
 
 def _nanogpt(name: str):
-    """(program, policy, against) of a nanoGPT case (see the module docstring)."""
+    """(program, policy, against, options) of a nanoGPT case (see the module docstring)."""
     from roundoff import corpus
     from roundoff.capture import capture
     from roundoff.corpus import handwritten
@@ -60,7 +79,7 @@ def _nanogpt(name: str):
         build = functools.partial(handwritten._build, handwritten.GPT, flash=False, n_head=2)
         entry = dataclasses.replace(entry, name=name, build_model=build)
     target = entry.build("module")
-    return capture(target.fn, *target.inputs, backward=True), "inductor-gpu", "eager"
+    return capture(target.fn, *target.inputs, backward=True), "inductor-gpu", "eager", {}
 
 
 def _case(name: str, planted: dict):
@@ -68,8 +87,10 @@ def _case(name: str, planted: dict):
 
     if name in NANOGPT:
         return _nanogpt(name)
+    if name == ONLINE_SOFTMAX:
+        return _online_softmax()
     p = planted[name]
-    return capture(p.fn, *p.inputs(), backward=p.backward), p.policy, p.against
+    return capture(p.fn, *p.inputs(), backward=p.backward), p.policy, p.against, {}
 
 
 def measure(names: list[str]) -> list[dict]:
@@ -78,10 +99,10 @@ def measure(names: list[str]) -> list[dict]:
     planted = _planted()
     rows = []
     for name in names:
-        program, policy, against = _case(name, planted)
+        program, policy, against, options = _case(name, planted)
         torch.manual_seed(0)
         t0 = time.perf_counter()
-        r = blame(program, policy, against=against, repro=False)
+        r = blame(program, policy, against=against, repro=False, **options)
         rows.append({
             "case": name, "policy": policy, "against": against, "status": r.status.value,
             "candidates": r.candidates, "evaluations": r.evaluations,
@@ -130,7 +151,8 @@ def table(after: list[dict], before: list[dict] | None) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=None, help=f"comma-separated case names (default: {NANOGPT[0]})")
+    ap.add_argument("--cases", default=None, help=f"comma-separated case names (default: {NANOGPT[0]}; also "
+                    f"{NANOGPT[1]}, {ONLINE_SOFTMAX})")
     ap.add_argument("--planted", action="store_true", help="also every planted-defect program")
     ap.add_argument("--baseline", default=None, help="a git revision to measure side by side (e.g. e149126)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON (used for --baseline)")
