@@ -127,7 +127,8 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     holder_of = value_holders(program.graph)
     rounds = _split_rounds(program, policy, promote, holder_of, partitioned, joint)
     program, nodes, gemms, fusion, copies = rounds.program, list(rounds.nodes), rounds.gemms, rounds.fusion, rounds.copies
-    bases = {node_id(n): _base(n, policy, promote, copies, holder_of, node_id(n) in gemms) for n in nodes}
+    bases = {node_id(n): _base(n, policy, promote, copies, holder_of, node_id(n) in gemms)
+             if _overridden(node_id(n), policy, copies, holder_of) else rounds.bases[node_id(n)] for n in nodes}
     notes = list(rounds.notes)
     decisions = _decide(nodes, bases, fusion, policy, gemms)
     sites = find_sites(nodes, decisions, fusion, policy, lambda n: bases[node_id(n)].override)
@@ -152,7 +153,8 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
 
 @dataclass(frozen=True)
 class _Rounds:
-    """The program the rounds of splitting leave (`remat`), its nodes, GEMM adds, fusion and copies."""
+    """The program the rounds of splitting leave (`remat`), its nodes, GEMM adds, fusion and copies, and
+    each node's `_Base` under the policy less its node overrides (a node no override reaches keeps it)."""
 
     program: Program
     nodes: tuple[torch.fx.Node, ...]
@@ -160,6 +162,16 @@ class _Rounds:
     fusion: Fusion
     copies: Mapping[str, str]
     notes: tuple[str, ...]
+    bases: Mapping[str, _Base]
+
+
+def _overridden(nid: str, policy: Policy, copies: Mapping[str, str], holder_of: Mapping[str, str]) -> bool:
+    """Whether a node override reaches node `nid`: its own, its original's (a kernel's copy), or that of the
+    node holding its value (a decomposed node's step), as `_base` resolves them."""
+    if not policy.node_overrides:
+        return False
+    original = copies.get(nid, nid)
+    return any(n in policy.node_overrides for n in (nid, original, holder_of.get(original, original)))
 
 
 def _split_rounds(
@@ -204,7 +216,7 @@ def _split_rounds(
             break
         program, made = remat.split(program, fusion, split)
         copies.update({c: copies.get(o, o) for c, o in made.items()})
-    found = _Rounds(program, tuple(nodes), gemms, fusion, copies, tuple(notes))
+    found = _Rounds(program, tuple(nodes), gemms, fusion, copies, tuple(notes), bases)
     kept.append(((shared, joint), found))
     return found
 
