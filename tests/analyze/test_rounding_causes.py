@@ -165,3 +165,65 @@ def test_a_rounding_an_exp_amplifies_through_a_cancellation_is_named():
 
 
 _SCORES_LINE = _Alibi.forward.__code__.co_firstlineno + 3
+
+
+
+_G107 = torch.Generator().manual_seed(0)  # trial 107's draws, in its order: the weights, the features, the batch
+_PARAMS = {k: (torch.randn(32, 32, generator=_G107) * 1.7 / 32 ** 0.5).bfloat16().requires_grad_()
+           for k in ("wq", "wk", "wv", "wo")}
+_FEATURES = torch.randn(32, 64, generator=_G107).bfloat16()
+_BATCH = tuple(torch.randn(2, 32, 32, generator=_G107).bfloat16() for _ in range(2))
+
+
+def _performer(x: torch.Tensor, params: dict[str, torch.Tensor], den_held: bool = False) -> torch.Tensor:
+    """Trial 107's linear attention, research style: positive random features ``exp(xW - |x|^2/2)`` (no
+    temperature); `den_held`: the normalizer rounded to bf16 and back (the fp64 replay of the test's oracle)."""
+    w = _FEATURES.to(x.dtype)
+
+    def phi(t: torch.Tensor) -> torch.Tensor:
+        return torch.exp(t @ w - (t * t).sum(-1, keepdim=True) / 2) / 8.0
+
+    qp, kp, v = phi(x @ params["wq"]), phi(x @ params["wk"]), x @ params["wv"]
+    den = qp @ kp.sum(1).unsqueeze(-1)
+    if den_held:
+        den = den.bfloat16().to(x.dtype)
+    return ((qp @ (kp.transpose(-1, -2) @ v)) / den) @ params["wo"] + x
+
+
+_PHI_LINE = _performer.__code__.co_firstlineno + 6
+
+
+def test_a_value_the_policy_keeps_in_fp32_is_not_named_as_rounded():
+    """Trial 107: under blame's fix, which keeps the random features' `sub` (and what it is computed from) in fp32,
+    check named that `sub` as "rounded to bfloat16 ... keep it in fp32". A value kept unrounded is read through
+    to the 16-bit values it is computed from; the rounding named is one the policy makes. Oracle: the fp64 step
+    with only the named value (the normalizer) rounded to bf16 by hand."""
+    import dataclasses
+
+    from roundoff.capture import capture
+    from roundoff.plan import plan
+    from roundoff.policy import OpOverride, get_policy
+
+    x, y = _BATCH
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return ((_performer(x, _PARAMS) - y) ** 2).mean()
+
+    program = capture(step, x, y, backward=True)
+    kept = {d.node_id for d in plan(program, "eager").decisions.values() if (d.source or "").endswith(f":{_PHI_LINE}")
+            and d.op.startswith(("aten.mm.", "aten.mul.", "aten.sum.", "aten.div.", "aten.sub.")) and d.rounds_result}
+    policy = dataclasses.replace(get_policy("eager"), node_overrides={n: OpOverride(round_result=False) for n in kept})
+    assert {d.op for n, d in plan(program, policy).decisions.items() if n in kept} >= {"aten.sub.Tensor"}
+    r = check(program, (x, y), policy, against="oracle", nodes="all")
+    assert r.rounding_causes and not set(r.rounding_causes) & kept, (r.rounding_causes, r.explanations[:1])
+    den_line = f":{_performer.__code__.co_firstlineno + 9}"
+    assert any(r.node(c).source.endswith(den_line) for c in r.rounding_causes), r.rounding_causes
+
+    def grads(held: bool) -> dict[str, torch.Tensor]:
+        p64 = {k: p.detach().double().requires_grad_() for k, p in _PARAMS.items()}
+        ((_performer(x.double(), p64, den_held=held) - y.double()) ** 2).mean().backward()
+        return {k: p.grad for k, p in p64.items()}
+
+    exact, held = grads(False), grads(True)
+    moved = {k: float((held[k] - exact[k]).norm() / (exact[k].bfloat16().double() - exact[k]).norm()) for k in exact}
+    assert max(moved.values()) > 16, moved

@@ -286,7 +286,7 @@ def check(
     # a rounding that alone takes an output passed for want of a flagged node beyond the limit: a finding
     unflagged = {o.node_id for o in outputs if not o.passes
                  and not path_flagged(plan_a.program, o.node_id, failing_nodes, shown_nodes)} if by_values else set()
-    roundings = _roundings_that_move(plan_a.program, inputs, reports, outputs, unflagged) if floors is not None else []
+    roundings = _roundings_that_move(plan_a, inputs, reports, outputs, unflagged) if floors is not None else []
     first = next((r.node_id for r in reports if r.verdict is not Verdict.OK), None)
     ranked = rank_culprits(
         reports, plan_a.program, outputs, vs_oracle, observer.zero_operands, overflowing(reports, hazards),
@@ -401,9 +401,11 @@ MAX_REPLAYS = 8
 _AMPLIFIED = 2.0
 #: values upstream of an amplified read also replayed, along its worst 16-bit operands (`_roundings_that_move`)
 _UPSTREAM = 3
+#: how many values kept unrounded in a row a read goes through to the 16-bit values they are computed from
+_KEPT_DEPTH = 8
 
 
-def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[NodeReport],
+def _roundings_that_move(plan: Plan, inputs: tuple, reports: Sequence[NodeReport],
                          outputs: Sequence[OutputVerdict], failed_by_values: set[str]) -> list[str]:
     """The ids of the 16-bit values whose rounding alone, fp64 run again with that
     value as its format holds it (`replay.as_held`), moves an output beyond the limit, where an output
@@ -416,7 +418,11 @@ def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[Node
     times it, and up to `_UPSTREAM` values it is computed from (along the operands of largest error, each
     scored half the one below), most amplified first; one fp64 run each, at most `MAX_REPLAYS`.
     `failed_by_values`: ids of outputs that fail by their values with no flagged node on their path
-    (``by_values=True``): their causes are sought as those of passing ones."""
+    (``by_values=True``): their causes are sought as those of passing ones. A value the plan keeps unrounded
+    for a reader (``round_result=False``, not among the reader's `rounded_inputs`) is read through: the 16-bit
+    values it is computed from are what the reader reads (trial 107: a fix's kept `sub` was named as rounded to
+    bf16, to be kept in fp32, where the bf16 `q` it is computed from was what the `exp` after it amplified)."""
+    program, decisions = plan.program, plan.decisions
     over = [o for o in outputs if (o.passes or o.node_id in failed_by_values) and not o.nonfinite and o.rmse_reference
             and o.rmse_result > EXCESS_LIMIT * o.rmse_reference]
     if not over:
@@ -425,9 +431,25 @@ def _roundings_that_move(program: Program, inputs: tuple, reports: Sequence[Node
     by_id = {r.node_id: r for r in reports}
     scored: dict[str, float] = {}
 
+    def reads_16_bit(reader: str, seen: set[str], depth: int = 0) -> list[NodeReport]:
+        """The 16-bit values `reader` reads, through the values the plan keeps unrounded for it (and the views
+        of them, which have no report of their own)."""
+        found = []
+        for p in value_inputs(program.node(reader)):
+            if (pid := p.meta.get(NODE_ID)) in seen:
+                continue
+            seen.add(pid)
+            u, d, r = by_id.get(pid), decisions.get(pid), decisions.get(reader)
+            if u is not None and u.dtype not in ("float16", "bfloat16"):
+                continue
+            if u is not None and (d is None or d.rounds_result or (r is not None and pid in r.rounded_inputs)):
+                found.append(u)
+            elif depth < _KEPT_DEPTH and p.op == "call_function":
+                found.extend(reads_16_bit(pid, seen, depth + 1))
+        return found
+
     def worst_read(r: NodeReport) -> NodeReport | None:
-        read = [u for p in value_inputs(program.node(r.node_id)) if (u := by_id.get(p.meta.get(NODE_ID))) is not None
-                and u.dtype in ("float16", "bfloat16") and u.vs_oracle.norm_rel > 0]
+        read = [u for u in reads_16_bit(r.node_id, set()) if u.vs_oracle.norm_rel > 0]
         return max(read, key=lambda u: u.vs_oracle.norm_rel) if read else None
 
     for r in reports:
