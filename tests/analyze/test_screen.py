@@ -275,6 +275,9 @@ def test_an_output_within_its_operand_floor_says_so_not_ill_conditioned() -> Non
     note = next(n for n in r.notes if n.startswith("screened ("))
     assert "once the error its last op takes from its operands' rounding is counted" in note, note
     assert "ill-conditioned" not in note
+    from roundoff.report.notes import shorten
+
+    assert shorten(note) == note  # whole in a terminal (trial 107: cut before "counted", the verdict's reason)
 
 
 def test_checkpoints_leave_out_uninitialised_memory_and_its_slices() -> None:
