@@ -146,6 +146,29 @@ def test_blame_with_a_loop_in_its_fix_shows_one_row_per_line_not_per_iteration()
     assert len([ln for ln in console.export_text().splitlines() if ln.lstrip()[:1] == "n" and ln.split()[0] != "node"]) == len(few)
 
 
+def test_blame_says_a_reason_of_one_shape_once_and_points_to_it():
+    """Trial 107: eleven rows of blame's table each held the same ~400-character reason, its names apart. A reason
+    of a shape already shown is its first clause and the row that says the rest; --json keeps each whole."""
+    from rich.console import Console
+
+    from roundoff.report.terminal import blame_report
+
+    def change(i: int, op: str, consumers: str, verb: str = "computes") -> dict:
+        why = (f"`{op}` (n{i}) at m.py:19: keep the result in fp32 for its consumers — rounding it to bf16 here loses "
+               f"what its consumer(s) {consumers} need. In code: cast what {consumers} {verb} from it back to bf16")
+        return {"node": f"n{i}", "op": op, "change": "round_result=False", "kind": "keep_fp32", "source": "m.py:19",
+                "explanation": why}
+
+    changes = [change(17, "mm", "`sub` (n22)"), change(19, "mul", "`sum` (n20)"),
+               change(24, "div", "`bmm` (n46), `bmm` (n54)", "compute")]
+    console = Console(width=400, record=True)
+    console.print(blame_report({"status": "fixed", "changes": changes, "evaluations": 7, "candidates": 30}))
+    rows = {line.split()[0]: line for line in console.export_text().splitlines() if line.lstrip()[:1] == "n"
+            and line.split()[0] != "node"}
+    assert changes[0]["explanation"] in rows["n17"] and changes[2]["explanation"] in rows["n24"]
+    assert rows["n19"].rstrip().endswith("`mul` (n19) at m.py:19: keep the result in fp32 for its consumers — as for n17 above")
+
+
 def test_the_worst_nodes_table_shows_the_named_causes_and_the_origin_first():
     """A NaN run's table listed the largest excesses (nodes downstream of the NaN) and left out the
     origin the report names (a new user could not find it in the table)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -213,16 +214,30 @@ def blame_report(blame: dict[str, Any]) -> Group:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for col in ("node", "change", "source", "why"):
             table.add_column(col, overflow="fold")
+        said: dict[str, str] = {}  # a reason's shape -> the row that gave it whole
         for group in _row_groups(blame["changes"]):
             c = group[0]
+            why = _said_once(c["explanation"], c["node"], said)
             if len(group) == 1:
-                table.add_row(c["node"], c["change"], c["source"] or "-", c["explanation"])
+                table.add_row(c["node"], c["change"], c["source"] or "-", why)
             else:  # one line's repeated op (a loop, every layer): one row, its first node's reason
                 nodes = f"{c['node']} .. {group[-1]['node']} ({len(group)} nodes)"
-                table.add_row(nodes, c["change"], c["source"] or "-", f"each as the first: {c['explanation']}")
+                table.add_row(nodes, c["change"], c["source"] or "-", f"each as the first: {why}")
         parts.append(table)
     parts += [Text(f"note: {n}", style="dim") for n in blame.get("notes", [])]
     return Group(*parts)
+
+
+#: The parts of a change's reason that name its node and the values around it (`_said_once`)
+_NAMED = re.compile(r"`[^`]*`(?: \(n[\w.]+(?: at [^)]*)?\))?|\bn\d+[\w.]*|\S+\.py:\d+")
+
+
+def _said_once(why: str, node: str, said: dict[str, str]) -> str:
+    """`why` whole the first time a reason of its shape (its names aside) is shown, then its first clause and
+    where the rest was said (trial 107: eleven rows of the same ~400-character sentence, a name apart)."""
+    first = said.setdefault(_NAMED.sub("#", why), node)
+    head, dash, _ = why.partition(" — ")
+    return why if first == node or not dash else f"{head} — as for {first} above"
 
 
 #: More changes than this and blame's table shows one row per source line, op and change (--json: each).
