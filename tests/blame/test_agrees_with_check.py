@@ -134,3 +134,55 @@ def test_a_line_is_not_left_out_where_an_output_would_end_farther_over_the_limit
     kept, dropped, _ = api._lines_check_needs(program, get_policy("eager"), (x,), found, before, "eager")
     assert dropped == ["m.py:2 (2)"], dropped  # 20x: over the limit, but no farther than unfixed's 30x
     assert [c.source for c in kept] == ["m.py:1"]  # without it 43x: farther over than unfixed
+
+
+
+def _performer_step(x: torch.Tensor, y: torch.Tensor, params: dict[str, torch.Tensor],
+                    features: torch.Tensor) -> torch.Tensor:
+    """Trial 107's linear attention, research style: positive random features ``exp(xW - |x|^2/2)``, no
+    temperature."""
+    def phi(t: torch.Tensor) -> torch.Tensor:
+        return torch.exp(t @ features - (t * t).sum(-1, keepdim=True) / 2) / 8.0
+
+    qp, kp, v = phi(x @ params["wq"]), phi(x @ params["wk"]), x @ params["wv"]
+    out = ((qp @ (kp.transpose(-1, -2) @ v)) / (qp @ kp.sum(1).unsqueeze(-1))) @ params["wo"] + x
+    return ((out - y) ** 2).mean()
+
+
+def test_placeable_takes_every_change_check_passes_with_where_no_set_fixes_by_value():
+    """Trial 107: a bf16 Performer step. blame without --placeable found 11 forward changes (trimmed to the
+    lines check needs) that roundoff.compile places; with --placeable it said "no fix": no set of the placeable
+    changes brings the gradients within the limit by their values, the search's rule, though check passes with
+    all of them, the rule the trim applies. The fix is now every placeable change, less the lines check passes
+    without. Oracles: check on the fixed policy, and the real step compiled by roundoff.compile with it, nearer
+    the fp64 step's gradients than real eager's."""
+    import roundoff
+    from roundoff.blame.changes import compile_placeable
+    from roundoff.plan import plan
+
+    g = torch.Generator().manual_seed(0)  # (trial 107's draws, in its order)
+    params = {k: (torch.randn(32, 32, generator=g) * 1.7 / 32 ** 0.5).bfloat16().requires_grad_()
+              for k in ("wq", "wk", "wv", "wo")}
+    features = torch.randn(32, 64, generator=g).bfloat16()
+    x, y = (torch.randn(2, 32, 32, generator=g).bfloat16() for _ in range(2))
+    p64 = {k: p.detach().double().requires_grad_() for k, p in params.items()}
+    _performer_step(x.double(), y.double(), p64, features.double()).backward()
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return _performer_step(x, y, params, features)
+
+    def error(fn) -> float:  # the gradients' distance from fp64's, relative
+        for p in params.values():
+            p.grad = None
+        fn(x, y).backward()
+        return max(float((p.grad.double() - p64[k].grad).norm() / p64[k].grad.norm()) for k, p in params.items())
+
+    program = capture(step, x, y, backward=True)
+    b = blame(program, "eager", against="oracle", placeable=True, repro=False)
+    assert b.status.value == "fixed" and any(n.startswith("no set of the ") for n in b.notes), b.notes
+    places = compile_placeable(program, plan(program, "eager"))
+    assert all(places(c) for c in b.changes)
+    assert not check(program, (x, y), b.fixed_policy, against="oracle", nodes="all").diverges
+    eager = error(step)
+    torch._dynamo.reset()
+    assert error(roundoff.compile(step, policy=b.fixed_policy)) < 0.75 * eager

@@ -165,6 +165,16 @@ def blame(
         status = BlameStatus.NO_FIX
     else:
         status = BlameStatus.FIXED
+    # The search holds each output to its values, check to the path rule, which the trim below applies to a fix:
+    # where no set brings the outputs within the limit by value, every candidate together may pass check (trial
+    # 107: --placeable said no fix where blame without it found 11 placeable changes, trimmed so)
+    every_change: CheckResult | None = None  # check with every candidate change applied
+    from_all = False
+    if status is BlameStatus.NO_FIX and checked is not None and trim and rule is Rule.SAME and candidates:
+        phase("checking every candidate change together as check judges them")
+        every_change = _checked(program, apply_changes(pol, candidates), args, transcendentals)
+        if not every_change.diverges and _no_worse(every_change, checked):
+            status, found, from_all = BlameStatus.FIXED, tuple(candidates), True
     notes: list[str] = [(
         f"--placeable left out {len(unplaceable)} candidate change(s) that keep a value rounded inside a fused "
         "kernel to a format roundoff.compile writes no such rounding for (bf16 and fp16 only): blame without "
@@ -176,9 +186,15 @@ def blame(
     if in_backward and status is BlameStatus.NO_FIX:  # trial 63: said "not a placement decision" alone
         notes.append(f"--placeable left out {len(in_backward)} candidate change(s) at backward-only nodes, which "
                      "roundoff.compile cannot place (it places overrides on the forward graph)")
+    if from_all:
+        notes.append(
+            f"no set of the {len(candidates)} {'placeable ' if left_out else ''}candidate changes brings every output "
+            "within the limit by its values (the search's rule); with all of them check passes (no flagged node on "
+            "the path of an output over the limit), and no output ends farther off than with no change: the fix is "
+            "those, less the lines check passes without")
     over_limit: tuple[tuple[str, float], ...] = ()  # outputs the trimmed fix leaves over the limit by value
     evaluations = outcome.evaluations
-    if status is BlameStatus.FIXED and whole_lines and len(candidates) <= NODE_SEARCH_MAX:
+    if status is BlameStatus.FIXED and whole_lines and len(candidates) <= NODE_SEARCH_MAX and not from_all:
         phase("extending the fix to whole lines")
         found, added = _whole_lines(found, candidates, ev)
         evaluations += added != 0  # one more change set run (-1: it did not fix, the search's set is kept)
@@ -187,7 +203,7 @@ def blame(
                 f"the fix is extended to every node of the same op and line in the same pass ({added} more: a "
                 "loop's other iterations, the same line in other layers), as a fix in the code would be; the "
                 "search alone needed fewer")
-    elif status is BlameStatus.FIXED and whole_lines and search == "ddmin":
+    elif status is BlameStatus.FIXED and whole_lines and search == "ddmin" and not from_all:
         repeated = [unit for unit in _line_units(found, ev.base_plan.program, candidates) if len(unit) > 1]
         if repeated:
             notes.append(
@@ -202,11 +218,13 @@ def blame(
     if status is BlameStatus.FIXED and checked is not None and trim and rule is Rule.SAME:
         found_before = found
         found, dropped, trimmed = _lines_check_needs(program, pol, args, found, checked, transcendentals, phase)
+        trimmed = trimmed if trimmed is not None else every_change  # (None: the search's fix, within it by value)
         over_limit = over_limit_by_value(trimmed) if trimmed is not None else ()
         if dropped:
             over = "; ".join(f"`{name}` {ratio:.3g}x" for name, ratio in over_limit[:4])
             notes.insert(0,
-                f"{len(found_before) - len(found)} more change(s) the search kept on {', '.join(dropped)} are left out: `check` passes "
+                f"{len(found_before) - len(found)} more change(s) {'of all the candidates' if from_all else 'the search kept'} "
+                f"on {', '.join(dropped)} are left out: `check` passes "
                 "without them (the search holds an output to its values; check passes it once no node on its "
                 "path is flagged)"
                 + (f", though {len(over_limit)} output(s) stay over the limit ({EXCESS_LIMIT:g}x their reference) by "
@@ -273,8 +291,8 @@ def blame(
                   else _CONDITIONED if ref is Reference.ORACLE and checked and checked.first_divergent is None
                   else " (e.g. an implementation difference)"))
         )
-        if candidates and (left := _checked(program, apply_changes(pol, candidates), args, transcendentals,
-                                            against=ref.value, rule=rule)).explanations:
+        if candidates and (left := every_change or _checked(program, apply_changes(pol, candidates), args,
+                                                            transcendentals, against=ref.value, rule=rule)).explanations:
             notes.append("with every placeable candidate change applied, what check still finds first: " if left_out else
                          "with every candidate change applied, what check still finds first (a change in the code, "
                          "not a placement, addresses it): ")
@@ -431,6 +449,15 @@ def _line_units(
 MAX_PRUNE_CHECKS = 8
 
 
+def _no_worse(result: CheckResult, checked: CheckResult) -> bool:
+    """No output `result` leaves over the limit by its values is farther over than in `checked`, the check with no
+    change (trial 106: a CapsNet's trimmed fix passed check by the path rule with every gradient worse than
+    unfixed eager's); an output NaN unfixed: any finite one is better."""
+    before = {o.name: ratio if not math.isnan(ratio := o.rmse_result / o.rmse_reference) else math.inf
+              for o in checked.outputs if o.rmse_reference > 0}
+    return all(ratio <= before.get(name, math.inf) for name, ratio in over_limit_by_value(result))
+
+
 def _lines_check_needs(
     program: Program, policy: Policy, inputs: tuple, found: Sequence[Change], checked: CheckResult, transcendentals: str,
     phase: Callable[[str], None] = lambda what: None,
@@ -450,20 +477,12 @@ def _lines_check_needs(
         return tuple(found), [], None
     cause_lines = {r.source for r in checked.nodes if r.node_id in checked.culprits}
     order = sorted(by_line, key=lambda line: (line in cause_lines, len(by_line[line])))[:MAX_PRUNE_CHECKS]
-    before = {o.name: ratio if not math.isnan(ratio := o.rmse_result / o.rmse_reference) else math.inf
-              for o in checked.outputs if o.rmse_reference > 0}  # (an output NaN unfixed: any finite one is better)
-
-    def no_worse(result: CheckResult) -> bool:
-        """No output left over the limit by its values is farther over than without any change (trial 106:
-        a CapsNet's trimmed fix passed check by the path rule with every gradient worse than unfixed eager's)."""
-        return all(ratio <= before.get(name, math.inf) for name, ratio in over_limit_by_value(result))
-
     kept, dropped, passing = list(found), [], None
     for i, line in enumerate(order, 1):
         phase(f"checking which of the fix's lines check needs: check {i} of {len(order)} (without {line})")
         trial = [c for c in kept if c not in by_line[line]]
         if trial and not (result := _checked(program, apply_changes(policy, trial), inputs, transcendentals)).diverges \
-                and no_worse(result):
+                and _no_worse(result, checked):
             kept, passing = trial, result
             dropped.append(f"{line} ({len(by_line[line])})")
     return tuple(kept), dropped, passing
