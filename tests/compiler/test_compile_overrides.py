@@ -324,7 +324,7 @@ def test_a_training_steps_override_names_the_node_check_backward_names() -> None
         def __init__(self) -> None:
             super().__init__()
             torch.manual_seed(0)
-            cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=1,
                                            num_attention_heads=4, num_key_value_heads=2, vocab_size=256)
             self.backbone, self.head = transformers.LlamaModel(cfg), torch.nn.Linear(64, 256, bias=False)
             torch.nn.init.normal_(self.head.weight, std=0.19)
