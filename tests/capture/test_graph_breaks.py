@@ -12,6 +12,7 @@ import torch
 from capture_helpers import assert_matches_eager
 
 from roundoff.capture import SpecializationKind, capture
+from roundoff.capture.errors import CaptureError
 from roundoff.execute import run_eager, run_oracle
 
 ITEM, BRANCH, SHAPE, RANDOM = (
@@ -197,3 +198,29 @@ def test_shape_from_integers_is_computed_by_every_run(fn: Callable[..., Any]) ->
     assert oracle.dtype == torch.float64
     assert torch.equal(oracle, fn(logits.double(), labels, torch.float64))  # fp64 by hand: the same ops
     assert torch.equal(run_eager(program, (logits, labels))[0], fn(logits, labels))
+
+
+def _load_balance(probs: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+    """A switch-style load-balancing loss: the experts' share of top-2 choices, ``F.one_hot`` with its class count."""
+    frac = torch.nn.functional.one_hot(chosen, 8).to(probs.dtype).sum(1).mean(0) / 2
+    return 8 * (frac * probs.mean(0)).sum()
+
+
+def test_one_hot_with_its_class_count_is_no_graph_break() -> None:
+    """Trial 108: an MoE's ``F.one_hot(topi, E)`` was reported as a graph break ("item: one_hot"), and blame said
+    torch.compile compiles the step as several graphs: eager's ``one_hot`` reads the classes' minimum and maximum
+    into Python to check them, where torch.compile traces its decomposition. Oracles: torch._dynamo.explain (one
+    graph, no break), real eager's values and gradients, and eager's error for a class out of range."""
+    g = torch.Generator().manual_seed(0)
+    probs = torch.softmax(torch.randn(32, 8, generator=g), -1).bfloat16().requires_grad_()
+    chosen = torch.topk(probs.detach(), 2, dim=-1).indices
+    explained = torch._dynamo.explain(_load_balance)(probs, chosen)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+    program = capture(_load_balance, probs, chosen, backward=True)
+    assert not program.specializations, program.specializations
+    assert_matches_eager(program, _load_balance, (probs, chosen), repro="F.one_hot(chosen, 8) load balance")
+    assert program.check_inputs((probs, torch.topk(-probs.detach(), 2, dim=-1).indices)) is None  # no value pinned
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        _load_balance(probs, chosen + 7)
+    with pytest.raises(CaptureError, match="test_graph_breaks.py:.*Class values must be smaller than num_classes"):
+        capture(_load_balance, probs, chosen + 7)

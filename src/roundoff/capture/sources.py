@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 import torch.fx
-from torch.fx.experimental.proxy_tensor import get_proxy_mode
+from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing, get_proxy_mode
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
@@ -113,6 +113,21 @@ def label_new_nodes(graph: torch.fx.Graph, start: int, key: str, value: Any) -> 
         node.meta.setdefault(key, value)
         new.append(node)
     return new
+
+
+def _one_hot(tensor: torch.Tensor, num_classes: int = -1) -> torch.Tensor:
+    """``F.one_hot`` traced as torch.compile traces it (its decomposition: a comparison with ``arange``), where
+    `num_classes` is given: eager's implementation reads the classes' minimum and maximum into Python only to
+    check them, which the trace would take for a graph break (trial 108: an MoE's load-balancing loss). The
+    check is made here, outside the trace, with eager's message."""
+    if num_classes < 0:
+        return torch.nn.functional.one_hot(tensor, num_classes)
+    with disable_proxy_modes_tracing():
+        if tensor.numel() and not bool((tensor >= 0).all()):
+            raise RuntimeError("Class values must be non-negative.")
+        if tensor.numel() and not bool((tensor < num_classes).all()):
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor.unsqueeze(-1) == torch.arange(num_classes, dtype=tensor.dtype, device=tensor.device)).to(torch.int64)
 
 
 def reads_tensor_data(target: Any) -> bool:
@@ -228,7 +243,7 @@ class SourceRecorder(TorchFunctionMode):
                 source=source,
             )
         start = len(graph.nodes)
-        out = func(*args, **(kwargs or {}))
+        out = (_one_hot if func is torch.nn.functional.one_hot else func)(*args, **(kwargs or {}))
         new = label_new_nodes(graph, start, NODE_SOURCE, source)
         for n in new:  # (the same nodes: one walk of the graph's tail per call)
             n.meta.setdefault(NODE_MODULE, self.modules.current)
