@@ -149,6 +149,7 @@ CASES = [
     check("unknown-flag", "m.py:f", "--frobnicate", exit=USAGE, needles=["--frobnicate"]),
     check("no-target", exit=USAGE, needles=["TARGET"]),
     cmd("unknown-command", "frobnicate", needles=["frobnicate"]),
+    cmd("command-typo", "chekc", needles=["Did you mean 'check'? See 'roundoff --help'"]),  # (trial 108: "?; see")
     check("zoo-unknown", "zoo:nope", exit=USAGE, needles=["zoo:nope"]),
     check("zoo-with-inputs", "zoo:fma-cancel", "--inputs", "m.py:x1", exit=USAGE,
           needles=["--inputs"]),

@@ -422,7 +422,7 @@ def main(argv: list[str] | None = None) -> None:
         if message[:1].isupper() and message[1:2].islower():  # click's "Got unexpected ...": our errors' case
             message = message[0].lower() + message[1:]
         meant = _target_meant(args)
-        where = f" See {see}" if meant.endswith("?") else f"; see {see}"  # (not "...?; see")
+        where = f" See {see}" if f"{message}{meant}".endswith("?") else f"; see {see}"  # (not "...?; see")
         fail(f"{message}{meant}{where}", EXIT_USAGE, "--json" in args)
         code = EXIT_USAGE
     except (typer.Abort, CLICK_ABORT):
