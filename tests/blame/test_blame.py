@@ -630,7 +630,23 @@ def test_placeable_blame_searches_only_changes_roundoff_compile_can_place(monkey
     notes = blame(program, "inductor-cpu", against="oracle", repro=False, placeable=True).notes
     left_out = len([i for i in everything if not placeable([i])])
     assert any(f"left out {left_out} candidate change(s) at backward-only nodes" in n for n in notes), notes
-    assert any("the changes --placeable left out may fix it" in n for n in notes), notes
+    assert any("with the changes --placeable left out, all of them fix it" in n for n in notes), notes
+
+
+def test_placeable_does_not_point_to_the_changes_it_left_out_where_they_do_not_fix_it_either():
+    """Trial 108: an MoE router's ``exp`` of logits near 93 (no max subtracted) overflows in fp32 too; blame
+    --placeable said "the changes --placeable left out may fix it (blame without --placeable tries them)", and
+    that rerun said no placement decides it. Oracles: fp32 eager's infinite loss and the fp64 step's finite one."""
+    def step(x: torch.Tensor) -> torch.Tensor:
+        e = torch.exp(x * 93.0)
+        return (e / e.sum(-1, keepdim=True)).pow(2).sum()
+
+    x = (torch.rand(4, 8, generator=torch.Generator().manual_seed(0)) + 0.5).bfloat16().requires_grad_()
+    assert not step(x.detach().float()).isfinite() and step(x.detach().double()).isfinite()
+    found = blame(capture(step, x, backward=True), "eager", against="oracle", placeable=True, repro=False)
+    assert found.status is BlameStatus.NO_FIX
+    (note,) = [n for n in found.notes if n.startswith("all ")]
+    assert "with those --placeable left out: " in note and "not a placement decision" in note, note
 
 
 def _rms_block_loss(x: torch.Tensor, g: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:

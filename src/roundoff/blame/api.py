@@ -143,7 +143,7 @@ def blame(
         transcendentals=transcendentals, incremental=incremental, judged=judged,
         noise=_output_indices(program, checked, lambda o: o.noise_only) if checked is not None else None, rule=rule,
     )
-    candidates = candidate_changes(ev.base_plan, ref)
+    candidates = every_candidate = candidate_changes(ev.base_plan, ref)
     backward_ids = set(backward_only(ev.base_plan.program, candidates)) if placeable else set()
     in_backward = [c for c in candidates if c.node_id in backward_ids]
     unplaceable = [c for c in candidates if placeable and c.node_id not in backward_ids
@@ -280,11 +280,15 @@ def blame(
         together = ev.outputs(candidates)
         still = ev.failing(together)
         removed = nonfinite_removed(ev, together) if ref is Reference.ORACLE else []
+        # (trial 108: "the changes --placeable left out may fix it" where fp32 itself overflowed: one run tells)
+        left_out_fix = left_out and ev.fixes(every_candidate)
         notes.append(
             f"all {len(candidates)} {'placeable ' if left_out else ''}candidate changes together still diverge"
             + (f" at {', '.join(f'`{n}`' for n in still[:3])}{' and more' if len(still) > 3 else ''}" if still else "")
-            + (": the changes --placeable left out may fix it (blame without --placeable tries them)" if left_out
-               else (": beyond the NaN/inf they remove (below), " if removed else ": ")
+            + (": with the changes --placeable left out, all of them fix it (blame without --placeable finds which)"
+               if left_out_fix else (f", and so do all {len(every_candidate)} with those --placeable left out" if left_out
+                                     else "")
+               + (": beyond the NaN/inf they remove (below), " if removed else ": ")
                + "the divergence is not a placement decision this policy controls"
                + (f"; {beyond}" if beyond else "" if checked and (checked.selection_flips or checked.culprits
                                                                    or checked.nan_origin)
