@@ -469,6 +469,11 @@ def test_a_fix_made_for_another_program_is_refused() -> None:
     with pytest.raises(RoundoffPlacementError, match=r"made for program 'chain' \(graph [0-9a-f]{12}\), not for 'other'"
                        r".*compile the function blame was run on \('chain'"):  # (trial 104: it compiled the model)
         roundoff.compile(other, policy=fix)(*xs)
+    other.__name__ = "chain"  # trial 108: another function of the fix's name, not "the model it calls"
+    with pytest.raises(RoundoffPlacementError, match=r"not for 'chain' \(graph [0-9a-f]{12}, captured without its "
+                       r"backward\): the same name, another graph: another function of that name") as refused:
+        roundoff.compile(other, policy=fix)(*xs)
+    assert "model it calls" not in str(refused.value)
 
 
 def test_a_forward_fix_given_a_training_call_says_how_to_run_the_forward_alone() -> None:

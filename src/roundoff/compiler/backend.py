@@ -376,9 +376,13 @@ def _check_made_for(program: Program, policy: Policy) -> None:
         raise RoundoffPlacementError(
             f"the node overrides of policy {policy.name!r} were made for program {policy.made_for!r} (graph "
             f"{policy.made_for_graph}), not for {program.name!r} (graph {mine}, captured "
-            f"{'with' if program.backward else 'without'} its backward): compile the function blame was run on "
-            f"({policy.made_for!r}: blame my_step.py:loss makes a fix for `roundoff.compile(loss, ...)`, not for the "
-            "model it calls). Node ids differ between programs, "
+            f"{'with' if program.backward else 'without'} its backward): "
+            + ("the same name, another graph: another function of that name, or this one called with inputs of other "
+               "shapes or dtypes, or with other inputs requiring grad (under torch.no_grad(), none do)"
+               if policy.made_for == program.name else
+               f"compile the function blame was run on ({policy.made_for!r}: blame my_step.py:loss makes a fix for "
+               "`roundoff.compile(loss, ...)`, not for the model it calls)")
+            + ". Node ids differ between programs, "
             "between a training step and its forward alone, and between training steps whose inputs require "
             "grad differently (the backward computes other gradients); run roundoff blame on this program (with "
             "--backward for a training step, its inputs as they are here) for a policy of its own"
