@@ -127,8 +127,10 @@ def plan(program: Program, policy: Policy | str, *, rewritten: Rewritten | None 
     holder_of = value_holders(program.graph)
     rounds = _split_rounds(program, policy, promote, holder_of, partitioned, joint)
     program, nodes, gemms, fusion, copies = rounds.program, list(rounds.nodes), rounds.gemms, rounds.fusion, rounds.copies
-    bases = {node_id(n): _base(n, policy, promote, copies, holder_of, node_id(n) in gemms)
-             if _overridden(node_id(n), policy, copies, holder_of) else rounds.bases[node_id(n)] for n in nodes}
+    bases = dict(rounds.bases)  # (a node no override reaches keeps the base the rounds decided)
+    for n in nodes if policy.node_overrides else ():
+        if _override_id(nid := node_id(n), policy, copies, holder_of) in policy.node_overrides:
+            bases[nid] = _base(n, policy, promote, copies, holder_of, nid in gemms)
     notes = list(rounds.notes)
     decisions = _decide(nodes, bases, fusion, policy, gemms)
     sites = find_sites(nodes, decisions, fusion, policy, lambda n: bases[node_id(n)].override)
@@ -165,13 +167,14 @@ class _Rounds:
     bases: Mapping[str, _Base]
 
 
-def _overridden(nid: str, policy: Policy, copies: Mapping[str, str], holder_of: Mapping[str, str]) -> bool:
-    """Whether a node override reaches node `nid`: its own, its original's (a kernel's copy), or that of the
-    node holding its value (a decomposed node's step), as `_base` resolves them."""
-    if not policy.node_overrides:
-        return False
-    original = copies.get(nid, nid)
-    return any(n in policy.node_overrides for n in (nid, original, holder_of.get(original, original)))
+def _override_id(nid: str, policy: Policy, copies: Mapping[str, str], holder_of: Mapping[str, str]) -> str:
+    """The id whose node override applies to node `nid`: its own, else its original's (a kernel's copy follows
+    its original's overrides), else that of the node holding its value (a decomposed node's step)."""
+    if nid not in policy.node_overrides:
+        nid = copies.get(nid, nid)
+    if nid not in policy.node_overrides:
+        nid = holder_of.get(nid, nid)
+    return nid
 
 
 def _split_rounds(
@@ -287,11 +290,7 @@ def _base(
             node.op, OpClass.DATA_MOVEMENT, storage, storage, None, None, None, OpOverride()
         )
     info = ops.classify(node.target)
-    nid = node_id(node)
-    if nid not in policy.node_overrides:  # a kernel's copy follows its original's overrides
-        nid = copies.get(nid, nid)
-    if nid not in policy.node_overrides:  # the node holding a decomposed node's value follows that node's
-        nid = holder_of.get(nid, nid)
+    nid = _override_id(node_id(node), policy, copies, holder_of)
     override = policies.override_for(policy, info.name, nid)
     cls = OpClass.MATMUL if in_gemm else info.op_class
     # multi-output nodes are rounded through their getitem users; their own storage stays None
