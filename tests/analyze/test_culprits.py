@@ -261,6 +261,37 @@ def test_a_division_by_an_operand_its_format_overflows_does_not_lose_accuracy_it
     assert not any("`div`" in e and ("loses accuracy itself" in e or "amplifies" in e) for e in r.explanations), r.explanations
 
 
+def _two_softmaxes_no_max(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    e1 = torch.exp(x)
+    p1 = e1 / e1.sum(-1, keepdim=True)  # inf / inf: NaN where exp(x) overflows fp16
+    e2 = torch.exp(p1 + y)  # NaN there already, and fp64's value beyond fp16's range there too
+    return e2 / e2.sum(-1, keepdim=True)
+
+
+def test_a_sum_reading_an_overflow_hidden_by_an_earlier_nan_does_not_make_nan_itself():
+    """Trial 109: an fp16 Perceiver's second softmax, without the max, after a first that made NaN. The
+    second `exp`'s value is NaN where fp64's overflows fp16, so the overflow was not seen; recomputed
+    from fp64's operands the row `sum` (fp32 in its kernel) reads that exp stored in fp16, inf, and was
+    said to "make NaN itself", the `div` too. Oracle: torch's fp16 cast of fp64's exp is inf there
+    (what the sum reads), and torch's fp32 sum of that cast's finite rows is finite."""
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(4, 8, generator=g), torch.randn(4, 8, generator=g)
+    x[:2, 0] = y[:2, 0] = 12.0  # exp(12) and exp(13) beyond fp16's 65504
+    x, y = x.half(), y.half()
+    xd, yd = x.double(), y.double()
+    e1 = xd.exp()
+    e2 = (e1 / e1.sum(-1, keepdim=True) + yd).exp()
+    read = e2.half()  # the second exp as its sum reads it
+    assert bool(e2.isfinite().all()) and read.isinf().any(-1).tolist() == [True, True, False, False]
+    assert bool(read[2:].float().sum(-1).isfinite().all())
+    assert bool(_two_softmaxes_no_max(x, y)[:2].isnan().any())  # eager fp16's NaN (fp64: finite)
+    r = check(_two_softmaxes_no_max, (x, y), "inductor-cpu", against="oracle", nodes="all")
+    assert r.diverges and "overflows float16" in r.explanations[0], r.explanations
+    assert not any(f"`{op}`" in e and "itself" in e for e in r.explanations for op in ("sum", "div")), r.explanations
+    second_sum = [n for n in r.nodes if n.op == "sum"][-1]
+    assert not (second_sum.local or second_sum.vs_oracle).new_nonfinite, second_sum
+
+
 def test_triton_computes_the_attention_without_max_in_one_kernel_in_fp32():
     """Under inductor-gpu the exp, its row sum and the division are one Triton reduction kernel, which reads
     the exp and the sum as computed, in fp32 (`roundoff.plan.triton_kernels`): nothing overflows, as nothing

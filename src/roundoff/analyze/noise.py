@@ -31,6 +31,12 @@ def stored_overflow(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype
     return int((round_to(value[big], fmt).isinf() & round_to(exact[big], fmt).isinf()).sum())
 
 
+def overflows_format(absmax: float, dtype: torch.dtype) -> bool:
+    """Whether a value whose largest finite fp64 magnitude is `absmax` holds an element `dtype` cannot:
+    fp64 correctly rounded to `dtype` is +-inf there (what reads it stored in `dtype` reads inf)."""
+    return bool(round_to(torch.tensor(absmax, dtype=torch.float64), get_format(dtype)).isinf())
+
+
 def stored_overflow_count(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """`stored_overflow` as a device count, not read (every element rounded: no data-dependent branch)."""
     big = value.isfinite() & (value.abs() > torch.finfo(dtype).max)

@@ -26,6 +26,7 @@ from roundoff.analyze.noise import (
     fp64_without,
     noise_size,
     overflowed_reads,
+    overflows_format,
     rms_of,
     stored_overflow,
     unlike,
@@ -241,7 +242,8 @@ class NodeObserver:
         local, inherited = self._local(node, vs_oracle, m.get("local"))
         if local is not None:
             own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
-            carried = any(p in self.stored_wide for p in node.all_input_nodes)  # an operand's overflow as stored
+            carried = any(p in self.stored_wide or self._reads_stored_overflow(node, p)  # an operand's overflow
+                          for p in node.all_input_nodes)  # as stored
             local = replace(local, excess=excess(local, floor_work, work, terms),
                             new_nonfinite=0 if carried else own_new or local.new_nonfinite)
         if terms and rms_of(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
@@ -465,11 +467,24 @@ class NodeObserver:
         where fp64's is 6.6e4, read by the division)."""
         if op_class not in (OpClass.POINTWISE_ARITHMETIC, OpClass.POINTWISE_TRANSCENDENTAL):
             return []
-        d = self.side.decision(node)
-        rounded = d.rounded_inputs if d is not None else ()
         return [(p, dtype) for p in node.all_input_nodes
-                if (p in self.forced or p in self.stored_wide and p.meta.get(NODE_ID) in rounded)
+                if (p in self.forced or self._reads_stored_overflow(node, p))
                 and isinstance(dtype := self.side.storage(p), torch.dtype) and dtype in HELD_NARROW]
+
+    def _reads_stored_overflow(self, node: torch.fx.Node, p: torch.fx.Node) -> bool:
+        """Whether `node` reads operand `p` stored in a narrow format that cannot hold fp64's value of it
+        somewhere (kept wide and inf where stored, `stored_wide`; or fp64's range beyond the format where
+        the run's own value cannot show it, being NaN already: trial 109, an fp16 softmax's `exp` after an
+        earlier attention's NaN, whose row `sum` was said to make NaN itself). Recomputed from fp64
+        operands, `node` reads inf there: the operand format's overflow, not `node`'s own making."""
+        d = self.side.decision(node)
+        pid = p.meta.get(NODE_ID)
+        if d is None or pid not in d.rounded_inputs:
+            return False
+        dtype, absmax = self.side.storage(p), self.ranges.absmax.get(pid)
+        return p in self.stored_wide or (
+            absmax is not None and isinstance(dtype, torch.dtype) and dtype in HELD_NARROW
+            and overflows_format(absmax, dtype))
 
     def _without_overflowed_reads(
         self, local: torch.Tensor, oracle: torch.Tensor, reads: list[tuple[torch.fx.Node, torch.dtype]], ls: Lockstep,
@@ -485,7 +500,7 @@ class NodeObserver:
             return local, None
         mask = mask & local.isfinite()  # (`mask` may be a broadcast view)
         zeroed = mask & (local == 0) & oracle.isfinite() & (oracle != 0)
-        began = next(self.forced[p] for p, _ in reads if p in self.forced) if bool(zeroed.any()) else None
+        began = next((self.forced[p] for p, _ in reads if p in self.forced), None) if bool(zeroed.any()) else None
         return torch.where(mask, oracle.to(local.dtype), local), began
 
     def _stored(self, node: torch.fx.Node, nid: str) -> bool:
