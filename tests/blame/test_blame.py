@@ -376,6 +376,36 @@ def test_a_loop_is_fixed_at_every_iteration_not_the_few_the_search_picked():
     assert not after.diverges
 
 
+def test_the_whole_line_note_counts_the_changes_of_the_fix_as_returned(monkeypatch) -> None:
+    """Trial 109: "6 change(s)" in blame's headline beside a note saying the fix changes "9 changes" of
+    its repeated lines: the note counted the search's fix before check's trimming. Here the trimming is
+    made to leave one iteration's change out; the note counts what the result holds (oracle: the
+    result's own changes, counted by line)."""
+    from roundoff.blame import api
+
+    xs = (torch.rand(70, 4, generator=torch.Generator().manual_seed(0)) * 0.05 + 0.18).bfloat16()
+
+    def running_total(x):
+        total = torch.full((), 512.0, dtype=x.dtype)
+        for t in range(x.shape[0]):
+            total = total + x[t].sum()  # the loop line
+        return total
+
+    real = api._lines_check_needs
+
+    def one_less(program, policy, inputs, found, checked, *args):
+        kept, dropped, trimmed = real(program, policy, inputs, found, checked, *args)
+        return kept[1:], [*dropped, "one iteration (the test's)"], trimmed
+
+    monkeypatch.setattr(api, "_lines_check_needs", one_less)
+    program = capture(running_total, xs)
+    result = blame(program, "eager", against="oracle", repro=False)
+    assert result.status is BlameStatus.FIXED
+    adds = [c for c in result.changes if c.op == "aten.add.Tensor"]
+    note = next(n for n in result.notes if n.startswith("the fix changes every node of 1 line(s)"))
+    assert f"({len(adds)} changes:" in note and len(adds) == len(result.changes) == 68, (len(adds), note)
+
+
 def test_a_selection_flip_at_a_decomposed_node_is_said_not_looked_up_in_the_captured_program(monkeypatch) -> None:
     """Trial 31: blame with no fix names the selections that flipped; `max` (n56.0) is a node of the
     planned (decomposed) program, and looking it up in the captured one raised KeyError (exit 3).

@@ -203,14 +203,8 @@ def blame(
                 f"the fix is extended to every node of the same op and line in the same pass ({added} more: a "
                 "loop's other iterations, the same line in other layers), as a fix in the code would be; the "
                 "search alone needed fewer")
-    elif status is BlameStatus.FIXED and whole_lines and search == "ddmin" and not from_all:
-        repeated = [unit for unit in _line_units(found, ev.base_plan.program, candidates) if len(unit) > 1]
-        if repeated:
-            notes.append(
-                f"the fix changes every node of {len({unit[0].source for unit in repeated})} line(s) whose op "
-                "repeats in one pass "
-                f"({sum(map(len, repeated))} changes: a loop's iterations, the same line in every layer), as a "
-                "fix in the code would; the search takes such a line whole (whole_lines=False: node by node)")
+    lines_taken_whole = (status is BlameStatus.FIXED and whole_lines and search == "ddmin" and not from_all
+                         and len(candidates) > NODE_SEARCH_MAX)  # (the search's units were whole lines)
     if status is BlameStatus.ALREADY_OK and checked is not None and (checked.culprits or checked.hazards):
         notes.append(
             f"check lists {len(checked.culprits)} cause(s) and {len(checked.hazards)} hazard(s) whose effect stays "
@@ -230,6 +224,13 @@ def blame(
                 + (f", though {len(over_limit)} output(s) stay over the limit ({EXCESS_LIMIT:g}x their reference) by "
                    f"their values: {over}{'; ...' if len(over_limit) > 4 else ''}" if over_limit else "")
                 + "; to keep every output within the limit by its values, blame with --by-values (trim=False)")
+    if lines_taken_whole and (repeated := [unit for unit in _line_units(found, ev.base_plan.program, candidates)
+                                           if len(unit) > 1]):  # (counted in the fix as trimmed: trial 109's 9 of 6)
+        notes.append(
+            f"the fix changes every node of {len({unit[0].source for unit in repeated})} line(s) whose op "
+            "repeats in one pass "
+            f"({sum(map(len, repeated))} changes: a loop's iterations, the same line in every layer), as a "
+            "fix in the code would; the search takes such a line whole (whole_lines=False: node by node)")
     if status is BlameStatus.FIXED and checked is not None:
         notes.extend(causes_left(ev.base_plan.program, checked, found))
     if status is BlameStatus.FIXED and (at_backward := backward_only(ev.base_plan.program, found)):
