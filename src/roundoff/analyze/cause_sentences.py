@@ -270,7 +270,7 @@ def source_sentence(r: NodeReport, amp: NodeReport, plan: Plan, by_id: dict[str,
         # it makes next to none of its error (a user's fp32 position from a bf16 linspace): where it was made is named
         return (f"{report_at(r)}, held in {r.dtype}, carries an error made before it (normwise relative "
                 f"{r.vs_oracle.norm_rel:.2g}), and {amplified}: what it is computed from was rounded ({upstream}){keep}.")
-    how = "is correctly rounded" if r.own_excess <= EXCESS_LIMIT else f"loses {r.own_excess:.3g} times its rounding"
+    how = "is within the rounding of" if r.own_excess <= EXCESS_LIMIT else f"loses {r.own_excess:.3g} times its rounding"
     made = _made_by(r, plan)
     subject = report_at(r) if made is None else f"{made}, read in {fmt} by {report_at(r)},"
     also = (f" It is computed from {fmt} values already off fp64 ({upstream}): where their rounding reaches it, "
@@ -278,7 +278,8 @@ def source_sentence(r: NodeReport, amp: NodeReport, plan: Plan, by_id: dict[str,
     widen = (f"it makes its values in {r.dtype} itself, which no policy or blame change keeps wider: create them in a "
              "wider dtype (dtype=torch.float32)" if made is None and is_factory(plan.program, r) else "keep it in a wider format")
     return (
-        f"{subject} {how} in {fmt} (its value's normwise relative error {r.vs_oracle.norm_rel:.2g}), but "
+        f"{subject} {how} {'' if r.own_excess <= EXCESS_LIMIT else 'in '}{fmt} (its value's normwise relative error "
+        f"{r.vs_oracle.norm_rel:.2g}; {fmt}'s unit roundoff {unit_roundoff(getattr(torch, fmt)):.2g}), but "
         f"{amplified}: {fmt} is too narrow for this value; {widen}.{also}"
     )
 
