@@ -105,3 +105,32 @@ def test_compiled_reference_keeps_the_verdict() -> None:
     ref = run_fp64(cancel, (x, x.clone(), torch.tensor(1e6)), {})
     assert (ref == 1).all()
     assert not info.value.report[0].passed
+
+
+_CONV = torch.nn.Conv2d(3, 4, 3, padding=1).to(torch.bfloat16)  # a global read by a helper only
+_KERNEL = {"w": torch.randn(4, 3, 3, 3).to(torch.bfloat16)}  # research code's dict of tensors
+
+
+def _features(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.silu(_CONV(x))
+
+
+def _step(x: torch.Tensor) -> torch.Tensor:
+    """A step that reads the global module only through the helper it calls, and a bf16 kernel tensor."""
+    return (_features(x) + torch.nn.functional.conv2d(x, _KERNEL["w"], padding=1)).float().square().mean()
+
+
+def test_a_module_a_helper_reads_and_a_16_bit_convolution_kernel_are_read_in_fp64() -> None:
+    """Trial 110: a diffusion step calling a helper that reads the global `model`: the reference converted
+    only what the step itself names, so the bf16 Conv2d met an fp64 input and torch refused it ("Input
+    type (double) and bias type (c10::BFloat16) should be the same"); checking mode checked nothing.
+    Oracle: the same step computed by hand from fp64 copies (``deepcopy().double()``)."""
+    x = torch.randn(2, 3, 8, 8).to(torch.bfloat16)
+    got = Fp64Reference(_step)((x,), {})
+    with torch.no_grad():
+        conv = copy.deepcopy(_CONV).double()
+        xd = x.double()
+        want = (torch.nn.functional.silu(conv(xd))
+                + torch.nn.functional.conv2d(xd, _KERNEL["w"].double(), padding=1)).square().mean()
+    assert got.dtype == torch.float64 and torch.equal(got, want), (got, want)
+    assert _CONV.weight.dtype == _KERNEL["w"].dtype == torch.bfloat16

@@ -48,6 +48,7 @@ class TargetState:
 
     state: list[tuple[str, torch.Tensor, bool]] = field(default_factory=list)
     constant_names: dict[int, str] = field(default_factory=dict)
+    modules: list[torch.nn.Module] = field(default_factory=list)  # each module found, in search order
     _seen: set[int] = field(default_factory=set)
     _names: set[str] = field(default_factory=set)
 
@@ -60,6 +61,8 @@ class TargetState:
         return candidate
 
     def add_module(self, prefix: str, module: torch.nn.Module) -> None:
+        if all(m is not module for m in self.modules):
+            self.modules.append(module)
         dot = f"{prefix}." if prefix else ""
         for qual, p in module.named_parameters():
             self.add_tensor(dot + qual, p, buffer=False)

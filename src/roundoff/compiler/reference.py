@@ -2,7 +2,8 @@
 
 Contract: the reference is the user's callable evaluated in fp64 on fp64 copies of its
 floating-point arguments and of a module's floating-point parameters and buffers, including those of
-the modules a plain callable reads through its closure or its globals (``lambda ids: model(ids).loss``).
+the modules a plain callable reads through its closure or its globals (``lambda ids: model(ids).loss``),
+and through those of the helper functions it calls.
 Every bf16, fp16, fp8 and fp32 value (subnormals, +-inf, NaN, -0.0 included) is exactly an fp64 value,
 so these copies are exact; in the eager reference every other floating tensor an op reads (captured by
 closure, a global, made with a narrow ``dtype=``) is read as its fp64 copy too (`KeepFp64`); non-floating
@@ -43,8 +44,10 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from roundoff.capture.closure import target_state
 from roundoff.compiler.split_matmul import SplitMatmulMode
 
 
@@ -103,10 +106,28 @@ class KeepFp64(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+class ReadMixedAsFp64(TorchFunctionMode):
+    """A torch function that reads fp64 and narrower floating tensors together reads the narrower as
+    fp64 copies (exact), before torch's own checks: a convolution compares its input's dtype with its
+    weight's and bias's before any dispatch mode sees the call (trial 110: "Input type (double) and
+    bias type (c10::BFloat16) should be the same" for a bf16 Conv2d the fp64 run did not convert).
+    A call of one dtype is passed on untouched (a `.dtype` read, a cast)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        floats = {t.dtype for t in pytree.tree_leaves((args, kwargs))
+                  if isinstance(t, torch.Tensor) and t.is_floating_point()}
+        if torch.float64 in floats and len(floats) > 1:
+            args, kwargs = pytree.tree_map_only(torch.Tensor, _wide, (args, kwargs))
+        return func(*args, **kwargs)
+
+
 def _fp64_modes(split: bool, exact: dict[int, torch.Tensor | None]) -> contextlib.ExitStack:
-    """The eager fp64 run's dispatch modes: split matmuls where `split`, and `KeepFp64` inside it (the
-    innermost mode sees the user's ops first; the split's own bf16 pieces pass below it)."""
+    """The eager fp64 run's modes: `ReadMixedAsFp64` at the torch function level; below it split
+    matmuls where `split`, and `KeepFp64` inside it (the innermost dispatch mode sees the user's ops
+    first; the split's own bf16 pieces pass below it)."""
     stack = contextlib.ExitStack()
+    stack.enter_context(ReadMixedAsFp64())
     if split:
         stack.enter_context(SplitMatmulMode(exact))
     stack.enter_context(KeepFp64())
@@ -114,22 +135,15 @@ def _fp64_modes(split: bool, exact: dict[int, torch.Tensor | None]) -> contextli
 
 
 def read_modules(fn: Callable[..., Any]) -> list[torch.nn.Module]:
-    """The modules a plain callable reads (the object of a bound method, its closure's cells, the globals
-    its code names), outermost only; none for a module itself."""
+    """The modules a plain callable reads, outermost only, found as capture finds a target's state
+    (`roundoff.capture.closure`: a bound method's object, closure cells, defaults and the globals its
+    code names, and so on through the helper functions found on the way: trial 110, a training step
+    calling a helper that reads the global `model`); none for a module itself."""
     if isinstance(fn, torch.nn.Module):
         return []
-    owner = getattr(fn, "__self__", None)
-    f = getattr(fn, "__func__", fn)
-    code, space = getattr(f, "__code__", None), getattr(f, "__globals__", {})
-    cells = []
-    for cell in getattr(f, "__closure__", None) or ():
-        with contextlib.suppress(ValueError):  # an empty cell
-            cells.append(cell.cell_contents)
-    found = [m for m in [owner, *cells, *(space[n] for n in (code.co_names if code else ()) if n in space)]
-             if isinstance(m, torch.nn.Module)]
-    unique = list({id(m): m for m in found}.values())
-    inner = {id(sub) for m in unique for sub in m.modules() if sub is not m}
-    return [m for m in unique if id(m) not in inner]
+    found = target_state(fn).modules
+    inner = {id(sub) for m in found for sub in m.modules() if sub is not m}
+    return [m for m in found if id(m) not in inner]
 
 
 def _modules_in_fp64(modules: list[torch.nn.Module], exact: dict[int, torch.Tensor | None]) -> contextlib.ExitStack:
