@@ -9,11 +9,16 @@ Oracles: real torch.compile's and real eager's gradients, computed here."""
 
 from __future__ import annotations
 
+import io
+
 import torch
 import torch.nn.functional as F
+from rich.console import Console
 from torch._inductor import config
 
 from roundoff.observed import observe_compiled
+from roundoff.report.observed import observe_report
+from roundoff.report.observed_document import observe_document
 from tests.compiler.compile_helpers import loop_with_a_graph_break as _loop_with_a_break
 
 HALF = torch.float16
@@ -66,6 +71,13 @@ def test_observe_flags_an_output_torch_compile_computes_wrong_where_its_own_step
         assert result.diverges
         eager_rmse = float((eager.double() - real.double()).pow(2).mean().sqrt())  # real is 0: its RMSE off eager
         assert abs(o.rmse - eager_rmse) <= 0.05 * eager_rmse  # ~eager's norm: fp64 is within eager's rounding
+        # trial 110: the headline names an output that is 0 throughout first, and says what that means
+        console = Console(width=10_000, record=True, file=io.StringIO())
+        console.print(observe_report(observe_document(result)))
+        headline = console.export_text().splitlines()[0]
+        blank = [w.name for w in result.torch_compile if w.fails and w.zeros == w.numel]
+        assert "grad_P.bias" in blank and f"computes `{blank[0]}`" in headline, (blank, headline)
+        assert "no rounding makes a whole output 0" in headline, headline
     else:
         assert not any(o.fails for o in result.torch_compile)
 
