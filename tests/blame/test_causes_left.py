@@ -55,3 +55,26 @@ def test_a_fix_that_changes_the_causes_line_has_no_such_note():
     lines = {program.node(c.node_id).meta.get("roundoff_source") for c in found.changes}
     assert any(s and s.endswith(":27") for s in lines)  # the variance's line
     assert not [n for n in found.notes if "the fix does not change it" in n]
+
+
+def _timestep_embedding(t: torch.Tensor) -> torch.Tensor:
+    freqs = torch.exp(-math.log(10000) * torch.arange(16, dtype=torch.bfloat16) / 16)
+    args = t[:, None].to(torch.bfloat16) * freqs[None]  # bf16 phases near 1000: sin/cos amplify their rounding
+    return torch.cat([torch.cos(args), torch.sin(args)], -1)
+
+
+def test_a_cause_that_reads_a_value_the_fix_keeps_wider_is_not_said_to_be_left():
+    """Trial 110: a diffusion model's bf16 timestep embedding. check names `sin` and `cos` (their own error,
+    from the bf16 phases they read, ~200x bf16's rounding); blame keeps the phases in fp32 and said the fix
+    "does not change" sin and cos. Oracle: check of the fixed policy with every node examined, where both
+    are within the limit."""
+    t = torch.tensor([3, 250, 917, 999])
+    program = capture(_timestep_embedding, t)
+    before = check(program, (t,), "eager", against="oracle")
+    trig = [r for r in before.nodes if r.op in ("sin", "cos")]
+    assert {r.node_id for r in trig} <= set(before.culprits) and all(r.own_excess > EXCESS_LIMIT for r in trig)
+    found = blame(program, "eager", against="oracle")
+    assert found.status is BlameStatus.FIXED
+    after = check(program, (t,), found.fixed_policy, against="oracle", nodes="all")
+    assert all(r.own_excess <= EXCESS_LIMIT for r in after.nodes if r.op in ("sin", "cos"))
+    assert not [n for n in found.notes if "the fix does not change it" in n], found.notes
