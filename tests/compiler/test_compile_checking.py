@@ -267,6 +267,44 @@ def test_a_reference_that_cannot_run_in_fp64_warns_once_and_never_raises() -> No
     assert "not checked" in str(warned.message) and "its fp64 reference failed" in str(warned.message)
 
 
+def test_a_step_that_calls_backward_and_its_optimizer_is_returned_unchecked_and_updated_once() -> None:
+    """Trial 111: `roundoff.compile(step, check="warn")` of a step that calls .backward() and steps its
+    optimizer raised from the check ("element 0 of tensors does not require grad": the function run again
+    eagerly under no_grad), after the compiled step had run. Now the call is returned unchecked with one
+    warning, even under check="raise". Oracle: the same steps under plain torch.compile give the same losses
+    and parameters bit for bit (the parameters are updated once a step)."""
+    from roundoff.compiler import RoundoffCheckingWarning
+
+    def trained(compile_step):  # type: ignore[no-untyped-def]
+        torch.manual_seed(0)
+        lin = torch.nn.Linear(8, 4).to(torch.bfloat16)
+        opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+        x = torch.randn(16, 8, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+
+        def step(x: torch.Tensor) -> torch.Tensor:
+            opt.zero_grad()
+            loss = lin(x).float().square().mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        compiled = compile_step(step)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses = [compiled(x) for _ in range(3)]
+        return losses, [p.detach().clone() for p in lin.parameters()], caught
+
+    torch._dynamo.reset()
+    losses, params, caught = trained(lambda f: roundoff.compile(f, policy="inductor-cpu", check="raise"))
+    torch._dynamo.reset()
+    want_losses, want_params, _ = trained(torch.compile)
+    assert all(torch.equal(a, b) for a, b in zip(losses, want_losses)), (losses, want_losses)
+    assert all(torch.equal(a, b) for a, b in zip(params, want_params))
+    (warned,) = [w for w in caught if issubclass(w.category, RoundoffCheckingWarning)
+                 and "not checked" in str(w.message)]
+    assert "running the function again eagerly" in str(warned.message) and ".backward()" in str(warned.message)
+
+
 def test_the_reference_reads_closed_over_16_bit_tensors_in_fp64() -> None:
     """Trial 85: research code's parameters, a closed-over dict of fp16 leaf tensors, stayed fp16 in the
     fp64 reference, which failed (double @ half), so checking mode checked nothing. Oracle: the same ops

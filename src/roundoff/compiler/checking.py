@@ -207,6 +207,10 @@ def compare_outputs(
     )
 
 
+#: What `Checker._eager` returns where the function, run again eagerly, raised.
+_FAILED = object()
+
+
 class _ReferenceFailed(Exception):
     """The fp64 reference run raised (its exception is the ``__cause__``)."""
 
@@ -303,6 +307,7 @@ class Checker:
         self._stream: Any = None
         self._overflow_reported: set[str] = set()
         self._reference_failed = False
+        self._eager_failed = False
         self._gradients_said = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -356,7 +361,8 @@ class Checker:
         t0 = time.perf_counter()
         with torch.no_grad():
             reset()
-            eager = self.original(*args, **kwargs)
+            if (eager := self._eager(args, kwargs)) is _FAILED:
+                return
 
             def fp64() -> Any:
                 reset()
@@ -382,6 +388,26 @@ class Checker:
             "roundoff.compile: checking judges the outputs each sampled call returns, not the gradients a later "
             ".backward() computes from them: check a training step's gradients with `roundoff check --backward` "
             "or roundoff.testing.assert_numerics(..., backward=True). Said once."))
+
+    def _eager(self, args: tuple, kwargs: dict) -> Any:
+        """The function run again eagerly (under no_grad, on copies of the call's inputs), or `_FAILED` where
+        that raises: warned once, the call returned unchecked, never raised (trial 111: a training step that
+        calls .backward() and steps its optimizer raised "element 0 of tensors does not require grad" from
+        the check, after the compiled step had run)."""
+        try:
+            return self.original(*args, **kwargs)
+        except Exception as e:  # (the user's code: whatever it raises, the call is not checked)
+            if not self._eager_failed:
+                self._eager_failed = True
+                warn_at_caller(RoundoffCheckingWarning(
+                    f"roundoff.compile: call {self.calls} is not checked: running the function again eagerly for "
+                    f"the comparison failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}). "
+                    "Checking runs the function a second time, eagerly under torch.no_grad, on copies of its "
+                    "inputs: a step that calls .backward() or an optimizer cannot be run so (nor should it: it "
+                    "would update the parameters twice). Compile and check the function that computes the loss, "
+                    "and call backward and the optimizer outside it; check the gradients with `roundoff check "
+                    "--backward`. Reported once; later sampled calls that fail so are not checked either."))
+            return _FAILED
 
     def _unchecked(self, call: int, failure: _ReferenceFailed) -> None:
         """A sampled call whose fp64 reference failed: warned once, returned unchecked, never raised (trial
@@ -410,7 +436,8 @@ class Checker:
         t0 = time.perf_counter()
         with torch.no_grad():
             reset()
-            eager = self.original(*args, **kwargs)
+            if (eager := self._eager(args, kwargs)) is _FAILED:
+                return
             reset()
             run_fp64 = self.reference.snapshot(args, kwargs)
         pairs = _float_pairs(out, eager)
