@@ -120,6 +120,28 @@ def test_the_finding_named_is_the_one_at_the_origin_not_the_first_listed():
     assert message.splitlines()[1] == f"first finding: {at_origin[0]}", message
 
 
+def test_a_line_listing_more_nodes_of_a_finding_is_not_quoted_as_the_finding():
+    """Trial 111: assert_numerics quoted "3 more `bmm` node(s) ... are flagged as well; the nodes table has them."
+    as its first finding (it names the origin's id among the others), where an AssertionError has no nodes table.
+    The finding it stands for, the one before it, is quoted. Oracle: the real check's own finding at its origin."""
+    import dataclasses
+
+    from roundoff.analyze.explain import FLAGGED_AS_WELL
+    from roundoff.testing import failure_message
+
+    w = get_workload("fma-cancel")
+    x, s = w.make_inputs()
+    result = check(w.build(), (x, s), "inductor-gpu", "eager")
+    origin = result.nan_origin or result.first_divergent
+    at_origin = [e for e in result.explanations if f"({origin} " in e or f"({origin})" in e or f"({origin}," in e]
+    assert origin and at_origin, result.explanations
+    listing = f"2 more `mul` node(s) of elsewhere.py:1 ({origin}, n98) {FLAGGED_AS_WELL}"
+    first = "`mul` (n97 at elsewhere.py:1) loses accuracy itself: ..."
+    said = (first, listing, *[e for e in result.explanations if e not in at_origin])
+    message = failure_message(dataclasses.replace(result, explanations=said))
+    assert message.splitlines()[1] == f"first finding: {first}", message
+
+
 def test_a_failure_says_where_the_reference_itself_is_nan() -> None:
     """Trial 82: `assert_numerics` said "diverges from eager ... (RMSE vs fp64 nan, reference nan)" where
     eager was NaN at the same elements; the CLI said so, the assertion did not. Oracle: fp64 is finite

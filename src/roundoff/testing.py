@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from roundoff.analyze import check
+from roundoff.analyze.explain import FLAGGED_AS_WELL
 from roundoff.analyze.result import CheckResult
 from roundoff.analyze.verdict import EXCESS_LIMIT, Rule
 from roundoff.policy.model import Policy
@@ -79,8 +80,12 @@ def failure_message(result: CheckResult) -> str:
         for o in failing
     )
     head = f"{result.program} under {result.policy} diverges from {result.against} by {_rule_words(result)}: {figures}"
-    specific = [e for e in result.explanations if not e.startswith("output ")]
+    said = list(result.explanations)
+    specific = [e for e in said if not e.startswith("output ")]
     origins = [re.compile(rf"\({re.escape(i)}[ ,)]") for i in (result.nan_origin, result.first_divergent) if i]
     named = [e for pattern in origins for e in specific if pattern.search(e)]  # (trial 79: an unrelated underflow
-    finding = (named or specific or list(result.explanations) or ["(no finding)"])[0]  # note came first)
+    # note came first); a line listing more nodes of a finding's op and line stands for the finding before it
+    named = [said[said.index(e) - 1] if e.endswith(FLAGGED_AS_WELL) and said.index(e) else e for e in named]
+    specific = [e for e in specific if not e.endswith(FLAGGED_AS_WELL)]  # (trial 111: quoted as the finding)
+    finding = (named or specific or said or ["(no finding)"])[0]
     return f"{head}\nfirst finding: {finding}"

@@ -37,6 +37,10 @@ from roundoff.capture.program import (
 from roundoff.numerics import get_format
 from roundoff.plan.model import Plan
 
+#: How a finding that stands for more nodes of the same op and line than the one it names ends: the line
+#: after it lists them (a test's failure message quotes the finding before it instead).
+FLAGGED_AS_WELL = "are flagged as well; the nodes table has them."
+
 
 def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]] | None = None) -> tuple[str, ...]:
     """Sentences, causes first (what `blame` would change): selections that chose other indices than
@@ -114,8 +118,7 @@ def explain(result: CheckResult, plan: Plan, zero_operands: dict[str, list[str]]
         if more := [c for c in dict.fromkeys(alike) if c not in said and c not in named]:  # (trial 85: four
             # diverging `mul`s of one line in the table, two named)
             shown = ", ".join(more[:4]) + (", ..." if len(more) > 4 else "")
-            lines.insert(after[nid], f"{len(more)} more `{key[0]}` node(s) of {key[1]} ({shown}) are flagged as "
-                         "well; the nodes table has them.")
+            lines.insert(after[nid], f"{len(more)} more `{key[0]}` node(s) of {key[1]} ({shown}) {FLAGGED_AS_WELL}")
     if origin is not None and origin not in named:
         lines.append(origin_sentence(by_id[origin], by_id, plan, (zero_operands or {}).get(origin, []), named, overflow))
     lines.extend(caused)
