@@ -102,6 +102,18 @@ def test_oracle_failure_names_the_oracle_rule_not_same():
     assert "diverges from oracle by the oracle rule" in head and "`same`" not in head
 
 
+def _fma_cancel_findings():  # type: ignore[no-untyped-def]
+    """The real check of the FMA-cancellation workload, its NaN origin (else first divergence) and the findings
+    that name it."""
+    w = get_workload("fma-cancel")
+    x, s = w.make_inputs()
+    result = check(w.build(), (x, s), "inductor-gpu", "eager")
+    origin = result.nan_origin or result.first_divergent
+    at_origin = [e for e in result.explanations if f"({origin} " in e or f"({origin})" in e or f"({origin}," in e]
+    assert origin and at_origin, result.explanations
+    return result, origin, at_origin
+
+
 def test_the_finding_named_is_the_one_at_the_origin_not_the_first_listed():
     """Trial 79: assert_numerics gave as its "first finding" an unrelated underflow note listed before the
     finding at the node it blamed. Oracle: the real check's NaN origin, named by its own finding."""
@@ -109,12 +121,7 @@ def test_the_finding_named_is_the_one_at_the_origin_not_the_first_listed():
 
     from roundoff.testing import failure_message
 
-    w = get_workload("fma-cancel")
-    x, s = w.make_inputs()
-    result = check(w.build(), (x, s), "inductor-gpu", "eager")
-    origin = result.nan_origin or result.first_divergent
-    at_origin = [e for e in result.explanations if f"({origin} " in e or f"({origin})" in e or f"({origin}," in e]
-    assert origin and at_origin, result.explanations
+    result, origin, at_origin = _fma_cancel_findings()
     unrelated = "`mul` (n99 at elsewhere.py:1) computes values below float16's normal range: ..."
     message = failure_message(dataclasses.replace(result, explanations=(unrelated, *result.explanations)))
     assert message.splitlines()[1] == f"first finding: {at_origin[0]}", message
@@ -129,12 +136,7 @@ def test_a_line_listing_more_nodes_of_a_finding_is_not_quoted_as_the_finding():
     from roundoff.analyze.explain import FLAGGED_AS_WELL
     from roundoff.testing import failure_message
 
-    w = get_workload("fma-cancel")
-    x, s = w.make_inputs()
-    result = check(w.build(), (x, s), "inductor-gpu", "eager")
-    origin = result.nan_origin or result.first_divergent
-    at_origin = [e for e in result.explanations if f"({origin} " in e or f"({origin})" in e or f"({origin}," in e]
-    assert origin and at_origin, result.explanations
+    result, origin, at_origin = _fma_cancel_findings()
     listing = f"2 more `mul` node(s) of elsewhere.py:1 ({origin}, n98) {FLAGGED_AS_WELL}"
     first = "`mul` (n97 at elsewhere.py:1) loses accuracy itself: ..."
     said = (first, listing, *[e for e in result.explanations if e not in at_origin])

@@ -162,6 +162,7 @@ class NodeObserver:
         # Nodes a kernel keeps in fp32 that overflow where a kernel boundary stores them: what reads them
         # reads inf, which is not its own making (`noise.stored_overflow`).
         self.stored_wide: set[torch.fx.Node] = set()
+        self._beyond_format: dict[str, bool] = {}  # node id -> fp64's range beyond its narrow storage format
         self._zero_items: dict[torch.fx.Node, set[int]] = {}
         logging.getLogger("torch._dynamo.utils").setLevel(logging.CRITICAL)
 
@@ -242,10 +243,11 @@ class NodeObserver:
         local, inherited = self._local(node, vs_oracle, m.get("local"))
         if local is not None:
             own_new = new_nonfinite(local_value, oracle) if local.nonfinite and local_value is not None else 0
-            carried = any(p in self.stored_wide or self._reads_stored_overflow(node, p)  # an operand's overflow
-                          for p in node.all_input_nodes)  # as stored
-            local = replace(local, excess=excess(local, floor_work, work, terms),
-                            new_nonfinite=0 if carried else own_new or local.new_nonfinite)
+            made = own_new or local.new_nonfinite
+            if made and any(p in self.stored_wide or self._reads_stored_overflow(node, p)  # an operand's overflow
+                            for p in node.all_input_nodes):  # as stored: not its own making
+                made = 0
+            local = replace(local, excess=excess(local, floor_work, work, terms), new_nonfinite=made)
         if terms and rms_of(vs_oracle) <= terms * unit_roundoff(torch.float32) / unit_roundoff(work):
             self.zeroish.add(node)  # a sum fp32 could not tell from 0: fp64's noise (trial 50: a q gradient)
         elif (not self.has_reference and vs_oracle.norm_rel > 0.5 and not vs_oracle.new_nonfinite and (
@@ -481,10 +483,13 @@ class NodeObserver:
         pid = p.meta.get(NODE_ID)
         if d is None or pid not in d.rounded_inputs:
             return False
-        dtype, absmax = self.side.storage(p), self.ranges.absmax.get(pid)
-        return p in self.stored_wide or (
-            absmax is not None and isinstance(dtype, torch.dtype) and dtype in HELD_NARROW
-            and overflows_format(absmax, dtype))
+        if p in self.stored_wide:
+            return True
+        if pid not in self._beyond_format:  # (once a producer: every pointwise consumer asks)
+            dtype, absmax = self.side.storage(p), self.ranges.absmax.get(pid)
+            self._beyond_format[pid] = (absmax is not None and isinstance(dtype, torch.dtype)
+                                        and dtype in HELD_NARROW and overflows_format(absmax, dtype))
+        return self._beyond_format[pid]
 
     def _without_overflowed_reads(
         self, local: torch.Tensor, oracle: torch.Tensor, reads: list[tuple[torch.fx.Node, torch.dtype]], ls: Lockstep,

@@ -21,7 +21,6 @@ from roundoff.blame.changes import Change, ChangeKind, output_ids
 from roundoff.blame.evaluate import Evaluator
 from roundoff.blame.explain import describe_node
 from roundoff.capture.program import Program, base_id, node_id, node_source, value_inputs
-from roundoff.execute.recompute import is_view
 from roundoff.ops.classes import OpClass
 from roundoff.plan.model import Plan
 
@@ -70,7 +69,8 @@ def causes_left(program: Program, checked: CheckResult, found: Sequence[Change])
     changed_lines = {node_source(program.node(nid)) for nid in changed} - {None}
     left = [nid for nid in checked.culprits[:3] if nid in reports and nid not in changed
             and reports[nid].own_excess > EXCESS_LIMIT and node_source(program.node(nid)) not in changed_lines
-            and not _reads_a_changed_value(program, nid, changed)]
+            and not any(node_id(p) in changed for p in _values_read(program, nid, reports))]  # (trial 110: the
+    # `sin` of bf16 phases the fix keeps in fp32: its own error, judged from what it reads, is the fix's to change)
     return [
         f"check names {describe_node(program, nid)} as a cause ({reports[nid].own_excess:.3g} times the rounding "
         f"of {reports[nid].working_dtype or reports[nid].dtype} itself); the fix does not change it: the outputs "
@@ -79,18 +79,15 @@ def causes_left(program: Program, checked: CheckResult, found: Sequence[Change])
         for nid in left]
 
 
-def _reads_a_changed_value(program: Program, nid: str, changed: set[str]) -> bool:
-    """Whether node `nid` reads, directly or through views, a value the fix changes: its own error is
-    judged from its operands as it reads them, so the fix changes that error too (trial 110: the `sin` of
-    a bf16 product the fix keeps in fp32 was said to be left as it was)."""
-    todo = list(value_inputs(program.node(nid)))
-    while todo:
-        p = todo.pop()
-        if node_id(p) in changed:
-            return True
-        if p.op == "call_function" and is_view(p):
-            todo.extend(value_inputs(p))
-    return False
+def _values_read(program: Program, nid: str, reports: dict[str, Any]) -> list[torch.fx.Node]:
+    """The values node `nid` reads, through the views the report leaves out (no report, one input)."""
+    read: list[torch.fx.Node] = []
+    for p in value_inputs(program.node(nid)):
+        while node_id(p) not in reports and len(value_inputs(p)) == 1:
+            p = value_inputs(p)[0]
+        if p not in read:
+            read.append(p)
+    return read
 
 
 def unreachable_causes(program: Program, checked: CheckResult, candidates: Sequence[Change]) -> list[str]:
@@ -193,12 +190,8 @@ def _made_narrow(program: Program, nid: str, reports: dict[str, Any], dtype: str
     """Why a 16-bit cause no change reaches is 16-bit: created so by the code (a dtype= argument), or computed
     from 16-bit values it reads (trial 67: a scan's ``L_t - L_s`` of a bf16 cumsum was said to be created in
     bf16 by a dtype= argument)."""
-    read = []
-    for p in value_inputs(program.node(nid)):
-        while node_id(p) not in reports and len(value_inputs(p)) == 1:  # through views the report leaves out
-            p = value_inputs(p)[0]
-        if (r := reports.get(node_id(p))) is not None and r.dtype in SIXTEEN_BITS and p not in read:
-            read.append(p)
+    read = [p for p in _values_read(program, nid, reports)
+            if (r := reports.get(node_id(p))) is not None and r.dtype in SIXTEEN_BITS]
     if not read:
         return f"its values are made in {dtype} by the code itself (e.g. a dtype= argument); create them in float32 in the code"
     names = ", ".join(describe_node(program, node_id(p)) for p in read[:2])
